@@ -1,0 +1,25 @@
+# The README's commands. `make test` is exactly what CI runs (.ci/run).
+CARGO ?= cargo
+
+.PHONY: test fmt-check clippy unit demo bench build
+
+build:
+	$(CARGO) build --release --bins
+
+test: fmt-check clippy unit
+
+fmt-check:
+	$(CARGO) fmt --all -- --check
+
+clippy:
+	$(CARGO) clippy --all-targets -- -D warnings
+
+unit:
+	$(CARGO) test --all-targets
+
+demo:
+	@echo "make demo arrives with the sidecar runtime (issue: sidecar and CLI); nothing to run yet"
+
+# Benchmarks are measurements, never pass/fail tests. Each prints its figures.
+bench:
+	$(CARGO) bench --bench core

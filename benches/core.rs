@@ -1,0 +1,2 @@
+//! Core engine benchmarks (filled in with the engine).
+fn main() {}

@@ -1,0 +1,62 @@
+//! The `ding` command line: subcommand dispatch and hand-written help.
+//!
+//! Each subcommand lives in its own file and exposes `run(parser) -> Result<ExitCode>`.
+//! Errors print their whole anyhow chain and exit 2; a broken pipe on stdout is
+//! success, as in ripgrep, because `ding status | head` is a normal thing to do.
+
+use std::process::ExitCode;
+
+use anyhow::{Result, bail};
+use lexopt::ValueExt;
+
+const USAGE: &str = "\
+ding: deliver durable inbox work to terminal agents, safely
+
+Usage: ding <COMMAND> [ARGS]
+
+Commands:
+  help        print this help
+
+Run `ding <COMMAND> --help` for a command's options.
+";
+
+/// Runs the command line and turns its outcome into an exit code.
+pub fn main() -> ExitCode {
+    match run() {
+        Ok(code) => code,
+        Err(err) => {
+            if is_broken_pipe(&err) {
+                return ExitCode::SUCCESS;
+            }
+            eprintln!("ding: {err:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run() -> Result<ExitCode> {
+    let mut parser = lexopt::Parser::from_env();
+    let command = match parser.next()? {
+        Some(lexopt::Arg::Value(value)) => value.string()?,
+        Some(lexopt::Arg::Short('h')) | Some(lexopt::Arg::Long("help")) | None => {
+            print!("{USAGE}");
+            return Ok(ExitCode::SUCCESS);
+        }
+        Some(other) => bail!("{}", other.unexpected()),
+    };
+    match command.as_str() {
+        "help" => {
+            print!("{USAGE}");
+            Ok(ExitCode::SUCCESS)
+        }
+        other => bail!("unknown command `{other}`\nRun `ding --help` for the list of commands"),
+    }
+}
+
+fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}

@@ -1,0 +1,217 @@
+//! What the engine is told before it starts: the delivery policy and its
+//! tunables.
+//!
+//! Declarations (KDL) are lowered into an [`EngineConfig`] by the `decl` room;
+//! the engine itself never reads a file. Every tunable has a documented default
+//! and inclusive bounds here, in one table ([`TUNABLES`]), so the declaration
+//! validator, the docs and the engine agree on a single source of truth.
+
+use std::time::Duration;
+
+use serde::Serialize;
+
+/// How unread work may reach the terminal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub enum Policy {
+    /// The unconfigured default: ring at once with the combined transport,
+    /// whatever the screen shows. No adapter, no screen reading.
+    #[serde(rename = "aggressive")]
+    Aggressive,
+    /// Turn-boundary hooks own next-context injection; PTY input only under a
+    /// fresh idle lease, an empty composer and an exact compare-and-send.
+    /// Never falls back to aggressive.
+    #[serde(rename = "turn-boundary+fresh-idle")]
+    TurnBoundaryFreshIdle,
+}
+
+impl Policy {
+    /// Every policy, in documentation order.
+    pub const ALL: [Policy; 2] = [Policy::Aggressive, Policy::TurnBoundaryFreshIdle];
+
+    /// The token a declaration spells this policy with.
+    pub const fn token(self) -> &'static str {
+        match self {
+            Policy::Aggressive => "aggressive",
+            Policy::TurnBoundaryFreshIdle => "turn-boundary+fresh-idle",
+        }
+    }
+
+    /// The policy a declaration token names, if any. Tokens are exact:
+    /// no case folding, no aliases.
+    pub fn from_token(token: &str) -> Option<Policy> {
+        Policy::ALL
+            .into_iter()
+            .find(|policy| policy.token() == token)
+    }
+
+    /// Whether this policy runs an adapter process.
+    pub const fn uses_adapter(self) -> bool {
+        matches!(self, Policy::TurnBoundaryFreshIdle)
+    }
+}
+
+/// The settings a declaration may change. Each field's default and bounds are
+/// in [`TUNABLES`].
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct Tunables {
+    /// Upper bound on a lease's life, whatever `validForMs` the adapter claims.
+    pub lease_cap: Duration,
+    /// An adapter that sent nothing for this long has no fresh evidence; its
+    /// lease is dead and held work says "adapter silent".
+    pub adapter_silence: Duration,
+    /// When staged work (rung, not yet archived) becomes eligible to ring
+    /// again. `None` never rings it again while the harness incarnation lives.
+    pub re_ring_after: Option<Duration>,
+    /// The wait between the end of the bracketed paste and Return. It must
+    /// exceed the paste-burst Enter suppression of real TUIs (120 ms).
+    pub submit_delay: Duration,
+    /// At most this many filenames in one notice; the rest ring next.
+    pub notice_max_files: usize,
+}
+
+impl Default for Tunables {
+    fn default() -> Self {
+        Tunables {
+            lease_cap: LEASE_CAP.default,
+            adapter_silence: ADAPTER_SILENCE.default,
+            re_ring_after: Some(RE_RING_AFTER.default),
+            submit_delay: SUBMIT_DELAY.default,
+            notice_max_files: NOTICE_MAX_FILES_DEFAULT,
+        }
+    }
+}
+
+/// A duration tunable's documented range, inclusive at both ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DurationBound {
+    /// The declaration property name.
+    pub name: &'static str,
+    pub min: Duration,
+    pub default: Duration,
+    pub max: Duration,
+}
+
+impl DurationBound {
+    pub fn contains(&self, value: Duration) -> bool {
+        (self.min..=self.max).contains(&value)
+    }
+}
+
+pub const LEASE_CAP: DurationBound = DurationBound {
+    name: "lease-cap",
+    min: Duration::from_millis(50),
+    default: Duration::from_secs(5),
+    max: Duration::from_secs(60),
+};
+
+pub const ADAPTER_SILENCE: DurationBound = DurationBound {
+    name: "adapter-silence",
+    min: Duration::from_secs(1),
+    default: Duration::from_secs(30),
+    max: Duration::from_secs(3600),
+};
+
+/// `re-ring-after` also accepts `"never"`.
+pub const RE_RING_AFTER: DurationBound = DurationBound {
+    name: "re-ring-after",
+    min: Duration::from_secs(10),
+    default: Duration::from_secs(600),
+    max: Duration::from_secs(86_400),
+};
+
+pub const SUBMIT_DELAY: DurationBound = DurationBound {
+    name: "submit-delay",
+    min: Duration::from_millis(121),
+    default: Duration::from_millis(200),
+    max: Duration::from_secs(2),
+};
+
+/// Every duration tunable, in documentation order.
+pub const TUNABLES: [DurationBound; 4] = [LEASE_CAP, ADAPTER_SILENCE, RE_RING_AFTER, SUBMIT_DELAY];
+
+pub const NOTICE_MAX_FILES_MIN: usize = 1;
+pub const NOTICE_MAX_FILES_DEFAULT: usize = 16;
+pub const NOTICE_MAX_FILES_MAX: usize = 256;
+
+/// Exponential respawn backoff for a failed adapter: `initial`, doubling up to
+/// `max`, back to `initial` once an adapter stayed up for `stable_after`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct Backoff {
+    pub initial: Duration,
+    pub max: Duration,
+    pub stable_after: Duration,
+}
+
+impl Default for Backoff {
+    fn default() -> Self {
+        Backoff {
+            initial: Duration::from_secs(1),
+            max: Duration::from_secs(60),
+            stable_after: Duration::from_secs(60),
+        }
+    }
+}
+
+/// Everything the engine needs to know at construction.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct EngineConfig {
+    pub policy: Policy,
+    pub tunables: Tunables,
+    /// The agent's name, as `ding archive NAME FILE` needs it in the notice.
+    pub agent: String,
+    /// The unread directory as the agent should read it (the inbox's `new/`),
+    /// shown verbatim (sanitized) in the notice.
+    pub unread_dir: String,
+    /// How long a PTY request may go unanswered before its outcome is
+    /// treated as unknown.
+    pub pty_reply_timeout: Duration,
+    pub respawn: Backoff,
+}
+
+impl EngineConfig {
+    /// A configuration with every tunable at its default.
+    pub fn new(policy: Policy, agent: impl Into<String>, unread_dir: impl Into<String>) -> Self {
+        EngineConfig {
+            policy,
+            tunables: Tunables::default(),
+            agent: agent.into(),
+            unread_dir: unread_dir.into(),
+            pty_reply_timeout: Duration::from_secs(5),
+            respawn: Backoff::default(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn policy_tokens_round_trip_and_are_exact() {
+        for policy in Policy::ALL {
+            assert_eq!(Policy::from_token(policy.token()), Some(policy));
+        }
+        assert_eq!(Policy::from_token("Aggressive"), None);
+        assert_eq!(Policy::from_token("turn-boundary"), None);
+        assert_eq!(Policy::from_token(""), None);
+    }
+
+    #[test]
+    fn defaults_lie_within_their_bounds() {
+        for bound in TUNABLES {
+            assert!(
+                bound.contains(bound.default),
+                "{} default out of bounds",
+                bound.name
+            );
+            assert!(bound.min <= bound.max, "{} bounds inverted", bound.name);
+        }
+        assert!((NOTICE_MAX_FILES_MIN..=NOTICE_MAX_FILES_MAX).contains(&NOTICE_MAX_FILES_DEFAULT));
+    }
+
+    #[test]
+    fn submit_delay_always_exceeds_paste_burst_suppression() {
+        // Real TUIs take an Enter within 120 ms of a paste burst as a newline.
+        assert!(SUBMIT_DELAY.min > Duration::from_millis(120));
+    }
+}

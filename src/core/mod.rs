@@ -1,0 +1,9 @@
+//! The harness-neutral DING engine, sans IO.
+//!
+//! Nothing in this room touches a file, a socket, a process or a clock, and
+//! nothing here names a provider or a renderer glyph (a test enforces it).
+//! The runtime feeds facts in and carries decisions out.
+
+pub mod config;
+pub mod identity;
+pub mod time;

@@ -1,0 +1,17 @@
+//! st2-ding: deliver durable inbox work to AI coding agents that live in
+//! terminals, without corrupting a human's draft, without pressing Enter on a
+//! dialog, and without losing a message.
+//!
+//! The crate has rooms with hard walls between them:
+//!
+//! * [`core`]: the sans-IO engine. It makes every delivery decision and owns no
+//!   file, socket, process or clock. It never names a provider.
+//! * `decl`: KDL agent declarations, lowered into typed specs.
+//! * `pty`: the reference PTY host and its control protocol.
+//! * `sidecar`: the mio runtime that moves bytes between the world and the
+//!   engine.
+//! * [`cli`]: the `ding` subcommands.
+//! * `providers`: the only place provider vocabulary may appear.
+
+pub mod cli;
+pub mod core;
