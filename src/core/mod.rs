@@ -7,3 +7,15 @@
 pub mod config;
 pub mod identity;
 pub mod time;
+pub mod message;
+pub mod protocol;
+pub mod notice;
+pub mod transport;
+pub mod adapter;
+pub mod decision;
+pub mod engine;
+pub mod hold;
+pub mod journal;
+pub mod lease;
+pub mod ownership;
+pub mod status;

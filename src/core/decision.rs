@@ -1,0 +1,85 @@
+//! Structured decision records: one per thing the engine decided.
+//!
+//! The runtime logs each record as one JSON line. Together they answer "what
+//! happened to my message, and why" without reading the engine's code.
+
+use serde::Serialize;
+
+use super::hold::{AdapterDown, HoldReason};
+use super::identity::Identity;
+use super::message::MessageName;
+use super::ownership::{MessageState, RequestId};
+use super::protocol::{Composer, Lifecycle, ProtocolError};
+use super::time::Time;
+
+/// A decision and when it was made.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Record {
+    pub at: Time,
+    #[serde(flatten)]
+    pub decision: Decision,
+}
+
+/// Why owned work went back to pending.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReleaseCause {
+    /// The staged notice is due to ring again.
+    ReRingDue,
+    /// The harness process that received it is gone.
+    IncarnationChanged,
+    /// The context that held it was cleared or lost.
+    Lifecycle,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "decision", rename_all = "kebab-case")]
+pub enum Decision {
+    /// A new unread file was seen.
+    Arrived { message: MessageName },
+    /// A full inbox scan was reconciled.
+    Scanned { unread: usize, added: usize, removed: usize },
+    /// A file left `new/` (the archive receipt).
+    Archived { message: MessageName, was: MessageState },
+    /// A transaction was requested. `conditional` is the compare-and-send.
+    Rang {
+        request: RequestId,
+        messages: Vec<MessageName>,
+        conditional: bool,
+        expected_revision: Option<u64>,
+    },
+    /// The PTY host wrote the transaction; the named files are staged.
+    Sent { request: RequestId, revision: u64, messages: Vec<MessageName> },
+    /// The PTY host wrote zero bytes because the terminal moved.
+    Conflict { request: RequestId, expected: u64, actual: u64, messages: Vec<MessageName> },
+    /// The PTY host answered with an error and wrote zero bytes.
+    SendFailed { request: RequestId, detail: String, messages: Vec<MessageName> },
+    /// The transaction's outcome cannot be known; the files count as staged
+    /// (unconfirmed) so the terminal is not typed into twice on a guess.
+    OutcomeUnknown { request: RequestId, why: String, messages: Vec<MessageName> },
+    /// Pending work is held; emitted when the reason changes.
+    Held { reason: HoldReason, pending: usize, oldest: Option<MessageName> },
+    /// A turn-boundary receipt made these files hook-owned.
+    HookOwned { messages: Vec<MessageName> },
+    /// A turn-boundary receipt named a file that is not unread; nothing changed.
+    ReceiptRejected { not_unread: Vec<MessageName> },
+    /// Owned files went back to pending.
+    Released { cause: ReleaseCause, messages: Vec<MessageName> },
+    /// An idle lease was granted.
+    LeaseGranted { sequence: u64, expires_at: Time, composer: Composer, revision: Option<u64> },
+    /// The lease (if any) ended, or a lease-relevant event held the work.
+    LeaseEnded { reason: HoldReason },
+    /// An adapter line was rejected.
+    ProtocolRejected { error: ProtocolError },
+    /// The harness reported a lifecycle fact.
+    LifecycleFact { event: Lifecycle },
+    /// The engine asks the runtime to start the adapter.
+    AdapterSpawn,
+    AdapterUp { pid: u32 },
+    AdapterDown { down: AdapterDown, retry_in_ms: u64 },
+    /// The PTY host's identity changed (or became known).
+    PtyIdentity { previous: Option<Identity>, current: Identity },
+    PtyUnreachable,
+    /// An input that does not apply in the current state was ignored.
+    Ignored { what: String },
+}

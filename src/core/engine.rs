@@ -1,0 +1,698 @@
+//! The engine: every DING decision, made on one thread with no I/O.
+//!
+//! # The loop
+//!
+//! The runtime owns the file descriptors; the engine owns the decisions. After
+//! every input the runtime drains the outputs, then sleeps until the next input
+//! or the next deadline. This is str0m's single-mutation invariant: mutate,
+//! drain, mutate again. Do not feed a second input before draining the first.
+//!
+//! ```
+//! use ding::core::config::{EngineConfig, Policy};
+//! use ding::core::engine::{Engine, Input, Output};
+//! use ding::core::message::MessageName;
+//! use ding::core::time::Time;
+//!
+//! let config = EngineConfig::new(Policy::Aggressive, "worker", "inbox/new");
+//! let mut engine = Engine::new(config, None, Time::ZERO);
+//! engine.handle_input(Input::InboxScan(vec![MessageName::new("001.md").unwrap()]), Time::ZERO);
+//! while let Some(output) = engine.poll_output() {
+//!     match output {
+//!         Output::Send(send) => { /* write send.transport to the PTY host */ }
+//!         Output::SendIf(_) | Output::SpawnAdapter | Output::Journal(_)
+//!         | Output::StatusChanged | Output::Decision(_) => {}
+//!     }
+//! }
+//! // Arm a timer for engine.next_deadline(); on expiry call handle_timeout.
+//! assert_eq!(engine.next_deadline(), None);
+//! ```
+//!
+//! # Guarantees
+//!
+//! * Under `turn-boundary+fresh-idle`, a [`SendIf`] is emitted only with a
+//!   live lease for the PTY's current identity, an empty composer and a known
+//!   fence revision. Anything else is a [`HoldReason`]. It never falls back to
+//!   an unconditional send.
+//! * Hook-owned, staged and in-flight files are never named by a transaction.
+//! * No input is ever dropped into a panic: every malformed fact is a typed
+//!   hold or an `Ignored` record.
+//! * `next_deadline` is `None` when nothing is pending: an idle sidecar sleeps.
+
+use std::collections::VecDeque;
+
+use serde::Serialize;
+
+use super::adapter::{Adapter, AdapterPhase};
+use super::config::{EngineConfig, Policy};
+use super::decision::{Decision, Record, ReleaseCause};
+use super::hold::{AdapterDown, HoldReason};
+use super::identity::Identity;
+use super::journal::Journal;
+use super::lease::{Lease, LeaseSlot, RevisionSource};
+use super::message::MessageName;
+use super::notice::Notice;
+use super::ownership::{MessageState, Ownership, RequestId};
+use super::protocol::{self, ActivityState, Body, Composer, Event, Lifecycle, ProtocolError};
+use super::status::{HoldView, MessageStatus, PtyView, Status};
+use super::time::Time;
+use super::transport::Transport;
+
+/// A fact from the world, stamped with the time it was observed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Input {
+    /// A full listing of `new/` (at start, and after an inotify overflow).
+    InboxScan(Vec<MessageName>),
+    /// A file appeared in `new/`.
+    InboxAdded(MessageName),
+    /// A file left `new/`: archived (or deleted).
+    InboxRemoved(MessageName),
+    /// The adapter the engine asked for is running.
+    AdapterSpawned { pid: u32 },
+    /// One line from the adapter's stdout, without its newline.
+    AdapterLine(Vec<u8>),
+    /// The adapter wrote a line longer than the runtime buffers; it was discarded.
+    AdapterLineTooLong { len: usize },
+    /// The adapter's stdout reached end of file.
+    AdapterEof,
+    /// The adapter could not be started.
+    AdapterSpawnFailed { error: String },
+    /// The adapter exited.
+    AdapterExited { status: String },
+    /// The PTY host's identity and current revision.
+    PtyStatus { identity: Identity, revision: u64 },
+    /// The PTY host wrote the transaction `request`.
+    PtySent { request: RequestId, revision: u64 },
+    /// The PTY host refused `request` because the terminal moved: zero bytes.
+    PtyConflict { request: RequestId, actual: u64 },
+    /// The PTY host answered `request` with an error: zero bytes.
+    PtyError { request: RequestId, detail: String },
+    /// The PTY host cannot be reached (connection lost or refused).
+    PtyUnreachable,
+}
+
+/// The compare-and-send: write `transport` iff the terminal is still exactly
+/// `identity` at `expected_revision`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SendIf {
+    pub request: RequestId,
+    pub identity: Identity,
+    pub expected_revision: u64,
+    pub transport: Transport,
+    pub messages: Vec<MessageName>,
+}
+
+/// An unconditional send (the aggressive policy).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Send {
+    pub request: RequestId,
+    pub transport: Transport,
+    pub messages: Vec<MessageName>,
+}
+
+/// A decision for the runtime to carry out.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Output {
+    /// Ask the PTY host for a compare-and-send.
+    SendIf(SendIf),
+    /// Ask the PTY host for a plain send.
+    Send(Send),
+    /// Start the adapter (killing any previous one first).
+    SpawnAdapter,
+    /// Ownership changed: write this journal atomically.
+    Journal(Journal),
+    /// Something `status()` reports has changed.
+    StatusChanged,
+    /// A structured record for the log.
+    Decision(Record),
+}
+
+/// The transaction whose reply is awaited.
+#[derive(Clone, Debug)]
+struct InFlight {
+    request: RequestId,
+    messages: Vec<MessageName>,
+    expected_revision: Option<u64>,
+    incarnation: Option<String>,
+    deadline: Time,
+}
+
+/// Why the PTY is not to be used until it next reports its status.
+#[derive(Clone, Debug)]
+struct PtyBlock {
+    reason: HoldReason,
+    since: Time,
+}
+
+pub struct Engine {
+    config: EngineConfig,
+    now: Time,
+    ownership: Ownership,
+    adapter: Adapter,
+    lease: LeaseSlot,
+    pty: PtyView,
+    pty_block: Option<PtyBlock>,
+    in_flight: Option<InFlight>,
+    /// The hold last announced, so `Held` is recorded once per change.
+    hold: Option<(HoldReason, Time)>,
+    next_request: RequestId,
+    outputs: VecDeque<Output>,
+    journal_dirty: bool,
+    status_dirty: bool,
+}
+
+impl Engine {
+    /// A new engine. `journal` is what a previous run left; its ownership
+    /// applies to files the first inbox scan still finds unread.
+    pub fn new(config: EngineConfig, journal: Option<&Journal>, now: Time) -> Engine {
+        let re_ring_after = config.tunables.re_ring_after;
+        let ownership = match journal {
+            Some(journal) => Ownership::restored(re_ring_after, journal, now),
+            None => Ownership::new(re_ring_after),
+        };
+        let adapter = Adapter::new(config.policy.uses_adapter(), config.respawn, now);
+        let mut engine = Engine {
+            config,
+            now,
+            ownership,
+            adapter,
+            lease: LeaseSlot::ended(HoldReason::AdapterStarting, now),
+            pty: PtyView::default(),
+            pty_block: None,
+            in_flight: None,
+            hold: None,
+            next_request: 1,
+            outputs: VecDeque::new(),
+            journal_dirty: false,
+            status_dirty: false,
+        };
+        if engine.config.policy.uses_adapter() {
+            engine.outputs.push_back(Output::SpawnAdapter);
+            engine.record(Decision::AdapterSpawn);
+        }
+        engine
+    }
+
+    pub fn config(&self) -> &EngineConfig {
+        &self.config
+    }
+
+    /// The next decision to carry out, if any.
+    pub fn poll_output(&mut self) -> Option<Output> {
+        self.outputs.pop_front()
+    }
+
+    /// When [`Engine::handle_timeout`] must next be called. `None` when
+    /// nothing is waiting on time. Never earlier than the last time seen.
+    pub fn next_deadline(&self) -> Option<Time> {
+        let reply = self.in_flight.as_ref().map(|flight| flight.deadline);
+        let respawn = self.adapter.retry_at();
+        let re_ring = self.ownership.next_re_ring();
+        [reply, respawn, re_ring].into_iter().flatten().min().map(|deadline| deadline.max(self.now))
+    }
+
+    /// The current ownership journal.
+    pub fn journal(&self) -> Journal {
+        self.ownership.journal()
+    }
+
+    /// Feeds one fact in. Drain [`Engine::poll_output`] afterwards.
+    pub fn handle_input(&mut self, input: Input, now: Time) {
+        self.advance(now);
+        match input {
+            Input::InboxScan(names) => self.on_scan(names),
+            Input::InboxAdded(name) => {
+                if self.ownership.add(name.clone(), self.now) {
+                    self.record(Decision::Arrived { message: name });
+                }
+            }
+            Input::InboxRemoved(name) => self.on_removed(name),
+            Input::AdapterSpawned { pid } => self.on_adapter_spawned(pid),
+            Input::AdapterLine(line) => self.on_adapter_line(&line),
+            Input::AdapterLineTooLong { len } => {
+                self.adapter_spoke();
+                self.reject_line(ProtocolError::LineTooLong { len });
+            }
+            Input::AdapterEof => self.on_adapter_down(AdapterDown::Eof),
+            Input::AdapterSpawnFailed { error } => self.on_adapter_down(AdapterDown::SpawnFailed { error }),
+            Input::AdapterExited { status } => self.on_adapter_down(AdapterDown::Exited { status }),
+            Input::PtyStatus { identity, revision } => self.on_pty_status(identity, revision),
+            Input::PtySent { request, revision } => self.on_sent(request, revision),
+            Input::PtyConflict { request, actual } => self.on_conflict(request, actual),
+            Input::PtyError { request, detail } => self.on_pty_error(request, detail),
+            Input::PtyUnreachable => self.on_pty_unreachable(),
+        }
+        self.settle();
+    }
+
+    /// Lets time pass. A call before the deadline is a harmless no-op.
+    pub fn handle_timeout(&mut self, now: Time) {
+        self.advance(now);
+        self.settle();
+    }
+
+    /// A snapshot of everything `ding status` shows.
+    pub fn status(&self, now: Time) -> Status {
+        let now = now.max(self.now);
+        let pending_hold = self.gate(now).err().map(|reason| self.hold_view(reason, now));
+        let messages = self
+            .ownership
+            .iter()
+            .map(|(name, state, since)| MessageStatus::new(name, state, since, pending_hold.as_ref()))
+            .collect();
+        Status::new(
+            &self.config,
+            now,
+            &self.adapter,
+            &self.lease,
+            &self.pty,
+            self.in_flight.as_ref().map(|flight| flight.request),
+            messages,
+        )
+    }
+
+    /// A hold with the time its cause arose, as far as the engine knows it.
+    fn hold_view(&self, reason: HoldReason, now: Time) -> HoldView {
+        let since = match (&self.hold, &self.lease, &self.pty_block) {
+            (Some((held, since)), _, _) if *held == reason => *since,
+            (_, LeaseSlot::Ended { reason: ended, at }, _) if *ended == reason => *at,
+            (_, _, Some(block)) if block.reason == reason => block.since,
+            (_, LeaseSlot::Granted(lease), _) if reason == HoldReason::LeaseExpired => lease.expires_at,
+            _ => now,
+        };
+        HoldView { source: reason.source(), reason, since }
+    }
+
+    fn advance(&mut self, now: Time) {
+        // Time never runs backwards inside the engine, whatever the caller says.
+        self.now = self.now.max(now);
+    }
+
+    fn record(&mut self, decision: Decision) {
+        self.status_dirty = true;
+        self.outputs.push_back(Output::Decision(Record { at: self.now, decision }));
+    }
+
+    /// Fires due timers, attempts delivery, and flushes the journal and
+    /// status outputs once for the whole input.
+    fn settle(&mut self) {
+        self.fire_timers();
+        self.deliver();
+        if self.journal_dirty {
+            self.journal_dirty = false;
+            self.outputs.push_back(Output::Journal(self.ownership.journal()));
+        }
+        if self.status_dirty {
+            self.status_dirty = false;
+            self.outputs.push_back(Output::StatusChanged);
+        }
+    }
+
+    fn fire_timers(&mut self) {
+        let now = self.now;
+        if let Some(flight) = &self.in_flight
+            && flight.deadline <= now
+        {
+            self.outcome_unknown("pty reply timed out");
+            self.pty_block = Some(PtyBlock {
+                reason: HoldReason::PtyError { detail: "reply timed out".into() },
+                since: now,
+            });
+        }
+        if self.adapter.retry_at().is_some_and(|due| due <= now) {
+            self.adapter.starting(now);
+            self.lease = LeaseSlot::ended(HoldReason::AdapterStarting, now);
+            self.outputs.push_back(Output::SpawnAdapter);
+            self.record(Decision::AdapterSpawn);
+        }
+        let due = self.ownership.due_re_rings(now);
+        if !due.is_empty() {
+            self.ownership.set(&due, &MessageState::Pending, now);
+            self.journal_dirty = true;
+            self.record(Decision::Released { cause: ReleaseCause::ReRingDue, messages: due });
+        }
+    }
+
+    // ----- inbox -----
+
+    fn on_scan(&mut self, names: Vec<MessageName>) {
+        let listed: std::collections::BTreeSet<MessageName> = names.into_iter().collect();
+        let gone: Vec<MessageName> =
+            self.ownership.iter().map(|(name, _, _)| name).filter(|name| !listed.contains(*name)).cloned().collect();
+        let removed = gone.len();
+        for name in gone {
+            self.on_removed(name);
+        }
+        let mut added = 0;
+        for name in listed {
+            if self.ownership.add(name, self.now) {
+                added += 1;
+            }
+        }
+        self.ownership.forget_unconfirmed_memories();
+        self.journal_dirty = true;
+        self.record(Decision::Scanned { unread: self.ownership.len(), added, removed });
+    }
+
+    fn on_removed(&mut self, name: MessageName) {
+        match self.ownership.remove(&name) {
+            Some(was) => {
+                if !matches!(was, MessageState::Pending | MessageState::InFlight { .. }) {
+                    self.journal_dirty = true;
+                }
+                self.record(Decision::Archived { message: name, was });
+            }
+            None => self.record(Decision::Ignored { what: format!("removal of unknown file {name}") }),
+        }
+    }
+
+    // ----- adapter -----
+
+    fn on_adapter_spawned(&mut self, pid: u32) {
+        if !matches!(self.adapter.phase, AdapterPhase::Starting { .. }) {
+            self.record(Decision::Ignored { what: format!("adapter spawn report (pid {pid}) not requested") });
+            return;
+        }
+        self.adapter.spawned(pid, self.now);
+        self.lease = LeaseSlot::ended(HoldReason::NoEvidence, self.now);
+        self.record(Decision::AdapterUp { pid });
+    }
+
+    fn on_adapter_down(&mut self, down: AdapterDown) {
+        if let Some(delay) = self.adapter.went_down(down.clone(), self.now) {
+            self.end_lease(HoldReason::AdapterDown { down: down.clone() });
+            let retry_in_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX);
+            self.record(Decision::AdapterDown { down, retry_in_ms });
+        }
+    }
+
+    /// Notes that the adapter produced output: it is alive, whatever it said.
+    fn adapter_spoke(&mut self) {
+        if let AdapterPhase::Up { last_line, .. } = &mut self.adapter.phase {
+            *last_line = Some(self.now);
+        }
+    }
+
+    fn on_adapter_line(&mut self, line: &[u8]) {
+        if !self.adapter.is_up() {
+            self.record(Decision::Ignored { what: "adapter line while no adapter is up".into() });
+            return;
+        }
+        self.adapter_spoke();
+        let event = match protocol::parse_line(line) {
+            Ok(event) => event,
+            Err(error) => return self.reject_line(error),
+        };
+        if let AdapterPhase::Up { last_sequence, .. } = &mut self.adapter.phase {
+            if let Some(last) = *last_sequence
+                && event.sequence <= last
+            {
+                return self.reject_line(ProtocolError::StaleSequence { sequence: event.sequence, last });
+            }
+            *last_sequence = Some(event.sequence);
+        }
+        let Some(current) = self.pty.identity.as_ref() else {
+            return self.end_lease(HoldReason::PtyUnknown);
+        };
+        if let Some(part) = event.identity.mismatch(current) {
+            return self.end_lease(HoldReason::IdentityMismatch { part });
+        }
+        self.on_event(event);
+    }
+
+    fn reject_line(&mut self, error: ProtocolError) {
+        self.record(Decision::ProtocolRejected { error: error.clone() });
+        self.end_lease(HoldReason::Protocol { error });
+    }
+
+    fn on_event(&mut self, event: Event) {
+        match event.body {
+            Body::Activity(activity) if activity.state == ActivityState::Idle => {
+                let valid_for = activity.valid_for.min(self.config.tunables.lease_cap);
+                let (revision, revision_source) = match (activity.revision, self.pty.revision) {
+                    (Some(evidence), _) => (Some(evidence), Some(RevisionSource::Evidence)),
+                    (None, Some(known)) => (Some(known), Some(RevisionSource::PtyAtReceipt)),
+                    (None, None) => (None, None),
+                };
+                let lease = Lease {
+                    identity: event.identity,
+                    sequence: event.sequence,
+                    granted_at: self.now,
+                    expires_at: self.now.saturating_add(valid_for),
+                    composer: activity.composer,
+                    revision,
+                    revision_source,
+                };
+                self.record(Decision::LeaseGranted {
+                    sequence: lease.sequence,
+                    expires_at: lease.expires_at,
+                    composer: lease.composer,
+                    revision: lease.revision,
+                });
+                self.lease = LeaseSlot::Granted(lease);
+            }
+            Body::Activity(activity) => self.end_lease(HoldReason::NotIdle { state: activity.state }),
+            Body::TurnBoundary { messages } => {
+                self.end_lease(HoldReason::TurnBoundary);
+                self.on_receipt(messages, event.identity.incarnation);
+            }
+            Body::Lifecycle { event: fact } => {
+                self.record(Decision::LifecycleFact { event: fact });
+                self.end_lease(HoldReason::Lifecycle { event: fact });
+                if matches!(fact, Lifecycle::Clear | Lifecycle::Crash) {
+                    let owned = self.ownership.owned();
+                    self.release(owned, ReleaseCause::Lifecycle);
+                }
+            }
+        }
+    }
+
+    fn on_receipt(&mut self, messages: Vec<MessageName>, incarnation: String) {
+        let not_unread: Vec<MessageName> =
+            messages.iter().filter(|name| !self.ownership.contains(name)).cloned().collect();
+        if !not_unread.is_empty() {
+            self.record(Decision::ReceiptRejected { not_unread });
+            return;
+        }
+        let mut sorted = messages;
+        sorted.sort();
+        self.ownership.set(&sorted, &MessageState::HookOwned { incarnation: Some(incarnation) }, self.now);
+        self.journal_dirty = true;
+        self.record(Decision::HookOwned { messages: sorted });
+    }
+
+    fn end_lease(&mut self, reason: HoldReason) {
+        self.lease = LeaseSlot::ended(reason.clone(), self.now);
+        self.record(Decision::LeaseEnded { reason });
+    }
+
+    fn release(&mut self, names: Vec<MessageName>, cause: ReleaseCause) {
+        if names.is_empty() {
+            return;
+        }
+        self.ownership.set(&names, &MessageState::Pending, self.now);
+        self.journal_dirty = true;
+        self.record(Decision::Released { cause, messages: names });
+    }
+
+    // ----- pty -----
+
+    fn on_pty_status(&mut self, identity: Identity, revision: u64) {
+        self.pty.reachable = true;
+        self.pty.revision = Some(revision);
+        self.pty_block = None;
+        if self.pty.identity.as_ref() == Some(&identity) {
+            return;
+        }
+        let previous = self.pty.identity.replace(identity.clone());
+        self.record(Decision::PtyIdentity { previous, current: identity.clone() });
+        if let LeaseSlot::Granted(lease) = &self.lease
+            && let Some(part) = lease.identity.mismatch(&identity)
+        {
+            self.end_lease(HoldReason::IdentityMismatch { part });
+        }
+        let stale = self.ownership.owned_outside(&identity.incarnation);
+        self.release(stale, ReleaseCause::IncarnationChanged);
+    }
+
+    fn take_flight(&mut self, request: RequestId) -> Option<(InFlight, Vec<MessageName>)> {
+        if self.in_flight.as_ref().map(|flight| flight.request) != Some(request) {
+            self.record(Decision::Ignored { what: format!("reply for request {request}, which is not in flight") });
+            return None;
+        }
+        let flight = self.in_flight.take()?;
+        // Files archived or hook-owned meanwhile are no longer this request's.
+        let still: Vec<MessageName> = flight
+            .messages
+            .iter()
+            .filter(|name| self.ownership.state(name) == Some(&MessageState::InFlight { request }))
+            .cloned()
+            .collect();
+        Some((flight, still))
+    }
+
+    fn on_sent(&mut self, request: RequestId, revision: u64) {
+        let Some((flight, messages)) = self.take_flight(request) else { return };
+        self.pty.revision = Some(self.pty.revision.map_or(revision, |known| known.max(revision)));
+        let staged = MessageState::Staged { incarnation: flight.incarnation, confirmed: true };
+        self.ownership.set(&messages, &staged, self.now);
+        self.journal_dirty = true;
+        self.record(Decision::Sent { request, revision, messages });
+    }
+
+    fn on_conflict(&mut self, request: RequestId, actual: u64) {
+        let Some((flight, messages)) = self.take_flight(request) else { return };
+        self.pty.revision = Some(actual);
+        self.ownership.set(&messages, &MessageState::Pending, self.now);
+        let expected = flight.expected_revision.unwrap_or_default();
+        self.record(Decision::Conflict { request, expected, actual, messages });
+        self.end_lease(HoldReason::RevisionConflict { expected, actual });
+    }
+
+    fn on_pty_error(&mut self, request: RequestId, detail: String) {
+        let Some((_, messages)) = self.take_flight(request) else { return };
+        self.ownership.set(&messages, &MessageState::Pending, self.now);
+        self.record(Decision::SendFailed { request, detail: detail.clone(), messages });
+        // Retrying at once would spin against a failing host: wait for its next status.
+        self.pty_block = Some(PtyBlock { reason: HoldReason::PtyError { detail }, since: self.now });
+    }
+
+    fn on_pty_unreachable(&mut self) {
+        if self.in_flight.is_some() {
+            self.outcome_unknown("pty unreachable during the transaction");
+        }
+        if self.pty.reachable || self.pty_block.is_none() {
+            self.pty.reachable = false;
+            self.pty_block = Some(PtyBlock { reason: HoldReason::PtyUnreachable, since: self.now });
+            self.record(Decision::PtyUnreachable);
+        }
+    }
+
+    /// The in-flight transaction may or may not have been written. Its files
+    /// count as staged (unconfirmed): typing twice on a guess is worse than
+    /// waiting for the re-ring rule, and the files stay unread on disk.
+    fn outcome_unknown(&mut self, why: &str) {
+        let Some(flight) = self.in_flight.take() else { return };
+        let request = flight.request;
+        let messages: Vec<MessageName> = flight
+            .messages
+            .iter()
+            .filter(|name| self.ownership.state(name) == Some(&MessageState::InFlight { request }))
+            .cloned()
+            .collect();
+        let staged = MessageState::Staged { incarnation: flight.incarnation, confirmed: false };
+        self.ownership.set(&messages, &staged, self.now);
+        self.journal_dirty = true;
+        self.record(Decision::OutcomeUnknown { request, why: why.into(), messages });
+    }
+
+    // ----- delivery -----
+
+    /// Whether pending work may be sent now, and under which fence. `Ok(None)`
+    /// is an unconditional send (aggressive); `Ok(Some(..))` a compare-and-send.
+    fn gate(&self, now: Time) -> Result<Option<(Identity, u64)>, HoldReason> {
+        if self.in_flight.is_some() {
+            return Err(HoldReason::AwaitingReply);
+        }
+        if let Some(block) = &self.pty_block {
+            return Err(block.reason.clone());
+        }
+        let Some(pty_identity) = self.pty.identity.as_ref() else {
+            return Err(HoldReason::PtyUnknown);
+        };
+        if self.config.policy == Policy::Aggressive {
+            return Ok(None);
+        }
+        match &self.adapter.phase {
+            AdapterPhase::Disabled | AdapterPhase::Starting { .. } => return Err(HoldReason::AdapterStarting),
+            AdapterPhase::Down { down, .. } => return Err(HoldReason::AdapterDown { down: down.clone() }),
+            AdapterPhase::Up { since, last_line, .. } => {
+                if now.since(last_line.unwrap_or(*since)) >= self.config.tunables.adapter_silence {
+                    return Err(HoldReason::AdapterSilent);
+                }
+            }
+        }
+        let lease = match &self.lease {
+            LeaseSlot::Ended { reason, .. } => return Err(reason.clone()),
+            LeaseSlot::Granted(lease) => lease,
+        };
+        if now >= lease.expires_at {
+            return Err(HoldReason::LeaseExpired);
+        }
+        match lease.composer {
+            Composer::Empty => {}
+            Composer::Nonempty => return Err(HoldReason::ComposerNonempty),
+            Composer::Unknown => return Err(HoldReason::ComposerUnknown),
+        }
+        if let Some(part) = lease.identity.mismatch(pty_identity) {
+            return Err(HoldReason::IdentityMismatch { part });
+        }
+        let revision = lease.revision.ok_or(HoldReason::RevisionUnknown)?;
+        Ok(Some((lease.identity.clone(), revision)))
+    }
+
+    fn deliver(&mut self) {
+        if self.ownership.pending_len() == 0 {
+            self.hold = None;
+            return;
+        }
+        let fence = match self.gate(self.now) {
+            Ok(fence) => fence,
+            Err(reason) => return self.announce_hold(reason),
+        };
+        let tunables = &self.config.tunables;
+        let Some(notice) = Notice::build(
+            self.ownership.pending(),
+            self.ownership.pending_len(),
+            tunables.notice_max_files,
+            &self.config.agent,
+            &self.config.unread_dir,
+        ) else {
+            return;
+        };
+        let transport = Transport::combined(&notice, tunables.submit_delay);
+        let messages = notice.named().to_vec();
+        let request = self.next_request;
+        self.next_request += 1;
+        self.ownership.set(&messages, &MessageState::InFlight { request }, self.now);
+        let expected_revision = fence.as_ref().map(|(_, revision)| *revision);
+        self.in_flight = Some(InFlight {
+            request,
+            messages: messages.clone(),
+            expected_revision,
+            incarnation: self.pty.identity.as_ref().map(|identity| identity.incarnation.clone()),
+            deadline: self.now.saturating_add(self.config.pty_reply_timeout),
+        });
+        self.hold = None;
+        self.record(Decision::Rang {
+            request,
+            messages: messages.clone(),
+            conditional: fence.is_some(),
+            expected_revision,
+        });
+        match fence {
+            Some((identity, expected_revision)) => {
+                // A lease authorizes one attempt; the next needs fresh evidence.
+                self.lease = LeaseSlot::ended(HoldReason::LeaseSpent, self.now);
+                self.outputs.push_back(Output::SendIf(SendIf {
+                    request,
+                    identity,
+                    expected_revision,
+                    transport,
+                    messages,
+                }));
+            }
+            None => self.outputs.push_back(Output::Send(Send { request, transport, messages })),
+        }
+    }
+
+    fn announce_hold(&mut self, reason: HoldReason) {
+        if self.hold.as_ref().is_some_and(|(held, _)| *held == reason) {
+            return;
+        }
+        let since = self.hold_view(reason.clone(), self.now).since;
+        self.hold = Some((reason.clone(), since));
+        let oldest = self.ownership.pending().next().cloned();
+        self.record(Decision::Held { reason, pending: self.ownership.pending_len(), oldest });
+    }
+}

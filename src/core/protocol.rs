@@ -1,0 +1,536 @@
+//! Adapter protocol v1: one JSON object per line, adapter to sidecar.
+//!
+//! This module turns one raw line into a typed [`Event`] or a typed
+//! [`ProtocolError`]. It is stateless: the sequence and identity checks need
+//! the engine's memory and live in the engine. Unknown fields are ignored so
+//! that v1 can grow optional fields; everything else that is off (version,
+//! kind, a missing or mistyped field, bad JSON, bad UTF-8, an over-long line)
+//! is an error, and the engine turns every error into a hold.
+//!
+//! The grammar is in `docs/vrs/01-ding/spec.md` §2 and, for adapter authors,
+//! `docs/adapter-protocol.md`.
+
+use std::borrow::Cow;
+use std::fmt;
+use std::time::Duration;
+
+use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::{Deserialize, Serialize};
+
+use super::identity::Identity;
+use super::message::{InvalidName, MessageName};
+
+/// The longest line the sidecar accepts, newline excluded. Longer lines are
+/// held as [`ProtocolError::LineTooLong`] and never buffered whole.
+pub const MAX_LINE_BYTES: usize = 65_536;
+
+/// The longest `session`, `incarnation`, `generation` or `reason` value.
+pub const MAX_FIELD_BYTES: usize = 1024;
+
+/// The most filenames one turn-boundary receipt may name.
+pub const MAX_RECEIPT_MESSAGES: usize = 1024;
+
+/// The protocol version this module speaks.
+pub const VERSION: u64 = 1;
+
+/// One validated adapter event.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Event {
+    pub identity: Identity,
+    pub sequence: u64,
+    pub body: Body,
+}
+
+/// What the event says.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Body {
+    Activity(Activity),
+    TurnBoundary { messages: Vec<MessageName> },
+    Lifecycle { event: Lifecycle },
+}
+
+/// Activity evidence about the harness and its composer.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Activity {
+    pub state: ActivityState,
+    /// How long the adapter vouches for this evidence, from receipt.
+    #[serde(serialize_with = "serialize_millis")]
+    pub valid_for: Duration,
+    pub composer: Composer,
+    /// The PTY revision at which the evidence was observed, if the adapter
+    /// knows it.
+    pub revision: Option<u64>,
+    /// Provider-opaque diagnostics; shown, never interpreted.
+    pub reason: Option<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ActivityState {
+    Idle,
+    Active,
+    /// A child command (a tool run) is executing inside the harness.
+    Child,
+    Unknown,
+}
+
+/// The narrow composer guard: may the terminal's input line be typed into?
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Composer {
+    Empty,
+    Nonempty,
+    Unknown,
+}
+
+/// Facts about the harness's conversation that end any lease.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Lifecycle {
+    /// The context is being or was compacted. Ownership is kept.
+    Compaction,
+    /// The context was cleared: injected and rung work is no longer in it.
+    Clear,
+    /// The harness's conversation crashed or restarted and its context is gone.
+    Crash,
+}
+
+/// Why a line is not a valid v1 event. Each variant is a hold reason.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "error", rename_all = "kebab-case")]
+pub enum ProtocolError {
+    /// The line exceeded [`MAX_LINE_BYTES`].
+    LineTooLong { len: usize },
+    /// The line is not UTF-8; `at` is the offset of the first bad byte.
+    InvalidUtf8 { at: usize },
+    /// The line is not one JSON object.
+    MalformedJson { detail: String },
+    /// `v` is present but is not 1.
+    UnknownVersion { found: String },
+    /// `kind` is not one this version defines.
+    UnknownKind { found: String },
+    /// `lifecycle.event` is not one this version defines.
+    UnknownLifecycle { found: String },
+    /// A field the kind requires is absent.
+    MissingField { field: &'static str },
+    /// A field is present with the wrong type or an out-of-range value.
+    InvalidField { field: &'static str, detail: String },
+    /// The sequence did not increase (checked by the engine).
+    StaleSequence { sequence: u64, last: u64 },
+}
+
+impl fmt::Display for ProtocolError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ProtocolError::LineTooLong { len } => {
+                write!(f, "line of {len} bytes exceeds {MAX_LINE_BYTES}")
+            }
+            ProtocolError::InvalidUtf8 { at } => write!(f, "invalid UTF-8 at byte {at}"),
+            ProtocolError::MalformedJson { detail } => write!(f, "malformed JSON: {detail}"),
+            ProtocolError::UnknownVersion { found } => write!(f, "unknown version {found}"),
+            ProtocolError::UnknownKind { found } => write!(f, "unknown kind {found:?}"),
+            ProtocolError::UnknownLifecycle { found } => {
+                write!(f, "unknown lifecycle event {found:?}")
+            }
+            ProtocolError::MissingField { field } => write!(f, "missing field `{field}`"),
+            ProtocolError::InvalidField { field, detail } => write!(f, "field `{field}`: {detail}"),
+            ProtocolError::StaleSequence { sequence, last } => {
+                write!(f, "sequence {sequence} not after {last}")
+            }
+        }
+    }
+}
+
+/// Parses and validates one line (without its newline).
+pub fn parse_line(line: &[u8]) -> Result<Event, ProtocolError> {
+    if line.len() > MAX_LINE_BYTES {
+        return Err(ProtocolError::LineTooLong { len: line.len() });
+    }
+    let text = std::str::from_utf8(line)
+        .map_err(|err| ProtocolError::InvalidUtf8 { at: err.valid_up_to() })?;
+    let raw: RawLine<'_> = serde_json::from_str(text)
+        .map_err(|err| ProtocolError::MalformedJson { detail: err.to_string() })?;
+    raw.validate()
+}
+
+/// The line's fields, each kept loosely typed so that a wrong type becomes an
+/// error naming the field rather than an anonymous parse failure.
+#[derive(Deserialize)]
+struct RawLine<'a> {
+    #[serde(borrow)]
+    v: Option<Loose<'a>>,
+    #[serde(borrow)]
+    kind: Option<Loose<'a>>,
+    #[serde(borrow)]
+    session: Option<Loose<'a>>,
+    #[serde(borrow)]
+    incarnation: Option<Loose<'a>>,
+    #[serde(borrow)]
+    generation: Option<Loose<'a>>,
+    #[serde(borrow)]
+    sequence: Option<Loose<'a>>,
+    #[serde(borrow)]
+    state: Option<Loose<'a>>,
+    #[serde(borrow, rename = "validForMs")]
+    valid_for_ms: Option<Loose<'a>>,
+    #[serde(borrow)]
+    composer: Option<Loose<'a>>,
+    #[serde(borrow)]
+    revision: Option<Loose<'a>>,
+    #[serde(borrow)]
+    reason: Option<Loose<'a>>,
+    #[serde(borrow)]
+    messages: Option<Loose<'a>>,
+    #[serde(borrow)]
+    event: Option<Loose<'a>>,
+}
+
+impl<'a> RawLine<'a> {
+    fn validate(self) -> Result<Event, ProtocolError> {
+        // The version comes first: a future version may change everything else.
+        match required("v", self.v)? {
+            Loose::Uint(VERSION) => {}
+            other => return Err(ProtocolError::UnknownVersion { found: other.describe() }),
+        }
+        let kind = string("kind", required("kind", self.kind)?)?;
+        if !matches!(kind.as_ref(), "activity" | "turn-boundary" | "lifecycle") {
+            return Err(ProtocolError::UnknownKind { found: truncated(&kind) });
+        }
+        let identity = Identity {
+            session: bounded_string("session", self.session)?,
+            incarnation: bounded_string("incarnation", self.incarnation)?,
+            generation: bounded_string("generation", self.generation)?,
+        };
+        let sequence = uint("sequence", required("sequence", self.sequence)?)?;
+        let body = match kind.as_ref() {
+            "activity" => Body::Activity(Activity {
+                state: activity_state(required("state", self.state)?)?,
+                valid_for: Duration::from_millis(uint(
+                    "validForMs",
+                    required("validForMs", self.valid_for_ms)?,
+                )?),
+                composer: match self.composer {
+                    None => Composer::Unknown,
+                    Some(value) => composer(value)?,
+                },
+                revision: self.revision.map(|value| uint("revision", value)).transpose()?,
+                reason: match self.reason {
+                    None => None,
+                    Some(value) => Some(bounded("reason", string("reason", value)?)?),
+                },
+            }),
+            "turn-boundary" => Body::TurnBoundary {
+                messages: message_list(required("messages", self.messages)?)?,
+            },
+            _ => Body::Lifecycle { event: lifecycle(required("event", self.event)?)? },
+        };
+        Ok(Event { identity, sequence, body })
+    }
+}
+
+fn required<'a>(field: &'static str, value: Option<Loose<'a>>) -> Result<Loose<'a>, ProtocolError> {
+    value.ok_or(ProtocolError::MissingField { field })
+}
+
+fn invalid(field: &'static str, detail: impl Into<String>) -> ProtocolError {
+    ProtocolError::InvalidField { field, detail: detail.into() }
+}
+
+fn string<'a>(field: &'static str, value: Loose<'a>) -> Result<Cow<'a, str>, ProtocolError> {
+    match value {
+        Loose::Str(text) => Ok(text),
+        other => Err(invalid(field, format!("expected a string, found {}", other.describe()))),
+    }
+}
+
+fn bounded(field: &'static str, text: Cow<'_, str>) -> Result<String, ProtocolError> {
+    if text.len() > MAX_FIELD_BYTES {
+        return Err(invalid(field, format!("longer than {MAX_FIELD_BYTES} bytes")));
+    }
+    Ok(text.into_owned())
+}
+
+fn bounded_string(field: &'static str, value: Option<Loose<'_>>) -> Result<String, ProtocolError> {
+    let text = bounded(field, string(field, required(field, value)?)?)?;
+    if text.is_empty() {
+        return Err(invalid(field, "must not be empty"));
+    }
+    Ok(text)
+}
+
+fn uint(field: &'static str, value: Loose<'_>) -> Result<u64, ProtocolError> {
+    match value {
+        Loose::Uint(n) => Ok(n),
+        other => Err(invalid(
+            field,
+            format!("expected a non-negative integer, found {}", other.describe()),
+        )),
+    }
+}
+
+fn activity_state(value: Loose<'_>) -> Result<ActivityState, ProtocolError> {
+    match string("state", value)?.as_ref() {
+        "idle" => Ok(ActivityState::Idle),
+        "active" => Ok(ActivityState::Active),
+        "child" => Ok(ActivityState::Child),
+        "unknown" => Ok(ActivityState::Unknown),
+        other => Err(invalid("state", format!("expected idle|active|child|unknown, found {:?}", truncated(other)))),
+    }
+}
+
+fn composer(value: Loose<'_>) -> Result<Composer, ProtocolError> {
+    match string("composer", value)?.as_ref() {
+        "empty" => Ok(Composer::Empty),
+        "nonempty" => Ok(Composer::Nonempty),
+        "unknown" => Ok(Composer::Unknown),
+        other => Err(invalid("composer", format!("expected empty|nonempty|unknown, found {:?}", truncated(other)))),
+    }
+}
+
+fn lifecycle(value: Loose<'_>) -> Result<Lifecycle, ProtocolError> {
+    match string("event", value)?.as_ref() {
+        "compaction" => Ok(Lifecycle::Compaction),
+        "clear" => Ok(Lifecycle::Clear),
+        "crash" => Ok(Lifecycle::Crash),
+        other => Err(ProtocolError::UnknownLifecycle { found: truncated(other) }),
+    }
+}
+
+fn message_list(value: Loose<'_>) -> Result<Vec<MessageName>, ProtocolError> {
+    let Loose::Array(items) = value else {
+        return Err(invalid("messages", format!("expected an array, found {}", value.describe())));
+    };
+    if items.is_empty() {
+        return Err(invalid("messages", "must name at least one file"));
+    }
+    if items.len() > MAX_RECEIPT_MESSAGES {
+        return Err(invalid("messages", format!("more than {MAX_RECEIPT_MESSAGES} names")));
+    }
+    let mut names = Vec::with_capacity(items.len());
+    for item in items {
+        let text = string("messages", item)?;
+        let name = MessageName::new(&text).map_err(|err: InvalidName| {
+            invalid("messages", format!("{:?}: {err}", truncated(&text)))
+        })?;
+        names.push(name);
+    }
+    let mut sorted = names.clone();
+    sorted.sort();
+    if sorted.windows(2).any(|pair| pair[0] == pair[1]) {
+        return Err(invalid("messages", "names a file twice"));
+    }
+    Ok(names)
+}
+
+/// At most 64 characters of untrusted text, for diagnostics.
+fn truncated(text: &str) -> String {
+    text.chars().take(64).collect()
+}
+
+/// Any JSON value, typed just enough to validate; objects are skipped.
+enum Loose<'a> {
+    Null,
+    Bool(bool),
+    Uint(u64),
+    Int(i64),
+    Float(f64),
+    Str(Cow<'a, str>),
+    Array(Vec<Loose<'a>>),
+    Object,
+}
+
+impl Loose<'_> {
+    fn describe(&self) -> String {
+        match self {
+            Loose::Null => "null".into(),
+            Loose::Bool(b) => b.to_string(),
+            Loose::Uint(n) => n.to_string(),
+            Loose::Int(n) => n.to_string(),
+            Loose::Float(x) => x.to_string(),
+            Loose::Str(s) => format!("string {:?}", truncated(s)),
+            Loose::Array(_) => "an array".into(),
+            Loose::Object => "an object".into(),
+        }
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Loose<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(LooseVisitor)
+    }
+}
+
+struct LooseVisitor;
+
+impl<'de> Visitor<'de> for LooseVisitor {
+    type Value = Loose<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(Loose::Null)
+    }
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Self::Value, E> {
+        Ok(Loose::Bool(v))
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
+        Ok(Loose::Uint(v))
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
+        Ok(u64::try_from(v).map_or(Loose::Int(v), Loose::Uint))
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
+        Ok(Loose::Float(v))
+    }
+    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+        Ok(Loose::Str(Cow::Borrowed(v)))
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(Loose::Str(Cow::Owned(v.to_owned())))
+    }
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
+        Ok(Loose::Str(Cow::Owned(v)))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element()? {
+            items.push(item);
+        }
+        Ok(Loose::Array(items))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(Loose::Object)
+    }
+}
+
+fn serialize_millis<S: serde::Serializer>(value: &Duration, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_u64(u64::try_from(value.as_millis()).unwrap_or(u64::MAX))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ENVELOPE: &str =
+        r#""v":1,"session":"host.worker","incarnation":"i-1","generation":"sha256:ab""#;
+
+    fn line(rest: &str) -> Vec<u8> {
+        format!("{{{ENVELOPE},{rest}}}").into_bytes()
+    }
+
+    #[test]
+    fn parses_a_fresh_idle_activity() {
+        let event = parse_line(&line(
+            r#""kind":"activity","sequence":7,"state":"idle","validForMs":250,"composer":"empty","revision":42,"reason":"opaque""#,
+        ))
+        .unwrap();
+        assert_eq!(event.sequence, 7);
+        assert_eq!(event.identity.incarnation, "i-1");
+        assert_eq!(
+            event.body,
+            Body::Activity(Activity {
+                state: ActivityState::Idle,
+                valid_for: Duration::from_millis(250),
+                composer: Composer::Empty,
+                revision: Some(42),
+                reason: Some("opaque".into()),
+            })
+        );
+    }
+
+    #[test]
+    fn composer_defaults_to_unknown_and_unknown_fields_are_ignored() {
+        let event = parse_line(&line(
+            r#""kind":"activity","sequence":1,"state":"idle","validForMs":9,"future":{"x":[1]}"#,
+        ))
+        .unwrap();
+        let Body::Activity(activity) = event.body else { panic!("not activity") };
+        assert_eq!(activity.composer, Composer::Unknown);
+    }
+
+    #[test]
+    fn parses_turn_boundary_and_lifecycle() {
+        let event =
+            parse_line(&line(r#""kind":"turn-boundary","sequence":2,"messages":["a.md","b.md"]"#))
+                .unwrap();
+        assert_eq!(
+            event.body,
+            Body::TurnBoundary {
+                messages: vec![MessageName::new("a.md").unwrap(), MessageName::new("b.md").unwrap()]
+            }
+        );
+        let event = parse_line(&line(r#""kind":"lifecycle","sequence":3,"event":"clear""#)).unwrap();
+        assert_eq!(event.body, Body::Lifecycle { event: Lifecycle::Clear });
+    }
+
+    #[test]
+    fn every_defect_is_a_typed_error() {
+        let cases: Vec<(Vec<u8>, ProtocolError)> = vec![
+            (vec![b'{'; MAX_LINE_BYTES + 1], ProtocolError::LineTooLong { len: MAX_LINE_BYTES + 1 }),
+            (b"{\"v\":1,\xff}".to_vec(), ProtocolError::InvalidUtf8 { at: 7 }),
+            (br#"{"v":2,"kind":"activity"}"#.to_vec(), ProtocolError::UnknownVersion { found: "2".into() }),
+            (br#"{"v":"1"}"#.to_vec(), ProtocolError::UnknownVersion { found: "string \"1\"".into() }),
+            (br#"{"kind":"activity"}"#.to_vec(), ProtocolError::MissingField { field: "v" }),
+            (line(r#""kind":"bogus","sequence":1"#), ProtocolError::UnknownKind { found: "bogus".into() }),
+            (line(r#""kind":"activity","sequence":1,"validForMs":5"#), ProtocolError::MissingField { field: "state" }),
+            (line(r#""kind":"activity","sequence":1,"state":"idle""#), ProtocolError::MissingField { field: "validForMs" }),
+            (line(r#""kind":"turn-boundary","sequence":1"#), ProtocolError::MissingField { field: "messages" }),
+            (line(r#""kind":"lifecycle","sequence":1"#), ProtocolError::MissingField { field: "event" }),
+            (line(r#""kind":"lifecycle","sequence":1,"event":"nap""#), ProtocolError::UnknownLifecycle { found: "nap".into() }),
+        ];
+        for (input, expected) in cases {
+            assert_eq!(parse_line(&input), Err(expected), "input {:?}", String::from_utf8_lossy(&input));
+        }
+    }
+
+    #[test]
+    fn mistyped_fields_are_named() {
+        let cases = [
+            (r#""kind":"activity","sequence":-1,"state":"idle","validForMs":5"#, "sequence"),
+            (r#""kind":"activity","sequence":1.5,"state":"idle","validForMs":5"#, "sequence"),
+            (r#""kind":"activity","sequence":1,"state":"sleepy","validForMs":5"#, "state"),
+            (r#""kind":"activity","sequence":1,"state":"idle","validForMs":"5""#, "validForMs"),
+            (r#""kind":"activity","sequence":1,"state":"idle","validForMs":5,"composer":"full""#, "composer"),
+            (r#""kind":"activity","sequence":1,"state":"idle","validForMs":5,"revision":-3"#, "revision"),
+            (r#""kind":"turn-boundary","sequence":1,"messages":"a.md""#, "messages"),
+            (r#""kind":"turn-boundary","sequence":1,"messages":[]"#, "messages"),
+            (r#""kind":"turn-boundary","sequence":1,"messages":["../x"]"#, "messages"),
+            (r#""kind":"turn-boundary","sequence":1,"messages":["a","a"]"#, "messages"),
+        ];
+        for (rest, field) in cases {
+            match parse_line(&line(rest)) {
+                Err(ProtocolError::InvalidField { field: named, .. }) => assert_eq!(named, field, "{rest}"),
+                other => panic!("{rest}: expected invalid {field}, got {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn identity_fields_must_be_non_empty_bounded_strings() {
+        let too_long = "x".repeat(MAX_FIELD_BYTES + 1);
+        for (session, field) in [("\"\"", "session"), ("5", "session"), (&format!("\"{too_long}\"")[..], "session")] {
+            let text = format!(
+                r#"{{"v":1,"kind":"activity","session":{session},"incarnation":"i","generation":"g","sequence":1,"state":"idle","validForMs":1}}"#
+            );
+            assert!(
+                matches!(parse_line(text.as_bytes()), Err(ProtocolError::InvalidField { field: f, .. }) if f == field),
+                "{session}"
+            );
+        }
+    }
+
+    #[test]
+    fn malformed_json_and_non_objects_are_errors() {
+        for input in [&b""[..], b"{", b"[1,2]", b"\"idle\"", b"{\"v\":1} trailing", b"{\"v\":1,\"v\":1}"] {
+            assert!(
+                matches!(parse_line(input), Err(ProtocolError::MalformedJson { .. })),
+                "{:?}",
+                String::from_utf8_lossy(input)
+            );
+        }
+    }
+}

@@ -1,0 +1,178 @@
+//! The status snapshot: everything `ding status` shows, as plain data.
+//!
+//! Every unread file appears once, in FIFO order, with its state and, when it
+//! is held, a typed reason with its source and age, for example
+//! "held: composer nonempty (adapter, 3 s ago)".
+
+use std::time::Duration;
+
+use serde::Serialize;
+
+use super::adapter::{Adapter, AdapterPhase};
+use super::config::{EngineConfig, Policy};
+use super::hold::{HoldReason, HoldSource};
+use super::identity::Identity;
+use super::lease::LeaseSlot;
+use super::message::MessageName;
+use super::ownership::{MessageState, RequestId};
+use super::time::Time;
+
+/// What the engine knows of the PTY host.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct PtyView {
+    pub reachable: bool,
+    pub identity: Option<Identity>,
+    /// The latest revision the host reported.
+    pub revision: Option<u64>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Status {
+    pub policy: Policy,
+    pub now: Time,
+    pub adapter: AdapterStatus,
+    pub lease: LeaseStatus,
+    pub pty: PtyView,
+    pub in_flight: Option<RequestId>,
+    pub unread: usize,
+    pub pending: usize,
+    pub messages: Vec<MessageStatus>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AdapterStatus {
+    #[serde(flatten)]
+    pub phase: AdapterPhase,
+    /// The respawn delay the next failure would use, in milliseconds.
+    pub next_backoff_ms: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LeaseStatus {
+    #[serde(flatten)]
+    pub slot: LeaseSlot,
+    /// `fresh`, `expired` or `none`.
+    pub freshness: &'static str,
+    pub age_ms: Option<u64>,
+    pub remaining_ms: Option<u64>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MessageStatus {
+    pub name: MessageName,
+    #[serde(flatten)]
+    pub state: MessageState,
+    /// When the file entered its state.
+    pub since: Time,
+    /// Why it is held, if it is pending and held.
+    pub hold: Option<HoldView>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct HoldView {
+    #[serde(flatten)]
+    pub reason: HoldReason,
+    pub source: HoldSource,
+    pub since: Time,
+}
+
+impl MessageStatus {
+    pub fn new(name: &MessageName, state: &MessageState, since: Time, hold: Option<&HoldView>) -> MessageStatus {
+        let hold = if *state == MessageState::Pending { hold.cloned() } else { None };
+        MessageStatus { name: name.clone(), state: state.clone(), since, hold }
+    }
+
+    /// One human line: `NAME  STATE[: reason (source, N s ago)]`.
+    pub fn describe(&self, now: Time) -> String {
+        let state = match &self.state {
+            MessageState::Pending => match &self.hold {
+                Some(hold) => format!(
+                    "held: {} ({}, {} ago)",
+                    hold.reason,
+                    hold.source,
+                    human_age(now.since(hold.since))
+                ),
+                None => "pending".into(),
+            },
+            MessageState::InFlight { request } => format!("in flight (request {request})"),
+            MessageState::Staged { confirmed: true, .. } => {
+                format!("staged: rung {} ago, awaiting archive", human_age(now.since(self.since)))
+            }
+            MessageState::Staged { confirmed: false, .. } => format!(
+                "staged: outcome unknown since {} ago, awaiting archive",
+                human_age(now.since(self.since))
+            ),
+            MessageState::HookOwned { .. } => format!(
+                "hook-owned: in the next context since {} ago, awaiting archive",
+                human_age(now.since(self.since))
+            ),
+        };
+        format!("{}  {state}", self.name)
+    }
+}
+
+impl Status {
+    pub fn new(
+        config: &EngineConfig,
+        now: Time,
+        adapter: &Adapter,
+        lease: &LeaseSlot,
+        pty: &PtyView,
+        in_flight: Option<RequestId>,
+        messages: Vec<MessageStatus>,
+    ) -> Status {
+        let pending = messages.iter().filter(|m| m.state == MessageState::Pending).count();
+        Status {
+            policy: config.policy,
+            now,
+            adapter: AdapterStatus {
+                phase: adapter.phase.clone(),
+                next_backoff_ms: millis(adapter.next_delay()),
+            },
+            lease: LeaseStatus::new(lease, now),
+            pty: pty.clone(),
+            in_flight,
+            unread: messages.len(),
+            pending,
+            messages,
+        }
+    }
+}
+
+impl LeaseStatus {
+    fn new(slot: &LeaseSlot, now: Time) -> LeaseStatus {
+        match slot {
+            LeaseSlot::Granted(lease) => LeaseStatus {
+                slot: slot.clone(),
+                freshness: if now < lease.expires_at { "fresh" } else { "expired" },
+                age_ms: Some(now.since(lease.granted_at).as_millis() as u64),
+                remaining_ms: Some(lease.expires_at.since(now).as_millis() as u64),
+            },
+            LeaseSlot::Ended { .. } => {
+                LeaseStatus { slot: slot.clone(), freshness: "none", age_ms: None, remaining_ms: None }
+            }
+        }
+    }
+}
+
+fn millis(span: Duration) -> u64 {
+    u64::try_from(span.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// `850 ms`, `3 s`, `4 min`, `2 h`.
+pub fn human_age(span: Duration) -> String {
+    let secs = span.as_secs();
+    if secs == 0 {
+        format!("{} ms", span.as_millis())
+    } else if secs < 120 {
+        format!("{secs} s")
+    } else if secs < 7200 {
+        format!("{} min", secs / 60)
+    } else {
+        format!("{} h", secs / 3600)
+    }
+}
