@@ -28,7 +28,11 @@ pub enum AdapterPhase {
         last_sequence: Option<u64>,
     },
     /// Not running; a spawn is due at `retry_at`.
-    Down { since: Time, down: AdapterDown, retry_at: Time },
+    Down {
+        since: Time,
+        down: AdapterDown,
+        retry_at: Time,
+    },
 }
 
 #[derive(Clone, Debug)]
@@ -41,8 +45,16 @@ pub struct Adapter {
 
 impl Adapter {
     pub fn new(enabled: bool, backoff: Backoff, now: Time) -> Adapter {
-        let phase = if enabled { AdapterPhase::Starting { since: now } } else { AdapterPhase::Disabled };
-        Adapter { phase, backoff, next_delay: backoff.initial }
+        let phase = if enabled {
+            AdapterPhase::Starting { since: now }
+        } else {
+            AdapterPhase::Disabled
+        };
+        Adapter {
+            phase,
+            backoff,
+            next_delay: backoff.initial,
+        }
     }
 
     pub fn is_up(&self) -> bool {
@@ -55,7 +67,12 @@ impl Adapter {
     }
 
     pub fn spawned(&mut self, pid: u32, now: Time) {
-        self.phase = AdapterPhase::Up { pid, since: now, last_line: None, last_sequence: None };
+        self.phase = AdapterPhase::Up {
+            pid,
+            since: now,
+            last_line: None,
+            last_sequence: None,
+        };
     }
 
     /// Records a failure and schedules the respawn. Returns the delay, or
@@ -78,7 +95,11 @@ impl Adapter {
                 }
                 let delay = self.next_delay;
                 self.next_delay = (delay * 2).min(self.backoff.max);
-                *phase = AdapterPhase::Down { since: now, down, retry_at: now.saturating_add(delay) };
+                *phase = AdapterPhase::Down {
+                    since: now,
+                    down,
+                    retry_at: now.saturating_add(delay),
+                };
                 Some(delay)
             }
         }
@@ -113,7 +134,12 @@ mod tests {
         for _ in 0..8 {
             adapter.spawned(1, t(now));
             now += 1;
-            delays.push(adapter.went_down(AdapterDown::Eof, t(now)).unwrap().as_secs());
+            delays.push(
+                adapter
+                    .went_down(AdapterDown::Eof, t(now))
+                    .unwrap()
+                    .as_secs(),
+            );
         }
         assert_eq!(delays, [1, 2, 4, 8, 16, 32, 60, 60]);
         adapter.spawned(1, t(now));
@@ -126,7 +152,16 @@ mod tests {
         let mut adapter = Adapter::new(true, Backoff::default(), t(0));
         adapter.spawned(7, t(0));
         assert!(adapter.went_down(AdapterDown::Eof, t(1)).is_some());
-        assert!(adapter.went_down(AdapterDown::Exited { status: "code 3".into() }, t(1)).is_none());
+        assert!(
+            adapter
+                .went_down(
+                    AdapterDown::Exited {
+                        status: "code 3".into()
+                    },
+                    t(1)
+                )
+                .is_none()
+        );
         assert!(matches!(
             adapter.phase,
             AdapterPhase::Down { down: AdapterDown::Exited { .. }, retry_at, .. } if retry_at == t(2)

@@ -36,11 +36,20 @@ pub enum ReleaseCause {
 #[serde(tag = "decision", rename_all = "kebab-case")]
 pub enum Decision {
     /// A new unread file was seen.
-    Arrived { message: MessageName },
+    Arrived {
+        message: MessageName,
+    },
     /// A full inbox scan was reconciled.
-    Scanned { unread: usize, added: usize, removed: usize },
+    Scanned {
+        unread: usize,
+        added: usize,
+        removed: usize,
+    },
     /// A file left `new/` (the archive receipt).
-    Archived { message: MessageName, was: MessageState },
+    Archived {
+        message: MessageName,
+        was: MessageState,
+    },
     /// A transaction was requested. `conditional` is the compare-and-send.
     Rang {
         request: RequestId,
@@ -49,37 +58,86 @@ pub enum Decision {
         expected_revision: Option<u64>,
     },
     /// The PTY host wrote the transaction; the named files are staged.
-    Sent { request: RequestId, revision: u64, messages: Vec<MessageName> },
+    Sent {
+        request: RequestId,
+        revision: u64,
+        messages: Vec<MessageName>,
+    },
     /// The PTY host wrote zero bytes because the terminal moved.
-    Conflict { request: RequestId, expected: u64, actual: u64, messages: Vec<MessageName> },
+    Conflict {
+        request: RequestId,
+        expected: u64,
+        actual: u64,
+        messages: Vec<MessageName>,
+    },
     /// The PTY host answered with an error and wrote zero bytes.
-    SendFailed { request: RequestId, detail: String, messages: Vec<MessageName> },
+    SendFailed {
+        request: RequestId,
+        detail: String,
+        messages: Vec<MessageName>,
+    },
     /// The transaction's outcome cannot be known; the files count as staged
     /// (unconfirmed) so the terminal is not typed into twice on a guess.
-    OutcomeUnknown { request: RequestId, why: String, messages: Vec<MessageName> },
+    OutcomeUnknown {
+        request: RequestId,
+        why: String,
+        messages: Vec<MessageName>,
+    },
     /// Pending work is held; emitted when the reason changes.
-    Held { reason: HoldReason, pending: usize, oldest: Option<MessageName> },
+    Held {
+        reason: HoldReason,
+        pending: usize,
+        oldest: Option<MessageName>,
+    },
     /// A turn-boundary receipt made these files hook-owned.
-    HookOwned { messages: Vec<MessageName> },
+    HookOwned {
+        messages: Vec<MessageName>,
+    },
     /// A turn-boundary receipt named a file that is not unread; nothing changed.
-    ReceiptRejected { not_unread: Vec<MessageName> },
+    ReceiptRejected {
+        not_unread: Vec<MessageName>,
+    },
     /// Owned files went back to pending.
-    Released { cause: ReleaseCause, messages: Vec<MessageName> },
+    Released {
+        cause: ReleaseCause,
+        messages: Vec<MessageName>,
+    },
     /// An idle lease was granted.
-    LeaseGranted { sequence: u64, expires_at: Time, composer: Composer, revision: Option<u64> },
+    LeaseGranted {
+        sequence: u64,
+        expires_at: Time,
+        composer: Composer,
+        revision: Option<u64>,
+    },
     /// The lease (if any) ended, or a lease-relevant event held the work.
-    LeaseEnded { reason: HoldReason },
+    LeaseEnded {
+        reason: HoldReason,
+    },
     /// An adapter line was rejected.
-    ProtocolRejected { error: ProtocolError },
+    ProtocolRejected {
+        error: ProtocolError,
+    },
     /// The harness reported a lifecycle fact.
-    LifecycleFact { event: Lifecycle },
+    LifecycleFact {
+        event: Lifecycle,
+    },
     /// The engine asks the runtime to start the adapter.
     AdapterSpawn,
-    AdapterUp { pid: u32 },
-    AdapterDown { down: AdapterDown, retry_in_ms: u64 },
+    AdapterUp {
+        pid: u32,
+    },
+    AdapterDown {
+        down: AdapterDown,
+        retry_in_ms: u64,
+    },
     /// The PTY host's identity changed (or became known).
-    PtyIdentity { previous: Option<Identity>, current: Identity },
+    PtyIdentity {
+        previous: Option<Identity>,
+        current: Identity,
+    },
     PtyUnreachable,
     /// An input that does not apply in the current state was ignored.
-    Ignored { what: String },
+    Ignored {
+        what: String,
+    },
 }

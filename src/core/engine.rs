@@ -208,7 +208,11 @@ impl Engine {
         let reply = self.in_flight.as_ref().map(|flight| flight.deadline);
         let respawn = self.adapter.retry_at();
         let re_ring = self.ownership.next_re_ring();
-        [reply, respawn, re_ring].into_iter().flatten().min().map(|deadline| deadline.max(self.now))
+        [reply, respawn, re_ring]
+            .into_iter()
+            .flatten()
+            .min()
+            .map(|deadline| deadline.max(self.now))
     }
 
     /// The current ownership journal.
@@ -234,7 +238,9 @@ impl Engine {
                 self.reject_line(ProtocolError::LineTooLong { len });
             }
             Input::AdapterEof => self.on_adapter_down(AdapterDown::Eof),
-            Input::AdapterSpawnFailed { error } => self.on_adapter_down(AdapterDown::SpawnFailed { error }),
+            Input::AdapterSpawnFailed { error } => {
+                self.on_adapter_down(AdapterDown::SpawnFailed { error })
+            }
             Input::AdapterExited { status } => self.on_adapter_down(AdapterDown::Exited { status }),
             Input::PtyStatus { identity, revision } => self.on_pty_status(identity, revision),
             Input::PtySent { request, revision } => self.on_sent(request, revision),
@@ -254,11 +260,16 @@ impl Engine {
     /// A snapshot of everything `ding status` shows.
     pub fn status(&self, now: Time) -> Status {
         let now = now.max(self.now);
-        let pending_hold = self.gate(now).err().map(|reason| self.hold_view(reason, now));
+        let pending_hold = self
+            .gate(now)
+            .err()
+            .map(|reason| self.hold_view(reason, now));
         let messages = self
             .ownership
             .iter()
-            .map(|(name, state, since)| MessageStatus::new(name, state, since, pending_hold.as_ref()))
+            .map(|(name, state, since)| {
+                MessageStatus::new(name, state, since, pending_hold.as_ref())
+            })
             .collect();
         Status::new(
             &self.config,
@@ -277,10 +288,16 @@ impl Engine {
             (Some((held, since)), _, _) if *held == reason => *since,
             (_, LeaseSlot::Ended { reason: ended, at }, _) if *ended == reason => *at,
             (_, _, Some(block)) if block.reason == reason => block.since,
-            (_, LeaseSlot::Granted(lease), _) if reason == HoldReason::LeaseExpired => lease.expires_at,
+            (_, LeaseSlot::Granted(lease), _) if reason == HoldReason::LeaseExpired => {
+                lease.expires_at
+            }
             _ => now,
         };
-        HoldView { source: reason.source(), reason, since }
+        HoldView {
+            source: reason.source(),
+            reason,
+            since,
+        }
     }
 
     fn advance(&mut self, now: Time) {
@@ -290,7 +307,10 @@ impl Engine {
 
     fn record(&mut self, decision: Decision) {
         self.status_dirty = true;
-        self.outputs.push_back(Output::Decision(Record { at: self.now, decision }));
+        self.outputs.push_back(Output::Decision(Record {
+            at: self.now,
+            decision,
+        }));
     }
 
     /// Fires due timers, attempts delivery, and flushes the journal and
@@ -300,7 +320,8 @@ impl Engine {
         self.deliver();
         if self.journal_dirty {
             self.journal_dirty = false;
-            self.outputs.push_back(Output::Journal(self.ownership.journal()));
+            self.outputs
+                .push_back(Output::Journal(self.ownership.journal()));
         }
         if self.status_dirty {
             self.status_dirty = false;
@@ -315,7 +336,9 @@ impl Engine {
         {
             self.outcome_unknown("pty reply timed out");
             self.pty_block = Some(PtyBlock {
-                reason: HoldReason::PtyError { detail: "reply timed out".into() },
+                reason: HoldReason::PtyError {
+                    detail: "reply timed out".into(),
+                },
                 since: now,
             });
         }
@@ -329,7 +352,10 @@ impl Engine {
         if !due.is_empty() {
             self.ownership.set(&due, &MessageState::Pending, now);
             self.journal_dirty = true;
-            self.record(Decision::Released { cause: ReleaseCause::ReRingDue, messages: due });
+            self.record(Decision::Released {
+                cause: ReleaseCause::ReRingDue,
+                messages: due,
+            });
         }
     }
 
@@ -337,8 +363,13 @@ impl Engine {
 
     fn on_scan(&mut self, names: Vec<MessageName>) {
         let listed: std::collections::BTreeSet<MessageName> = names.into_iter().collect();
-        let gone: Vec<MessageName> =
-            self.ownership.iter().map(|(name, _, _)| name).filter(|name| !listed.contains(*name)).cloned().collect();
+        let gone: Vec<MessageName> = self
+            .ownership
+            .iter()
+            .map(|(name, _, _)| name)
+            .filter(|name| !listed.contains(*name))
+            .cloned()
+            .collect();
         let removed = gone.len();
         for name in gone {
             self.on_removed(name);
@@ -351,7 +382,11 @@ impl Engine {
         }
         self.ownership.forget_unconfirmed_memories();
         self.journal_dirty = true;
-        self.record(Decision::Scanned { unread: self.ownership.len(), added, removed });
+        self.record(Decision::Scanned {
+            unread: self.ownership.len(),
+            added,
+            removed,
+        });
     }
 
     fn on_removed(&mut self, name: MessageName) {
@@ -362,7 +397,9 @@ impl Engine {
                 }
                 self.record(Decision::Archived { message: name, was });
             }
-            None => self.record(Decision::Ignored { what: format!("removal of unknown file {name}") }),
+            None => self.record(Decision::Ignored {
+                what: format!("removal of unknown file {name}"),
+            }),
         }
     }
 
@@ -370,7 +407,9 @@ impl Engine {
 
     fn on_adapter_spawned(&mut self, pid: u32) {
         if !matches!(self.adapter.phase, AdapterPhase::Starting { .. }) {
-            self.record(Decision::Ignored { what: format!("adapter spawn report (pid {pid}) not requested") });
+            self.record(Decision::Ignored {
+                what: format!("adapter spawn report (pid {pid}) not requested"),
+            });
             return;
         }
         self.adapter.spawned(pid, self.now);
@@ -395,7 +434,9 @@ impl Engine {
 
     fn on_adapter_line(&mut self, line: &[u8]) {
         if !self.adapter.is_up() {
-            self.record(Decision::Ignored { what: "adapter line while no adapter is up".into() });
+            self.record(Decision::Ignored {
+                what: "adapter line while no adapter is up".into(),
+            });
             return;
         }
         self.adapter_spoke();
@@ -407,7 +448,10 @@ impl Engine {
             if let Some(last) = *last_sequence
                 && event.sequence <= last
             {
-                return self.reject_line(ProtocolError::StaleSequence { sequence: event.sequence, last });
+                return self.reject_line(ProtocolError::StaleSequence {
+                    sequence: event.sequence,
+                    last,
+                });
             }
             *last_sequence = Some(event.sequence);
         }
@@ -421,7 +465,9 @@ impl Engine {
     }
 
     fn reject_line(&mut self, error: ProtocolError) {
-        self.record(Decision::ProtocolRejected { error: error.clone() });
+        self.record(Decision::ProtocolRejected {
+            error: error.clone(),
+        });
         self.end_lease(HoldReason::Protocol { error });
     }
 
@@ -451,7 +497,9 @@ impl Engine {
                 });
                 self.lease = LeaseSlot::Granted(lease);
             }
-            Body::Activity(activity) => self.end_lease(HoldReason::NotIdle { state: activity.state }),
+            Body::Activity(activity) => self.end_lease(HoldReason::NotIdle {
+                state: activity.state,
+            }),
             Body::TurnBoundary { messages } => {
                 self.end_lease(HoldReason::TurnBoundary);
                 self.on_receipt(messages, event.identity.incarnation);
@@ -468,15 +516,24 @@ impl Engine {
     }
 
     fn on_receipt(&mut self, messages: Vec<MessageName>, incarnation: String) {
-        let not_unread: Vec<MessageName> =
-            messages.iter().filter(|name| !self.ownership.contains(name)).cloned().collect();
+        let not_unread: Vec<MessageName> = messages
+            .iter()
+            .filter(|name| !self.ownership.contains(name))
+            .cloned()
+            .collect();
         if !not_unread.is_empty() {
             self.record(Decision::ReceiptRejected { not_unread });
             return;
         }
         let mut sorted = messages;
         sorted.sort();
-        self.ownership.set(&sorted, &MessageState::HookOwned { incarnation: Some(incarnation) }, self.now);
+        self.ownership.set(
+            &sorted,
+            &MessageState::HookOwned {
+                incarnation: Some(incarnation),
+            },
+            self.now,
+        );
         self.journal_dirty = true;
         self.record(Decision::HookOwned { messages: sorted });
     }
@@ -492,7 +549,10 @@ impl Engine {
         }
         self.ownership.set(&names, &MessageState::Pending, self.now);
         self.journal_dirty = true;
-        self.record(Decision::Released { cause, messages: names });
+        self.record(Decision::Released {
+            cause,
+            messages: names,
+        });
     }
 
     // ----- pty -----
@@ -505,7 +565,10 @@ impl Engine {
             return;
         }
         let previous = self.pty.identity.replace(identity.clone());
-        self.record(Decision::PtyIdentity { previous, current: identity.clone() });
+        self.record(Decision::PtyIdentity {
+            previous,
+            current: identity.clone(),
+        });
         if let LeaseSlot::Granted(lease) = &self.lease
             && let Some(part) = lease.identity.mismatch(&identity)
         {
@@ -517,7 +580,9 @@ impl Engine {
 
     fn take_flight(&mut self, request: RequestId) -> Option<(InFlight, Vec<MessageName>)> {
         if self.in_flight.as_ref().map(|flight| flight.request) != Some(request) {
-            self.record(Decision::Ignored { what: format!("reply for request {request}, which is not in flight") });
+            self.record(Decision::Ignored {
+                what: format!("reply for request {request}, which is not in flight"),
+            });
             return None;
         }
         let flight = self.in_flight.take()?;
@@ -532,29 +597,60 @@ impl Engine {
     }
 
     fn on_sent(&mut self, request: RequestId, revision: u64) {
-        let Some((flight, messages)) = self.take_flight(request) else { return };
-        self.pty.revision = Some(self.pty.revision.map_or(revision, |known| known.max(revision)));
-        let staged = MessageState::Staged { incarnation: flight.incarnation, confirmed: true };
+        let Some((flight, messages)) = self.take_flight(request) else {
+            return;
+        };
+        self.pty.revision = Some(
+            self.pty
+                .revision
+                .map_or(revision, |known| known.max(revision)),
+        );
+        let staged = MessageState::Staged {
+            incarnation: flight.incarnation,
+            confirmed: true,
+        };
         self.ownership.set(&messages, &staged, self.now);
         self.journal_dirty = true;
-        self.record(Decision::Sent { request, revision, messages });
+        self.record(Decision::Sent {
+            request,
+            revision,
+            messages,
+        });
     }
 
     fn on_conflict(&mut self, request: RequestId, actual: u64) {
-        let Some((flight, messages)) = self.take_flight(request) else { return };
+        let Some((flight, messages)) = self.take_flight(request) else {
+            return;
+        };
         self.pty.revision = Some(actual);
-        self.ownership.set(&messages, &MessageState::Pending, self.now);
+        self.ownership
+            .set(&messages, &MessageState::Pending, self.now);
         let expected = flight.expected_revision.unwrap_or_default();
-        self.record(Decision::Conflict { request, expected, actual, messages });
+        self.record(Decision::Conflict {
+            request,
+            expected,
+            actual,
+            messages,
+        });
         self.end_lease(HoldReason::RevisionConflict { expected, actual });
     }
 
     fn on_pty_error(&mut self, request: RequestId, detail: String) {
-        let Some((_, messages)) = self.take_flight(request) else { return };
-        self.ownership.set(&messages, &MessageState::Pending, self.now);
-        self.record(Decision::SendFailed { request, detail: detail.clone(), messages });
+        let Some((_, messages)) = self.take_flight(request) else {
+            return;
+        };
+        self.ownership
+            .set(&messages, &MessageState::Pending, self.now);
+        self.record(Decision::SendFailed {
+            request,
+            detail: detail.clone(),
+            messages,
+        });
         // Retrying at once would spin against a failing host: wait for its next status.
-        self.pty_block = Some(PtyBlock { reason: HoldReason::PtyError { detail }, since: self.now });
+        self.pty_block = Some(PtyBlock {
+            reason: HoldReason::PtyError { detail },
+            since: self.now,
+        });
     }
 
     fn on_pty_unreachable(&mut self) {
@@ -563,7 +659,10 @@ impl Engine {
         }
         if self.pty.reachable || self.pty_block.is_none() {
             self.pty.reachable = false;
-            self.pty_block = Some(PtyBlock { reason: HoldReason::PtyUnreachable, since: self.now });
+            self.pty_block = Some(PtyBlock {
+                reason: HoldReason::PtyUnreachable,
+                since: self.now,
+            });
             self.record(Decision::PtyUnreachable);
         }
     }
@@ -572,7 +671,9 @@ impl Engine {
     /// count as staged (unconfirmed): typing twice on a guess is worse than
     /// waiting for the re-ring rule, and the files stay unread on disk.
     fn outcome_unknown(&mut self, why: &str) {
-        let Some(flight) = self.in_flight.take() else { return };
+        let Some(flight) = self.in_flight.take() else {
+            return;
+        };
         let request = flight.request;
         let messages: Vec<MessageName> = flight
             .messages
@@ -580,10 +681,17 @@ impl Engine {
             .filter(|name| self.ownership.state(name) == Some(&MessageState::InFlight { request }))
             .cloned()
             .collect();
-        let staged = MessageState::Staged { incarnation: flight.incarnation, confirmed: false };
+        let staged = MessageState::Staged {
+            incarnation: flight.incarnation,
+            confirmed: false,
+        };
         self.ownership.set(&messages, &staged, self.now);
         self.journal_dirty = true;
-        self.record(Decision::OutcomeUnknown { request, why: why.into(), messages });
+        self.record(Decision::OutcomeUnknown {
+            request,
+            why: why.into(),
+            messages,
+        });
     }
 
     // ----- delivery -----
@@ -604,9 +712,15 @@ impl Engine {
             return Ok(None);
         }
         match &self.adapter.phase {
-            AdapterPhase::Disabled | AdapterPhase::Starting { .. } => return Err(HoldReason::AdapterStarting),
-            AdapterPhase::Down { down, .. } => return Err(HoldReason::AdapterDown { down: down.clone() }),
-            AdapterPhase::Up { since, last_line, .. } => {
+            AdapterPhase::Disabled | AdapterPhase::Starting { .. } => {
+                return Err(HoldReason::AdapterStarting);
+            }
+            AdapterPhase::Down { down, .. } => {
+                return Err(HoldReason::AdapterDown { down: down.clone() });
+            }
+            AdapterPhase::Up {
+                since, last_line, ..
+            } => {
                 if now.since(last_line.unwrap_or(*since)) >= self.config.tunables.adapter_silence {
                     return Err(HoldReason::AdapterSilent);
                 }
@@ -654,13 +768,18 @@ impl Engine {
         let messages = notice.named().to_vec();
         let request = self.next_request;
         self.next_request += 1;
-        self.ownership.set(&messages, &MessageState::InFlight { request }, self.now);
+        self.ownership
+            .set(&messages, &MessageState::InFlight { request }, self.now);
         let expected_revision = fence.as_ref().map(|(_, revision)| *revision);
         self.in_flight = Some(InFlight {
             request,
             messages: messages.clone(),
             expected_revision,
-            incarnation: self.pty.identity.as_ref().map(|identity| identity.incarnation.clone()),
+            incarnation: self
+                .pty
+                .identity
+                .as_ref()
+                .map(|identity| identity.incarnation.clone()),
             deadline: self.now.saturating_add(self.config.pty_reply_timeout),
         });
         self.hold = None;
@@ -682,7 +801,11 @@ impl Engine {
                     messages,
                 }));
             }
-            None => self.outputs.push_back(Output::Send(Send { request, transport, messages })),
+            None => self.outputs.push_back(Output::Send(Send {
+                request,
+                transport,
+                messages,
+            })),
         }
     }
 
@@ -693,6 +816,10 @@ impl Engine {
         let since = self.hold_view(reason.clone(), self.now).since;
         self.hold = Some((reason.clone(), since));
         let oldest = self.ownership.pending().next().cloned();
-        self.record(Decision::Held { reason, pending: self.ownership.pending_len(), oldest });
+        self.record(Decision::Held {
+            reason,
+            pending: self.ownership.pending_len(),
+            oldest,
+        });
     }
 }

@@ -144,7 +144,9 @@ impl fmt::Display for HoldReason {
             HoldReason::AdapterDown { down } => match down {
                 AdapterDown::Eof => f.write_str("adapter down (end of output)"),
                 AdapterDown::Exited { status } => write!(f, "adapter down (exited: {status})"),
-                AdapterDown::SpawnFailed { error } => write!(f, "adapter down (spawn failed: {error})"),
+                AdapterDown::SpawnFailed { error } => {
+                    write!(f, "adapter down (spawn failed: {error})")
+                }
             },
             HoldReason::AdapterSilent => f.write_str("adapter silent"),
             HoldReason::NoEvidence => f.write_str("no activity evidence yet"),
@@ -159,7 +161,9 @@ impl fmt::Display for HoldReason {
             HoldReason::LeaseExpired => f.write_str("idle lease expired"),
             HoldReason::LeaseSpent => f.write_str("idle lease spent; awaiting a new one"),
             HoldReason::Protocol { error } => write!(f, "invalid adapter event ({error})"),
-            HoldReason::IdentityMismatch { part } => write!(f, "adapter {part} does not match the terminal"),
+            HoldReason::IdentityMismatch { part } => {
+                write!(f, "adapter {part} does not match the terminal")
+            }
             HoldReason::Lifecycle { event } => match event {
                 Lifecycle::Compaction => f.write_str("context compaction"),
                 Lifecycle::Clear => f.write_str("context cleared"),

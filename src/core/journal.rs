@@ -44,6 +44,9 @@ pub enum Owner {
 
 impl Journal {
     pub fn new(entries: Vec<JournalEntry>) -> Journal {
-        Journal { version: JOURNAL_VERSION, entries }
+        Journal {
+            version: JOURNAL_VERSION,
+            entries,
+        }
     }
 }

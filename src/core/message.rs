@@ -91,14 +91,19 @@ mod tests {
         assert_eq!(MessageName::new(".."), Err(InvalidName::DotOrDotDot));
         assert_eq!(MessageName::new("a/b"), Err(InvalidName::ContainsSlash));
         assert_eq!(MessageName::new("a\0b"), Err(InvalidName::ContainsNul));
-        assert_eq!(MessageName::new(&"x".repeat(256)), Err(InvalidName::TooLong));
+        assert_eq!(
+            MessageName::new(&"x".repeat(256)),
+            Err(InvalidName::TooLong)
+        );
         assert!(MessageName::new(&"x".repeat(255)).is_ok());
     }
 
     #[test]
     fn order_is_bytewise_filename_order() {
-        let mut names: Vec<MessageName> =
-            ["b.md", "a.md", "a0.md", "B.md"].iter().map(|n| MessageName::new(n).unwrap()).collect();
+        let mut names: Vec<MessageName> = ["b.md", "a.md", "a0.md", "B.md"]
+            .iter()
+            .map(|n| MessageName::new(n).unwrap())
+            .collect();
         names.sort();
         let sorted: Vec<&str> = names.iter().map(MessageName::as_str).collect();
         assert_eq!(sorted, ["B.md", "a.md", "a0.md", "b.md"]);

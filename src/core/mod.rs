@@ -4,18 +4,18 @@
 //! nothing here names a provider or a renderer glyph (a test enforces it).
 //! The runtime feeds facts in and carries decisions out.
 
-pub mod config;
-pub mod identity;
-pub mod time;
-pub mod message;
-pub mod protocol;
-pub mod notice;
-pub mod transport;
 pub mod adapter;
+pub mod config;
 pub mod decision;
 pub mod engine;
 pub mod hold;
+pub mod identity;
 pub mod journal;
 pub mod lease;
+pub mod message;
+pub mod notice;
 pub mod ownership;
+pub mod protocol;
 pub mod status;
+pub mod time;
+pub mod transport;

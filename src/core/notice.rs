@@ -49,7 +49,15 @@ impl Notice {
         for name in pending.into_iter().take(max_files.max(1)) {
             let shown = escape_name(name.as_str());
             let separator = if named.is_empty() { "" } else { ", " };
-            let candidate = render(total, named.len() + 1, &listed, separator, &shown, &agent, &unread_dir);
+            let candidate = render(
+                total,
+                named.len() + 1,
+                &listed,
+                separator,
+                &shown,
+                &agent,
+                &unread_dir,
+            );
             if candidate.len() > MAX_NOTICE_BYTES && !named.is_empty() {
                 break;
             }
@@ -60,7 +68,15 @@ impl Notice {
         if named.is_empty() {
             return None;
         }
-        let text = sanitize(&render(total, named.len(), &listed, "", "", &agent, &unread_dir));
+        let text = sanitize(&render(
+            total,
+            named.len(),
+            &listed,
+            "",
+            "",
+            &agent,
+            &unread_dir,
+        ));
         debug_assert!(is_clean(&text));
         Some(Notice { text, named })
     }
@@ -76,10 +92,22 @@ impl Notice {
     }
 }
 
-fn render(total: usize, named: usize, listed: &str, separator: &str, next: &str, agent: &str, dir: &str) -> String {
+fn render(
+    total: usize,
+    named: usize,
+    listed: &str,
+    separator: &str,
+    next: &str,
+    agent: &str,
+    dir: &str,
+) -> String {
     let noun = if total == 1 { "message" } else { "messages" };
     let more = total.saturating_sub(named);
-    let more = if more > 0 { format!(" (and {more} more)") } else { String::new() };
+    let more = if more > 0 {
+        format!(" (and {more} more)")
+    } else {
+        String::new()
+    };
     format!(
         "[ding] {total} unread inbox {noun} in {dir}: {listed}{separator}{next}{more}. \
          Read each file, then archive it: ding archive {agent} FILE"
@@ -121,7 +149,10 @@ pub fn escape_name(name: &str) -> String {
 
 /// Configuration text for the notice: sanitized, one line, bounded.
 fn label(text: &str) -> String {
-    let clean: String = sanitize(text).chars().map(|c| if c == '\n' { ' ' } else { c }).collect();
+    let clean: String = sanitize(text)
+        .chars()
+        .map(|c| if c == '\n' { ' ' } else { c })
+        .collect();
     if clean.chars().count() <= MAX_LABEL_CHARS {
         return clean;
     }
@@ -155,13 +186,22 @@ mod tests {
         let pending = names(&["a", "b", "c", "d"]);
         let notice = Notice::build(&pending, 10, 2, "w", "d").unwrap();
         assert_eq!(notice.named(), &pending[..2]);
-        assert!(notice.text().contains(": a, b (and 8 more)."), "{}", notice.text());
+        assert!(
+            notice.text().contains(": a, b (and 8 more)."),
+            "{}",
+            notice.text()
+        );
     }
 
     #[test]
     fn sanitize_removes_every_forbidden_class() {
         let mut hostile = String::new();
-        for code in (0u32..0x20).chain([0x7f]).chain(0x80..0xa0).chain(0x202a..0x202f).chain(0x2066..0x206a) {
+        for code in (0u32..0x20)
+            .chain([0x7f])
+            .chain(0x80..0xa0)
+            .chain(0x202a..0x202f)
+            .chain(0x2066..0x206a)
+        {
             hostile.push(char::from_u32(code).unwrap());
         }
         hostile.push_str("ok\u{2067}");
@@ -185,16 +225,26 @@ mod tests {
             let pending = names(&[name]);
             let notice = Notice::build(&pending, 1, 16, "w\u{1b}[201~", "d\u{1b}[201~").unwrap();
             let text = notice.text();
-            assert!(!text.contains('\u{1b}'), "ESC survived for {name:?}: {text:?}");
+            assert!(
+                !text.contains('\u{1b}'),
+                "ESC survived for {name:?}: {text:?}"
+            );
             assert!(!text.contains("\u{9b}"), "CSI survived for {name:?}");
             assert!(is_clean(text));
-            assert_eq!(notice.named(), &pending[..], "the exact name is still owned");
+            assert_eq!(
+                notice.named(),
+                &pending[..],
+                "the exact name is still owned"
+            );
         }
     }
 
     #[test]
     fn escaped_names_stay_exact_and_printable() {
-        assert_eq!(escape_name("a\u{1b}b\\c\u{202e}.md"), "a\\u{1b}b\\u{5c}c\\u{202e}.md");
+        assert_eq!(
+            escape_name("a\u{1b}b\\c\u{202e}.md"),
+            "a\\u{1b}b\\u{5c}c\\u{202e}.md"
+        );
         assert_eq!(escape_name("plain-ünïcode.md"), "plain-ünïcode.md");
     }
 
@@ -202,14 +252,21 @@ mod tests {
     fn notice_is_bounded_and_always_names_one_file() {
         let long_hostile: String = std::iter::repeat_n('\u{1}', 255).collect();
         let pending = names(&[&long_hostile, &"y".repeat(255), &"z".repeat(255)]);
-        let notice = Notice::build(&pending, 3, 256, &"a".repeat(10_000), &"d".repeat(10_000)).unwrap();
+        let notice =
+            Notice::build(&pending, 3, 256, &"a".repeat(10_000), &"d".repeat(10_000)).unwrap();
         assert!(notice.text().len() <= MAX_NOTICE_BYTES);
         assert!(!notice.named().is_empty());
-        let many: Vec<MessageName> = (0..300).map(|i| MessageName::new(&format!("{i:0>250}")).unwrap()).collect();
+        let many: Vec<MessageName> = (0..300)
+            .map(|i| MessageName::new(&format!("{i:0>250}")).unwrap())
+            .collect();
         let notice = Notice::build(&many, 300, 256, "w", "d").unwrap();
         assert!(notice.text().len() <= MAX_NOTICE_BYTES);
         assert!(notice.named().len() < 300 && !notice.named().is_empty());
-        assert_eq!(notice.named(), &many[..notice.named().len()], "a FIFO prefix");
+        assert_eq!(
+            notice.named(),
+            &many[..notice.named().len()],
+            "a FIFO prefix"
+        );
     }
 
     #[test]

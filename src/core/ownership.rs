@@ -37,7 +37,10 @@ pub enum MessageState {
     InFlight { request: RequestId },
     /// Rung; awaiting the archive receipt. `confirmed` is false when the
     /// transaction's outcome is unknown (the PTY host went away mid-request).
-    Staged { incarnation: Option<String>, confirmed: bool },
+    Staged {
+        incarnation: Option<String>,
+        confirmed: bool,
+    },
     /// Put into the harness's next context by a hook; no PTY input while unread.
     HookOwned { incarnation: Option<String> },
 }
@@ -67,7 +70,10 @@ pub struct Ownership {
 impl Ownership {
     /// No unread files yet.
     pub fn new(re_ring_after: Option<Duration>) -> Ownership {
-        Ownership { re_ring_after, ..Ownership::default() }
+        Ownership {
+            re_ring_after,
+            ..Ownership::default()
+        }
     }
 
     /// Ownership restored from a journal. Entries take effect when the inbox
@@ -76,8 +82,13 @@ impl Ownership {
         let mut ownership = Ownership::new(re_ring_after);
         for entry in &journal.entries {
             let state = match entry.owner {
-                Owner::Staged => MessageState::Staged { incarnation: entry.incarnation.clone(), confirmed: true },
-                Owner::HookOwned => MessageState::HookOwned { incarnation: entry.incarnation.clone() },
+                Owner::Staged => MessageState::Staged {
+                    incarnation: entry.incarnation.clone(),
+                    confirmed: true,
+                },
+                Owner::HookOwned => MessageState::HookOwned {
+                    incarnation: entry.incarnation.clone(),
+                },
             };
             // A time from another clock origin must not lie in our future.
             let at = Time::from_millis(entry.at).min(now);
@@ -113,7 +124,9 @@ impl Ownership {
 
     /// Every unread file with its state and since when, in FIFO order.
     pub fn iter(&self) -> impl Iterator<Item = (&MessageName, &MessageState, Time)> {
-        self.entries.iter().map(|(name, entry)| (name, &entry.state, entry.since))
+        self.entries
+            .iter()
+            .map(|(name, entry)| (name, &entry.state, entry.since))
     }
 
     /// Records a file seen in `new/`. Returns false if it was already known.
@@ -122,7 +135,10 @@ impl Ownership {
         if self.entries.contains_key(&name) {
             return false;
         }
-        let (state, since) = self.remembered.remove(&name).unwrap_or((MessageState::Pending, now));
+        let (state, since) = self
+            .remembered
+            .remove(&name)
+            .unwrap_or((MessageState::Pending, now));
         self.insert(name, state, since);
         true
     }
@@ -154,7 +170,11 @@ impl Ownership {
 
     /// Files whose re-ring time has come, oldest due first.
     pub fn due_re_rings(&self, now: Time) -> Vec<MessageName> {
-        self.re_ring.iter().take_while(|(due, _)| *due <= now).map(|(_, name)| name.clone()).collect()
+        self.re_ring
+            .iter()
+            .take_while(|(due, _)| *due <= now)
+            .map(|(_, name)| name.clone())
+            .collect()
     }
 
     /// The earliest re-ring time, if any staged file has one.
@@ -165,7 +185,10 @@ impl Ownership {
     /// Owned files whose ownership does not belong to `incarnation`.
     pub fn owned_outside(&self, incarnation: &str) -> Vec<MessageName> {
         self.select(|state| match state {
-            MessageState::Staged { incarnation: owner, .. } | MessageState::HookOwned { incarnation: owner } => {
+            MessageState::Staged {
+                incarnation: owner, ..
+            }
+            | MessageState::HookOwned { incarnation: owner } => {
                 owner.as_deref() != Some(incarnation)
             }
             _ => false,
@@ -174,7 +197,12 @@ impl Ownership {
 
     /// Every staged or hook-owned file.
     pub fn owned(&self) -> Vec<MessageName> {
-        self.select(|state| matches!(state, MessageState::Staged { .. } | MessageState::HookOwned { .. }))
+        self.select(|state| {
+            matches!(
+                state,
+                MessageState::Staged { .. } | MessageState::HookOwned { .. }
+            )
+        })
     }
 
     /// Files in flight for `request`.
@@ -205,7 +233,11 @@ impl Ownership {
     }
 
     fn select(&self, keep: impl Fn(&MessageState) -> bool) -> Vec<MessageName> {
-        self.entries.iter().filter(|(_, entry)| keep(&entry.state)).map(|(name, _)| name.clone()).collect()
+        self.entries
+            .iter()
+            .filter(|(_, entry)| keep(&entry.state))
+            .map(|(name, _)| name.clone())
+            .collect()
     }
 
     fn insert(&mut self, name: MessageName, state: MessageState, since: Time) {
@@ -219,6 +251,13 @@ impl Ownership {
         if let Some(due) = re_ring_at {
             self.re_ring.insert((due, name.clone()));
         }
-        self.entries.insert(name, Entry { state, since, re_ring_at });
+        self.entries.insert(
+            name,
+            Entry {
+                state,
+                since,
+                re_ring_at,
+            },
+        );
     }
 }

@@ -148,10 +148,13 @@ pub fn parse_line(line: &[u8]) -> Result<Event, ProtocolError> {
     if line.len() > MAX_LINE_BYTES {
         return Err(ProtocolError::LineTooLong { len: line.len() });
     }
-    let text = std::str::from_utf8(line)
-        .map_err(|err| ProtocolError::InvalidUtf8 { at: err.valid_up_to() })?;
-    let raw: RawLine<'_> = serde_json::from_str(text)
-        .map_err(|err| ProtocolError::MalformedJson { detail: err.to_string() })?;
+    let text = std::str::from_utf8(line).map_err(|err| ProtocolError::InvalidUtf8 {
+        at: err.valid_up_to(),
+    })?;
+    let raw: RawLine<'_> =
+        serde_json::from_str(text).map_err(|err| ProtocolError::MalformedJson {
+            detail: err.to_string(),
+        })?;
     raw.validate()
 }
 
@@ -192,11 +195,17 @@ impl<'a> RawLine<'a> {
         // The version comes first: a future version may change everything else.
         match required("v", self.v)? {
             Loose::Uint(VERSION) => {}
-            other => return Err(ProtocolError::UnknownVersion { found: other.describe() }),
+            other => {
+                return Err(ProtocolError::UnknownVersion {
+                    found: other.describe(),
+                });
+            }
         }
         let kind = string("kind", required("kind", self.kind)?)?;
         if !matches!(kind.as_ref(), "activity" | "turn-boundary" | "lifecycle") {
-            return Err(ProtocolError::UnknownKind { found: truncated(&kind) });
+            return Err(ProtocolError::UnknownKind {
+                found: truncated(&kind),
+            });
         }
         let identity = Identity {
             session: bounded_string("session", self.session)?,
@@ -215,7 +224,10 @@ impl<'a> RawLine<'a> {
                     None => Composer::Unknown,
                     Some(value) => composer(value)?,
                 },
-                revision: self.revision.map(|value| uint("revision", value)).transpose()?,
+                revision: self
+                    .revision
+                    .map(|value| uint("revision", value))
+                    .transpose()?,
                 reason: match self.reason {
                     None => None,
                     Some(value) => Some(bounded("reason", string("reason", value)?)?),
@@ -224,9 +236,15 @@ impl<'a> RawLine<'a> {
             "turn-boundary" => Body::TurnBoundary {
                 messages: message_list(required("messages", self.messages)?)?,
             },
-            _ => Body::Lifecycle { event: lifecycle(required("event", self.event)?)? },
+            _ => Body::Lifecycle {
+                event: lifecycle(required("event", self.event)?)?,
+            },
         };
-        Ok(Event { identity, sequence, body })
+        Ok(Event {
+            identity,
+            sequence,
+            body,
+        })
     }
 }
 
@@ -235,19 +253,28 @@ fn required<'a>(field: &'static str, value: Option<Loose<'a>>) -> Result<Loose<'
 }
 
 fn invalid(field: &'static str, detail: impl Into<String>) -> ProtocolError {
-    ProtocolError::InvalidField { field, detail: detail.into() }
+    ProtocolError::InvalidField {
+        field,
+        detail: detail.into(),
+    }
 }
 
 fn string<'a>(field: &'static str, value: Loose<'a>) -> Result<Cow<'a, str>, ProtocolError> {
     match value {
         Loose::Str(text) => Ok(text),
-        other => Err(invalid(field, format!("expected a string, found {}", other.describe()))),
+        other => Err(invalid(
+            field,
+            format!("expected a string, found {}", other.describe()),
+        )),
     }
 }
 
 fn bounded(field: &'static str, text: Cow<'_, str>) -> Result<String, ProtocolError> {
     if text.len() > MAX_FIELD_BYTES {
-        return Err(invalid(field, format!("longer than {MAX_FIELD_BYTES} bytes")));
+        return Err(invalid(
+            field,
+            format!("longer than {MAX_FIELD_BYTES} bytes"),
+        ));
     }
     Ok(text.into_owned())
 }
@@ -265,7 +292,10 @@ fn uint(field: &'static str, value: Loose<'_>) -> Result<u64, ProtocolError> {
         Loose::Uint(n) => Ok(n),
         other => Err(invalid(
             field,
-            format!("expected a non-negative integer, found {}", other.describe()),
+            format!(
+                "expected a non-negative integer, found {}",
+                other.describe()
+            ),
         )),
     }
 }
@@ -276,7 +306,13 @@ fn activity_state(value: Loose<'_>) -> Result<ActivityState, ProtocolError> {
         "active" => Ok(ActivityState::Active),
         "child" => Ok(ActivityState::Child),
         "unknown" => Ok(ActivityState::Unknown),
-        other => Err(invalid("state", format!("expected idle|active|child|unknown, found {:?}", truncated(other)))),
+        other => Err(invalid(
+            "state",
+            format!(
+                "expected idle|active|child|unknown, found {:?}",
+                truncated(other)
+            ),
+        )),
     }
 }
 
@@ -285,7 +321,13 @@ fn composer(value: Loose<'_>) -> Result<Composer, ProtocolError> {
         "empty" => Ok(Composer::Empty),
         "nonempty" => Ok(Composer::Nonempty),
         "unknown" => Ok(Composer::Unknown),
-        other => Err(invalid("composer", format!("expected empty|nonempty|unknown, found {:?}", truncated(other)))),
+        other => Err(invalid(
+            "composer",
+            format!(
+                "expected empty|nonempty|unknown, found {:?}",
+                truncated(other)
+            ),
+        )),
     }
 }
 
@@ -294,19 +336,27 @@ fn lifecycle(value: Loose<'_>) -> Result<Lifecycle, ProtocolError> {
         "compaction" => Ok(Lifecycle::Compaction),
         "clear" => Ok(Lifecycle::Clear),
         "crash" => Ok(Lifecycle::Crash),
-        other => Err(ProtocolError::UnknownLifecycle { found: truncated(other) }),
+        other => Err(ProtocolError::UnknownLifecycle {
+            found: truncated(other),
+        }),
     }
 }
 
 fn message_list(value: Loose<'_>) -> Result<Vec<MessageName>, ProtocolError> {
     let Loose::Array(items) = value else {
-        return Err(invalid("messages", format!("expected an array, found {}", value.describe())));
+        return Err(invalid(
+            "messages",
+            format!("expected an array, found {}", value.describe()),
+        ));
     };
     if items.is_empty() {
         return Err(invalid("messages", "must name at least one file"));
     }
     if items.len() > MAX_RECEIPT_MESSAGES {
-        return Err(invalid("messages", format!("more than {MAX_RECEIPT_MESSAGES} names")));
+        return Err(invalid(
+            "messages",
+            format!("more than {MAX_RECEIPT_MESSAGES} names"),
+        ));
     }
     let mut names = Vec::with_capacity(items.len());
     for item in items {
@@ -407,7 +457,10 @@ impl<'de> Visitor<'de> for LooseVisitor {
     }
 }
 
-fn serialize_millis<S: serde::Serializer>(value: &Duration, serializer: S) -> Result<S::Ok, S::Error> {
+fn serialize_millis<S: serde::Serializer>(
+    value: &Duration,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
     serializer.serialize_u64(u64::try_from(value.as_millis()).unwrap_or(u64::MAX))
 }
 
@@ -448,62 +501,154 @@ mod tests {
             r#""kind":"activity","sequence":1,"state":"idle","validForMs":9,"future":{"x":[1]}"#,
         ))
         .unwrap();
-        let Body::Activity(activity) = event.body else { panic!("not activity") };
+        let Body::Activity(activity) = event.body else {
+            panic!("not activity")
+        };
         assert_eq!(activity.composer, Composer::Unknown);
     }
 
     #[test]
     fn parses_turn_boundary_and_lifecycle() {
-        let event =
-            parse_line(&line(r#""kind":"turn-boundary","sequence":2,"messages":["a.md","b.md"]"#))
-                .unwrap();
+        let event = parse_line(&line(
+            r#""kind":"turn-boundary","sequence":2,"messages":["a.md","b.md"]"#,
+        ))
+        .unwrap();
         assert_eq!(
             event.body,
             Body::TurnBoundary {
-                messages: vec![MessageName::new("a.md").unwrap(), MessageName::new("b.md").unwrap()]
+                messages: vec![
+                    MessageName::new("a.md").unwrap(),
+                    MessageName::new("b.md").unwrap()
+                ]
             }
         );
-        let event = parse_line(&line(r#""kind":"lifecycle","sequence":3,"event":"clear""#)).unwrap();
-        assert_eq!(event.body, Body::Lifecycle { event: Lifecycle::Clear });
+        let event =
+            parse_line(&line(r#""kind":"lifecycle","sequence":3,"event":"clear""#)).unwrap();
+        assert_eq!(
+            event.body,
+            Body::Lifecycle {
+                event: Lifecycle::Clear
+            }
+        );
     }
 
     #[test]
     fn every_defect_is_a_typed_error() {
         let cases: Vec<(Vec<u8>, ProtocolError)> = vec![
-            (vec![b'{'; MAX_LINE_BYTES + 1], ProtocolError::LineTooLong { len: MAX_LINE_BYTES + 1 }),
-            (b"{\"v\":1,\xff}".to_vec(), ProtocolError::InvalidUtf8 { at: 7 }),
-            (br#"{"v":2,"kind":"activity"}"#.to_vec(), ProtocolError::UnknownVersion { found: "2".into() }),
-            (br#"{"v":"1"}"#.to_vec(), ProtocolError::UnknownVersion { found: "string \"1\"".into() }),
-            (br#"{"kind":"activity"}"#.to_vec(), ProtocolError::MissingField { field: "v" }),
-            (line(r#""kind":"bogus","sequence":1"#), ProtocolError::UnknownKind { found: "bogus".into() }),
-            (line(r#""kind":"activity","sequence":1,"validForMs":5"#), ProtocolError::MissingField { field: "state" }),
-            (line(r#""kind":"activity","sequence":1,"state":"idle""#), ProtocolError::MissingField { field: "validForMs" }),
-            (line(r#""kind":"turn-boundary","sequence":1"#), ProtocolError::MissingField { field: "messages" }),
-            (line(r#""kind":"lifecycle","sequence":1"#), ProtocolError::MissingField { field: "event" }),
-            (line(r#""kind":"lifecycle","sequence":1,"event":"nap""#), ProtocolError::UnknownLifecycle { found: "nap".into() }),
+            (
+                vec![b'{'; MAX_LINE_BYTES + 1],
+                ProtocolError::LineTooLong {
+                    len: MAX_LINE_BYTES + 1,
+                },
+            ),
+            (
+                b"{\"v\":1,\xff}".to_vec(),
+                ProtocolError::InvalidUtf8 { at: 7 },
+            ),
+            (
+                br#"{"v":2,"kind":"activity"}"#.to_vec(),
+                ProtocolError::UnknownVersion { found: "2".into() },
+            ),
+            (
+                br#"{"v":"1"}"#.to_vec(),
+                ProtocolError::UnknownVersion {
+                    found: "string \"1\"".into(),
+                },
+            ),
+            (
+                br#"{"kind":"activity"}"#.to_vec(),
+                ProtocolError::MissingField { field: "v" },
+            ),
+            (
+                line(r#""kind":"bogus","sequence":1"#),
+                ProtocolError::UnknownKind {
+                    found: "bogus".into(),
+                },
+            ),
+            (
+                line(r#""kind":"activity","sequence":1,"validForMs":5"#),
+                ProtocolError::MissingField { field: "state" },
+            ),
+            (
+                line(r#""kind":"activity","sequence":1,"state":"idle""#),
+                ProtocolError::MissingField {
+                    field: "validForMs",
+                },
+            ),
+            (
+                line(r#""kind":"turn-boundary","sequence":1"#),
+                ProtocolError::MissingField { field: "messages" },
+            ),
+            (
+                line(r#""kind":"lifecycle","sequence":1"#),
+                ProtocolError::MissingField { field: "event" },
+            ),
+            (
+                line(r#""kind":"lifecycle","sequence":1,"event":"nap""#),
+                ProtocolError::UnknownLifecycle {
+                    found: "nap".into(),
+                },
+            ),
         ];
         for (input, expected) in cases {
-            assert_eq!(parse_line(&input), Err(expected), "input {:?}", String::from_utf8_lossy(&input));
+            assert_eq!(
+                parse_line(&input),
+                Err(expected),
+                "input {:?}",
+                String::from_utf8_lossy(&input)
+            );
         }
     }
 
     #[test]
     fn mistyped_fields_are_named() {
         let cases = [
-            (r#""kind":"activity","sequence":-1,"state":"idle","validForMs":5"#, "sequence"),
-            (r#""kind":"activity","sequence":1.5,"state":"idle","validForMs":5"#, "sequence"),
-            (r#""kind":"activity","sequence":1,"state":"sleepy","validForMs":5"#, "state"),
-            (r#""kind":"activity","sequence":1,"state":"idle","validForMs":"5""#, "validForMs"),
-            (r#""kind":"activity","sequence":1,"state":"idle","validForMs":5,"composer":"full""#, "composer"),
-            (r#""kind":"activity","sequence":1,"state":"idle","validForMs":5,"revision":-3"#, "revision"),
-            (r#""kind":"turn-boundary","sequence":1,"messages":"a.md""#, "messages"),
-            (r#""kind":"turn-boundary","sequence":1,"messages":[]"#, "messages"),
-            (r#""kind":"turn-boundary","sequence":1,"messages":["../x"]"#, "messages"),
-            (r#""kind":"turn-boundary","sequence":1,"messages":["a","a"]"#, "messages"),
+            (
+                r#""kind":"activity","sequence":-1,"state":"idle","validForMs":5"#,
+                "sequence",
+            ),
+            (
+                r#""kind":"activity","sequence":1.5,"state":"idle","validForMs":5"#,
+                "sequence",
+            ),
+            (
+                r#""kind":"activity","sequence":1,"state":"sleepy","validForMs":5"#,
+                "state",
+            ),
+            (
+                r#""kind":"activity","sequence":1,"state":"idle","validForMs":"5""#,
+                "validForMs",
+            ),
+            (
+                r#""kind":"activity","sequence":1,"state":"idle","validForMs":5,"composer":"full""#,
+                "composer",
+            ),
+            (
+                r#""kind":"activity","sequence":1,"state":"idle","validForMs":5,"revision":-3"#,
+                "revision",
+            ),
+            (
+                r#""kind":"turn-boundary","sequence":1,"messages":"a.md""#,
+                "messages",
+            ),
+            (
+                r#""kind":"turn-boundary","sequence":1,"messages":[]"#,
+                "messages",
+            ),
+            (
+                r#""kind":"turn-boundary","sequence":1,"messages":["../x"]"#,
+                "messages",
+            ),
+            (
+                r#""kind":"turn-boundary","sequence":1,"messages":["a","a"]"#,
+                "messages",
+            ),
         ];
         for (rest, field) in cases {
             match parse_line(&line(rest)) {
-                Err(ProtocolError::InvalidField { field: named, .. }) => assert_eq!(named, field, "{rest}"),
+                Err(ProtocolError::InvalidField { field: named, .. }) => {
+                    assert_eq!(named, field, "{rest}")
+                }
                 other => panic!("{rest}: expected invalid {field}, got {other:?}"),
             }
         }
@@ -512,7 +657,11 @@ mod tests {
     #[test]
     fn identity_fields_must_be_non_empty_bounded_strings() {
         let too_long = "x".repeat(MAX_FIELD_BYTES + 1);
-        for (session, field) in [("\"\"", "session"), ("5", "session"), (&format!("\"{too_long}\"")[..], "session")] {
+        for (session, field) in [
+            ("\"\"", "session"),
+            ("5", "session"),
+            (&format!("\"{too_long}\"")[..], "session"),
+        ] {
             let text = format!(
                 r#"{{"v":1,"kind":"activity","session":{session},"incarnation":"i","generation":"g","sequence":1,"state":"idle","validForMs":1}}"#
             );
@@ -525,7 +674,14 @@ mod tests {
 
     #[test]
     fn malformed_json_and_non_objects_are_errors() {
-        for input in [&b""[..], b"{", b"[1,2]", b"\"idle\"", b"{\"v\":1} trailing", b"{\"v\":1,\"v\":1}"] {
+        for input in [
+            &b""[..],
+            b"{",
+            b"[1,2]",
+            b"\"idle\"",
+            b"{\"v\":1} trailing",
+            b"{\"v\":1,\"v\":1}",
+        ] {
             assert!(
                 matches!(parse_line(input), Err(ProtocolError::MalformedJson { .. })),
                 "{:?}",

@@ -81,9 +81,23 @@ pub struct HoldView {
 }
 
 impl MessageStatus {
-    pub fn new(name: &MessageName, state: &MessageState, since: Time, hold: Option<&HoldView>) -> MessageStatus {
-        let hold = if *state == MessageState::Pending { hold.cloned() } else { None };
-        MessageStatus { name: name.clone(), state: state.clone(), since, hold }
+    pub fn new(
+        name: &MessageName,
+        state: &MessageState,
+        since: Time,
+        hold: Option<&HoldView>,
+    ) -> MessageStatus {
+        let hold = if *state == MessageState::Pending {
+            hold.cloned()
+        } else {
+            None
+        };
+        MessageStatus {
+            name: name.clone(),
+            state: state.clone(),
+            since,
+            hold,
+        }
     }
 
     /// One human line: `NAME  STATE[: reason (source, N s ago)]`.
@@ -99,10 +113,17 @@ impl MessageStatus {
                 None => "pending".into(),
             },
             MessageState::InFlight { request } => format!("in flight (request {request})"),
-            MessageState::Staged { confirmed: true, .. } => {
-                format!("staged: rung {} ago, awaiting archive", human_age(now.since(self.since)))
+            MessageState::Staged {
+                confirmed: true, ..
+            } => {
+                format!(
+                    "staged: rung {} ago, awaiting archive",
+                    human_age(now.since(self.since))
+                )
             }
-            MessageState::Staged { confirmed: false, .. } => format!(
+            MessageState::Staged {
+                confirmed: false, ..
+            } => format!(
                 "staged: outcome unknown since {} ago, awaiting archive",
                 human_age(now.since(self.since))
             ),
@@ -125,7 +146,10 @@ impl Status {
         in_flight: Option<RequestId>,
         messages: Vec<MessageStatus>,
     ) -> Status {
-        let pending = messages.iter().filter(|m| m.state == MessageState::Pending).count();
+        let pending = messages
+            .iter()
+            .filter(|m| m.state == MessageState::Pending)
+            .count();
         Status {
             policy: config.policy,
             now,
@@ -148,13 +172,20 @@ impl LeaseStatus {
         match slot {
             LeaseSlot::Granted(lease) => LeaseStatus {
                 slot: slot.clone(),
-                freshness: if now < lease.expires_at { "fresh" } else { "expired" },
+                freshness: if now < lease.expires_at {
+                    "fresh"
+                } else {
+                    "expired"
+                },
                 age_ms: Some(now.since(lease.granted_at).as_millis() as u64),
                 remaining_ms: Some(lease.expires_at.since(now).as_millis() as u64),
             },
-            LeaseSlot::Ended { .. } => {
-                LeaseStatus { slot: slot.clone(), freshness: "none", age_ms: None, remaining_ms: None }
-            }
+            LeaseSlot::Ended { .. } => LeaseStatus {
+                slot: slot.clone(),
+                freshness: "none",
+                age_ms: None,
+                remaining_ms: None,
+            },
         }
     }
 }

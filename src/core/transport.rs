@@ -38,11 +38,18 @@ impl Transport {
     /// The fixed combined transport used by both policies: bracketed paste of
     /// the notice, a wait longer than paste-burst Enter suppression, Return.
     pub fn combined(notice: &Notice, submit_delay: Duration) -> Transport {
-        let mut paste = Vec::with_capacity(PASTE_START.len() + notice.text().len() + PASTE_END.len());
+        let mut paste =
+            Vec::with_capacity(PASTE_START.len() + notice.text().len() + PASTE_END.len());
         paste.extend_from_slice(PASTE_START);
         paste.extend_from_slice(notice.text().as_bytes());
         paste.extend_from_slice(PASTE_END);
-        Transport { steps: vec![Step::Write(paste), Step::Wait(submit_delay), Step::Write(RETURN.to_vec())] }
+        Transport {
+            steps: vec![
+                Step::Write(paste),
+                Step::Wait(submit_delay),
+                Step::Write(RETURN.to_vec()),
+            ],
+        }
     }
 
     /// Every byte the transaction writes, in order.
