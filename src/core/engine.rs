@@ -223,6 +223,8 @@ impl Engine {
     /// Feeds one fact in. Drain [`Engine::poll_output`] afterwards.
     pub fn handle_input(&mut self, input: Input, now: Time) {
         self.advance(now);
+        // Deadlines that passed happened before this input arrived.
+        self.fire_timers();
         match input {
             Input::InboxScan(names) => self.on_scan(names),
             Input::InboxAdded(name) => {
