@@ -111,6 +111,8 @@ struct Sim {
     oracle: Oracle,
     trace: Vec<String>,
     sends: usize,
+    /// A restarted engine knows no files until its first scan.
+    awaiting_scan: bool,
 }
 
 impl Sim {
@@ -150,6 +152,7 @@ impl Sim {
             oracle: Oracle::default(),
             trace: Vec::new(),
             sends: 0,
+            awaiting_scan: false,
         };
         sim.drain();
         sim
@@ -175,6 +178,9 @@ impl Sim {
     // ----- feeding the engine, with the oracle's view of each input -----
 
     fn feed(&mut self, input: Input) {
+        if matches!(input, Input::InboxScan(_)) {
+            self.awaiting_scan = false;
+        }
         self.expire_requests();
         self.trace
             .push(format!("{} in {:?}", self.now, input_summary(&input)));
@@ -261,7 +267,7 @@ impl Sim {
                             .saturating_add(Duration::from_millis(REPLY_TIMEOUT_MS)),
                     });
                 }
-                Output::Journal(_) | Output::StatusChanged | Output::Decision(_) => {}
+                Output::JournalChanged | Output::StatusChanged | Output::Decision(_) => {}
             }
         }
     }
@@ -350,6 +356,9 @@ impl Sim {
     }
 
     fn check_state(&self) {
+        if self.awaiting_scan {
+            return;
+        }
         let status = self.engine.status(self.now);
         let listed: Vec<&str> = status.messages.iter().map(|m| m.name.as_str()).collect();
         let unread: Vec<&str> = self.inbox.iter().map(String::as_str).collect();
@@ -628,6 +637,42 @@ impl Sim {
         self.feed(Input::PtyUnreachable);
     }
 
+    /// The sidecar dies (kill -9) and starts again from its last journal. The
+    /// in-flight transaction, if any, may have been written: its files are
+    /// pending again (the one documented duplicate-ring window).
+    fn restart_engine(&mut self) {
+        let journal = self.engine.journal();
+        let config = self.engine.config().clone();
+        self.trace.push(format!(
+            "{} restart with {} journaled",
+            self.now,
+            journal.entries.len()
+        ));
+        self.engine = Engine::new(config, Some(&journal), self.now);
+        self.oracle.in_flight = None;
+        self.oracle.lease = None;
+        self.oracle.adapter_up = false;
+        self.oracle.engine_identity = None;
+        self.oracle.pty_revision_known = None;
+        self.oracle.pty_blocked = false;
+        self.spawn_requested = false;
+        self.awaiting_scan = true;
+        self.drain();
+        let all = self
+            .inbox
+            .iter()
+            .map(|n| MessageName::new(n).unwrap())
+            .collect();
+        if self.rng.chance(50) {
+            self.feed(Input::InboxScan(all));
+            self.report_status();
+        } else {
+            // Status before the scan: ownership must still be fenced by incarnation.
+            self.report_status();
+            self.feed(Input::InboxScan(all));
+        }
+    }
+
     // ----- the world -----
 
     fn arrive(&mut self) {
@@ -706,6 +751,7 @@ impl Sim {
                 };
                 self.advance(jump);
             }
+            96..=97 => self.restart_engine(),
             _ => {
                 let jump = 5_000 + self.rng.below(40_000);
                 self.advance(jump);
@@ -745,7 +791,6 @@ fn output_summary(output: &Output) -> String {
         ),
         Output::Send(send) => format!("Send#{} {:?}", send.request, names(&send.messages)),
         Output::Decision(record) => serde_json::to_string(record).unwrap(),
-        Output::Journal(journal) => format!("Journal({} owned)", journal.entries.len()),
         other => format!("{other:?}"),
     }
 }

@@ -19,7 +19,7 @@
 //! while let Some(output) = engine.poll_output() {
 //!     match output {
 //!         Output::Send(send) => { /* write send.transport to the PTY host */ }
-//!         Output::SendIf(_) | Output::SpawnAdapter | Output::Journal(_)
+//!         Output::SendIf(_) | Output::SpawnAdapter | Output::JournalChanged
 //!         | Output::StatusChanged | Output::Decision(_) => {}
 //!     }
 //! }
@@ -119,8 +119,11 @@ pub enum Output {
     Send(Send),
     /// Start the adapter (killing any previous one first).
     SpawnAdapter,
-    /// Ownership changed: write this journal atomically.
-    Journal(Journal),
+    /// Ownership changed: write [`Engine::journal`] atomically before acting
+    /// on later outputs that depend on it. Emitted at most once per input; a
+    /// runtime may coalesce several into one write per loop turn, because the
+    /// journal is a whole snapshot (N.B. its size is the number of owned files).
+    JournalChanged,
     /// Something `status()` reports has changed.
     StatusChanged,
     /// A structured record for the log.
@@ -322,8 +325,7 @@ impl Engine {
         self.deliver();
         if self.journal_dirty {
             self.journal_dirty = false;
-            self.outputs
-                .push_back(Output::Journal(self.ownership.journal()));
+            self.outputs.push_back(Output::JournalChanged);
         }
         if self.status_dirty {
             self.status_dirty = false;
@@ -576,6 +578,8 @@ impl Engine {
         {
             self.end_lease(HoldReason::IdentityMismatch { part });
         }
+        self.ownership
+            .forget_memories_outside(&identity.incarnation);
         let stale = self.ownership.owned_outside(&identity.incarnation);
         self.release(stale, ReleaseCause::IncarnationChanged);
     }
@@ -732,13 +736,15 @@ impl Engine {
             LeaseSlot::Ended { reason, .. } => return Err(reason.clone()),
             LeaseSlot::Granted(lease) => lease,
         };
-        if now >= lease.expires_at {
-            return Err(HoldReason::LeaseExpired);
-        }
+        // The evidence's own verdict comes before its age: "composer
+        // nonempty" explains more than "expired" when both are true.
         match lease.composer {
             Composer::Empty => {}
             Composer::Nonempty => return Err(HoldReason::ComposerNonempty),
             Composer::Unknown => return Err(HoldReason::ComposerUnknown),
+        }
+        if now >= lease.expires_at {
+            return Err(HoldReason::LeaseExpired);
         }
         if let Some(part) = lease.identity.mismatch(pty_identity) {
             return Err(HoldReason::IdentityMismatch { part });

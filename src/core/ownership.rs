@@ -159,6 +159,20 @@ impl Ownership {
         self.remembered.clear();
     }
 
+    /// Forgets remembered ownership that belongs to another incarnation: a
+    /// harness that was restarted while the sidecar was down never saw it.
+    pub fn forget_memories_outside(&mut self, incarnation: &str) {
+        self.remembered.retain(|_, (state, _)| match state {
+            MessageState::Staged {
+                incarnation: owner, ..
+            }
+            | MessageState::HookOwned { incarnation: owner } => {
+                owner.as_deref() == Some(incarnation)
+            }
+            _ => false,
+        });
+    }
+
     /// Moves files to a new state. Files not currently known are skipped.
     pub fn set(&mut self, names: &[MessageName], state: &MessageState, now: Time) {
         for name in names {

@@ -151,11 +151,66 @@ pub fn parse_line(line: &[u8]) -> Result<Event, ProtocolError> {
     let text = std::str::from_utf8(line).map_err(|err| ProtocolError::InvalidUtf8 {
         at: err.valid_up_to(),
     })?;
+    // Fast path: a typed parse that borrows every string. Only when it fails
+    // does the loose parse run, to name the offending field precisely.
+    if let Ok(typed) = serde_json::from_str::<TypedLine<'_>>(text) {
+        return typed.into_raw().validate();
+    }
     let raw: RawLine<'_> =
         serde_json::from_str(text).map_err(|err| ProtocolError::MalformedJson {
             detail: err.to_string(),
         })?;
     raw.validate()
+}
+
+/// The common shape of a valid line, parsed without `deserialize_any`.
+#[derive(Deserialize)]
+struct TypedLine<'a> {
+    v: Option<u64>,
+    #[serde(borrow)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    session: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    incarnation: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    generation: Option<Cow<'a, str>>,
+    sequence: Option<u64>,
+    #[serde(borrow)]
+    state: Option<Cow<'a, str>>,
+    #[serde(rename = "validForMs")]
+    valid_for_ms: Option<u64>,
+    #[serde(borrow)]
+    composer: Option<Cow<'a, str>>,
+    revision: Option<u64>,
+    #[serde(borrow)]
+    reason: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    messages: Option<Vec<Cow<'a, str>>>,
+    #[serde(borrow)]
+    event: Option<Cow<'a, str>>,
+}
+
+impl<'a> TypedLine<'a> {
+    fn into_raw(self) -> RawLine<'a> {
+        RawLine {
+            v: self.v.map(Loose::Uint),
+            kind: self.kind.map(Loose::Str),
+            session: self.session.map(Loose::Str),
+            incarnation: self.incarnation.map(Loose::Str),
+            generation: self.generation.map(Loose::Str),
+            sequence: self.sequence.map(Loose::Uint),
+            state: self.state.map(Loose::Str),
+            valid_for_ms: self.valid_for_ms.map(Loose::Uint),
+            composer: self.composer.map(Loose::Str),
+            revision: self.revision.map(Loose::Uint),
+            reason: self.reason.map(Loose::Str),
+            messages: self
+                .messages
+                .map(|names| Loose::Array(names.into_iter().map(Loose::Str).collect())),
+            event: self.event.map(Loose::Str),
+        }
+    }
 }
 
 /// The line's fields, each kept loosely typed so that a wrong type becomes an
@@ -220,15 +275,14 @@ impl<'a> RawLine<'a> {
                     "validForMs",
                     required("validForMs", self.valid_for_ms)?,
                 )?),
-                composer: match self.composer {
+                composer: match present(self.composer) {
                     None => Composer::Unknown,
                     Some(value) => composer(value)?,
                 },
-                revision: self
-                    .revision
+                revision: present(self.revision)
                     .map(|value| uint("revision", value))
                     .transpose()?,
-                reason: match self.reason {
+                reason: match present(self.reason) {
                     None => None,
                     Some(value) => Some(bounded("reason", string("reason", value)?)?),
                 },
@@ -249,7 +303,13 @@ impl<'a> RawLine<'a> {
 }
 
 fn required<'a>(field: &'static str, value: Option<Loose<'a>>) -> Result<Loose<'a>, ProtocolError> {
-    value.ok_or(ProtocolError::MissingField { field })
+    present(value).ok_or(ProtocolError::MissingField { field })
+}
+
+/// JSON `null` means the same as an absent field, on both parse paths
+/// (the typed one cannot tell them apart).
+fn present(value: Option<Loose<'_>>) -> Option<Loose<'_>> {
+    value.filter(|value| !matches!(value, Loose::Null))
 }
 
 fn invalid(field: &'static str, detail: impl Into<String>) -> ProtocolError {

@@ -86,7 +86,7 @@ impl Driver {
                 Output::SendIf(send) => self.emitted.send_ifs.push(send.clone()),
                 Output::Send(send) => self.emitted.sends.push(send.clone()),
                 Output::SpawnAdapter => self.emitted.spawns += 1,
-                Output::Journal(journal) => self.emitted.journals.push(journal.clone()),
+                Output::JournalChanged => self.emitted.journals.push(self.engine.journal()),
                 Output::StatusChanged => self.emitted.status_changes += 1,
                 Output::Decision(record) => self.emitted.records.push(record.clone()),
             }

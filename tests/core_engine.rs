@@ -1,0 +1,256 @@
+//! Engine behaviours that need more than one engine or a close look at
+//! status: journal restore across a restart, status wording, and the promise
+//! that an idle engine asks for no wake-ups.
+
+mod support;
+
+use ding::core::config::{EngineConfig, Policy};
+use ding::core::engine::{Engine, Input};
+use ding::core::identity::Identity;
+use ding::core::journal::{Journal, Owner};
+use ding::core::message::MessageName;
+use ding::core::ownership::MessageState;
+use ding::core::time::Time;
+use support::core_driver::Driver;
+
+fn name(text: &str) -> MessageName {
+    MessageName::new(text).unwrap()
+}
+
+fn identity(incarnation: &str) -> Identity {
+    Identity {
+        session: "host.worker".into(),
+        incarnation: incarnation.into(),
+        generation: "sha256:g".into(),
+    }
+}
+
+fn idle_line(sequence: u64, incarnation: &str, composer: &str, revision: u64) -> Vec<u8> {
+    format!(
+        r#"{{"v":1,"kind":"activity","session":"host.worker","incarnation":"{incarnation}","generation":"sha256:g","sequence":{sequence},"state":"idle","validForMs":1000,"composer":"{composer}","revision":{revision}}}"#
+    )
+    .into_bytes()
+}
+
+fn receipt_line(sequence: u64, incarnation: &str, files: &[&str]) -> Vec<u8> {
+    format!(
+        r#"{{"v":1,"kind":"turn-boundary","session":"host.worker","incarnation":"{incarnation}","generation":"sha256:g","sequence":{sequence},"messages":{}}}"#,
+        serde_json::to_string(files).unwrap()
+    )
+    .into_bytes()
+}
+
+fn rich() -> EngineConfig {
+    EngineConfig::new(Policy::TurnBoundaryFreshIdle, "worker", "inbox/new")
+}
+
+/// A rich engine with its adapter up and the PTY known at `incarnation`.
+fn started(journal: Option<&Journal>, incarnation: &str, at: u64) -> Driver {
+    let mut driver = Driver::new(Engine::new(rich(), journal, Time::from_millis(at)));
+    driver.input(Input::AdapterSpawned { pid: 9 }, Time::from_millis(at));
+    driver.input(
+        Input::PtyStatus {
+            identity: identity(incarnation),
+            revision: 10,
+        },
+        Time::from_millis(at),
+    );
+    driver
+}
+
+/// Runs a first engine to hook-own 001 and stage 002, and returns its journal.
+fn journal_with_owned_work() -> Journal {
+    let mut first = started(None, "inc-1", 0);
+    first.input(
+        Input::InboxScan(vec![name("001.md"), name("002.md")]),
+        Time::from_millis(1),
+    );
+    first.input(
+        Input::AdapterLine(receipt_line(1, "inc-1", &["001.md"])),
+        Time::from_millis(2),
+    );
+    first.input(
+        Input::AdapterLine(idle_line(2, "inc-1", "empty", 10)),
+        Time::from_millis(3),
+    );
+    first.input(
+        Input::PtySent {
+            request: 1,
+            revision: 11,
+        },
+        Time::from_millis(4),
+    );
+    let (emitted, _) = first.take();
+    let journal = emitted
+        .journals
+        .last()
+        .cloned()
+        .expect("ownership changes emit a journal");
+    assert_eq!(journal, first.engine.journal());
+    let owners: Vec<(String, Owner)> = journal
+        .entries
+        .iter()
+        .map(|e| (e.name.to_string(), e.owner))
+        .collect();
+    assert_eq!(
+        owners,
+        [
+            ("001.md".to_string(), Owner::HookOwned),
+            ("002.md".to_string(), Owner::Staged)
+        ]
+    );
+    journal
+}
+
+#[test]
+fn restart_with_the_journal_keeps_ownership_for_the_same_incarnation() {
+    let journal = journal_with_owned_work();
+    // The restarted sidecar sees a new file too; only that one may ring.
+    let mut second = started(Some(&journal), "inc-1", 50);
+    second.input(
+        Input::InboxScan(vec![name("001.md"), name("002.md"), name("003.md")]),
+        Time::from_millis(51),
+    );
+    second.input(
+        Input::AdapterLine(idle_line(1, "inc-1", "empty", 10)),
+        Time::from_millis(52),
+    );
+    let (emitted, _) = second.take();
+    assert_eq!(emitted.send_ifs.len(), 1);
+    assert_eq!(
+        emitted.send_ifs[0].messages,
+        vec![name("003.md")],
+        "hook-owned and staged work is not rung again"
+    );
+    let status = second.engine.status(Time::from_millis(52));
+    assert!(matches!(
+        status.messages[0].state,
+        MessageState::HookOwned { .. }
+    ));
+    assert!(matches!(
+        status.messages[1].state,
+        MessageState::Staged { .. }
+    ));
+}
+
+#[test]
+fn restart_under_a_new_incarnation_releases_journaled_ownership() {
+    let journal = journal_with_owned_work();
+    let mut second = started(Some(&journal), "inc-2", 50);
+    second.input(
+        Input::InboxScan(vec![name("001.md"), name("002.md")]),
+        Time::from_millis(51),
+    );
+    second.input(
+        Input::AdapterLine(idle_line(1, "inc-2", "empty", 10)),
+        Time::from_millis(52),
+    );
+    let (emitted, _) = second.take();
+    assert_eq!(emitted.send_ifs.len(), 1);
+    assert_eq!(
+        emitted.send_ifs[0].messages,
+        vec![name("001.md"), name("002.md")]
+    );
+}
+
+#[test]
+fn journaled_files_archived_while_down_are_forgotten() {
+    let journal = journal_with_owned_work();
+    let mut second = started(Some(&journal), "inc-1", 50);
+    second.input(
+        Input::InboxScan(vec![name("002.md")]),
+        Time::from_millis(51),
+    );
+    let status = second.engine.status(Time::from_millis(51));
+    assert_eq!(status.messages.len(), 1);
+    // 001 was archived while the sidecar was down; if it came back it is new work.
+    second.input(Input::InboxAdded(name("001.md")), Time::from_millis(52));
+    let status = second.engine.status(Time::from_millis(52));
+    assert_eq!(status.messages[0].state, MessageState::Pending);
+    assert_eq!(second.engine.journal().entries.len(), 1);
+}
+
+#[test]
+fn held_work_says_why_with_source_and_age() {
+    let mut driver = started(None, "inc-1", 0);
+    driver.input(Input::InboxAdded(name("001.md")), Time::from_millis(1000));
+    driver.input(
+        Input::AdapterLine(idle_line(1, "inc-1", "nonempty", 10)),
+        Time::from_millis(2000),
+    );
+    let now = Time::from_millis(5000);
+    let status = driver.engine.status(now);
+    assert_eq!(
+        status.messages[0].describe(now),
+        "001.md  held: composer nonempty (adapter, 3 s ago)"
+    );
+    let json = serde_json::to_value(&status).unwrap();
+    assert_eq!(json["messages"][0]["hold"]["code"], "composer-nonempty");
+    assert_eq!(json["messages"][0]["hold"]["source"], "adapter");
+    assert_eq!(json["messages"][0]["state"], "pending");
+    assert_eq!(json["lease"]["state"], "granted");
+}
+
+#[test]
+fn an_idle_engine_asks_for_no_wake_up() {
+    for policy in Policy::ALL {
+        let mut driver = Driver::new(Engine::new(
+            EngineConfig::new(policy, "worker", "inbox/new"),
+            None,
+            Time::ZERO,
+        ));
+        if policy.uses_adapter() {
+            driver.input(Input::AdapterSpawned { pid: 1 }, Time::ZERO);
+        }
+        driver.input(
+            Input::PtyStatus {
+                identity: identity("i"),
+                revision: 1,
+            },
+            Time::ZERO,
+        );
+        driver.input(Input::InboxScan(vec![]), Time::ZERO);
+        assert_eq!(
+            driver.engine.next_deadline(),
+            None,
+            "{policy:?} with nothing pending"
+        );
+    }
+    // Held work waiting for a lease needs no timer either: a lease arrives as an input.
+    let mut driver = started(None, "i", 0);
+    driver.input(Input::InboxAdded(name("001.md")), Time::ZERO);
+    assert_eq!(driver.engine.next_deadline(), None);
+}
+
+#[test]
+fn a_spurious_early_timeout_changes_nothing() {
+    let mut driver = started(None, "inc-1", 0);
+    driver.input(Input::AdapterEof, Time::from_millis(10));
+    let deadline = driver.engine.next_deadline().unwrap();
+    driver.take();
+    driver.timeout(Time::from_millis(deadline.as_millis() - 1));
+    let (emitted, _) = driver.take();
+    assert_eq!(emitted.spawns, 0);
+    assert_eq!(driver.engine.next_deadline(), Some(deadline));
+}
+
+#[test]
+fn a_huge_backlog_is_kept_whole_and_in_order() {
+    let mut config = EngineConfig::new(Policy::Aggressive, "worker", "inbox/new");
+    config.tunables.re_ring_after = None;
+    let mut driver = Driver::new(Engine::new(config, None, Time::ZERO));
+    let names: Vec<MessageName> = (0..20_000)
+        .rev()
+        .map(|i| name(&format!("{i:06}.md")))
+        .collect();
+    driver.input(Input::InboxScan(names), Time::ZERO);
+    let status = driver.engine.status(Time::ZERO);
+    assert_eq!(status.unread, 20_000);
+    assert!(
+        status
+            .messages
+            .windows(2)
+            .all(|pair| pair[0].name < pair[1].name)
+    );
+    assert_eq!(status.messages[0].name.as_str(), "000000.md");
+}

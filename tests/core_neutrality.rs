@@ -1,0 +1,81 @@
+//! The core is harness-neutral: nothing under `src/core/` or `fixtures/core/`
+//! names a provider or a renderer glyph. Provider vocabulary belongs in
+//! `src/providers/` only.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+const WORDS: [&str; 5] = ["codex", "claude", "openai", "anthropic", "gpt"];
+const GLYPHS: [char; 5] = ['\u{203a}', '\u{276f}', '\u{23f5}', '\u{273b}', '\u{23bf}'];
+
+fn files_under(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            files_under(&path, out);
+        } else {
+            out.push(path);
+        }
+    }
+}
+
+/// Every forbidden word or glyph in `text`, as `line:word`.
+fn provider_vocabulary(text: &str) -> Vec<String> {
+    let mut hits = Vec::new();
+    for (number, line) in text.lines().enumerate() {
+        let lower = line.to_lowercase();
+        for word in WORDS {
+            if lower.contains(word) {
+                hits.push(format!("{}:{word}", number + 1));
+            }
+        }
+        for glyph in GLYPHS {
+            if line.contains(glyph) {
+                hits.push(format!("{}:{glyph}", number + 1));
+            }
+        }
+    }
+    hits
+}
+
+#[test]
+fn core_sources_and_fixtures_name_no_provider_or_glyph() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    files_under(&root.join("src/core"), &mut files);
+    files_under(&root.join("fixtures/core"), &mut files);
+    assert!(files.len() > 10, "the walk found the core");
+    let mut offenders = Vec::new();
+    for path in files {
+        let text = String::from_utf8_lossy(&fs::read(&path).unwrap()).into_owned();
+        for hit in provider_vocabulary(&text) {
+            offenders.push(format!(
+                "{}:{hit}",
+                path.strip_prefix(root).unwrap().display()
+            ));
+        }
+    }
+    assert!(
+        offenders.is_empty(),
+        "provider vocabulary in the neutral core: {offenders:?}"
+    );
+}
+
+#[test]
+fn the_vocabulary_check_catches_each_word_and_glyph() {
+    for word in WORDS {
+        assert_eq!(
+            provider_vocabulary(&format!("x {} y", word.to_uppercase())).len(),
+            1,
+            "{word}"
+        );
+    }
+    for glyph in GLYPHS {
+        assert_eq!(
+            provider_vocabulary(&format!("prompt {glyph} ")).len(),
+            1,
+            "{glyph}"
+        );
+    }
+    assert!(provider_vocabulary("a generic adapter").is_empty());
+}
