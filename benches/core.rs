@@ -99,7 +99,13 @@ fn decisions() {
         }
         let request = request.expect("a fresh idle lease delivers");
         // Each delivery moved the terminal one revision; archive the oldest file.
-        engine.handle_input(Input::PtySent { request, revision: cycle + 1 }, now);
+        engine.handle_input(
+            Input::PtySent {
+                request,
+                revision: cycle + 1,
+            },
+            now,
+        );
         let oldest = MessageName::new(&format!("20261130T{cycle:09}Z-7f3a.md")).unwrap();
         engine.handle_input(Input::InboxRemoved(oldest), now);
         let arrival =

@@ -79,3 +79,41 @@ fn the_vocabulary_check_catches_each_word_and_glyph() {
     }
     assert!(provider_vocabulary("a generic adapter").is_empty());
 }
+
+/// The engine is sans-IO: no file, socket, process, thread or clock use in
+/// `src/core/`. Time is an input.
+#[test]
+fn core_performs_no_io_and_reads_no_clock() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    files_under(&root.join("src/core"), &mut files);
+    let forbidden = [
+        "std::fs",
+        "std::net",
+        "std::process",
+        "std::thread",
+        "std::io",
+        "std::env",
+        "Instant::now",
+        "SystemTime",
+        "mio::",
+        "nix::",
+        "std::os",
+    ];
+    let mut offenders = Vec::new();
+    for path in files {
+        let text = fs::read_to_string(&path).unwrap();
+        for needle in forbidden {
+            if text.contains(needle) {
+                offenders.push(format!(
+                    "{}: {needle}",
+                    path.strip_prefix(root).unwrap().display()
+                ));
+            }
+        }
+    }
+    assert!(
+        offenders.is_empty(),
+        "I/O or clock use in the sans-IO core: {offenders:?}"
+    );
+}

@@ -56,6 +56,23 @@ fn every_cited_test_exists() {
 }
 
 #[test]
+fn every_cited_fixture_exists() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = fs::read_to_string(root.join(REQUIREMENTS)).expect("requirements doc");
+    let missing: Vec<String> = text
+        .lines()
+        .filter_map(|line| line.strip_prefix("Fixtures: "))
+        .flat_map(|rest| rest.split(','))
+        .map(|cited| cited.trim().trim_matches('`').to_string())
+        .filter(|cited| !root.join(cited).is_file())
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "requirements cite missing fixtures: {missing:?}"
+    );
+}
+
+#[test]
 fn every_requirement_cites_a_test() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let text = fs::read_to_string(root.join(REQUIREMENTS)).expect("requirements doc");

@@ -732,6 +732,23 @@ mod tests {
         }
     }
 
+    proptest::proptest! {
+        /// Arbitrary bytes never panic the parser: they parse or they are a typed error.
+        #[test]
+        fn parse_line_never_panics_on_arbitrary_bytes(bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..512)) {
+            let _ = parse_line(&bytes);
+        }
+
+        /// Valid lines with fields mutated into other JSON types are typed errors, never panics.
+        #[test]
+        fn mistyped_valid_lines_never_panic(field in 0usize..9, replacement in proptest::sample::select(vec!["null", "true", "-1", "1.5", "\"x\"", "[]", "{}", "18446744073709551616"])) {
+            let fields = ["v", "kind", "session", "incarnation", "generation", "sequence", "state", "validForMs", "composer"];
+            let mut value: serde_json::Value = serde_json::from_slice(&line(r#""kind":"activity","sequence":7,"state":"idle","validForMs":250,"composer":"empty""#)).unwrap();
+            value[fields[field]] = serde_json::from_str(replacement).unwrap();
+            let _ = parse_line(value.to_string().as_bytes());
+        }
+    }
+
     #[test]
     fn malformed_json_and_non_objects_are_errors() {
         for input in [
