@@ -60,7 +60,7 @@ impl Lowerer<'_> {
         let name = raw.name.value.as_str();
         self.check_name(&raw.name);
         let command = match &raw.command {
-            Some(argv) => self.argv(argv, "command"),
+            Some(argv) => self.argv(argv, "`command`"),
             None => {
                 self.push(
                     Diagnostic::warning(
@@ -121,8 +121,9 @@ impl Lowerer<'_> {
     fn argv(&mut self, raw: &RawArgv, what: &str) -> Option<Vec<String>> {
         let Some(program) = raw.args.first() else {
             self.push(
-                Diagnostic::error(raw.node.clone(), format!("`{what}` needs a program")).hint(
-                    format!("write `{what} \"prog\" \"arg\"...`; the program runs without a shell"),
+                Diagnostic::error(raw.node.clone(), format!("{what} needs a program")).hint(
+                    "write `command \"prog\" \"arg\"...`; the program runs without a shell"
+                        .to_string(),
                 ),
             );
             return None;
@@ -130,7 +131,7 @@ impl Lowerer<'_> {
         let mut ok = true;
         if program.value.trim().is_empty() {
             self.push(
-                Diagnostic::error(program.span.clone(), format!("`{what}` program is empty"))
+                Diagnostic::error(program.span.clone(), format!("{what} program is empty"))
                     .hint("name an executable: a bare name is looked up in PATH"),
             );
             ok = false;
@@ -147,7 +148,7 @@ impl Lowerer<'_> {
             self.push(
                 Diagnostic::error(
                     text.span.clone(),
-                    format!("`{what}` contains a NUL character"),
+                    format!("{what} contains a NUL character"),
                 )
                 .hint(
                     "operating systems cannot pass NUL in arguments, paths or environment values",
@@ -172,13 +173,13 @@ impl Lowerer<'_> {
                 "no shell runs the command: only `$ST_HOOKS` is expanded, at spawn time".to_string()
             } else {
                 format!(
-                    "`{what}` is used as written: variables are expanded only in `command` arguments"
+                    "{what} is used as written: variables are expanded only in `command` arguments"
                 )
             };
             self.push(
                 Diagnostic::warning(
                     text.span.clone(),
-                    format!("`{written}` in `{what}` is not expanded"),
+                    format!("`{written}` in {what} is not expanded"),
                 )
                 .hint(hint),
             );
@@ -193,10 +194,10 @@ impl Lowerer<'_> {
             );
             return None;
         }
-        if !self.no_nul(path, what) {
+        if !self.no_nul(path, &format!("`{what}`")) {
             return None;
         }
-        self.unexpanded_variables(path, what, false);
+        self.unexpanded_variables(path, &format!("`{what}`"), false);
         if path.value.starts_with('~') {
             self.push(
                 Diagnostic::warning(
@@ -229,7 +230,7 @@ impl Lowerer<'_> {
                 );
                 continue;
             }
-            let what = format!("env {}", name.value);
+            let what = format!("`env {}`", name.value);
             if self.no_nul(value, &what) {
                 self.unexpanded_variables(value, &what, false);
                 env.insert(name.value.clone(), value.value.clone());
@@ -242,6 +243,15 @@ impl Lowerer<'_> {
         let tokens = Policy::ALL.map(Policy::token);
         let policy = match &raw.delivery {
             None => Policy::Aggressive,
+            Some(token) if token.value.is_empty() => {
+                self.push(
+                    Diagnostic::error(token.span.clone(), "`delivery` is empty").hint(format!(
+                        "write one of {}",
+                        tokens.map(|t| format!("`delivery \"{t}\"`")).join(", ")
+                    )),
+                );
+                return None;
+            }
             Some(token) => match Policy::from_token(&token.value) {
                 Some(policy) => policy,
                 None => {
@@ -317,7 +327,7 @@ impl Lowerer<'_> {
                     None
                 }
                 Some(argv) => self
-                    .argv(argv, "adapter command")
+                    .argv(argv, "adapter `command`")
                     .map(|command| Some(AdapterSpec { command })),
             },
         }

@@ -40,13 +40,17 @@ pub fn scan(text: &str) -> Scan {
             [b'"', b'"', b'"', ..] => skip_quoted(bytes, at + 3, true).0,
             [b'"', ..] => {
                 let (end, line_break) = skip_quoted(bytes, at + 1, false);
-                if line_break {
+                // Only a closed string reads as v1; an unclosed one is a
+                // plain syntax error, which the parser reports better.
+                let closed =
+                    end <= bytes.len() && bytes.get(end - 1) == Some(&b'"') && end > at + 1;
+                if line_break && closed {
                     scan.v1_syntax.push(
                         Diagnostic::error(
                             at..end,
-                            "a line break inside a \"...\" string is KDL v1 syntax; declarations are KDL v2",
+                            "a line break inside a \"...\" string: KDL v1 allowed it, declarations are KDL v2",
                         )
-                        .hint("write the value on one line, or use a v2 multi-line string: \"\"\" then a line break, the text, and \"\"\" on its own line"),
+                        .hint("close the string on its own line, or use a v2 multi-line string: \"\"\" then a line break, the text, and \"\"\" on its own line"),
                     );
                 }
                 end

@@ -131,7 +131,7 @@ pub fn read(
     };
     let mut declaration = RawDeclaration::default();
     let mut seen_agents: HashMap<String, Span> = HashMap::new();
-    for node in reader.known_children(document, "the top level", &TOP_LEVEL, false) {
+    for node in reader.known_children(document, "at the top level", &TOP_LEVEL, false) {
         let Some(agent) = reader.agent(node) else {
             continue;
         };
@@ -182,10 +182,10 @@ impl Reader<'_> {
             if !allowed.contains(&name) {
                 let hint = match did_you_mean(name, allowed) {
                     Some(close) => format!("did you mean `{close}`?"),
-                    None => format!("{owner} takes: {}", allowed.join(", ")),
+                    None => format!("allowed here: {}", allowed.join(", ")),
                 };
                 self.error(
-                    Diagnostic::error(span, format!("unknown node `{name}` in {owner}")).hint(hint),
+                    Diagnostic::error(span, format!("unknown node `{name}` {owner}")).hint(hint),
                 );
                 continue;
             }
@@ -193,7 +193,7 @@ impl Reader<'_> {
                 if let Some(first) = seen.get(name) {
                     let first = self.source.position(first.start);
                     self.error(
-                        Diagnostic::error(span, format!("duplicate `{name}` in {owner}"))
+                        Diagnostic::error(span, format!("duplicate `{name}` {owner}"))
                             .hint(format!("first given at {first}; keep one")),
                     );
                     continue;
@@ -433,7 +433,7 @@ impl Reader<'_> {
             ding: None,
         };
         if let Some(children) = node.children() {
-            let owner = format!("`agent \"{}\"`", agent.name.value);
+            let owner = format!("in `agent \"{}\"`", agent.name.value);
             for child in self.known_children(children, &owner, &AGENT_CHILDREN, true) {
                 match child.name().value() {
                     "command" => agent.command = Some(self.argv(child)),
@@ -489,7 +489,7 @@ impl Reader<'_> {
         let Some(children) = self.block(node, &children_names) else {
             return ding;
         };
-        for child in self.known_children(children, "`ding`", &children_names, true) {
+        for child in self.known_children(children, "in `ding`", &children_names, true) {
             match child.name().value() {
                 "delivery" => ding.delivery = self.one_string(child),
                 "adapter" => ding.adapter = Some(self.adapter(child)),
@@ -512,7 +512,7 @@ impl Reader<'_> {
             command: None,
         };
         if let Some(children) = self.block(node, &ADAPTER_CHILDREN) {
-            for child in self.known_children(children, "`adapter`", &ADAPTER_CHILDREN, true) {
+            for child in self.known_children(children, "in `adapter`", &ADAPTER_CHILDREN, true) {
                 adapter.command = Some(self.argv(child));
             }
         }
