@@ -124,7 +124,7 @@ fn string(text: &str, choices: &mut Choices) -> String {
 fn duration(ms: u64, choices: &mut Choices) -> String {
     let units: Vec<(&str, u64)> = [("ms", 1), ("s", 1_000), ("m", 60_000), ("h", 3_600_000)]
         .into_iter()
-        .filter(|(_, size)| ms % size == 0)
+        .filter(|(_, size)| ms.is_multiple_of(*size))
         .collect();
     let (unit, size) = units[choices.below(units.len())];
     format!("\"{}{unit}\"", ms / size)
