@@ -217,3 +217,19 @@ fn check_help_is_terse_and_long_help_explains() {
     let top = text(&ding(dir.path(), &["--help"]).stdout);
     assert!(top.contains("check"), "{top}");
 }
+
+#[test]
+fn check_fingerprint_does_not_depend_on_how_the_file_is_named() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let fleet = dir.path().join("fleet");
+    fs::create_dir(&fleet).expect("mkdir");
+    fs::create_dir(dir.path().join("elsewhere")).expect("mkdir");
+    fs::write(fleet.join("a.kdl"), TWO_AGENTS).expect("write");
+    let direct = ding(&fleet, &["check", "--fingerprint", "a.kdl"]);
+    let roundabout = ding(
+        &dir.path().join("elsewhere"),
+        &["check", "--fingerprint", "../fleet/a.kdl"],
+    );
+    assert!(direct.status.success());
+    assert_eq!(text(&direct.stdout), text(&roundabout.stdout));
+}

@@ -145,8 +145,8 @@ fn tunables_lower_into_core_tunables() {
 
 #[test]
 fn relative_paths_resolve_against_the_declaration_directory() {
-    let spec = agent("agent \"w\" { command \"h\"; cwd \"work//w/./\"; inbox \"../shared/in\"; }");
-    assert_eq!(spec.cwd, PathBuf::from("/srv/agents/work/w"));
+    let spec = agent("agent \"w\" { command \"h\"; cwd \"desks//w/./\"; inbox \"../shared/in\"; }");
+    assert_eq!(spec.cwd, PathBuf::from("/srv/agents/desks/w"));
     assert_eq!(spec.inbox, PathBuf::from("/srv/agents/../shared/in"));
     let spec = agent("agent \"w\" { command \"h\"; inbox \"/var/spool/w\"; }");
     assert_eq!(spec.cwd, PathBuf::from(BASE_DIR));
@@ -162,9 +162,16 @@ fn check_file_resolves_paths_against_the_files_own_directory() {
     fs::create_dir(&sub).expect("mkdir");
     let file = sub.join("a.kdl");
     fs::write(&file, "agent \"w\" { command \"h\"; cwd \"work\"; }").expect("write");
+    let real = fs::canonicalize(&sub).expect("canonical dir");
     let loaded = decl::load_file(&file).expect("valid declaration");
-    assert_eq!(loaded[0].cwd, sub.join("work"));
-    assert_eq!(loaded[0].inbox, sub.join("inbox/w"));
+    assert_eq!(loaded[0].cwd, real.join("work"));
+    assert_eq!(loaded[0].inbox, real.join("inbox/w"));
+    // The same file reached through `..` lowers identically.
+    let roundabout = sub.join("..").join("fleet").join("a.kdl");
+    assert_eq!(
+        decl::load_file(&roundabout).expect("valid declaration"),
+        loaded
+    );
 }
 
 #[test]

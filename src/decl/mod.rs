@@ -144,13 +144,15 @@ pub fn load_file(path: &Path) -> Result<Vec<AgentSpec>> {
     Ok(checked.agents)
 }
 
-/// The absolute, normalised directory of a declaration file.
+/// The canonical directory of a declaration file. Canonical (symlinks and
+/// `..` resolved), so that `ding check ../fleet/a.kdl` and `ding check
+/// /srv/fleet/a.kdl` lower the same file to the same paths and fingerprints.
 fn declaration_dir(path: &Path) -> Result<PathBuf> {
     let parent = match path.parent() {
         Some(parent) if !parent.as_os_str().is_empty() => parent,
         _ => Path::new("."),
     };
-    let absolute = std::path::absolute(parent)
+    let absolute = std::fs::canonicalize(parent)
         .with_context(|| format!("cannot resolve the directory of {}", path.display()))?;
     if absolute.to_str().is_none() {
         bail!(
@@ -158,5 +160,5 @@ fn declaration_dir(path: &Path) -> Result<PathBuf> {
             path.display()
         );
     }
-    Ok(lower::normalize(&absolute))
+    Ok(absolute)
 }

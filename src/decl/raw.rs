@@ -164,8 +164,8 @@ impl Reader<'_> {
         self.diagnostics.push(diagnostic);
     }
 
-    /// The children of `document` whose names are in `allowed`, each once.
-    /// Unknown names and (unless `repeatable`) repeats are reported and
+    /// The children of `document` whose names are in `allowed` (each at
+    /// most once when `unique`). Unknown names and repeats are reported and
     /// skipped.
     fn known_children<'d>(
         &mut self,
