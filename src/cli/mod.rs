@@ -9,12 +9,15 @@ use std::process::ExitCode;
 use anyhow::{Result, bail};
 use lexopt::ValueExt;
 
+pub mod check;
+
 const USAGE: &str = "\
 ding: deliver durable inbox work to terminal agents, safely
 
 Usage: ding <COMMAND> [ARGS]
 
 Commands:
+  check       validate agent declarations, print their fingerprints
   help        print this help
 
 Run `ding <COMMAND> --help` for a command's options.
@@ -45,6 +48,7 @@ fn run() -> Result<ExitCode> {
         Some(other) => bail!("{}", other.unexpected()),
     };
     match command.as_str() {
+        "check" => check::run(&mut parser),
         "help" => {
             print!("{USAGE}");
             Ok(ExitCode::SUCCESS)

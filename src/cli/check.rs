@@ -1,0 +1,182 @@
+//! `ding check`: validate agent declarations, print one summary line per
+//! agent (or only the fingerprints), and exit non-zero on any error.
+//!
+//! Diagnostics go to stderr, results to stdout, so `ding check --fingerprint
+//! a.kdl` composes in scripts. Validation itself lives in `decl`.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Result, bail};
+use lexopt::{Arg, ValueExt};
+
+use crate::decl::{self, AgentSpec};
+
+const SHORT_HELP: &str = "\
+Usage: ding check [--fingerprint] [--agent NAME] AGENT.kdl...
+
+Validate declarations; print `NAME: delivery=... adapter=... fingerprint=...`.
+  --fingerprint   print only the fingerprints, one per agent
+  --agent NAME    only this agent
+  -h, --help      this help (--help says more)
+";
+
+const LONG_HELP: &str = "\
+Usage: ding check [--fingerprint] [--agent NAME] AGENT.kdl...
+
+Validates each agent declaration (KDL v2) and prints one line per agent:
+
+  NAME: delivery=POLICY adapter=[\"ARGV\",...] fingerprint=sha256:HEX
+
+adapter is `none` for policies without an adapter. The fingerprint covers
+what the agent's DING sidecar depends on (name, inbox, policy, the literal
+adapter argv, tunables); a running sidecar whose fingerprint differs has
+drifted from its declaration. Whitespace, comments and node order never
+change it.
+
+Errors and warnings go to stderr as `FILE:LINE:COL: error: MESSAGE`, each
+followed by `  hint:` lines. Warnings do not fail the check.
+
+Options:
+  --fingerprint   print only `sha256:HEX`, one line per agent, file order
+  --agent NAME    only report the agent NAME (an error if no file has it)
+  -h              short help
+  --help          this help
+
+Exit status: 0 valid, 1 any declaration has an error, 2 usage or I/O error.
+The reference is docs/declaration.md.
+";
+
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Options {
+    fingerprint_only: bool,
+    agent: Option<String>,
+    files: Vec<PathBuf>,
+}
+
+fn parse_options(parser: &mut lexopt::Parser) -> Result<Option<Options>> {
+    let mut options = Options::default();
+    while let Some(arg) = parser.next()? {
+        match arg {
+            Arg::Long("fingerprint") => options.fingerprint_only = true,
+            Arg::Long("agent") => options.agent = Some(parser.value()?.string()?),
+            Arg::Short('h') => {
+                print!("{SHORT_HELP}");
+                return Ok(None);
+            }
+            Arg::Long("help") => {
+                print!("{LONG_HELP}");
+                return Ok(None);
+            }
+            Arg::Value(value) => options.files.push(PathBuf::from(value)),
+            other => bail!("{}\nRun `ding check -h` for usage", other.unexpected()),
+        }
+    }
+    if options.files.is_empty() {
+        bail!(
+            "`ding check` needs a declaration file\nUsage: ding check [--fingerprint] [--agent NAME] AGENT.kdl..."
+        );
+    }
+    Ok(Some(options))
+}
+
+/// `NAME: delivery=POLICY adapter=[...] fingerprint=sha256:...`.
+pub fn summary_line(agent: &AgentSpec) -> String {
+    let adapter = match agent.adapter_command() {
+        Some(argv) => serde_json::to_string(argv).unwrap_or_else(|_| "?".into()),
+        None => "none".into(),
+    };
+    format!(
+        "{}: delivery={} adapter={adapter} fingerprint={}",
+        agent.name,
+        agent.ding.policy.token(),
+        agent.fingerprint()
+    )
+}
+
+pub fn run(parser: &mut lexopt::Parser) -> Result<ExitCode> {
+    let Some(options) = parse_options(parser)? else {
+        return Ok(ExitCode::SUCCESS);
+    };
+    let mut stdout = std::io::stdout().lock();
+    let mut any_error = false;
+    let mut agent_found = false;
+    for file in &options.files {
+        let checked = decl::check_file(file)?;
+        let rendered = checked.render_diagnostics();
+        if !rendered.is_empty() {
+            eprint!("{rendered}");
+            eprintln!(
+                "ding check: {}: {} error(s), {} warning(s)",
+                file.display(),
+                checked.error_count(),
+                checked.warning_count()
+            );
+        }
+        any_error |= checked.has_errors();
+        for agent in &checked.agents {
+            if options
+                .agent
+                .as_ref()
+                .is_some_and(|wanted| *wanted != agent.name)
+            {
+                continue;
+            }
+            agent_found = true;
+            if options.fingerprint_only {
+                writeln!(stdout, "{}", agent.fingerprint())?;
+            } else {
+                writeln!(stdout, "{}", summary_line(agent))?;
+            }
+        }
+    }
+    stdout.flush()?;
+    if any_error {
+        return Ok(ExitCode::from(1));
+    }
+    if let Some(wanted) = &options.agent
+        && !agent_found
+    {
+        bail!("no agent `{wanted}` is declared in the given files");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<Option<Options>> {
+        let mut parser = lexopt::Parser::from_args(args.iter().copied());
+        parse_options(&mut parser)
+    }
+
+    #[test]
+    fn fingerprint_flag_selects_fingerprint_only_output() {
+        let options = parse(&["--fingerprint", "a.kdl"]).unwrap().unwrap();
+        assert!(options.fingerprint_only);
+        assert_eq!(options.files, [PathBuf::from("a.kdl")]);
+    }
+
+    #[test]
+    fn agent_flag_takes_a_name() {
+        let options = parse(&["--agent", "worker", "a.kdl", "b.kdl"])
+            .unwrap()
+            .unwrap();
+        assert_eq!(options.agent.as_deref(), Some("worker"));
+        assert_eq!(options.files.len(), 2);
+        assert!(parse(&["a.kdl", "--agent"]).is_err());
+    }
+
+    #[test]
+    fn a_file_is_required_and_unknown_flags_fail() {
+        assert!(
+            parse(&[])
+                .unwrap_err()
+                .to_string()
+                .contains("needs a declaration file")
+        );
+        assert!(parse(&["--frobnicate", "a.kdl"]).is_err());
+    }
+}

@@ -1,0 +1,164 @@
+//! Agent declarations: KDL v2 files that say what to run and how DING
+//! delivers to it, lowered into typed [`AgentSpec`]s.
+//!
+//! The pipeline has the low/high split of ripgrep's flags:
+//!
+//! 1. `source`: bytes to UTF-8 text, with the size limit and positions;
+//! 2. `syntax`: text to a KDL document (`prescan` bounds nesting first);
+//! 3. `raw`: the document to a raw spec with spans, shape checks only;
+//! 4. `lower`: the raw spec to `AgentSpec`, with defaults, paths and the
+//!    cross-field rules;
+//! 5. `fingerprint` and `expand`: what the runtime does with a spec later.
+//!
+//! Every stage adds [`Diagnostic`]s and keeps going, so one run reports
+//! every problem as `file:line:col: error: ...` plus hints. This room reads
+//! files and the working directory; it never spawns, watches or restarts
+//! anything. `docs/declaration.md` is the user-facing reference.
+
+mod diagnostic;
+mod duration;
+mod expand;
+mod fingerprint;
+mod lower;
+mod prescan;
+mod raw;
+mod source;
+mod spec;
+mod suggest;
+mod syntax;
+mod tunable;
+
+use std::fs::File;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+
+pub use diagnostic::{Diagnostic, Severity, Span};
+pub use duration::{format_duration, parse_duration};
+pub use expand::{EXPANDED_VARIABLES, ExpandError, expand_argv, expand_argv_from_env};
+pub use fingerprint::{
+    FINGERPRINT_VERSION, FieldDrift, FingerprintInput, Fingerprinted, LaunchInput, drift,
+    render_argv,
+};
+pub use lower::{MAX_AGENT_NAME_BYTES, default_inbox};
+pub use prescan::MAX_NESTING_DEPTH;
+pub use source::{MAX_DECLARATION_BYTES, Position, Source};
+pub use spec::{AdapterSpec, AgentSpec, DingSpec};
+pub use tunable::{NEVER, NOTICE_MAX_FILES_NAME, TunableKey};
+
+/// The outcome of checking one declaration.
+#[derive(Clone, Debug)]
+pub struct Checked {
+    pub source: Source,
+    /// Errors and warnings, in the order found.
+    pub diagnostics: Vec<Diagnostic>,
+    /// Every declared agent, in file order; empty whenever there is an
+    /// error, so a half-valid file is never half-used.
+    pub agents: Vec<AgentSpec>,
+}
+
+impl Checked {
+    pub fn error_count(&self) -> usize {
+        self.diagnostics.iter().filter(|d| d.is_error()).count()
+    }
+
+    pub fn warning_count(&self) -> usize {
+        self.diagnostics.len() - self.error_count()
+    }
+
+    pub fn has_errors(&self) -> bool {
+        self.error_count() > 0
+    }
+
+    /// Every diagnostic as `file:line:col: severity: message` plus hints,
+    /// in source order.
+    pub fn render_diagnostics(&self) -> String {
+        diagnostic::render_all(&self.source, &self.diagnostics, true)
+    }
+
+    /// The same without the file name: `line:col: severity: message`.
+    pub fn render_positioned(&self) -> String {
+        diagnostic::render_all(&self.source, &self.diagnostics, false)
+    }
+}
+
+/// Checks declaration bytes. `origin` names the file in diagnostics;
+/// `base_dir` is the absolute directory relative paths resolve against.
+pub fn check_bytes(origin: &str, bytes: &[u8], base_dir: &Path) -> Checked {
+    let mut diagnostics = Vec::new();
+    let (source, refused) = Source::decode(origin, bytes);
+    if let Some(diagnostic) = refused {
+        return Checked {
+            source,
+            diagnostics: vec![diagnostic],
+            agents: Vec::new(),
+        };
+    }
+    let mut agents = Vec::new();
+    if let Some(document) = syntax::parse(&source, &mut diagnostics) {
+        let raw = raw::read(&source, &document, &mut diagnostics);
+        if raw.agents.is_empty() && diagnostics.iter().all(|d| !d.is_error()) {
+            diagnostics.push(
+                Diagnostic::error(0..0, "declaration declares no agent")
+                    .hint("add `agent \"NAME\" { command \"prog\" }`"),
+            );
+        }
+        agents = lower::lower(&raw, base_dir, &mut diagnostics);
+    }
+    if diagnostics.iter().any(Diagnostic::is_error) {
+        agents.clear();
+    }
+    Checked {
+        source,
+        diagnostics,
+        agents,
+    }
+}
+
+/// Reads and checks a declaration file. Relative paths in it resolve
+/// against the file's directory. `Err` only for files that cannot be read;
+/// an invalid declaration is an `Ok` with errors in it.
+pub fn check_file(path: &Path) -> Result<Checked> {
+    let base_dir = declaration_dir(path)?;
+    let file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    let mut bytes = Vec::new();
+    // One byte past the limit is enough to know the file is too large.
+    file.take(MAX_DECLARATION_BYTES as u64 + 1)
+        .read_to_end(&mut bytes)
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    Ok(check_bytes(&path.display().to_string(), &bytes, &base_dir))
+}
+
+/// [`check_file`] for callers that only want valid agents: any error in
+/// the declaration is an `Err` carrying every rendered diagnostic.
+pub fn load_file(path: &Path) -> Result<Vec<AgentSpec>> {
+    let checked = check_file(path)?;
+    if checked.has_errors() {
+        bail!(
+            "invalid declaration {}:\n{}",
+            path.display(),
+            checked.render_diagnostics().trim_end()
+        );
+    }
+    Ok(checked.agents)
+}
+
+/// The canonical directory of a declaration file. Canonical (symlinks and
+/// `..` resolved), so that `ding check ../fleet/a.kdl` and `ding check
+/// /srv/fleet/a.kdl` lower the same file to the same paths and fingerprints.
+fn declaration_dir(path: &Path) -> Result<PathBuf> {
+    let parent = match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    };
+    let absolute = std::fs::canonicalize(parent)
+        .with_context(|| format!("cannot resolve the directory of {}", path.display()))?;
+    if absolute.to_str().is_none() {
+        bail!(
+            "the directory of {} is not valid UTF-8; declarations need UTF-8 paths",
+            path.display()
+        );
+    }
+    Ok(absolute)
+}

@@ -1,0 +1,211 @@
+//! The `ding` block's tunables: their declaration names, value kinds, which
+//! policy they apply to, and the bounds check with its wording.
+//!
+//! Defaults and bounds are not repeated here: they come from
+//! `core::config` (`LEASE_CAP`, ..., `NOTICE_MAX_FILES_*`), the single source
+//! of truth the engine also reads.
+
+use std::time::Duration;
+
+use crate::core::config::{
+    ADAPTER_SILENCE, DurationBound, LEASE_CAP, NOTICE_MAX_FILES_DEFAULT, NOTICE_MAX_FILES_MAX,
+    NOTICE_MAX_FILES_MIN, Policy, RE_RING_AFTER, SUBMIT_DELAY,
+};
+
+use super::duration::{DurationError, format_duration, parse_duration};
+
+/// The declaration name of the notice file-count tunable (the duration
+/// tunables carry theirs in their `DurationBound`).
+pub const NOTICE_MAX_FILES_NAME: &str = "notice-max-files";
+
+/// The literal `re-ring-after` accepts for "never ring staged work again".
+pub const NEVER: &str = "never";
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TunableKey {
+    LeaseCap,
+    AdapterSilence,
+    ReRingAfter,
+    SubmitDelay,
+    NoticeMaxFiles,
+}
+
+/// A checked tunable value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TunableValue {
+    Duration(Duration),
+    Never,
+    Count(usize),
+}
+
+/// Why a tunable value was refused: the message tail and a hint.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TunableError {
+    pub message: String,
+    pub hint: String,
+}
+
+impl TunableKey {
+    /// Documentation order.
+    pub const ALL: [TunableKey; 5] = [
+        TunableKey::LeaseCap,
+        TunableKey::AdapterSilence,
+        TunableKey::ReRingAfter,
+        TunableKey::SubmitDelay,
+        TunableKey::NoticeMaxFiles,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self.duration_bound() {
+            Some(bound) => bound.name,
+            None => NOTICE_MAX_FILES_NAME,
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<TunableKey> {
+        TunableKey::ALL.into_iter().find(|key| key.name() == name)
+    }
+
+    pub fn duration_bound(self) -> Option<DurationBound> {
+        match self {
+            TunableKey::LeaseCap => Some(LEASE_CAP),
+            TunableKey::AdapterSilence => Some(ADAPTER_SILENCE),
+            TunableKey::ReRingAfter => Some(RE_RING_AFTER),
+            TunableKey::SubmitDelay => Some(SUBMIT_DELAY),
+            TunableKey::NoticeMaxFiles => None,
+        }
+    }
+
+    /// Counts are KDL integers; everything else is a duration string.
+    pub fn is_count(self) -> bool {
+        self.duration_bound().is_none()
+    }
+
+    /// Whether setting this tunable can change anything under `policy`.
+    /// Lease and adapter settings mean nothing without an adapter.
+    pub fn applies_to(self, policy: Policy) -> bool {
+        match self {
+            TunableKey::LeaseCap | TunableKey::AdapterSilence => policy.uses_adapter(),
+            TunableKey::ReRingAfter | TunableKey::SubmitDelay | TunableKey::NoticeMaxFiles => true,
+        }
+    }
+
+    /// The default as it would be written in a declaration.
+    pub fn default_literal(self) -> String {
+        match self.duration_bound() {
+            Some(bound) => format!("\"{}\"", format_duration(bound.default)),
+            None => NOTICE_MAX_FILES_DEFAULT.to_string(),
+        }
+    }
+
+    /// "allowed: 50ms to 60s (default 5s)".
+    pub fn range_text(self) -> String {
+        match self.duration_bound() {
+            Some(bound) => {
+                let never = if self == TunableKey::ReRingAfter {
+                    format!(", or \"{NEVER}\"")
+                } else {
+                    String::new()
+                };
+                format!(
+                    "allowed: \"{}\" to \"{}\"{never} (default \"{}\")",
+                    format_duration(bound.min),
+                    format_duration(bound.max),
+                    format_duration(bound.default)
+                )
+            }
+            None => format!(
+                "allowed: {NOTICE_MAX_FILES_MIN} to {NOTICE_MAX_FILES_MAX} (default {NOTICE_MAX_FILES_DEFAULT})"
+            ),
+        }
+    }
+
+    /// Checks a duration tunable's literal against its syntax and bounds.
+    pub fn check_text(self, text: &str) -> Result<TunableValue, TunableError> {
+        let Some(bound) = self.duration_bound() else {
+            return Err(self.out_of_range(format!("\"{text}\"")));
+        };
+        if self == TunableKey::ReRingAfter && text == NEVER {
+            return Ok(TunableValue::Never);
+        }
+        match parse_duration(text) {
+            Ok(duration) if bound.contains(duration) => Ok(TunableValue::Duration(duration)),
+            Ok(_) | Err(DurationError::TooLarge) => Err(self.out_of_range(format!("\"{text}\""))),
+            Err(err) => Err(TunableError {
+                message: format!("`{}` \"{text}\" {err}", self.name()),
+                hint: err.hint(),
+            }),
+        }
+    }
+
+    /// Checks a count tunable against its bounds.
+    pub fn check_count(self, count: i128) -> Result<TunableValue, TunableError> {
+        let range = NOTICE_MAX_FILES_MIN as i128..=NOTICE_MAX_FILES_MAX as i128;
+        match usize::try_from(count) {
+            Ok(count) if self.is_count() && range.contains(&(count as i128)) => {
+                Ok(TunableValue::Count(count))
+            }
+            _ => Err(self.out_of_range(count.to_string())),
+        }
+    }
+
+    fn out_of_range(self, literal: String) -> TunableError {
+        TunableError {
+            message: format!("`{}` {literal} is out of bounds", self.name()),
+            hint: self.range_text(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::config::TUNABLES;
+
+    #[test]
+    fn names_come_from_the_core_bounds_table() {
+        for bound in TUNABLES {
+            let key = TunableKey::from_name(bound.name).expect("every core tunable is declarable");
+            assert_eq!(key.duration_bound(), Some(bound));
+        }
+        assert_eq!(
+            TunableKey::from_name("notice-max-files"),
+            Some(TunableKey::NoticeMaxFiles)
+        );
+    }
+
+    #[test]
+    fn bounds_are_inclusive_and_errors_show_them() {
+        let key = TunableKey::LeaseCap;
+        assert_eq!(
+            key.check_text("50ms"),
+            Ok(TunableValue::Duration(Duration::from_millis(50)))
+        );
+        assert_eq!(
+            key.check_text("60s"),
+            Ok(TunableValue::Duration(Duration::from_secs(60)))
+        );
+        let err = key.check_text("61s").unwrap_err();
+        assert_eq!(err.message, "`lease-cap` \"61s\" is out of bounds");
+        assert_eq!(err.hint, "allowed: \"50ms\" to \"1m\" (default \"5s\")");
+    }
+
+    #[test]
+    fn never_is_only_for_re_ring_after() {
+        assert_eq!(
+            TunableKey::ReRingAfter.check_text("never"),
+            Ok(TunableValue::Never)
+        );
+        assert!(TunableKey::SubmitDelay.check_text("never").is_err());
+    }
+
+    #[test]
+    fn counts_are_bounded() {
+        let key = TunableKey::NoticeMaxFiles;
+        assert_eq!(key.check_count(1), Ok(TunableValue::Count(1)));
+        assert_eq!(key.check_count(256), Ok(TunableValue::Count(256)));
+        assert!(key.check_count(0).is_err());
+        assert!(key.check_count(-3).is_err());
+        assert!(key.check_count(i128::MAX).is_err());
+    }
+}
