@@ -15,3 +15,4 @@
 
 pub mod cli;
 pub mod core;
+pub mod pty;

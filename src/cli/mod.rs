@@ -4,6 +4,8 @@
 //! Errors print their whole anyhow chain and exit 2; a broken pipe on stdout is
 //! success, as in ripgrep, because `ding status | head` is a normal thing to do.
 
+pub mod pty;
+
 use std::process::ExitCode;
 
 use anyhow::{Result, bail};
@@ -15,6 +17,7 @@ ding: deliver durable inbox work to terminal agents, safely
 Usage: ding <COMMAND> [ARGS]
 
 Commands:
+  pty         run a command in the reference PTY host
   help        print this help
 
 Run `ding <COMMAND> --help` for a command's options.
@@ -45,6 +48,7 @@ fn run() -> Result<ExitCode> {
         Some(other) => bail!("{}", other.unexpected()),
     };
     match command.as_str() {
+        "pty" => pty::run(&mut parser),
         "help" => {
             print!("{USAGE}");
             Ok(ExitCode::SUCCESS)
