@@ -4,6 +4,7 @@
 //! Errors print their whole anyhow chain and exit 2; a broken pipe on stdout is
 //! success, as in ripgrep, because `ding status | head` is a normal thing to do.
 
+pub mod attach;
 pub mod pty;
 
 use std::process::ExitCode;
@@ -18,6 +19,7 @@ Usage: ding <COMMAND> [ARGS]
 
 Commands:
   pty         run a command in the reference PTY host
+  attach      attach this terminal to a running `ding pty`
   help        print this help
 
 Run `ding <COMMAND> --help` for a command's options.
@@ -49,6 +51,7 @@ fn run() -> Result<ExitCode> {
     };
     match command.as_str() {
         "pty" => pty::run(&mut parser),
+        "attach" => attach::run(&mut parser),
         "help" => {
             print!("{USAGE}");
             Ok(ExitCode::SUCCESS)

@@ -17,6 +17,7 @@
 //!   sidecar.
 //! * [`attach`]: the interactive terminal side of `ding attach`.
 
+pub mod attach;
 pub mod child;
 pub mod client;
 pub mod connection;
