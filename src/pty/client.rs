@@ -79,8 +79,23 @@ impl Client {
     }
 
     /// Writes raw bytes (tests use it for malformed requests).
+    ///
+    /// A host that refused the connection (wrong uid) closes it at once, so
+    /// a failed write first looks for the refusal the host sent. The error is
+    /// never a bare `BrokenPipe`, which `main` would take for a closed stdout.
     pub fn write_raw(&mut self, bytes: &[u8]) -> Result<()> {
-        self.stream.write_all(bytes).context("write to pty host")
+        let Err(err) = self.stream.write_all(bytes) else {
+            return Ok(());
+        };
+        let soon = Some(Instant::now() + Duration::from_millis(200));
+        if let Ok(Some(ServerLine::Error(refusal))) = self.read_line(soon) {
+            return Err(HostError {
+                kind: refusal.error,
+                message: refusal.message,
+            }
+            .into());
+        }
+        bail!("the pty host closed the connection ({err})")
     }
 
     /// Reads lines until a reply or error, keeping pushes for `next_push`.
