@@ -279,3 +279,25 @@ fn ding_attach_redraws_forwards_resizes_and_restores_the_terminal() {
         ChildState::Running { .. }
     ));
 }
+
+#[test]
+fn large_attach_input_arrives_whole_and_in_order() {
+    let host = Host::recording();
+    let (mut stream, _) = host.client().attach().expect("attach");
+    // Several MiB through the queue limit and the request-size read limit,
+    // so reading must stall and resume without losing or reordering bytes.
+    let input: Vec<u8> = (0..3 * 1024 * 1024u32)
+        .map(|i| b'a' + (i % 26) as u8)
+        .collect();
+    let mut frames = Vec::new();
+    for chunk in input.chunks(40_000) {
+        push_frame(&mut frames, FrameKind::Data, chunk);
+    }
+    let writer = thread::spawn(move || {
+        stream.write_all(&frames).expect("write frames");
+        stream
+    });
+    let out = host.wait_file("out", input.len());
+    assert!(out == input, "bytes were lost or reordered");
+    drop(writer.join().expect("writer"));
+}

@@ -17,6 +17,18 @@ use crate::pty::wire::{FrameKind, ServerLine, push_frame};
 /// when it has caught up, instead of buffering without limit.
 pub const MAX_ATTACH_BACKLOG: usize = 4 * 1024 * 1024;
 
+/// How a `fill` ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fill {
+    /// The socket said WouldBlock: mio will report the next bytes.
+    Drained,
+    /// The buffer reached its limit with bytes possibly still waiting: the
+    /// host must come back without an event.
+    Limit,
+    /// The peer hung up or the socket failed.
+    Closed,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
     /// JSON request lines in, reply lines out.
@@ -64,20 +76,19 @@ impl Connection {
         }
     }
 
-    /// Reads until WouldBlock or until `limit` bytes are buffered. Returns
-    /// false when the peer hung up.
-    pub fn fill(&mut self, limit: usize) -> bool {
+    /// Reads until WouldBlock, hangup, or `limit` buffered bytes.
+    pub fn fill(&mut self, limit: usize) -> Fill {
         let mut chunk = [0u8; 16 * 1024];
         while self.inbuf.len() < limit {
             match self.stream.read(&mut chunk) {
-                Ok(0) => return false,
+                Ok(0) => return Fill::Closed,
                 Ok(n) => self.inbuf.extend_from_slice(&chunk[..n]),
-                Err(err) if err.kind() == io::ErrorKind::WouldBlock => return true,
+                Err(err) if err.kind() == io::ErrorKind::WouldBlock => return Fill::Drained,
                 Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
-                Err(_) => return false,
+                Err(_) => return Fill::Closed,
             }
         }
-        true
+        Fill::Limit
     }
 
     /// Writes what the socket takes now.

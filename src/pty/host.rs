@@ -36,7 +36,7 @@ use nix::unistd::{Pid, Uid};
 use serde_json::json;
 
 use crate::pty::child::{self, Launch};
-use crate::pty::connection::{Connection, Mode};
+use crate::pty::connection::{Connection, Fill, Mode};
 use crate::pty::identity::{LaunchSpec, fresh_incarnation};
 use crate::pty::screen::Screen;
 use crate::pty::socket;
@@ -200,16 +200,22 @@ impl Host {
             exit_at: None,
             quit: None,
         };
-        host.start_child()?;
+        if let Err(err) = host.start_child() {
+            let _ = std::fs::remove_file(&host.socket_path);
+            return Err(err);
+        }
         Ok(host)
     }
 
     fn serve(&mut self) -> Result<u8> {
         let mut events = Events::with_capacity(256);
         loop {
-            let timeout = self
-                .next_deadline()
-                .map(|at| at.saturating_duration_since(Instant::now()));
+            let timeout = if self.can_resume_reading() {
+                Some(Duration::ZERO)
+            } else {
+                self.next_deadline()
+                    .map(|at| at.saturating_duration_since(Instant::now()))
+            };
             match self.poll.poll(&mut events, timeout) {
                 Ok(()) => {}
                 Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
@@ -244,6 +250,12 @@ impl Host {
                 return Ok(code);
             }
         }
+    }
+
+    /// Whether a client has unread bytes (see `Connection::stalled`) and the
+    /// input queue has room for them: then the loop must not sleep.
+    fn can_resume_reading(&self) -> bool {
+        self.pending_input() < MAX_PENDING_INPUT && self.clients.values().any(|c| c.stalled)
     }
 
     /// The earliest timer: a transaction's wait, or the exit grace.
@@ -841,14 +853,14 @@ impl Host {
             return;
         }
         client.stalled = false;
-        let open = client.fill(MAX_REQUEST_LINE + 1);
+        let fill = client.fill(MAX_REQUEST_LINE + 1);
         self.process_client(token);
         if let Some(client) = self.clients.get_mut(&token) {
-            if !open {
-                client.dead = true;
-            } else if !client.closing && !client.dead && client.inbuf.len() >= MAX_REQUEST_LINE {
-                // `fill` stopped at its limit; there may be more to read.
-                client.stalled = true;
+            match fill {
+                Fill::Closed => client.dead = true,
+                // More may be waiting and mio will not say so again.
+                Fill::Limit => client.stalled = true,
+                Fill::Drained => {}
             }
         }
     }
