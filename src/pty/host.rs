@@ -287,7 +287,12 @@ impl Host {
             }
         }
         let revision = self.revision;
-        let redraw = self.screen.redraw();
+        // A redraw renders the whole screen: only for a client that needs it.
+        let redraw = self
+            .clients
+            .values()
+            .any(|c| c.mode == Mode::Attach && c.needs_redraw && c.outbuf.is_empty())
+            .then(|| self.screen.redraw());
         for client in self.clients.values_mut() {
             if client.mode == Mode::Watch
                 && client.outbuf.is_empty()
@@ -296,9 +301,13 @@ impl Host {
                 client.pushed_revision = revision;
                 client.send_line(&ServerLine::Push(Push::Revision { revision }));
             }
-            if client.mode == Mode::Attach && client.needs_redraw && client.outbuf.is_empty() {
+            if let Some(redraw) = &redraw
+                && client.mode == Mode::Attach
+                && client.needs_redraw
+                && client.outbuf.is_empty()
+            {
                 client.needs_redraw = false;
-                push_frame(&mut client.outbuf, FrameKind::Data, &redraw);
+                push_frame(&mut client.outbuf, FrameKind::Data, redraw);
             }
             client.flush();
         }
