@@ -301,3 +301,73 @@ fn large_attach_input_arrives_whole_and_in_order() {
     assert!(out == input, "bytes were lost or reordered");
     drop(writer.join().expect("writer"));
 }
+
+/// Writes 8 MB as fast as the terminal takes it, then waits for Return.
+const FLOOD: &str = "yes 0123456789012345678901234567890123456789 | head -c 8000000; printf '\\nflood-done'; read x";
+
+#[test]
+fn watch_pushes_are_coalesced_for_a_slow_reader() {
+    let host = Host::start(&[], &["sh", "-c", FLOOD]);
+    let mut watcher = host.client();
+    let start = watcher.watch().expect("watch");
+    // Do not read the watcher while the program floods the terminal.
+    host.wait_screen(|s| s.rows.iter().any(|row| row == "flood-done"));
+    let end = host.client().status().expect("status").revision;
+    let mut pushes = 0;
+    let mut last = start;
+    while let Some(push) = watcher.next_push(Duration::from_millis(300)).expect("push") {
+        if let Push::Revision { revision } = push {
+            assert!(revision > last, "pushes move forward");
+            last = revision;
+            pushes += 1;
+        }
+    }
+    assert_eq!(last, end, "the watcher ends on the latest revision");
+    assert!(
+        pushes * 4 < end - start,
+        "{pushes} pushes for {} revisions: not coalesced",
+        end - start
+    );
+}
+
+#[test]
+fn slow_attach_client_is_resynced_by_a_redraw() {
+    let host = Host::start(&["--size", "50x10"], &["sh", "-c", FLOOD]);
+    let (mut stream, mut buf) = host.client().attach().expect("attach");
+    host.wait_screen(|s| s.rows.iter().any(|row| row == "flood-done"));
+    let expected = host.client().snapshot().expect("snapshot");
+    // Now read everything the host queued for this client and render it.
+    stream
+        .set_read_timeout(Some(Duration::from_millis(300)))
+        .expect("timeout");
+    let mut screen = Screen::new(Size { cols: 50, rows: 10 });
+    let mut received = 0usize;
+    loop {
+        while let Parsed::Frame {
+            kind,
+            payload,
+            consumed,
+        } = parse_frame(&buf)
+        {
+            buf.drain(..consumed);
+            if kind == FrameKind::Data {
+                received += payload.len();
+                screen.handle_output(&payload);
+            }
+        }
+        let mut chunk = [0u8; 64 * 1024];
+        match stream.read(&mut chunk) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+        }
+    }
+    assert!(
+        received < 8_000_000,
+        "the backlog was bounded ({received} bytes)"
+    );
+    assert_eq!(
+        screen.snapshot(0).rows,
+        expected.rows,
+        "the redraw shows the current screen"
+    );
+}

@@ -97,9 +97,9 @@ fn python_repl_evaluates_a_sent_line() {
         .send_if(&identity, revision, &[write(b"print(6 * 7)\r")])
         .expect("send-if");
     assert!(matches!(reply, SendIfReply::Sent { .. }), "{reply:?}");
-    let screen = host.wait_screen(|s| s.rows.iter().any(|row| row == "42"));
+    // The answer, then a fresh prompt with the cursor after it.
+    let screen = host.wait_screen(|s| s.rows.windows(2).any(|w| w[0] == "42" && w[1] == ">>>"));
     let answer = screen.rows.iter().position(|row| row == "42").expect("42");
-    assert_eq!(screen.rows[answer + 1], ">>>");
     assert_eq!(screen.cursor.row as usize, answer + 1);
     assert_eq!(screen.cursor.col, 4);
 }

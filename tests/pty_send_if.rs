@@ -192,6 +192,13 @@ fn mismatched_identity_writes_zero_bytes() {
     }
     client.send(&[write(b"ok")]).expect("send");
     assert_eq!(host.wait_file("out", 2), b"ok");
+    // The unconditional send is recorded as an intervention.
+    assert!(
+        host.stderr_text()
+            .contains(r#""event":"intervention","op":"send""#),
+        "{}",
+        host.stderr_text()
+    );
 }
 
 #[test]

@@ -58,6 +58,8 @@ const FIRST_CLIENT: usize = 3;
 const MAX_PENDING_INPUT: usize = 1024 * 1024;
 /// Largest terminal size accepted, per side; bounds the screen model's memory.
 const MAX_SIDE: u16 = 1000;
+/// Most output bytes read from the master in one turn of the loop.
+const MASTER_READ_BUDGET: usize = 256 * 1024;
 
 /// Everything `ding pty` was asked to do.
 pub struct Config {
@@ -134,6 +136,8 @@ struct Host {
     queued: VecDeque<Input>,
     queued_bytes: usize,
     restart_waiter: Option<Token>,
+    /// The last master read stopped at its budget, not at WouldBlock.
+    master_backlog: bool,
     exit_with_child: Option<Duration>,
     exit_at: Option<Instant>,
     quit: Option<u8>,
@@ -196,6 +200,7 @@ impl Host {
             queued: VecDeque::new(),
             queued_bytes: 0,
             restart_waiter: None,
+            master_backlog: false,
             exit_with_child: config.exit_with_child,
             exit_at: None,
             quit: None,
@@ -210,7 +215,7 @@ impl Host {
     fn serve(&mut self) -> Result<u8> {
         let mut events = Events::with_capacity(256);
         loop {
-            let timeout = if self.can_resume_reading() {
+            let timeout = if self.can_resume_reading() || self.master_backlog {
                 Some(Duration::ZERO)
             } else {
                 self.next_deadline()
@@ -244,6 +249,9 @@ impl Host {
                         }
                     }
                 }
+            }
+            if self.master_backlog {
+                self.read_master();
             }
             self.after_events();
             if let Some(code) = self.quit {
@@ -533,21 +541,35 @@ impl Host {
 
     // ---- the terminal ---------------------------------------------------
 
-    /// Reads the master until WouldBlock. Each chunk moves the revision once,
-    /// feeds the model and goes to every attached client. EIO means the last
-    /// slave closed: end of file, not a failure.
+    /// Reads the master until WouldBlock or until `MASTER_READ_BUDGET` bytes
+    /// were read this turn, so a program that floods the terminal cannot
+    /// starve the clients; `master_backlog` brings the loop back at once.
+    /// Each chunk moves the revision once, feeds the model and goes to every
+    /// attached client. EIO means the last slave closed: end of file, not a
+    /// failure.
+    ///
+    /// N.B. a send-if compared after a budget-limited read is still exact:
+    /// if any chunk was read the revision moved, so a caller's expected
+    /// revision from before cannot match; if none was, the master was drained.
     fn read_master(&mut self) {
         let mut buf = [0u8; 64 * 1024];
+        let mut budget = MASTER_READ_BUDGET;
+        self.master_backlog = false;
         loop {
             let Some(master) = self.child.master.as_ref() else {
                 return;
             };
+            if budget == 0 {
+                self.master_backlog = true;
+                return;
+            }
             match nix::unistd::read(master, &mut buf) {
                 Ok(0) | Err(Errno::EIO) => {
                     self.drop_master();
                     return;
                 }
                 Ok(n) => {
+                    budget = budget.saturating_sub(n);
                     let chunk = &buf[..n];
                     self.bump();
                     self.screen.handle_output(chunk);
