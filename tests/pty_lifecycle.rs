@@ -371,3 +371,22 @@ fn slow_attach_client_is_resynced_by_a_redraw() {
         "the redraw shows the current screen"
     );
 }
+
+#[test]
+fn restart_kills_a_child_that_ignores_hangup() {
+    let host = Host::start(
+        &[],
+        &[
+            "sh",
+            "-c",
+            "trap '' HUP; printf stubborn; while :; do sleep 0.05; done",
+        ],
+    );
+    host.wait_screen(|s| s.rows[0] == "stubborn");
+    let mut client = host.client();
+    let before = client.status().expect("status").incarnation;
+    let (incarnation, _) = client.restart().expect("restart escalates to SIGKILL");
+    assert_ne!(incarnation, before);
+    assert!(host.stderr_text().contains(r#""event":"restart-kill""#));
+    host.wait_screen(|s| s.rows[0] == "stubborn");
+}

@@ -58,6 +58,9 @@ const FIRST_CLIENT: usize = 3;
 const MAX_PENDING_INPUT: usize = 1024 * 1024;
 /// Largest terminal size accepted, per side; bounds the screen model's memory.
 const MAX_SIDE: u16 = 1000;
+/// How long `restart` waits after SIGHUP before it sends SIGKILL to a
+/// child's process group that ignores hangups.
+const RESTART_KILL_AFTER: Duration = Duration::from_secs(2);
 /// Most output bytes read from the master in one turn of the loop.
 const MASTER_READ_BUDGET: usize = 256 * 1024;
 
@@ -136,6 +139,8 @@ struct Host {
     queued: VecDeque<Input>,
     queued_bytes: usize,
     restart_waiter: Option<Token>,
+    /// When a restart's SIGHUP is followed by SIGKILL.
+    restart_kill_at: Option<Instant>,
     /// The last master read stopped at its budget, not at WouldBlock.
     master_backlog: bool,
     exit_with_child: Option<Duration>,
@@ -200,6 +205,7 @@ impl Host {
             queued: VecDeque::new(),
             queued_bytes: 0,
             restart_waiter: None,
+            restart_kill_at: None,
             master_backlog: false,
             exit_with_child: config.exit_with_child,
             exit_at: None,
@@ -266,13 +272,14 @@ impl Host {
         self.pending_input() < MAX_PENDING_INPUT && self.clients.values().any(|c| c.stalled)
     }
 
-    /// The earliest timer: a transaction's wait, or the exit grace.
+    /// The earliest timer: a transaction's wait, the exit grace, or a
+    /// restart's escalation to SIGKILL.
     fn next_deadline(&self) -> Option<Instant> {
         let wait = self.active.as_ref().and_then(|tx| tx.wait_until);
-        match (wait, self.exit_at) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        [wait, self.exit_at, self.restart_kill_at]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     /// Work that follows every batch of events: timers, resumed reads,
@@ -282,6 +289,11 @@ impl Host {
         self.advance(now);
         if self.exit_at.is_some_and(|at| at <= now) {
             self.quit = Some(self.child_exit_code());
+        }
+        if self.restart_kill_at.is_some_and(|at| at <= now) {
+            self.restart_kill_at = None;
+            log(json!({"event": "restart-kill", "pid": self.child.pid.as_raw()}));
+            let _ = killpg(self.child.pid, Signal::SIGKILL);
         }
         if self.pending_input() < MAX_PENDING_INPUT {
             let stalled: Vec<Token> = self
@@ -508,6 +520,7 @@ impl Host {
                 Mode::Control => {}
             }
         }
+        self.restart_kill_at = None;
         if let Some(waiter) = self.restart_waiter.take() {
             self.restart_now(waiter);
         } else if let Some(grace) = self.exit_with_child {
@@ -1091,6 +1104,7 @@ impl Host {
                 "pid": self.child.pid.as_raw(),
             }));
             let _ = killpg(self.child.pid, Signal::SIGHUP);
+            self.restart_kill_at = Some(Instant::now() + RESTART_KILL_AFTER);
         } else {
             self.restart_now(token);
         }
