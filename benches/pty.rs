@@ -36,6 +36,12 @@ fn writer_script() -> String {
 }
 
 fn main() {
+    // `cargo test --all-targets` runs bench targets too, unoptimized and
+    // without `--bench`; the figures would be meaningless and slow to get.
+    if !std::env::args().any(|arg| arg == "--bench") {
+        println!("pty bench: skipped (run `make bench` for figures)");
+        return;
+    }
     let dir = tempfile::tempdir().expect("tempdir");
     let tmux = tmux_available();
     println!("ding pty benchmark (release build, 100x50 screen)");
