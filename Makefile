@@ -23,3 +23,4 @@ demo:
 # Benchmarks are measurements, never pass/fail tests. Each prints its figures.
 bench:
 	$(CARGO) bench --bench core
+	$(CARGO) bench --bench pty

@@ -9,7 +9,9 @@ use std::process::ExitCode;
 use anyhow::{Result, bail};
 use lexopt::ValueExt;
 
+pub mod attach;
 pub mod check;
+pub mod pty;
 
 const USAGE: &str = "\
 ding: deliver durable inbox work to terminal agents, safely
@@ -18,6 +20,8 @@ Usage: ding <COMMAND> [ARGS]
 
 Commands:
   check       validate agent declarations, print their fingerprints
+  pty         run a command in the reference PTY host
+  attach      attach this terminal to a running `ding pty`
   help        print this help
 
 Run `ding <COMMAND> --help` for a command's options.
@@ -49,6 +53,8 @@ fn run() -> Result<ExitCode> {
     };
     match command.as_str() {
         "check" => check::run(&mut parser),
+        "pty" => pty::run(&mut parser),
+        "attach" => attach::run(&mut parser),
         "help" => {
             print!("{USAGE}");
             Ok(ExitCode::SUCCESS)

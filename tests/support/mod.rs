@@ -3,3 +3,7 @@
 #![allow(dead_code)]
 
 pub mod core_driver;
+mod pty_host;
+
+#[allow(unused_imports)]
+pub use pty_host::*;

@@ -1,0 +1,116 @@
+//! `ding attach`: connect this terminal to a running `ding pty` host.
+//!
+//! Argument parsing only; the terminal handling is `pty::attach`.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Result, bail};
+use lexopt::prelude::*;
+
+use crate::pty::attach::{self, AttachEnd, DEFAULT_DETACH_KEY, parse_detach_key};
+use crate::pty::wire::ChildState;
+
+const SHORT: &str = "\
+Usage: ding attach --socket PATH [--detach-key ^X]
+
+Attach this terminal to a `ding pty` host.
+
+Options:
+  --socket PATH       the host's control socket
+  --detach-key KEY    detach key as ^X, or `none` (default ^\\)
+  -h, --help          print help
+";
+
+const LONG: &str = "
+The screen is redrawn from the host's model on attach. Keystrokes reach the
+program in order and move the terminal's revision like any other input, so
+a pending conditional send by the sidecar will conflict rather than mix with
+your typing. Detaching leaves the program running.
+";
+
+#[derive(Debug, PartialEq, Eq)]
+pub struct Args {
+    pub socket: PathBuf,
+    pub detach_key: Option<u8>,
+}
+
+pub fn run(parser: &mut lexopt::Parser) -> Result<ExitCode> {
+    let Some(args) = parse(parser)? else {
+        return Ok(ExitCode::SUCCESS);
+    };
+    let end = attach::run(&args.socket, args.detach_key)?;
+    let (message, code) = match end {
+        AttachEnd::Detached => ("detached".to_string(), 0),
+        AttachEnd::ChildExited(ChildState::Exited { code }) => {
+            (format!("the program exited with code {code}"), 0)
+        }
+        AttachEnd::ChildExited(ChildState::Killed { signal }) => {
+            (format!("the program was killed by signal {signal}"), 0)
+        }
+        AttachEnd::ChildExited(ChildState::Running { .. }) => ("the program ended".into(), 0),
+        AttachEnd::HostClosed => ("the pty host closed the connection".into(), 1),
+        AttachEnd::Signalled(signal) => (format!("detached on {signal}"), 0),
+    };
+    eprintln!("[ding: {message}]");
+    Ok(ExitCode::from(code))
+}
+
+/// `None` when help was printed.
+pub fn parse(parser: &mut lexopt::Parser) -> Result<Option<Args>> {
+    let mut socket = None;
+    let mut detach_key = Some(DEFAULT_DETACH_KEY);
+    while let Some(arg) = parser.next()? {
+        match arg {
+            Short('h') => {
+                print!("{SHORT}");
+                return Ok(None);
+            }
+            Long("help") => {
+                print!("{SHORT}{LONG}");
+                return Ok(None);
+            }
+            Long("socket") => socket = Some(PathBuf::from(parser.value()?)),
+            Long("detach-key") => detach_key = parse_detach_key(&parser.value()?.string()?)?,
+            other => return Err(other.unexpected().into()),
+        }
+    }
+    let Some(socket) = socket else {
+        bail!("--socket PATH is required\n{SHORT}");
+    };
+    Ok(Some(Args { socket, detach_key }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_args(args: &[&str]) -> Result<Option<Args>> {
+        parse(&mut lexopt::Parser::from_args(args.iter().copied()))
+    }
+
+    #[test]
+    fn test_detach_key_defaults_to_ctrl_backslash() {
+        let args = parse_args(&["--socket", "s"])
+            .expect("parses")
+            .expect("not help");
+        assert_eq!(args.detach_key, Some(0x1c));
+    }
+
+    #[test]
+    fn test_detach_key_can_be_changed_or_disabled() {
+        let args = parse_args(&["--socket", "s", "--detach-key", "^x"])
+            .expect("parses")
+            .expect("not help");
+        assert_eq!(args.detach_key, Some(0x18));
+        let args = parse_args(&["--socket", "s", "--detach-key", "none"])
+            .expect("parses")
+            .expect("not help");
+        assert_eq!(args.detach_key, None);
+    }
+
+    #[test]
+    fn test_socket_is_required() {
+        assert!(parse_args(&[]).is_err());
+    }
+}

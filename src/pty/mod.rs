@@ -1,0 +1,29 @@
+//! The reference PTY host (`ding pty`) and its control protocol.
+//!
+//! The host owns one terminal: it runs the harness in a PTY, keeps a vt100
+//! model of the screen, serves snapshots and attach clients, and performs the
+//! atomic compare-and-send that the sidecar relies on. It knows nothing of
+//! DING policy or of providers: it moves bytes, counts revisions and compares
+//! identities. `docs/pty-protocol.md` is the normative protocol.
+//!
+//! * [`wire`]: request, reply, push and frame shapes, shared with clients.
+//! * [`transport`]: the bounded write/wait steps and their caps.
+//! * [`identity`]: incarnation and generation values.
+//! * [`socket`]: the private socket directory and the peer uid check.
+//! * [`screen`]: the vt100 model, snapshots and redraws.
+//! * [`child`]: starting the harness on a new PTY and decoding its exit.
+//! * [`host`]: the single-threaded mio loop that ties them together.
+//! * [`client`]: a small blocking client for `ding attach`, tests and the
+//!   sidecar.
+//! * [`attach`]: the interactive terminal side of `ding attach`.
+
+pub mod attach;
+pub mod child;
+pub mod client;
+pub mod connection;
+pub mod host;
+pub mod identity;
+pub mod screen;
+pub mod socket;
+pub mod transport;
+pub mod wire;

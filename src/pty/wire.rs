@@ -1,0 +1,427 @@
+//! The control protocol's wire types: JSON lines between the PTY host and its
+//! clients (the sidecar, `ding attach`, tests, supervisors).
+//!
+//! This module owns the shapes only: requests, replies, pushes and the attach
+//! frame header. It does no I/O and makes no decisions; the host (`host.rs`)
+//! interprets requests and the blocking client (`client.rs`) sends them.
+//! `docs/pty-protocol.md` is the normative description of every shape here.
+//!
+//! Field names are camelCase, like adapter protocol v1; operation and result
+//! names are kebab-case.
+
+use serde::{Deserialize, Serialize};
+
+use crate::pty::transport::Step;
+
+/// The longest request line the host accepts, newline included. A longer
+/// line gets an `oversized-request` error and the connection is closed,
+/// because the host cannot know where the next request starts.
+pub const MAX_REQUEST_LINE: usize = 256 * 1024;
+
+/// One request line from a client.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum Request {
+    /// Identity, revision, child state, size and input modes.
+    Status {},
+    /// The screen as text, cursor and styled runs.
+    Snapshot {},
+    /// The compare-and-send: write `steps` if and only if the identity matches
+    /// and the revision is still `expectedRevision`.
+    #[serde(rename_all = "camelCase")]
+    SendIf {
+        session: String,
+        incarnation: String,
+        generation: String,
+        expected_revision: u64,
+        steps: Vec<Step>,
+    },
+    /// Unconditional supervisor intervention; logged by the host as such.
+    Send { steps: Vec<Step> },
+    /// Turn this connection into a push stream of revision changes and child
+    /// lifecycle events (requests are still answered on it).
+    Watch {},
+    /// Set the terminal size.
+    Resize { cols: u16, rows: u16 },
+    /// Start the child again; ends a running child first (SIGHUP to its
+    /// process group).
+    Restart {},
+    /// Switch this connection to framed raw attach mode (see `AttachFrame`).
+    Attach {},
+}
+
+/// A successful reply line, tagged by the operation it answers.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "kebab-case")]
+pub enum Reply {
+    Status(Status),
+    Snapshot(Snapshot),
+    SendIf(SendIfReply),
+    #[serde(rename_all = "camelCase")]
+    Send {
+        revision: u64,
+        written: usize,
+    },
+    Watch {
+        revision: u64,
+    },
+    Resize {
+        revision: u64,
+    },
+    Restart {
+        incarnation: String,
+        revision: u64,
+    },
+    Attach {
+        revision: u64,
+    },
+}
+
+/// `status`: everything a client needs to build a send-if tuple.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Status {
+    pub session: String,
+    pub incarnation: String,
+    pub generation: String,
+    pub revision: u64,
+    pub child: ChildState,
+    pub size: Size,
+    /// Whether the application has enabled bracketed paste (DECSET 2004).
+    pub bracketed_paste: bool,
+    /// Number of connections in attach mode.
+    pub attached: usize,
+}
+
+/// The child process as the host last saw it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "state", rename_all = "kebab-case")]
+pub enum ChildState {
+    Running { pid: i32 },
+    Exited { code: i32 },
+    Killed { signal: i32 },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Size {
+    pub cols: u16,
+    pub rows: u16,
+}
+
+/// The outcome of a send-if. Every result other than `sent` means zero
+/// bytes of the transaction reached the terminal.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "result", rename_all = "kebab-case")]
+pub enum SendIfReply {
+    /// The whole transaction was written; `revision` is the revision when its
+    /// last step finished.
+    Sent { revision: u64, written: usize },
+    /// Something happened on the terminal since `expectedRevision`.
+    Conflict { revision: u64 },
+    /// The identity tuple does not name this terminal's current child.
+    Mismatch { part: IdentityPart, revision: u64 },
+    /// The child has exited; nothing can be delivered to it.
+    Exited { revision: u64 },
+}
+
+/// Which part of a send-if tuple differs first, in fence order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum IdentityPart {
+    Session,
+    Incarnation,
+    Generation,
+}
+
+/// `snapshot`: what the screen shows, at which revision.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Snapshot {
+    pub revision: u64,
+    pub size: Size,
+    pub cursor: Cursor,
+    /// Each visible row as text, trailing blanks trimmed.
+    pub rows: Vec<String>,
+    /// Maximal runs of cells that share a non-default style.
+    pub runs: Vec<Run>,
+    pub alternate_screen: bool,
+    pub bracketed_paste: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Cursor {
+    pub row: u16,
+    pub col: u16,
+    pub visible: bool,
+}
+
+/// A run of cells in one row with the same style. Absent attributes are off;
+/// absent colours are the terminal default.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Run {
+    pub row: u16,
+    pub col: u16,
+    pub text: String,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub bold: bool,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub dim: bool,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub italic: bool,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub underline: bool,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub inverse: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fg: Option<Colour>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bg: Option<Colour>,
+}
+
+fn is_false(value: &bool) -> bool {
+    !*value
+}
+
+/// A cell colour: a palette index (0-255) or `#rrggbb`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Colour {
+    Index(u8),
+    Rgb(String),
+}
+
+/// An unsolicited line on a watching connection.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "push", rename_all = "kebab-case")]
+pub enum Push {
+    /// The revision moved. Pushes are coalesced: a client that reads slowly
+    /// sees the latest revision, not every step.
+    Revision { revision: u64 },
+    /// The child ended.
+    Exit { child: ChildState, revision: u64 },
+    /// A new child started (a new incarnation).
+    Start { incarnation: String, revision: u64 },
+}
+
+/// An error reply. The connection stays open unless `error` is
+/// `oversized-request` or `forbidden`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ErrorReply {
+    pub error: ErrorKind,
+    pub message: String,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ErrorKind {
+    /// Not JSON, not UTF-8, an unknown op, or a missing or extra field.
+    MalformedRequest,
+    /// The request line exceeded `MAX_REQUEST_LINE`.
+    OversizedRequest,
+    /// A transport broke a cap (bytes, wait, steps) or had a bad step.
+    InvalidTransport,
+    /// An argument was out of range (e.g. a zero size).
+    InvalidArgument,
+    /// The host's queued input is full; try again later.
+    Busy,
+    /// The connecting uid is not the host's uid.
+    Forbidden,
+    /// The operation needs a running child.
+    ChildExited,
+}
+
+/// Any line the host can send: a reply, a push, or an error.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ServerLine {
+    Reply(Reply),
+    Push(Push),
+    Error(ErrorReply),
+}
+
+/// Attach mode frames: one type byte, a 4-byte big-endian payload length,
+/// then the payload. Frames larger than `MAX_FRAME_PAYLOAD` are a protocol
+/// error and close the connection.
+pub const FRAME_HEADER: usize = 5;
+pub const MAX_FRAME_PAYLOAD: usize = 64 * 1024;
+
+/// The frame types of attach mode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FrameKind {
+    /// Client to host: keystrokes. Host to client: terminal output.
+    Data = 0,
+    /// Client to host: 4 bytes, cols then rows, each u16 big-endian.
+    Resize = 1,
+    /// Client to host: leave attach mode; the host closes the connection.
+    Detach = 2,
+    /// Host to client: the child ended; payload is the `ChildState` JSON.
+    Exit = 3,
+}
+
+impl FrameKind {
+    pub fn from_byte(byte: u8) -> Option<FrameKind> {
+        match byte {
+            0 => Some(FrameKind::Data),
+            1 => Some(FrameKind::Resize),
+            2 => Some(FrameKind::Detach),
+            3 => Some(FrameKind::Exit),
+            _ => None,
+        }
+    }
+}
+
+/// Appends one frame to `out`. Payloads longer than `MAX_FRAME_PAYLOAD` are
+/// split into several frames of the same kind by the caller's loop here.
+pub fn push_frame(out: &mut Vec<u8>, kind: FrameKind, payload: &[u8]) {
+    let chunks: Vec<&[u8]> = if payload.is_empty() {
+        vec![payload]
+    } else {
+        payload.chunks(MAX_FRAME_PAYLOAD).collect()
+    };
+    for chunk in chunks {
+        out.push(kind as u8);
+        // A chunk is at most MAX_FRAME_PAYLOAD bytes, so it fits in u32.
+        out.extend_from_slice(&(chunk.len() as u32).to_be_bytes());
+        out.extend_from_slice(chunk);
+    }
+}
+
+/// A frame parsed from the front of a buffer.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Parsed {
+    Frame {
+        kind: FrameKind,
+        payload: Vec<u8>,
+        consumed: usize,
+    },
+    /// More bytes are needed.
+    Incomplete,
+    /// An unknown type or an over-long payload.
+    Invalid(String),
+}
+
+/// Parses the first frame of `buf`.
+pub fn parse_frame(buf: &[u8]) -> Parsed {
+    if buf.len() < FRAME_HEADER {
+        return Parsed::Incomplete;
+    }
+    let Some(kind) = FrameKind::from_byte(buf[0]) else {
+        return Parsed::Invalid(format!("unknown frame type {}", buf[0]));
+    };
+    let len = u32::from_be_bytes([buf[1], buf[2], buf[3], buf[4]]) as usize;
+    if len > MAX_FRAME_PAYLOAD {
+        return Parsed::Invalid(format!("frame payload of {len} bytes is over the limit"));
+    }
+    if buf.len() < FRAME_HEADER + len {
+        return Parsed::Incomplete;
+    }
+    Parsed::Frame {
+        kind,
+        payload: buf[FRAME_HEADER..FRAME_HEADER + len].to_vec(),
+        consumed: FRAME_HEADER + len,
+    }
+}
+
+/// Encodes a resize frame payload.
+pub fn resize_payload(size: Size) -> [u8; 4] {
+    let [c0, c1] = size.cols.to_be_bytes();
+    let [r0, r1] = size.rows.to_be_bytes();
+    [c0, c1, r0, r1]
+}
+
+/// Decodes a resize frame payload.
+pub fn parse_resize(payload: &[u8]) -> Option<Size> {
+    match payload {
+        [c0, c1, r0, r1] => Some(Size {
+            cols: u16::from_be_bytes([*c0, *c1]),
+            rows: u16::from_be_bytes([*r0, *r1]),
+        }),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn send_if_request_uses_camel_case_fields() {
+        let line = r#"{"op":"send-if","session":"s","incarnation":"i","generation":"g","expectedRevision":7,"steps":[{"write":"aGk="},{"waitMs":5}]}"#;
+        let request: Request = serde_json::from_str(line).expect("parses");
+        let Request::SendIf {
+            expected_revision,
+            steps,
+            ..
+        } = request
+        else {
+            panic!("not a send-if: {request:?}");
+        };
+        assert_eq!(expected_revision, 7);
+        assert_eq!(steps.len(), 2);
+    }
+
+    #[test]
+    fn unknown_fields_are_malformed() {
+        let line = r#"{"op":"status","extra":1}"#;
+        assert!(serde_json::from_str::<Request>(line).is_err());
+    }
+
+    #[test]
+    fn server_lines_round_trip() {
+        let lines = [
+            ServerLine::Reply(Reply::SendIf(SendIfReply::Conflict { revision: 9 })),
+            ServerLine::Reply(Reply::Send {
+                revision: 3,
+                written: 2,
+            }),
+            ServerLine::Push(Push::Revision { revision: 4 }),
+            ServerLine::Error(ErrorReply {
+                error: ErrorKind::MalformedRequest,
+                message: "x".into(),
+            }),
+        ];
+        for line in lines {
+            let text = serde_json::to_string(&line).expect("serializes");
+            let back: ServerLine = serde_json::from_str(&text).expect("parses");
+            assert_eq!(back, line, "{text}");
+        }
+    }
+
+    #[test]
+    fn frames_round_trip_and_split_long_payloads() {
+        let mut out = Vec::new();
+        let long = vec![b'x'; MAX_FRAME_PAYLOAD + 3];
+        push_frame(&mut out, FrameKind::Data, &long);
+        push_frame(&mut out, FrameKind::Detach, &[]);
+        let mut rest = &out[..];
+        let mut seen = Vec::new();
+        while let Parsed::Frame {
+            kind,
+            payload,
+            consumed,
+        } = parse_frame(rest)
+        {
+            seen.push((kind, payload.len()));
+            rest = &rest[consumed..];
+        }
+        assert_eq!(
+            seen,
+            vec![
+                (FrameKind::Data, MAX_FRAME_PAYLOAD),
+                (FrameKind::Data, 3),
+                (FrameKind::Detach, 0)
+            ]
+        );
+        assert!(rest.is_empty());
+    }
+
+    #[test]
+    fn oversized_and_unknown_frames_are_invalid() {
+        assert!(matches!(parse_frame(&[9, 0, 0, 0, 0]), Parsed::Invalid(_)));
+        assert!(matches!(
+            parse_frame(&[0, 0xff, 0, 0, 0]),
+            Parsed::Invalid(_)
+        ));
+        assert_eq!(parse_frame(&[0, 0, 0]), Parsed::Incomplete);
+    }
+}

@@ -1,0 +1,135 @@
+//! Real programs in the PTY: readline's bracketed paste in bash, the Python
+//! REPL, and snapshots that match what a program drew.
+
+mod support;
+
+use ding::pty::transport::Step;
+use ding::pty::wire::{Colour, SendIfReply};
+use support::{Host, write};
+
+const PASTE_START: &[u8] = b"\x1b[200~";
+const PASTE_END: &[u8] = b"\x1b[201~";
+
+fn bash() -> Host {
+    let host = Host::start(
+        &[
+            "--env",
+            "PS1=$ ",
+            "--env",
+            "TERM=xterm-256color",
+            "--env",
+            "INPUTRC=/dev/null",
+            "--env",
+            "HISTFILE=/dev/null",
+        ],
+        &["bash", "--norc", "--noprofile", "-i"],
+    );
+    // Readline turns bracketed paste on when it draws the prompt.
+    host.wait_screen(|s| s.rows[0].starts_with('$') && s.bracketed_paste);
+    host
+}
+
+fn paste(text: &[u8]) -> Vec<u8> {
+    [PASTE_START, text, PASTE_END].concat()
+}
+
+#[test]
+fn bash_bracketed_paste_arrives_as_one_literal_line() {
+    let host = bash();
+    assert!(host.client().status().expect("status").bracketed_paste);
+    let (identity, revision) = host.identity();
+    // A CR inside a paste is text, not Enter: nothing runs until the Return
+    // that the transport sends after the paste and a delay.
+    let notice = b"echo 'mail: 0001.md' \r echo 'second line'";
+    let reply = host
+        .client()
+        .send_if(
+            &identity,
+            revision,
+            &[write(&paste(notice)), Step::WaitMs(50)],
+        )
+        .expect("send-if");
+    assert!(matches!(reply, SendIfReply::Sent { .. }), "{reply:?}");
+    let pasted = host.wait_screen(|s| s.rows.iter().any(|row| row.contains("echo 'second line'")));
+    assert!(
+        !pasted.rows.iter().any(|row| row == "mail: 0001.md"),
+        "the CR inside the paste executed the line: {:?}",
+        pasted.rows
+    );
+    host.client().send(&[write(b"\r")]).expect("enter");
+    let ran = host.wait_screen(|s| s.rows.iter().any(|row| row == "second line"));
+    let first = ran
+        .rows
+        .iter()
+        .filter(|row| *row == "mail: 0001.md")
+        .count();
+    assert_eq!(first, 1, "the pasted command ran once: {:?}", ran.rows);
+}
+
+/// Why the sidecar must sanitize notices: an `ESC[201~` inside the payload
+/// ends the paste early, so everything after it is typed as keys. Here the
+/// CR after the early end marker executes a command although the transport
+/// never sent a Return outside a paste. The notice builder must therefore
+/// strip ESC (and all C0 but LF) before wrapping text in paste markers.
+#[test]
+fn early_paste_end_marker_turns_the_rest_into_keystrokes() {
+    let host = bash();
+    let hostile = b"echo pasted-part\x1b[201~\recho smuggled";
+    host.client().send(&[write(&paste(hostile))]).expect("send");
+    let screen = host.wait_screen(|s| s.rows.iter().any(|row| row == "pasted-part"));
+    assert!(
+        screen.rows.iter().any(|row| row == "pasted-part"),
+        "the smuggled CR ran the first command: {:?}",
+        screen.rows
+    );
+}
+
+#[test]
+fn python_repl_evaluates_a_sent_line() {
+    let host = Host::start(
+        &["--env", "PYTHONSTARTUP=", "--env", "PYTHON_BASIC_REPL=1"],
+        &["python3", "-i", "-q"],
+    );
+    host.wait_screen(|s| s.rows.iter().any(|row| row.starts_with(">>>")));
+    let (identity, revision) = host.identity();
+    let reply = host
+        .client()
+        .send_if(&identity, revision, &[write(b"print(6 * 7)\r")])
+        .expect("send-if");
+    assert!(matches!(reply, SendIfReply::Sent { .. }), "{reply:?}");
+    // The answer, then a fresh prompt with the cursor after it.
+    let screen = host.wait_screen(|s| s.rows.windows(2).any(|w| w[0] == "42" && w[1] == ">>>"));
+    let answer = screen.rows.iter().position(|row| row == "42").expect("42");
+    assert_eq!(screen.cursor.row as usize, answer + 1);
+    assert_eq!(screen.cursor.col, 4);
+}
+
+#[test]
+fn snapshot_matches_styles_the_program_drew() {
+    let script = "printf 'typed \\033[2mdim placeholder\\033[0m\\n\\033[1;32mok\\033[0m \\033[7mSEL\\033[0m \\033[38;2;1;2;3mrgb\\033[0m'; exec cat";
+    let host = Host::start(&["--size", "60x10"], &["sh", "-c", script]);
+    let snap = host.wait_screen(|s| s.rows[1].contains("rgb"));
+    assert_eq!(snap.size.cols, 60);
+    assert_eq!(snap.rows.len(), 10);
+    assert_eq!(snap.rows[0], "typed dim placeholder");
+    assert_eq!(snap.rows[1], "ok SEL rgb");
+    let find = |text: &str| {
+        snap.runs
+            .iter()
+            .find(|run| run.text == text)
+            .unwrap_or_else(|| panic!("no run {text:?} in {:?}", snap.runs))
+            .clone()
+    };
+    let dim = find("dim placeholder");
+    assert!(dim.dim && !dim.bold);
+    assert_eq!((dim.row, dim.col), (0, 6));
+    let ok = find("ok");
+    assert!(ok.bold);
+    assert_eq!(ok.fg, Some(Colour::Index(2)));
+    assert!(find("SEL").inverse);
+    assert_eq!(find("rgb").fg, Some(Colour::Rgb("#010203".into())));
+    assert!(
+        !snap.runs.iter().any(|run| run.text.contains("typed")),
+        "default-styled text is not a run"
+    );
+}

@@ -1,0 +1,266 @@
+//! The compare-and-send promise, proven by what the child actually read: the
+//! child runs `cat > out` in raw mode with echo off, so `out` holds exactly
+//! the bytes that reached the terminal, in order.
+
+mod support;
+
+use std::io::Write;
+use std::os::unix::net::UnixStream;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread;
+use std::time::Duration;
+
+use ding::pty::wire::{ChildState, FrameKind, IdentityPart, Push, SendIfReply, Size, push_frame};
+use support::{Host, PATIENCE, identity_of, write};
+
+/// An attach connection that types like a person: each call sends one data
+/// frame.
+struct Typist(UnixStream);
+
+impl Typist {
+    fn new(host: &Host) -> Typist {
+        let (stream, _) = host.client().attach().expect("attach");
+        Typist(stream)
+    }
+
+    fn type_bytes(&mut self, bytes: &[u8]) {
+        let mut frame = Vec::new();
+        push_frame(&mut frame, FrameKind::Data, bytes);
+        self.0.write_all(&frame).expect("type");
+    }
+}
+
+#[test]
+fn stale_send_if_writes_zero_bytes() {
+    let host = Host::recording();
+    let (identity, stale) = host.identity();
+    let mut watcher = host.client();
+    watcher.watch().expect("watch");
+    let mut typist = Typist::new(&host);
+    typist.type_bytes(b"h");
+    // The keystroke has been committed once the revision moves past `stale`.
+    watcher
+        .wait_revision_above(stale, PATIENCE)
+        .expect("watch")
+        .expect("typing moved the revision");
+    let reply = host
+        .client()
+        .send_if(&identity, stale, &[write(b"NOTICE"), write(b"\r")])
+        .expect("send-if");
+    let SendIfReply::Conflict { revision } = reply else {
+        panic!("expected conflict, got {reply:?}");
+    };
+    assert!(revision > stale);
+    // Mark the end of input, then prove the transaction never arrived.
+    typist.type_bytes(b"!");
+    let out = host.wait_file("out", 2);
+    assert_eq!(out, b"h!");
+}
+
+#[test]
+fn send_if_under_contention_is_all_or_nothing() {
+    let host = Host::recording();
+    let typing = Arc::new(AtomicBool::new(true));
+    let typist = {
+        let mut typist = Typist::new(&host);
+        let typing = Arc::clone(&typing);
+        thread::spawn(move || {
+            while typing.load(Ordering::Relaxed) {
+                typist.type_bytes(b"x");
+                thread::sleep(Duration::from_millis(1));
+            }
+        })
+    };
+    let mut sender = host.client();
+    let mut sent = Vec::new();
+    let mut conflicts = Vec::new();
+    for n in 0..60 {
+        let status = sender.status().expect("status");
+        let steps = [
+            write(format!("<T{n}:").as_bytes()),
+            ding::pty::transport::Step::WaitMs(2),
+            write(b"abc>"),
+        ];
+        match sender
+            .send_if(&identity_of(&status), status.revision, &steps)
+            .expect("send-if")
+        {
+            SendIfReply::Sent { written, .. } => {
+                assert_eq!(written, format!("<T{n}:abc>").len());
+                sent.push(n);
+            }
+            SendIfReply::Conflict { .. } => conflicts.push(n),
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    typing.store(false, Ordering::Relaxed);
+    typist.join().expect("typist");
+    let mut marker = host.client();
+    marker.send(&[write(b"#END#")]).expect("send");
+    let out = String::from_utf8(host.wait_until_contains("out", "#END#")).expect("utf-8");
+    for n in &sent {
+        let whole = format!("<T{n}:abc>");
+        assert_eq!(
+            out.matches(&whole).count(),
+            1,
+            "{whole} must land once, whole: {out}"
+        );
+    }
+    for n in &conflicts {
+        assert!(
+            !out.contains(&format!("<T{n}:")),
+            "conflicted T{n} leaked: {out}"
+        );
+    }
+    // Nothing but whole transactions, keystrokes and the marker.
+    let mut rest = out.clone();
+    for n in &sent {
+        rest = rest.replace(&format!("<T{n}:abc>"), "");
+    }
+    assert!(
+        rest.trim_end_matches("#END#").bytes().all(|b| b == b'x'),
+        "interleaved bytes: {rest}"
+    );
+    assert!(!sent.is_empty(), "no send-if ever matched");
+    eprintln!("sent {} conflicts {}", sent.len(), conflicts.len());
+}
+
+#[test]
+fn matching_send_if_writes_once_and_later_input_lands_after() {
+    let host = Host::recording();
+    let (identity, revision) = host.identity();
+    let mut watcher = host.client();
+    watcher.watch().expect("watch");
+    let mut typist = Typist::new(&host);
+    let mut sender = host.client();
+    let request = ding::pty::wire::Request::SendIf {
+        session: identity.session.clone(),
+        incarnation: identity.incarnation.clone(),
+        generation: identity.generation.clone(),
+        expected_revision: revision,
+        steps: vec![
+            write(b"A"),
+            ding::pty::transport::Step::WaitMs(300),
+            write(b"B"),
+        ],
+    };
+    let mut line = serde_json::to_vec(&request).expect("encode");
+    line.push(b'\n');
+    sender.write_raw(&line).expect("send-if");
+    // "A" committed: the transaction is running its wait step now.
+    watcher
+        .wait_revision_above(revision, PATIENCE)
+        .expect("watch")
+        .expect("A moved the revision");
+    typist.type_bytes(b"1");
+    typist.type_bytes(b"2");
+    typist.type_bytes(b"3");
+    let reply = sender.read_reply().expect("reply");
+    let ding::pty::wire::Reply::SendIf(SendIfReply::Sent { written, .. }) = reply else {
+        panic!("expected sent, got {reply:?}");
+    };
+    assert_eq!(written, 2);
+    let out = host.wait_file("out", 5);
+    assert_eq!(
+        out, b"AB123",
+        "typing during the wait must land after the transaction"
+    );
+}
+
+#[test]
+fn mismatched_identity_writes_zero_bytes() {
+    let host = Host::recording();
+    let (identity, revision) = host.identity();
+    let mut client = host.client();
+    let cases = [
+        (IdentityPart::Session, "other.agent", 0),
+        (IdentityPart::Incarnation, "0123", 1),
+        (IdentityPart::Generation, "sha256:00", 2),
+    ];
+    for (part, value, field) in cases {
+        let mut wrong = identity.clone();
+        match field {
+            0 => wrong.session = value.into(),
+            1 => wrong.incarnation = value.into(),
+            _ => wrong.generation = value.into(),
+        }
+        let reply = client
+            .send_if(&wrong, revision, &[write(b"LEAK")])
+            .expect("send-if");
+        assert_eq!(reply, SendIfReply::Mismatch { part, revision });
+    }
+    client.send(&[write(b"ok")]).expect("send");
+    assert_eq!(host.wait_file("out", 2), b"ok");
+    // The unconditional send is recorded as an intervention.
+    assert!(
+        host.stderr_text()
+            .contains(r#""event":"intervention","op":"send""#),
+        "{}",
+        host.stderr_text()
+    );
+}
+
+#[test]
+fn revision_moves_on_output_input_resize_and_restart() {
+    // `cat` in cooked mode echoes input, so one input produces output too.
+    let host = Host::start(&[], &["sh", "-c", "printf 'ready\\n'; exec cat"]);
+    host.wait_screen(|s| s.rows[0] == "ready");
+    let mut client = host.client();
+    let mut watcher = host.client();
+    let mut last = watcher.watch().expect("watch");
+
+    let (after_input, written) = client.send(&[write(b"hi\r")]).expect("send");
+    assert_eq!(written, 3);
+    assert!(after_input > last, "input moves the revision");
+    last = after_input;
+    let echoed = watcher
+        .wait_revision_above(last, PATIENCE)
+        .expect("watch")
+        .expect("echo output moves the revision");
+    last = echoed;
+    host.wait_screen(|s| s.rows[1] == "hi" && s.rows[2] == "hi");
+    last = last.max(client.status().expect("status").revision);
+
+    let after_resize = client
+        .resize(Size {
+            cols: 100,
+            rows: 30,
+        })
+        .expect("resize");
+    assert!(after_resize > last, "resize moves the revision");
+    assert_eq!(
+        client.status().expect("status").size,
+        Size {
+            cols: 100,
+            rows: 30
+        }
+    );
+    last = client.status().expect("status").revision;
+
+    let before = client.status().expect("status").incarnation;
+    let (incarnation, after_restart) = client.restart().expect("restart");
+    assert_ne!(incarnation, before, "a restart is a new incarnation");
+    assert!(after_restart > last, "restart moves the revision");
+
+    // Pushes never go backwards.
+    let mut seen = 0;
+    while let Some(push) = watcher.next_push(Duration::from_millis(200)).expect("push") {
+        let revision = match push {
+            Push::Revision { revision } | Push::Start { revision, .. } => revision,
+            Push::Exit { revision, child } => {
+                assert!(matches!(
+                    child,
+                    ChildState::Killed { .. } | ChildState::Exited { .. }
+                ));
+                revision
+            }
+        };
+        assert!(
+            revision >= seen,
+            "revision went backwards: {revision} after {seen}"
+        );
+        seen = revision;
+    }
+    assert!(seen >= after_restart);
+}
