@@ -9,9 +9,11 @@ use std::process::ExitCode;
 use anyhow::{Result, bail};
 use lexopt::ValueExt;
 
+pub mod agent_decl;
 pub mod attach;
 pub mod check;
 pub mod pty;
+pub mod sidecar;
 
 const USAGE: &str = "\
 ding: deliver durable inbox work to terminal agents, safely
@@ -20,6 +22,7 @@ Usage: ding <COMMAND> [ARGS]
 
 Commands:
   check       validate agent declarations, print their fingerprints
+  sidecar     run one agent's DING sidecar in the foreground
   pty         run a command in the reference PTY host
   attach      attach this terminal to a running `ding pty`
   help        print this help
@@ -53,6 +56,7 @@ fn run() -> Result<ExitCode> {
     };
     match command.as_str() {
         "check" => check::run(&mut parser),
+        "sidecar" => sidecar::run(&mut parser),
         "pty" => pty::run(&mut parser),
         "attach" => attach::run(&mut parser),
         "help" => {

@@ -1,0 +1,168 @@
+//! The adapter child process: spawned from an opaque argv with no shell,
+//! stdin `/dev/null`, stdout read as protocol lines, stderr read as log lines.
+//!
+//! This file only moves bytes. What the lines mean is the engine's business,
+//! and when to (re)spawn is the engine's decision; the runtime registers the
+//! two pipes with its poll loop and reaps the child on SIGCHLD.
+
+use std::ffi::OsString;
+use std::io::{self, Read};
+use std::os::fd::{AsFd, AsRawFd, RawFd};
+use std::os::unix::process::ExitStatusExt;
+use std::path::Path;
+use std::process::{Child, ChildStderr, ChildStdout, Command, ExitStatus, Stdio};
+
+use nix::fcntl::{FcntlArg, OFlag, fcntl};
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+
+use super::lines::{Line, LineBuffer};
+use crate::core::protocol::MAX_LINE_BYTES;
+
+/// The longest stderr line logged whole; the rest of a longer line is dropped.
+const MAX_STDERR_LINE: usize = 4096;
+
+/// Where a pipe stands after draining it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Drained {
+    /// Read until `WouldBlock`; more may come.
+    Open,
+    /// The writer closed it.
+    Eof,
+}
+
+pub struct AdapterProcess {
+    child: Child,
+    stdout: Option<ChildStdout>,
+    stderr: Option<ChildStderr>,
+    stdout_lines: LineBuffer,
+    stderr_lines: LineBuffer,
+}
+
+impl AdapterProcess {
+    /// Spawns `argv` (already expanded) with `env` added to the sidecar's
+    /// environment. Both pipes are non-blocking.
+    pub fn spawn(
+        argv: &[OsString],
+        env: &[(String, OsString)],
+        cwd: &Path,
+    ) -> io::Result<AdapterProcess> {
+        let Some((program, args)) = argv.split_first() else {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "empty adapter command",
+            ));
+        };
+        // std resets the signal mask and SIGPIPE disposition in the child, so
+        // the sidecar's blocked signals do not leak into the adapter.
+        let mut child = Command::new(program)
+            .args(args)
+            .envs(env.iter().map(|(key, value)| (key, value)))
+            .current_dir(cwd)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()?;
+        let stdout = child.stdout.take();
+        let stderr = child.stderr.take();
+        if let Some(pipe) = &stdout {
+            set_nonblocking(pipe)?;
+        }
+        if let Some(pipe) = &stderr {
+            set_nonblocking(pipe)?;
+        }
+        Ok(AdapterProcess {
+            child,
+            stdout,
+            stderr,
+            stdout_lines: LineBuffer::new(MAX_LINE_BYTES),
+            stderr_lines: LineBuffer::new(MAX_STDERR_LINE),
+        })
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    pub fn stdout_fd(&self) -> Option<RawFd> {
+        self.stdout.as_ref().map(AsRawFd::as_raw_fd)
+    }
+
+    pub fn stderr_fd(&self) -> Option<RawFd> {
+        self.stderr.as_ref().map(AsRawFd::as_raw_fd)
+    }
+
+    /// Reads stdout until `WouldBlock` or end of file, appending protocol lines.
+    pub fn drain_stdout(&mut self, out: &mut Vec<Line>) -> Drained {
+        let drained = drain(self.stdout.as_mut(), &mut self.stdout_lines, out);
+        if drained == Drained::Eof {
+            self.stdout = None;
+        }
+        drained
+    }
+
+    /// Reads stderr until `WouldBlock` or end of file, appending log lines.
+    pub fn drain_stderr(&mut self, out: &mut Vec<Line>) -> Drained {
+        let drained = drain(self.stderr.as_mut(), &mut self.stderr_lines, out);
+        if drained == Drained::Eof {
+            self.stderr = None;
+        }
+        drained
+    }
+
+    /// The exit status, if the child has exited (reaping it).
+    pub fn try_reap(&mut self) -> Option<ExitStatus> {
+        self.child.try_wait().ok().flatten()
+    }
+
+    /// Asks the child to stop (SIGTERM); the caller reaps it later.
+    pub fn terminate(&self) {
+        if let Ok(pid) = i32::try_from(self.child.id()) {
+            let _ = kill(Pid::from_raw(pid), Signal::SIGTERM);
+        }
+    }
+
+    /// Stops the child at once (SIGKILL); the caller reaps it later.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+    }
+}
+
+/// `exit code 3`, `signal 9`.
+pub fn describe_exit(status: ExitStatus) -> String {
+    match (status.code(), status.signal()) {
+        (Some(code), _) => format!("exit code {code}"),
+        (None, Some(signal)) => format!("signal {signal}"),
+        (None, None) => "unknown status".to_string(),
+    }
+}
+
+fn drain<R: Read>(pipe: Option<&mut R>, lines: &mut LineBuffer, out: &mut Vec<Line>) -> Drained {
+    let Some(pipe) = pipe else {
+        return Drained::Eof;
+    };
+    let mut chunk = [0u8; 16 * 1024];
+    loop {
+        match pipe.read(&mut chunk) {
+            Ok(0) => {
+                out.extend(lines.finish());
+                return Drained::Eof;
+            }
+            Ok(n) => lines.push(&chunk[..n], out),
+            Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
+            Err(err) if err.kind() == io::ErrorKind::WouldBlock => return Drained::Open,
+            Err(_) => {
+                out.extend(lines.finish());
+                return Drained::Eof;
+            }
+        }
+    }
+}
+
+/// Sets `O_NONBLOCK` so reads end in `WouldBlock` instead of stalling the loop.
+pub fn set_nonblocking<F: AsFd>(file: &F) -> io::Result<()> {
+    let flags = fcntl(file.as_fd(), FcntlArg::F_GETFL).map_err(io::Error::from)?;
+    let flags = OFlag::from_bits_truncate(flags) | OFlag::O_NONBLOCK;
+    fcntl(file.as_fd(), FcntlArg::F_SETFL(flags)).map_err(io::Error::from)?;
+    Ok(())
+}

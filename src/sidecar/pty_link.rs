@@ -1,0 +1,418 @@
+//! The sidecar's connection to the PTY host's control socket.
+//!
+//! One non-blocking connection carries everything: `watch` pushes (revision
+//! changes, restarts, child exit) and the engine's requests (`status`,
+//! `send-if`, `send`), whose replies come back in request order between the
+//! pushes. This file translates both ways and keeps no policy: every fact it
+//! learns becomes an engine input, and every engine request becomes a line.
+//! When the host goes away the engine hears `PtyUnreachable` and the link
+//! reconnects with backoff (100 ms doubling to 5 s).
+
+use std::collections::VecDeque;
+use std::io::{self, Read, Write};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use mio::net::UnixStream;
+use mio::{Interest, Registry, Token};
+
+use super::lines::{Line, LineBuffer};
+use crate::core::engine::{Input, Send, SendIf};
+use crate::core::identity::Identity;
+use crate::core::ownership::RequestId;
+use crate::core::time::Time;
+use crate::core::transport::{self, Transport};
+use crate::pty::transport::Step as WireStep;
+use crate::pty::wire::{Push, Reply, Request, SendIfReply, ServerLine, Status};
+
+const MIN_BACKOFF: Duration = Duration::from_millis(100);
+const MAX_BACKOFF: Duration = Duration::from_secs(5);
+/// Replies and pushes are short; a status of a huge screen is not asked for.
+const MAX_REPLY_LINE: usize = 1024 * 1024;
+
+/// What a written request is waiting for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Awaiting {
+    Watch,
+    Status,
+    SendIf(RequestId),
+    Send(RequestId),
+}
+
+/// A fact the runtime should know besides engine inputs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LinkNote {
+    Connected,
+    Lost(String),
+    ChildExited(String),
+    Unexpected(String),
+}
+
+pub struct PtyLink {
+    path: PathBuf,
+    token: Token,
+    stream: Option<UnixStream>,
+    outbox: Vec<u8>,
+    lines: LineBuffer,
+    awaiting: VecDeque<Awaiting>,
+    identity: Option<Identity>,
+    backoff: Duration,
+    retry_at: Option<Time>,
+    writable_registered: bool,
+}
+
+impl PtyLink {
+    pub fn new(path: PathBuf, token: Token) -> PtyLink {
+        PtyLink {
+            path,
+            token,
+            stream: None,
+            outbox: Vec::new(),
+            lines: LineBuffer::new(MAX_REPLY_LINE),
+            awaiting: VecDeque::new(),
+            identity: None,
+            backoff: MIN_BACKOFF,
+            retry_at: Some(Time::ZERO),
+            writable_registered: false,
+        }
+    }
+
+    pub fn is_connected(&self) -> bool {
+        self.stream.is_some()
+    }
+
+    /// When the link wants to try connecting again, if it is down.
+    pub fn retry_at(&self) -> Option<Time> {
+        self.retry_at
+    }
+
+    /// Connects if a retry is due. Returns what the engine and runtime must hear.
+    pub fn poll_connect(
+        &mut self,
+        registry: &Registry,
+        now: Time,
+        inputs: &mut Vec<Input>,
+        notes: &mut Vec<LinkNote>,
+    ) {
+        if self.stream.is_some() || self.retry_at.is_none_or(|due| due > now) {
+            return;
+        }
+        match UnixStream::connect(&self.path).and_then(|mut stream| {
+            registry.register(&mut stream, self.token, Interest::READABLE)?;
+            Ok(stream)
+        }) {
+            Ok(stream) => {
+                self.stream = Some(stream);
+                self.retry_at = None;
+                self.backoff = MIN_BACKOFF;
+                self.lines = LineBuffer::new(MAX_REPLY_LINE);
+                self.awaiting.clear();
+                self.outbox.clear();
+                self.writable_registered = false;
+                self.queue(&Request::Watch {}, Awaiting::Watch);
+                self.queue(&Request::Status {}, Awaiting::Status);
+                self.flush(registry, now, inputs, notes);
+                if self.stream.is_some() {
+                    notes.push(LinkNote::Connected);
+                }
+            }
+            Err(err) => self.lose(
+                registry,
+                now,
+                &format!("connect {}: {err}", self.path.display()),
+                inputs,
+                notes,
+            ),
+        }
+    }
+
+    /// Writes a compare-and-send request.
+    pub fn send_if(
+        &mut self,
+        registry: &Registry,
+        now: Time,
+        send: &SendIf,
+        inputs: &mut Vec<Input>,
+        notes: &mut Vec<LinkNote>,
+    ) {
+        if self.stream.is_none() {
+            inputs.push(Input::PtyError {
+                request: send.request,
+                detail: "pty host not connected".into(),
+            });
+            return;
+        }
+        let request = Request::SendIf {
+            session: send.identity.session.clone(),
+            incarnation: send.identity.incarnation.clone(),
+            generation: send.identity.generation.clone(),
+            expected_revision: send.expected_revision,
+            steps: wire_steps(&send.transport),
+        };
+        self.queue(&request, Awaiting::SendIf(send.request));
+        self.flush(registry, now, inputs, notes);
+    }
+
+    /// Writes an unconditional send request (the aggressive policy).
+    pub fn send(
+        &mut self,
+        registry: &Registry,
+        now: Time,
+        send: &Send,
+        inputs: &mut Vec<Input>,
+        notes: &mut Vec<LinkNote>,
+    ) {
+        if self.stream.is_none() {
+            inputs.push(Input::PtyError {
+                request: send.request,
+                detail: "pty host not connected".into(),
+            });
+            return;
+        }
+        self.queue(
+            &Request::Send {
+                steps: wire_steps(&send.transport),
+            },
+            Awaiting::Send(send.request),
+        );
+        self.flush(registry, now, inputs, notes);
+    }
+
+    /// Handles readiness on the link's token.
+    pub fn on_ready(
+        &mut self,
+        registry: &Registry,
+        now: Time,
+        inputs: &mut Vec<Input>,
+        notes: &mut Vec<LinkNote>,
+    ) {
+        self.flush(registry, now, inputs, notes);
+        let Some(stream) = self.stream.as_mut() else {
+            return;
+        };
+        let mut chunk = [0u8; 16 * 1024];
+        let mut lines = Vec::new();
+        let mut closed = None;
+        loop {
+            match stream.read(&mut chunk) {
+                Ok(0) => {
+                    closed = Some("pty host closed the connection".to_string());
+                    break;
+                }
+                Ok(n) => self.lines.push(&chunk[..n], &mut lines),
+                Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
+                Err(err) if err.kind() == io::ErrorKind::WouldBlock => break,
+                Err(err) => {
+                    closed = Some(format!("read from pty host: {err}"));
+                    break;
+                }
+            }
+        }
+        for line in lines {
+            match line {
+                Line::Complete(bytes) => self.on_line(&bytes, inputs, notes),
+                Line::TooLong { len } => notes.push(LinkNote::Unexpected(format!(
+                    "pty host line of {len} bytes"
+                ))),
+            }
+        }
+        if let Some(why) = closed {
+            self.lose(registry, now, &why, inputs, notes);
+        }
+    }
+
+    fn on_line(&mut self, bytes: &[u8], inputs: &mut Vec<Input>, notes: &mut Vec<LinkNote>) {
+        let line: ServerLine = match serde_json::from_slice(bytes) {
+            Ok(line) => line,
+            Err(err) => {
+                notes.push(LinkNote::Unexpected(format!(
+                    "unreadable line from pty host: {err}"
+                )));
+                return;
+            }
+        };
+        match line {
+            ServerLine::Push(push) => self.on_push(push, inputs, notes),
+            ServerLine::Reply(reply) => {
+                let awaited = self.awaiting.pop_front();
+                self.on_reply(awaited, reply, inputs, notes);
+            }
+            ServerLine::Error(error) => {
+                let detail = format!("{:?}: {}", error.error, error.message);
+                match self.awaiting.pop_front() {
+                    Some(Awaiting::SendIf(request) | Awaiting::Send(request)) => {
+                        inputs.push(Input::PtyError { request, detail });
+                    }
+                    other => notes.push(LinkNote::Unexpected(format!(
+                        "error reply to {other:?}: {detail}"
+                    ))),
+                }
+            }
+        }
+    }
+
+    fn on_push(&mut self, push: Push, inputs: &mut Vec<Input>, notes: &mut Vec<LinkNote>) {
+        match push {
+            Push::Revision { revision } => self.report(revision, inputs),
+            Push::Start {
+                incarnation,
+                revision,
+            } => {
+                if let Some(identity) = &mut self.identity {
+                    identity.incarnation = incarnation;
+                }
+                self.report(revision, inputs);
+                // The generation may have changed with the restart: ask.
+                self.queue(&Request::Status {}, Awaiting::Status);
+            }
+            Push::Exit { child, revision } => {
+                notes.push(LinkNote::ChildExited(format!("{child:?}")));
+                self.report(revision, inputs);
+            }
+        }
+    }
+
+    fn on_reply(
+        &mut self,
+        awaited: Option<Awaiting>,
+        reply: Reply,
+        inputs: &mut Vec<Input>,
+        notes: &mut Vec<LinkNote>,
+    ) {
+        match (awaited, reply) {
+            (Some(Awaiting::Watch), Reply::Watch { .. }) => {}
+            (Some(Awaiting::Status), Reply::Status(status)) => self.on_status(&status, inputs),
+            (Some(Awaiting::SendIf(request)), Reply::SendIf(result)) => inputs.push(match result {
+                SendIfReply::Sent { revision, .. } => Input::PtySent { request, revision },
+                SendIfReply::Conflict { revision } => Input::PtyConflict {
+                    request,
+                    actual: revision,
+                },
+                // Another identity answered: zero bytes, and the terminal is not
+                // the one the lease was about. Fresh status follows via push.
+                SendIfReply::Mismatch { revision, .. } => Input::PtyConflict {
+                    request,
+                    actual: revision,
+                },
+                SendIfReply::Exited { .. } => Input::PtyError {
+                    request,
+                    detail: "the harness has exited".into(),
+                },
+            }),
+            (Some(Awaiting::Send(request)), Reply::Send { revision, .. }) => {
+                inputs.push(Input::PtySent { request, revision });
+            }
+            (awaited, reply) => notes.push(LinkNote::Unexpected(format!(
+                "reply {reply:?} while awaiting {awaited:?}"
+            ))),
+        }
+    }
+
+    fn on_status(&mut self, status: &Status, inputs: &mut Vec<Input>) {
+        let identity = Identity {
+            session: status.session.clone(),
+            incarnation: status.incarnation.clone(),
+            generation: status.generation.clone(),
+        };
+        self.identity = Some(identity.clone());
+        inputs.push(Input::PtyStatus {
+            identity,
+            revision: status.revision,
+        });
+    }
+
+    fn report(&self, revision: u64, inputs: &mut Vec<Input>) {
+        if let Some(identity) = &self.identity {
+            inputs.push(Input::PtyStatus {
+                identity: identity.clone(),
+                revision,
+            });
+        }
+    }
+
+    fn queue(&mut self, request: &Request, awaiting: Awaiting) {
+        // Serializing our own request types cannot fail.
+        if let Ok(mut line) = serde_json::to_vec(request) {
+            line.push(b'\n');
+            self.outbox.extend_from_slice(&line);
+            self.awaiting.push_back(awaiting);
+        }
+    }
+
+    fn flush(
+        &mut self,
+        registry: &Registry,
+        now: Time,
+        inputs: &mut Vec<Input>,
+        notes: &mut Vec<LinkNote>,
+    ) {
+        let Some(stream) = self.stream.as_mut() else {
+            return;
+        };
+        while !self.outbox.is_empty() {
+            match stream.write(&self.outbox) {
+                Ok(0) => break,
+                Ok(n) => {
+                    self.outbox.drain(..n);
+                }
+                Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
+                Err(err) if err.kind() == io::ErrorKind::WouldBlock => break,
+                Err(err) => {
+                    let why = format!("write to pty host: {err}");
+                    return self.lose(registry, now, &why, inputs, notes);
+                }
+            }
+        }
+        // Ask for writability only while bytes wait (derived, not toggled).
+        let want_writable = !self.outbox.is_empty();
+        if want_writable != self.writable_registered {
+            let interest = if want_writable {
+                Interest::READABLE | Interest::WRITABLE
+            } else {
+                Interest::READABLE
+            };
+            if registry.reregister(stream, self.token, interest).is_ok() {
+                self.writable_registered = want_writable;
+            }
+        }
+    }
+
+    fn lose(
+        &mut self,
+        registry: &Registry,
+        now: Time,
+        why: &str,
+        inputs: &mut Vec<Input>,
+        notes: &mut Vec<LinkNote>,
+    ) {
+        let was_connected = self.stream.is_some();
+        if let Some(mut stream) = self.stream.take() {
+            let _ = registry.deregister(&mut stream);
+        }
+        // Requests that were written may or may not have run: the engine's
+        // PtyUnreachable covers that (outcome unknown).
+        self.awaiting.clear();
+        self.outbox.clear();
+        self.retry_at = Some(now.saturating_add(self.backoff));
+        self.backoff = (self.backoff * 2).min(MAX_BACKOFF);
+        inputs.push(Input::PtyUnreachable);
+        if was_connected || self.backoff == MIN_BACKOFF * 2 {
+            // Log the first failure of a series, not every retry.
+            notes.push(LinkNote::Lost(why.to_string()));
+        }
+    }
+}
+
+/// The engine's transport as PTY wire steps.
+pub fn wire_steps(transport: &Transport) -> Vec<WireStep> {
+    transport
+        .steps
+        .iter()
+        .map(|step| match step {
+            transport::Step::Write(bytes) => WireStep::Write(bytes.clone()),
+            transport::Step::Wait(span) => {
+                WireStep::WaitMs(u64::try_from(span.as_millis()).unwrap_or(u64::MAX))
+            }
+        })
+        .collect()
+}

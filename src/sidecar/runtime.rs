@@ -1,0 +1,708 @@
+//! `ding sidecar`: the mio loop around the sans-IO engine.
+//!
+//! One thread, one `Poll`, one token per descriptor:
+//!
+//! | token | source | becomes |
+//! |---|---|---|
+//! | `SIGNALS` | signalfd (SIGCHLD, SIGTERM, SIGINT, SIGHUP) | adapter exit, shutdown |
+//! | `TIMER` | timerfd, armed to the earliest deadline | `handle_timeout`, PTY reconnect |
+//! | `INBOX` | inotify on `new/` and the root | inbox inputs, rescans |
+//! | `ADAPTER_OUT` / `ADAPTER_ERR` | the adapter's pipes | protocol lines / log lines |
+//! | `PTY` | the PTY host's control socket | PTY inputs |
+//! | `STATUS` and peers | `sidecar.sock` | status replies |
+//!
+//! Every readable descriptor is drained until `WouldBlock` (mio is
+//! edge-triggered). Each fact becomes one engine input, after which the
+//! engine's outputs are drained and carried out before the next input. After
+//! each turn the journal is written if ownership changed, and the timerfd is
+//! re-armed to the earliest deadline, or disarmed: an idle sidecar sleeps in
+//! `poll` with no timeout at all.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::ffi::OsString;
+use std::fs;
+use std::io;
+use std::os::fd::{AsFd, AsRawFd};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use mio::unix::SourceFd;
+use mio::{Events, Interest, Poll, Token};
+use nix::sys::signal::{SigSet, SigmaskHow, Signal, pthread_sigmask};
+use nix::sys::signalfd::{SfdFlags, SignalFd};
+use nix::sys::time::TimeSpec;
+use nix::sys::timerfd::{ClockId, Expiration, TimerFd, TimerFlags, TimerSetTimeFlags};
+use serde_json::{Value, json};
+
+use super::adapter_proc::{AdapterProcess, Drained, describe_exit};
+use super::inbox::{Inbox, NameClass, Unreadable, classify_name};
+use super::inbox_watch::{InboxEvent, InboxWatch};
+use super::journal_store::JournalStore;
+use super::lines::Line;
+use super::log::{Log, LogFormat};
+use super::paths::AgentPaths;
+use super::pty_link::{LinkNote, PtyLink};
+use super::status_server::{StatusRequest, StatusServer};
+use crate::core::engine::{Engine, Input, Output};
+use crate::core::time::Time;
+use crate::decl::{AgentSpec, expand_argv_from_env};
+
+const SIGNALS: Token = Token(0);
+const TIMER: Token = Token(1);
+const INBOX: Token = Token(2);
+const ADAPTER_OUT: Token = Token(3);
+const ADAPTER_ERR: Token = Token(4);
+const PTY: Token = Token(5);
+const STATUS: Token = Token(6);
+const FIRST_STATUS_PEER: usize = 100;
+
+/// How long a shutdown waits for an in-flight transaction's reply, so that
+/// its outcome is journaled rather than guessed at the next start.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
+
+/// Everything `ding sidecar` needs.
+pub struct SidecarOptions {
+    pub spec: AgentSpec,
+    pub paths: AgentPaths,
+    pub log_format: LogFormat,
+}
+
+/// The current adapter and the pipes still open.
+struct RunningAdapter {
+    process: AdapterProcess,
+    stdout_open: bool,
+    stderr_open: bool,
+}
+
+struct Runtime {
+    poll: Poll,
+    engine: Engine,
+    spec: AgentSpec,
+    paths: AgentPaths,
+    log: Log,
+    inbox: Inbox,
+    watch: InboxWatch,
+    store: JournalStore,
+    timer: TimerFd,
+    signals: SignalFd,
+    link: PtyLink,
+    status: StatusServer,
+    adapter: Option<RunningAdapter>,
+    /// Adapters that were replaced or stopped and still need reaping.
+    zombies: Vec<AdapterProcess>,
+    /// Entries of `new/` that cannot be messages, by name, for status.
+    unreadable: BTreeMap<OsString, Unreadable>,
+    inputs: VecDeque<Input>,
+    journal_dirty: bool,
+    shutdown_deadline: Option<Time>,
+    started: Time,
+}
+
+/// Runs the sidecar until SIGTERM, SIGINT or SIGHUP.
+pub fn run(options: SidecarOptions) -> Result<ExitCode> {
+    let mut runtime = Runtime::start(options)?;
+    runtime.run()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The monotonic clock, as the engine's time.
+pub fn monotonic_now() -> Time {
+    let now = nix::time::clock_gettime(nix::time::ClockId::CLOCK_MONOTONIC)
+        .unwrap_or(TimeSpec::new(0, 0));
+    let millis = (now.tv_sec() as u64).saturating_mul(1000) + (now.tv_nsec() as u64) / 1_000_000;
+    Time::from_millis(millis)
+}
+
+impl Runtime {
+    fn start(options: SidecarOptions) -> Result<Runtime> {
+        let SidecarOptions {
+            spec,
+            paths,
+            log_format,
+        } = options;
+        let log = Log::new(log_format, &spec.name);
+        paths.ensure_runtime_dir()?;
+        paths.ensure_state_dir()?;
+
+        // Signals arrive through the signalfd only; block their default actions.
+        let mut mask = SigSet::empty();
+        for signal in [
+            Signal::SIGCHLD,
+            Signal::SIGTERM,
+            Signal::SIGINT,
+            Signal::SIGHUP,
+        ] {
+            mask.add(signal);
+        }
+        pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&mask), None).context("block signals")?;
+        let signals = SignalFd::with_flags(&mask, SfdFlags::SFD_NONBLOCK | SfdFlags::SFD_CLOEXEC)
+            .context("create signalfd")?;
+        let timer = TimerFd::new(
+            ClockId::CLOCK_MONOTONIC,
+            TimerFlags::TFD_NONBLOCK | TimerFlags::TFD_CLOEXEC,
+        )
+        .context("create timerfd")?;
+
+        let poll = Poll::new().context("create poll")?;
+        let registry = poll.registry();
+        registry.register(
+            &mut SourceFd(&signals.as_raw_fd()),
+            SIGNALS,
+            Interest::READABLE,
+        )?;
+        registry.register(
+            &mut SourceFd(&timer.as_fd().as_raw_fd()),
+            TIMER,
+            Interest::READABLE,
+        )?;
+
+        let inbox = Inbox::open_or_create(&spec.inbox)?;
+        let watch = InboxWatch::new(inbox.root())
+            .with_context(|| format!("watch inbox {}", inbox.root().display()))?;
+        registry.register(&mut SourceFd(&watch.fd()), INBOX, Interest::READABLE)?;
+
+        let store = JournalStore::new(paths.state_dir());
+        let loaded = store.load()?;
+        if let Some(warning) = loaded.warning() {
+            log.event("journal-quarantined", json!({ "detail": warning }));
+        }
+        let journal = loaded.into_journal();
+
+        let status =
+            StatusServer::bind(&paths.sidecar_socket(), registry, STATUS, FIRST_STATUS_PEER)?;
+        fs::write(paths.sidecar_pid(), format!("{}\n", std::process::id()))
+            .with_context(|| format!("write {}", paths.sidecar_pid().display()))?;
+
+        let now = monotonic_now();
+        let engine = Engine::new(spec.engine_config(), journal.as_ref(), now);
+        let link = PtyLink::new(paths.pty_socket(), PTY);
+        log.event(
+            "sidecar-start",
+            json!({
+                "pid": std::process::id(),
+                "policy": spec.ding.policy,
+                "fingerprint": spec.fingerprint(),
+                "inbox": inbox.root(),
+                "ptySocket": paths.pty_socket(),
+                "journal": journal.as_ref().map_or(0, |j| j.entries.len()),
+            }),
+        );
+        let mut runtime = Runtime {
+            poll,
+            engine,
+            spec,
+            paths,
+            log,
+            inbox,
+            watch,
+            store,
+            timer,
+            signals,
+            link,
+            status,
+            adapter: None,
+            zombies: Vec::new(),
+            unreadable: BTreeMap::new(),
+            inputs: VecDeque::new(),
+            journal_dirty: false,
+            shutdown_deadline: None,
+            started: now,
+        };
+        // The engine's first outputs (a spawn request under the rich policy).
+        runtime.carry_out_outputs(now);
+        // Scan right after the watch exists, so nothing slips between them.
+        runtime.rescan();
+        runtime.connect_pty(now);
+        runtime.settle(now)?;
+        Ok(runtime)
+    }
+
+    fn run(&mut self) -> Result<()> {
+        let mut events = Events::with_capacity(64);
+        loop {
+            match self.poll.poll(&mut events, None) {
+                Ok(()) => {}
+                Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
+                Err(err) => return Err(err).context("poll"),
+            }
+            let now = monotonic_now();
+            for event in events.iter() {
+                match event.token() {
+                    SIGNALS => self.on_signals(now),
+                    TIMER => self.on_timer(now),
+                    INBOX => self.on_inbox(),
+                    ADAPTER_OUT => self.on_adapter_stdout(),
+                    ADAPTER_ERR => self.on_adapter_stderr(),
+                    PTY => {
+                        let (mut inputs, mut notes) = (Vec::new(), Vec::new());
+                        self.link
+                            .on_ready(self.poll.registry(), now, &mut inputs, &mut notes);
+                        self.absorb(inputs, notes);
+                    }
+                    token if self.status.owns(token) => self.on_status_peer(token, now),
+                    _ => {}
+                }
+            }
+            self.settle(now)?;
+            if self.ready_to_exit(now) {
+                self.shut_down();
+                return Ok(());
+            }
+        }
+    }
+
+    /// Feeds every queued input, carrying out outputs after each; writes the
+    /// journal if ownership changed; re-arms the timer.
+    fn settle(&mut self, now: Time) -> Result<()> {
+        self.feed_inputs(now);
+        if self.journal_dirty {
+            self.journal_dirty = false;
+            if let Err(err) = self.store.save(&self.engine.journal()) {
+                // The inbox stays the authority; a lost journal write can cost
+                // one duplicate ring after a crash, never a message.
+                self.log.event(
+                    "journal-write-failed",
+                    json!({ "error": format!("{err:#}") }),
+                );
+                self.journal_dirty = true;
+            }
+        }
+        self.arm_timer(now);
+        Ok(())
+    }
+
+    fn feed_inputs(&mut self, now: Time) {
+        while let Some(input) = self.inputs.pop_front() {
+            self.engine.handle_input(input, now);
+            self.carry_out_outputs(now);
+        }
+    }
+
+    fn carry_out_outputs(&mut self, now: Time) {
+        while let Some(output) = self.engine.poll_output() {
+            match output {
+                Output::SendIf(send) => {
+                    let (mut inputs, mut notes) = (Vec::new(), Vec::new());
+                    self.link
+                        .send_if(self.poll.registry(), now, &send, &mut inputs, &mut notes);
+                    self.absorb(inputs, notes);
+                }
+                Output::Send(send) => {
+                    let (mut inputs, mut notes) = (Vec::new(), Vec::new());
+                    self.link
+                        .send(self.poll.registry(), now, &send, &mut inputs, &mut notes);
+                    self.absorb(inputs, notes);
+                }
+                Output::SpawnAdapter => self.spawn_adapter(),
+                Output::JournalChanged => self.journal_dirty = true,
+                Output::StatusChanged => {}
+                Output::Decision(record) => self.log.decision(&record),
+            }
+        }
+    }
+
+    fn absorb(&mut self, inputs: Vec<Input>, notes: Vec<LinkNote>) {
+        self.inputs.extend(inputs);
+        for note in notes {
+            match note {
+                LinkNote::Connected => self.log.event(
+                    "pty-connected",
+                    json!({ "socket": self.paths.pty_socket() }),
+                ),
+                LinkNote::Lost(why) => self.log.event("pty-lost", json!({ "why": why })),
+                LinkNote::ChildExited(child) => {
+                    self.log.event("harness-exited", json!({ "child": child }))
+                }
+                LinkNote::Unexpected(what) => {
+                    self.log.event("pty-unexpected", json!({ "what": what }))
+                }
+            }
+        }
+    }
+
+    fn arm_timer(&mut self, now: Time) {
+        let deadline = [
+            self.engine.next_deadline(),
+            self.link.retry_at(),
+            self.shutdown_deadline,
+        ]
+        .into_iter()
+        .flatten()
+        .min();
+        let result = match deadline {
+            None => self.timer.unset(),
+            Some(deadline) => {
+                let millis = deadline.max(now).as_millis();
+                // An absolute time of zero would disarm the timer.
+                let spec = TimeSpec::new(
+                    (millis / 1000) as i64,
+                    ((millis % 1000) * 1_000_000).max(1) as i64,
+                );
+                self.timer.set(
+                    Expiration::OneShot(spec),
+                    TimerSetTimeFlags::TFD_TIMER_ABSTIME,
+                )
+            }
+        };
+        if let Err(err) = result {
+            self.log
+                .event("timer-failed", json!({ "error": err.to_string() }));
+        }
+    }
+
+    fn on_timer(&mut self, now: Time) {
+        // Clear the expiration count; a spurious wake-up is harmless.
+        let mut count = [0u8; 8];
+        let _ = nix::unistd::read(&self.timer, &mut count);
+        self.engine.handle_timeout(now);
+        self.carry_out_outputs(now);
+        self.connect_pty(now);
+    }
+
+    fn connect_pty(&mut self, now: Time) {
+        let (mut inputs, mut notes) = (Vec::new(), Vec::new());
+        self.link
+            .poll_connect(self.poll.registry(), now, &mut inputs, &mut notes);
+        self.absorb(inputs, notes);
+    }
+
+    // ----- inbox -----
+
+    fn on_inbox(&mut self) {
+        let mut events = Vec::new();
+        if let Err(err) = self.watch.drain(&mut events) {
+            self.log
+                .event("inbox-watch-failed", json!({ "error": err.to_string() }));
+            events.push(InboxEvent::Rescan);
+        }
+        let mut rescan = false;
+        for event in events {
+            match event {
+                InboxEvent::Rescan => rescan = true,
+                InboxEvent::Added(name) => match classify_name(&name) {
+                    NameClass::Message(message) => {
+                        self.inputs.push_back(Input::InboxAdded(message))
+                    }
+                    NameClass::Hidden => {}
+                    NameClass::Unreadable(reason) => {
+                        self.log.event(
+                            "inbox-unreadable",
+                            json!({ "name": name.to_string_lossy(), "reason": format!("{reason:?}") }),
+                        );
+                        self.unreadable
+                            .insert(name.clone(), Unreadable { name, reason });
+                    }
+                },
+                InboxEvent::Removed(name) => match classify_name(&name) {
+                    NameClass::Message(message) => {
+                        self.inputs.push_back(Input::InboxRemoved(message))
+                    }
+                    _ => {
+                        self.unreadable.remove(&name);
+                    }
+                },
+            }
+        }
+        if rescan {
+            self.rescan();
+        }
+    }
+
+    /// Lists `new/` and hands the engine the whole truth. Recreates the inbox
+    /// directories if someone removed them.
+    fn rescan(&mut self) {
+        let scan = self.inbox.scan_unread().or_else(|_| {
+            self.inbox = Inbox::open_or_create(&self.spec.inbox)?;
+            self.inbox.scan_unread()
+        });
+        match scan {
+            Ok(scan) => {
+                self.unreadable = scan
+                    .unreadable
+                    .into_iter()
+                    .map(|entry| (entry.name.clone(), entry))
+                    .collect();
+                self.inputs.push_back(Input::InboxScan(scan.unread));
+            }
+            Err(err) => self
+                .log
+                .event("inbox-scan-failed", json!({ "error": format!("{err:#}") })),
+        }
+    }
+
+    // ----- adapter -----
+
+    fn spawn_adapter(&mut self) {
+        self.retire_adapter();
+        let Some(command) = self.spec.adapter_command() else {
+            self.inputs.push_back(Input::AdapterSpawnFailed {
+                error: "no adapter command declared".into(),
+            });
+            return;
+        };
+        let argv = match expand_argv_from_env(command) {
+            Ok(argv) => argv,
+            Err(err) => {
+                self.inputs.push_back(Input::AdapterSpawnFailed {
+                    error: err.to_string(),
+                });
+                return;
+            }
+        };
+        let env = self.adapter_env();
+        match AdapterProcess::spawn(&argv, &env, &self.spec.cwd) {
+            Ok(process) => {
+                let registry = self.poll.registry();
+                let mut registered = true;
+                if let Some(fd) = process.stdout_fd() {
+                    registered &= registry
+                        .register(&mut SourceFd(&fd), ADAPTER_OUT, Interest::READABLE)
+                        .is_ok();
+                }
+                if let Some(fd) = process.stderr_fd() {
+                    registered &= registry
+                        .register(&mut SourceFd(&fd), ADAPTER_ERR, Interest::READABLE)
+                        .is_ok();
+                }
+                let pid = process.pid();
+                self.log.event(
+                    "adapter-spawned",
+                    json!({ "pid": pid, "argv": argv_text(&argv) }),
+                );
+                self.adapter = Some(RunningAdapter {
+                    process,
+                    stdout_open: true,
+                    stderr_open: true,
+                });
+                self.inputs.push_back(Input::AdapterSpawned { pid });
+                if !registered {
+                    self.inputs.push_back(Input::AdapterSpawnFailed {
+                        error: "cannot watch the adapter's pipes".into(),
+                    });
+                }
+            }
+            Err(err) => self.inputs.push_back(Input::AdapterSpawnFailed {
+                error: format!(
+                    "{}: {err}",
+                    argv.first()
+                        .map(|p| p.to_string_lossy())
+                        .unwrap_or_default()
+                ),
+            }),
+        }
+    }
+
+    /// The adapter's environment: where everything is, so it needs no flags.
+    fn adapter_env(&self) -> Vec<(String, OsString)> {
+        vec![
+            ("DING_AGENT".into(), self.spec.name.clone().into()),
+            (
+                "DING_PTY_SOCKET".into(),
+                self.paths.pty_socket().into_os_string(),
+            ),
+            (
+                "DING_INBOX".into(),
+                self.inbox.root().as_os_str().to_owned(),
+            ),
+            (
+                "DING_RUNTIME_DIR".into(),
+                self.paths.runtime_dir().as_os_str().to_owned(),
+            ),
+            (
+                "DING_SIDECAR_SOCKET".into(),
+                self.paths.sidecar_socket().into_os_string(),
+            ),
+        ]
+    }
+
+    /// Stops the current adapter, if any, keeping it for reaping.
+    fn retire_adapter(&mut self) {
+        if let Some(mut running) = self.adapter.take() {
+            self.deregister_pipes(&running);
+            running.process.kill();
+            self.zombies.push(running.process);
+        }
+    }
+
+    fn deregister_pipes(&self, running: &RunningAdapter) {
+        let registry = self.poll.registry();
+        if running.stdout_open
+            && let Some(fd) = running.process.stdout_fd()
+        {
+            let _ = registry.deregister(&mut SourceFd(&fd));
+        }
+        if running.stderr_open
+            && let Some(fd) = running.process.stderr_fd()
+        {
+            let _ = registry.deregister(&mut SourceFd(&fd));
+        }
+    }
+
+    fn on_adapter_stdout(&mut self) {
+        let Some(running) = self.adapter.as_mut() else {
+            return;
+        };
+        let mut lines = Vec::new();
+        let drained = running.process.drain_stdout(&mut lines);
+        for line in lines {
+            self.inputs.push_back(match line {
+                Line::Complete(bytes) => Input::AdapterLine(bytes),
+                Line::TooLong { len } => Input::AdapterLineTooLong { len },
+            });
+        }
+        if drained == Drained::Eof && running.stdout_open {
+            running.stdout_open = false;
+            if let Some(fd) = running.process.stdout_fd() {
+                let _ = self.poll.registry().deregister(&mut SourceFd(&fd));
+            }
+            self.inputs.push_back(Input::AdapterEof);
+        }
+    }
+
+    fn on_adapter_stderr(&mut self) {
+        let Some(running) = self.adapter.as_mut() else {
+            return;
+        };
+        let mut lines = Vec::new();
+        let drained = running.process.drain_stderr(&mut lines);
+        let pid = running.process.pid();
+        if drained == Drained::Eof && running.stderr_open {
+            running.stderr_open = false;
+            if let Some(fd) = running.process.stderr_fd() {
+                let _ = self.poll.registry().deregister(&mut SourceFd(&fd));
+            }
+        }
+        for line in lines {
+            let text = match line {
+                Line::Complete(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+                Line::TooLong { len } => format!("({len} bytes, not shown)"),
+            };
+            self.log
+                .event("adapter-stderr", json!({ "pid": pid, "line": text }));
+        }
+    }
+
+    // ----- signals -----
+
+    fn on_signals(&mut self, now: Time) {
+        while let Ok(Some(info)) = self.signals.read_signal() {
+            match Signal::try_from(info.ssi_signo as i32) {
+                Ok(Signal::SIGCHLD) => self.reap(),
+                Ok(signal @ (Signal::SIGTERM | Signal::SIGINT | Signal::SIGHUP))
+                    if self.shutdown_deadline.is_none() =>
+                {
+                    self.log
+                        .event("sidecar-stopping", json!({ "signal": signal.as_str() }));
+                    self.shutdown_deadline = Some(now.saturating_add(SHUTDOWN_GRACE));
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn reap(&mut self) {
+        self.zombies
+            .retain_mut(|zombie| zombie.try_reap().is_none());
+        let Some(running) = self.adapter.as_mut() else {
+            return;
+        };
+        let Some(status) = running.process.try_reap() else {
+            return;
+        };
+        // Whatever it wrote before dying counts: read it first.
+        self.on_adapter_stdout();
+        self.on_adapter_stderr();
+        if let Some(running) = self.adapter.take() {
+            self.deregister_pipes(&running);
+            if running.stdout_open {
+                self.inputs.push_back(Input::AdapterEof);
+            }
+        }
+        self.inputs.push_back(Input::AdapterExited {
+            status: describe_exit(status),
+        });
+    }
+
+    /// Exit once asked to, after the in-flight transaction (if any) got its
+    /// reply or the grace period ran out.
+    fn ready_to_exit(&self, now: Time) -> bool {
+        let Some(deadline) = self.shutdown_deadline else {
+            return false;
+        };
+        self.engine.status(now).in_flight.is_none() || now >= deadline
+    }
+
+    fn shut_down(&mut self) {
+        if let Err(err) = self.store.save(&self.engine.journal()) {
+            self.log.event(
+                "journal-write-failed",
+                json!({ "error": format!("{err:#}") }),
+            );
+        }
+        if let Some(running) = self.adapter.take() {
+            self.deregister_pipes(&running);
+            running.process.terminate();
+            self.zombies.push(running.process);
+        }
+        let _ = fs::remove_file(self.paths.sidecar_socket());
+        let _ = fs::remove_file(self.paths.sidecar_pid());
+        self.log.event("sidecar-stopped", json!({}));
+    }
+
+    // ----- status -----
+
+    fn on_status_peer(&mut self, token: Token, now: Time) {
+        let registry = self.poll.registry();
+        if let Some(request) = self.status.on_ready(registry, token) {
+            let reply = match request {
+                StatusRequest::Status {} => status_document(self, now),
+            };
+            self.status
+                .reply(self.poll.registry(), token, reply.to_string().into_bytes());
+        }
+    }
+}
+
+/// The status document `ding status --json` prints.
+fn status_document(runtime: &Runtime, now: Time) -> Value {
+    let engine = runtime.engine.status(now);
+    let described: Vec<String> = engine
+        .messages
+        .iter()
+        .map(|message| message.describe(now))
+        .collect();
+    json!({
+        "agent": runtime.spec.name,
+        "running": true,
+        "pid": std::process::id(),
+        "uptimeMs": now.since(runtime.started).as_millis() as u64,
+        "policy": runtime.spec.ding.policy,
+        "fingerprint": runtime.spec.fingerprint(),
+        "fingerprintInput": runtime.spec.fingerprint_input(),
+        "inbox": runtime.inbox.root(),
+        "ptySocket": runtime.paths.pty_socket(),
+        "ptyConnected": runtime.link.is_connected(),
+        "adapterCommand": runtime.spec.adapter_command(),
+        "adapterPid": runtime.adapter.as_ref().map(|running| running.process.pid()),
+        "journal": runtime.store.path(),
+        "unreadable": runtime.unreadable.values().map(|entry| json!({
+            "name": entry.name.to_string_lossy(),
+            "reason": format!("{:?}", entry.reason),
+        })).collect::<Vec<_>>(),
+        "engine": engine,
+        "lines": described,
+    })
+}
+
+fn argv_text(argv: &[OsString]) -> Vec<String> {
+    argv.iter()
+        .map(|arg| arg.to_string_lossy().into_owned())
+        .collect()
+}
+
+/// The inbox root of a declaration, for commands that run without a sidecar.
+pub fn inbox_root(spec: &AgentSpec) -> PathBuf {
+    spec.inbox.clone()
+}

@@ -1,0 +1,196 @@
+//! The sidecar's own control socket (`sidecar.sock`): `ding status` and
+//! `ding up` ask it for the live status and the running fingerprint.
+//!
+//! Each connection sends one request line and gets one reply line, then the
+//! sidecar closes it. The socket is private (0700 directory, 0600 socket) and
+//! every peer's uid must be the sidecar's, exactly as for the PTY host.
+//! Replies are queued and written as the peer reads, never blocking the loop.
+
+use std::collections::HashMap;
+use std::io::{self, Read, Write};
+use std::path::Path;
+
+use anyhow::Result;
+use mio::net::{UnixListener, UnixStream};
+use mio::{Interest, Registry, Token};
+use serde::Deserialize;
+
+use super::lines::{Line, LineBuffer};
+use crate::pty::socket::{bind_private, peer_uid};
+
+/// The longest request line accepted.
+const MAX_REQUEST: usize = 4096;
+
+/// A request a peer may make.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(tag = "op", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum StatusRequest {
+    /// The whole status, as JSON.
+    Status {},
+}
+
+struct Peer {
+    stream: UnixStream,
+    lines: LineBuffer,
+    outbox: Vec<u8>,
+    answered: bool,
+}
+
+pub struct StatusServer {
+    listener: UnixListener,
+    token: Token,
+    peers: HashMap<Token, Peer>,
+    next_token: usize,
+    uid: u32,
+}
+
+impl StatusServer {
+    /// Binds `path` privately. Peer tokens start at `first_peer_token`.
+    pub fn bind(
+        path: &Path,
+        registry: &Registry,
+        token: Token,
+        first_peer_token: usize,
+    ) -> Result<StatusServer> {
+        let mut listener = bind_private(path)?;
+        registry.register(&mut listener, token, Interest::READABLE)?;
+        Ok(StatusServer {
+            listener,
+            token,
+            peers: HashMap::new(),
+            next_token: first_peer_token,
+            uid: nix::unistd::geteuid().as_raw(),
+        })
+    }
+
+    pub fn owns(&self, token: Token) -> bool {
+        token == self.token || self.peers.contains_key(&token)
+    }
+
+    /// Handles readiness on the listener or a peer. Returns the peer's
+    /// request when one arrived; answer it with [`StatusServer::reply`].
+    pub fn on_ready(&mut self, registry: &Registry, token: Token) -> Option<StatusRequest> {
+        if token == self.token {
+            self.accept(registry);
+            return None;
+        }
+        let peer = self.peers.get_mut(&token)?;
+        let (request, closed) = read_request(peer);
+        if request.is_some() {
+            return request;
+        }
+        let done = closed || write_out(peer);
+        self.settle(registry, token, done);
+        None
+    }
+
+    /// Queues `reply` (one line, no newline) for the peer and writes what it can.
+    pub fn reply(&mut self, registry: &Registry, token: Token, mut reply: Vec<u8>) {
+        let Some(peer) = self.peers.get_mut(&token) else {
+            return;
+        };
+        reply.push(b'\n');
+        peer.outbox = reply;
+        let done = write_out(peer);
+        self.settle(registry, token, done);
+    }
+
+    fn settle(&mut self, registry: &Registry, token: Token, done: bool) {
+        if done {
+            if let Some(mut peer) = self.peers.remove(&token) {
+                let _ = registry.deregister(&mut peer.stream);
+            }
+        } else if let Some(peer) = self.peers.get_mut(&token) {
+            let interest = if peer.outbox.is_empty() {
+                Interest::READABLE
+            } else {
+                Interest::READABLE | Interest::WRITABLE
+            };
+            let _ = registry.reregister(&mut peer.stream, token, interest);
+        }
+    }
+
+    fn accept(&mut self, registry: &Registry) {
+        loop {
+            match self.listener.accept() {
+                Ok((mut stream, _)) => {
+                    if peer_uid(&stream).ok() != Some(self.uid) {
+                        let _ = stream.write_all(b"{\"error\":\"forbidden\",\"message\":\"peer uid is not the sidecar's\"}\n");
+                        continue;
+                    }
+                    let token = Token(self.next_token);
+                    self.next_token += 1;
+                    if registry
+                        .register(&mut stream, token, Interest::READABLE)
+                        .is_ok()
+                    {
+                        let peer = Peer {
+                            stream,
+                            lines: LineBuffer::new(MAX_REQUEST),
+                            outbox: Vec::new(),
+                            answered: false,
+                        };
+                        self.peers.insert(token, peer);
+                    }
+                }
+                Err(err) if err.kind() == io::ErrorKind::WouldBlock => return,
+                Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
+                Err(_) => return,
+            }
+        }
+    }
+}
+
+/// Reads what the peer sent. Returns its first request (once), and whether
+/// the peer closed its side or failed.
+fn read_request(peer: &mut Peer) -> (Option<StatusRequest>, bool) {
+    let mut chunk = [0u8; 4096];
+    let mut lines = Vec::new();
+    let mut closed = false;
+    loop {
+        match peer.stream.read(&mut chunk) {
+            Ok(0) => {
+                closed = true;
+                break;
+            }
+            Ok(n) => peer.lines.push(&chunk[..n], &mut lines),
+            Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
+            Err(err) if err.kind() == io::ErrorKind::WouldBlock => break,
+            Err(_) => return (None, true),
+        }
+    }
+    let Some(line) = lines.into_iter().next().filter(|_| !peer.answered) else {
+        return (None, closed && peer.outbox.is_empty());
+    };
+    peer.answered = true;
+    let error = match line {
+        Line::Complete(bytes) => match serde_json::from_slice::<StatusRequest>(&bytes) {
+            Ok(request) => return (Some(request), false),
+            Err(err) => {
+                serde_json::json!({"error": "malformed-request", "message": err.to_string()})
+            }
+        },
+        Line::TooLong { .. } => serde_json::json!({"error": "oversized-request"}),
+    };
+    let mut reply = error.to_string().into_bytes();
+    reply.push(b'\n');
+    peer.outbox = reply;
+    (None, false)
+}
+
+/// Writes queued reply bytes. Returns true once the reply is fully written
+/// (the connection is then closed) or the peer is gone.
+fn write_out(peer: &mut Peer) -> bool {
+    while !peer.outbox.is_empty() {
+        match peer.stream.write(&peer.outbox) {
+            Ok(0) => return true,
+            Ok(n) => {
+                peer.outbox.drain(..n);
+            }
+            Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
+            Err(err) if err.kind() == io::ErrorKind::WouldBlock => return false,
+            Err(_) => return true,
+        }
+    }
+    peer.answered
+}
