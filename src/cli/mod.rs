@@ -12,8 +12,12 @@ use lexopt::ValueExt;
 pub mod agent_decl;
 pub mod attach;
 pub mod check;
+pub mod down;
+pub mod intervene;
 pub mod pty;
 pub mod sidecar;
+pub mod status;
+pub mod up;
 
 const USAGE: &str = "\
 ding: deliver durable inbox work to terminal agents, safely
@@ -22,7 +26,11 @@ Usage: ding <COMMAND> [ARGS]
 
 Commands:
   check       validate agent declarations, print their fingerprints
+  up          start (or adopt) an agent's PTY host and sidecar
+  down        stop an agent's sidecar and PTY host
+  intervene   type supervisor input into an agent's terminal now
   sidecar     run one agent's DING sidecar in the foreground
+  status      show why each unread message is where it is
   pty         run a command in the reference PTY host
   attach      attach this terminal to a running `ding pty`
   help        print this help
@@ -57,6 +65,10 @@ fn run() -> Result<ExitCode> {
     match command.as_str() {
         "check" => check::run(&mut parser),
         "sidecar" => sidecar::run(&mut parser),
+        "status" => status::run(&mut parser),
+        "up" => up::run(&mut parser),
+        "down" => down::run(&mut parser),
+        "intervene" => intervene::run(&mut parser),
         "pty" => pty::run(&mut parser),
         "attach" => attach::run(&mut parser),
         "help" => {

@@ -74,8 +74,11 @@ pub fn run(parser: &mut lexopt::Parser) -> Result<ExitCode> {
     };
     let spec = load_agent(&options.declaration, options.agent.as_deref())?;
     let paths = AgentPaths::resolve(&spec.name, &DirsEnv::from_process())?;
+    let declaration =
+        std::fs::canonicalize(&options.declaration).unwrap_or(options.declaration.clone());
     runtime::run(SidecarOptions {
         spec,
+        declaration,
         paths,
         log_format: options.log_format,
     })

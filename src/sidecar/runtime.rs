@@ -37,6 +37,7 @@ use nix::sys::timerfd::{ClockId, Expiration, TimerFd, TimerFlags, TimerSetTimeFl
 use serde_json::{Value, json};
 
 use super::adapter_proc::{AdapterProcess, Drained, describe_exit};
+use super::agent_record::AgentRecord;
 use super::inbox::{Inbox, NameClass, Unreadable, classify_name};
 use super::inbox_watch::{InboxEvent, InboxWatch};
 use super::journal_store::JournalStore;
@@ -65,6 +66,8 @@ const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
 /// Everything `ding sidecar` needs.
 pub struct SidecarOptions {
     pub spec: AgentSpec,
+    /// The declaration file, recorded for `ding status` and `ding up`.
+    pub declaration: PathBuf,
     pub paths: AgentPaths,
     pub log_format: LogFormat,
 }
@@ -119,6 +122,7 @@ impl Runtime {
     fn start(options: SidecarOptions) -> Result<Runtime> {
         let SidecarOptions {
             spec,
+            declaration,
             paths,
             log_format,
         } = options;
@@ -163,6 +167,14 @@ impl Runtime {
             .with_context(|| format!("watch inbox {}", inbox.root().display()))?;
         registry.register(&mut SourceFd(&watch.fd()), INBOX, Interest::READABLE)?;
 
+        let record = AgentRecord {
+            agent: spec.name.clone(),
+            declaration,
+            inbox: spec.inbox.clone(),
+            fingerprint: spec.fingerprint(),
+            fingerprint_input: spec.fingerprint_input(),
+        };
+        record.save(paths.state_dir())?;
         let store = JournalStore::new(paths.state_dir());
         let loaded = store.load()?;
         if let Some(warning) = loaded.warning() {
@@ -700,9 +712,4 @@ fn argv_text(argv: &[OsString]) -> Vec<String> {
     argv.iter()
         .map(|arg| arg.to_string_lossy().into_owned())
         .collect()
-}
-
-/// The inbox root of a declaration, for commands that run without a sidecar.
-pub fn inbox_root(spec: &AgentSpec) -> PathBuf {
-    spec.inbox.clone()
 }

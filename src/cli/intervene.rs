@@ -1,0 +1,55 @@
+//! `ding intervene NAME TEXT`: explicit supervisor input.
+//!
+//! This is not DING delivery: it bypasses every policy and goes through the
+//! PTY host's unconditional `send`, which logs it as an intervention. Use it
+//! to answer a dialog or unstick an agent by hand.
+
+use std::process::ExitCode;
+
+use anyhow::{Result, bail};
+use lexopt::{Arg, ValueExt};
+
+use crate::pty::client::Client;
+use crate::pty::transport::Step;
+use crate::sidecar::paths::{AgentPaths, DirsEnv};
+
+const HELP: &str = "\
+Usage: ding intervene NAME TEXT [--no-enter]
+
+Type TEXT into the agent's terminal now, followed by Return, whatever the
+agent is doing. Logged by the PTY host as an intervention, never as DING
+delivery.
+
+  --no-enter   type TEXT without pressing Return
+";
+
+/// The pause before Return, longer than paste-burst Enter suppression.
+const ENTER_DELAY_MS: u64 = 200;
+
+pub fn run(parser: &mut lexopt::Parser) -> Result<ExitCode> {
+    let (mut name, mut text, mut enter) = (None, None, true);
+    while let Some(arg) = parser.next()? {
+        match arg {
+            Arg::Long("no-enter") => enter = false,
+            Arg::Short('h') | Arg::Long("help") => {
+                print!("{HELP}");
+                return Ok(ExitCode::SUCCESS);
+            }
+            Arg::Value(value) if name.is_none() => name = Some(value.string()?),
+            Arg::Value(value) if text.is_none() => text = Some(value.string()?),
+            other => bail!("{}\nRun `ding intervene -h` for usage", other.unexpected()),
+        }
+    }
+    let (Some(name), Some(text)) = (name, text) else {
+        bail!("`ding intervene` needs an agent name and a text\nUsage: ding intervene NAME TEXT");
+    };
+    let paths = AgentPaths::resolve(&name, &DirsEnv::from_process())?;
+    let mut steps = vec![Step::Write(text.into_bytes())];
+    if enter {
+        steps.push(Step::WaitMs(ENTER_DELAY_MS));
+        steps.push(Step::Write(b"\r".to_vec()));
+    }
+    let (revision, written) = Client::connect(&paths.pty_socket())?.send(&steps)?;
+    println!("{name}: intervention of {written} bytes written (revision {revision})");
+    Ok(ExitCode::SUCCESS)
+}

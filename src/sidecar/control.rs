@@ -1,0 +1,103 @@
+//! The client side of an agent's processes, for the CLI: ask a running
+//! sidecar for its status, find live processes by pid file, start them
+//! detached in their own session, and stop them.
+
+use std::fs;
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::net::UnixStream;
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+use serde_json::Value;
+
+/// How long a CLI waits for a sidecar's status reply.
+const STATUS_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Asks the sidecar listening on `socket` for its status document.
+pub fn query_status(socket: &Path) -> Result<Value> {
+    let mut stream = UnixStream::connect(socket)
+        .with_context(|| format!("connect to sidecar at {}", socket.display()))?;
+    stream.set_read_timeout(Some(STATUS_TIMEOUT))?;
+    stream.set_write_timeout(Some(STATUS_TIMEOUT))?;
+    stream.write_all(b"{\"op\":\"status\"}\n")?;
+    let mut line = String::new();
+    BufReader::new(stream)
+        .read_line(&mut line)
+        .context("read the sidecar's status")?;
+    let value: Value = serde_json::from_str(&line).context("parse the sidecar's status")?;
+    if let Some(error) = value.get("error") {
+        bail!("sidecar refused the status request: {error}");
+    }
+    Ok(value)
+}
+
+/// The pid recorded in `pid_file`, if that process is alive.
+pub fn live_pid(pid_file: &Path) -> Option<i32> {
+    let text = fs::read_to_string(pid_file).ok()?;
+    let pid: i32 = text.trim().parse().ok()?;
+    (pid > 0 && kill(Pid::from_raw(pid), None).is_ok()).then_some(pid)
+}
+
+/// Starts `program args` detached: its own session, stdin `/dev/null`,
+/// stdout and stderr appended to `log`. Returns its pid.
+pub fn spawn_detached(program: &Path, args: &[std::ffi::OsString], log: &Path) -> Result<u32> {
+    let log_file = fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(log)
+        .with_context(|| format!("open log {}", log.display()))?;
+    let mut command = Command::new(program);
+    command
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(log_file.try_clone()?)
+        .stderr(log_file);
+    // SAFETY: setsid is async-signal-safe and touches no memory of ours; it
+    // runs in the forked child before exec, so the process outlives this
+    // command's terminal and its hangups.
+    unsafe {
+        command.pre_exec(|| {
+            nix::unistd::setsid().map_err(std::io::Error::from)?;
+            Ok(())
+        });
+    }
+    let child = command
+        .spawn()
+        .with_context(|| format!("start {}", program.display()))?;
+    Ok(child.id())
+}
+
+/// Waits until `ready` holds, checking every 20 ms, for at most `timeout`.
+pub fn wait_until(timeout: Duration, mut ready: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if ready() {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Sends SIGTERM to `pid` and waits for it to go; SIGKILL after `grace`.
+/// Returns true if it had to be killed.
+pub fn stop(pid: i32, grace: Duration) -> bool {
+    let pid = Pid::from_raw(pid);
+    if kill(pid, Signal::SIGTERM).is_err() {
+        return false;
+    }
+    if wait_until(grace, || kill(pid, None).is_err()) {
+        return false;
+    }
+    let _ = kill(pid, Signal::SIGKILL);
+    wait_until(Duration::from_secs(2), || kill(pid, None).is_err());
+    true
+}
