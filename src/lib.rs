@@ -16,3 +16,4 @@
 pub mod cli;
 pub mod core;
 pub mod decl;
+pub mod sidecar;
