@@ -9,7 +9,10 @@ use std::process::ExitCode;
 use anyhow::{Result, bail};
 use lexopt::ValueExt;
 
+pub mod archive;
 pub mod check;
+pub mod inbox_target;
+pub mod send;
 
 const USAGE: &str = "\
 ding: deliver durable inbox work to terminal agents, safely
@@ -18,6 +21,8 @@ Usage: ding <COMMAND> [ARGS]
 
 Commands:
   check       validate agent declarations, print their fingerprints
+  send        deliver a message to an agent's inbox, durably
+  archive     mark messages done: move them from new/ to archive/
   help        print this help
 
 Run `ding <COMMAND> --help` for a command's options.
@@ -49,6 +54,8 @@ fn run() -> Result<ExitCode> {
     };
     match command.as_str() {
         "check" => check::run(&mut parser),
+        "send" => send::run(&mut parser),
+        "archive" => archive::run(&mut parser),
         "help" => {
             print!("{USAGE}");
             Ok(ExitCode::SUCCESS)
