@@ -17,3 +17,4 @@ pub mod cli;
 pub mod core;
 pub mod decl;
 pub mod pty;
+pub mod sidecar;

@@ -10,11 +10,14 @@ use anyhow::{Result, bail};
 use lexopt::ValueExt;
 
 pub mod agent_decl;
+pub mod archive;
 pub mod attach;
 pub mod check;
 pub mod down;
+pub mod inbox_target;
 pub mod intervene;
 pub mod pty;
+pub mod send;
 pub mod sidecar;
 pub mod status;
 pub mod up;
@@ -25,14 +28,16 @@ ding: deliver durable inbox work to terminal agents, safely
 Usage: ding <COMMAND> [ARGS]
 
 Commands:
-  check       validate agent declarations, print their fingerprints
   up          start (or adopt) an agent's PTY host and sidecar
   down        stop an agent's sidecar and PTY host
-  intervene   type supervisor input into an agent's terminal now
-  sidecar     run one agent's DING sidecar in the foreground
   status      show why each unread message is where it is
-  pty         run a command in the reference PTY host
+  send        deliver a message to an agent's inbox, durably
+  archive     mark messages done: move them from new/ to archive/
   attach      attach this terminal to a running `ding pty`
+  intervene   type supervisor input into an agent's terminal now
+  check       validate agent declarations, print their fingerprints
+  sidecar     run one agent's DING sidecar in the foreground
+  pty         run a command in the reference PTY host
   help        print this help
 
 Run `ding <COMMAND> --help` for a command's options.
@@ -64,6 +69,8 @@ fn run() -> Result<ExitCode> {
     };
     match command.as_str() {
         "check" => check::run(&mut parser),
+        "send" => send::run(&mut parser),
+        "archive" => archive::run(&mut parser),
         "sidecar" => sidecar::run(&mut parser),
         "status" => status::run(&mut parser),
         "up" => up::run(&mut parser),

@@ -136,6 +136,9 @@ fn ensure_pty_host(exe: &Path, spec: &AgentSpec, paths: &AgentPaths) -> Result<&
         "--runtime-dir".into(),
         paths.runtime_dir().into(),
     ];
+    // `ding archive NAME FILE` run inside the harness finds its inbox by these.
+    args.push("--env".into());
+    args.push(format!("DING_AGENT={}", spec.name).into());
     for (key, value) in &spec.env {
         args.push("--env".into());
         args.push(format!("{key}={value}").into());

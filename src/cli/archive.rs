@@ -1,0 +1,134 @@
+//! `ding archive`: move read messages from `new/` to `archive/`, which
+//! tells DING they are done.
+//!
+//! Each FILE is archived on its own; one failure does not stop the others
+//! and makes the exit status 1. The rename itself is
+//! [`Inbox::archive`]'s; which inbox NAME means is `inbox_target`'s.
+
+use std::process::ExitCode;
+
+use anyhow::{Result, bail};
+use lexopt::{Arg, ValueExt};
+
+use super::inbox_target::{self, InboxFlags};
+use crate::sidecar::inbox::Inbox;
+
+const SHORT_HELP: &str = "\
+Usage: ding archive NAME FILE... [--decl AGENT.kdl | --inbox DIR]
+
+Move each FILE from NAME's inbox new/ to archive/ (bare filenames).
+  --decl AGENT.kdl    find NAME's inbox in this declaration
+  --inbox DIR         use this inbox root
+  -h, --help          this help (--help says more)
+";
+
+const LONG_HELP: &str = "\
+Usage: ding archive NAME FILE... [--decl AGENT.kdl | --inbox DIR]
+
+Archives messages of agent NAME: renames INBOX/new/FILE to
+INBOX/archive/FILE, then fsyncs both directories. FILE is the bare name
+that `ding send` printed and the ring named (not a path such as new/X).
+An existing archive/FILE is never replaced.
+
+Archiving is how an agent says it has taken a message: DING stops
+tracking it and never rings for it again. `mv new/X archive/X` inside
+the inbox does exactly the same, and deleting new/X also counts as done.
+
+The inbox is found in this order: NAME's `inbox` in --decl AGENT.kdl;
+--inbox DIR; DING_INBOX, when DING_AGENT is NAME (both are set inside a
+harness DING runs, so there `ding archive NAME X` needs no flag).
+
+Options:
+  --decl AGENT.kdl    the declaration that names NAME's inbox
+  --inbox DIR         the inbox root (the directory holding new/)
+  -h                  short help
+  --help              this help
+
+Exit status: 0 all archived, 1 some FILE was not archived (each is
+reported), 2 usage error or unusable inbox. See docs/inbox.md.
+";
+
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Options {
+    agent: String,
+    files: Vec<String>,
+    target: InboxFlags,
+}
+
+fn parse_options(parser: &mut lexopt::Parser) -> Result<Option<Options>> {
+    let mut agent = None;
+    let mut options = Options::default();
+    while let Some(arg) = parser.next()? {
+        match arg {
+            Arg::Long("decl") => options.target.decl = Some(parser.value()?.into()),
+            Arg::Long("inbox") => options.target.inbox = Some(parser.value()?.into()),
+            Arg::Short('h') => {
+                print!("{SHORT_HELP}");
+                return Ok(None);
+            }
+            Arg::Long("help") => {
+                print!("{LONG_HELP}");
+                return Ok(None);
+            }
+            Arg::Value(value) if agent.is_none() => agent = Some(value.string()?),
+            Arg::Value(value) => options.files.push(value.string()?),
+            other => bail!("{}\nRun `ding archive -h` for usage", other.unexpected()),
+        }
+    }
+    let Some(agent) = agent else {
+        bail!("`ding archive` needs an agent name\nUsage: ding archive NAME FILE...");
+    };
+    if options.files.is_empty() {
+        bail!("`ding archive` needs at least one FILE\nUsage: ding archive NAME FILE...");
+    }
+    options.agent = agent;
+    Ok(Some(options))
+}
+
+pub fn run(parser: &mut lexopt::Parser) -> Result<ExitCode> {
+    let Some(options) = parse_options(parser)? else {
+        return Ok(ExitCode::SUCCESS);
+    };
+    let root = inbox_target::resolve(&options.agent, &options.target, |key| std::env::var_os(key))?;
+    let inbox = Inbox::open(&root)?;
+    let mut failed = false;
+    for file in &options.files {
+        if let Err(err) = inbox.archive(file) {
+            eprintln!("ding archive: {err:#}");
+            failed = true;
+        }
+    }
+    Ok(if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<Option<Options>> {
+        let mut parser = lexopt::Parser::from_args(args.iter().copied());
+        parse_options(&mut parser)
+    }
+
+    #[test]
+    fn name_then_one_or_more_files() {
+        let options = parse(&["worker", "a.md", "b.md"]).unwrap().unwrap();
+        assert_eq!(options.agent, "worker");
+        assert_eq!(options.files, ["a.md", "b.md"]);
+        assert!(parse(&["worker"]).is_err());
+        assert!(parse(&[]).is_err());
+    }
+
+    #[test]
+    fn inbox_flag_takes_a_path() {
+        let options = parse(&["--inbox", "in/w", "worker", "a.md"])
+            .unwrap()
+            .unwrap();
+        assert_eq!(options.target.inbox, Some("in/w".into()));
+        assert!(parse(&["worker", "a.md", "--frobnicate"]).is_err());
+    }
+}

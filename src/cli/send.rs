@@ -1,0 +1,175 @@
+//! `ding send`: deliver one message into an agent's inbox and print its
+//! name once it is durable.
+//!
+//! The body comes from a file or stdin; the delivery protocol (tmp, fsync,
+//! rename, fsync `new/`) is [`Inbox::deliver`]'s, and which inbox NAME
+//! means is `inbox_target`'s.
+
+use std::fs::File;
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result, bail};
+use lexopt::{Arg, ValueExt};
+
+use super::inbox_target::{self, InboxFlags};
+use crate::sidecar::inbox::{Inbox, MAX_MESSAGE_BYTES};
+
+const SHORT_HELP: &str = "\
+Usage: ding send NAME [FILE|-] [--from WHO] [--decl AGENT.kdl | --inbox DIR]
+
+Deliver FILE (or stdin) to agent NAME's inbox; print the message's name.
+  --from WHO          add a `From: WHO` header line
+  --decl AGENT.kdl    find NAME's inbox in this declaration
+  --inbox DIR         use this inbox root
+  -h, --help          this help (--help says more)
+";
+
+const LONG_HELP: &str = "\
+Usage: ding send NAME [FILE|-] [--from WHO] [--decl AGENT.kdl | --inbox DIR]
+
+Delivers one message to agent NAME: the contents of FILE, or stdin when
+FILE is `-` or absent (at most 16 MiB). It writes INBOX/tmp/X, fsyncs it,
+renames it to INBOX/new/X (never replacing a file), fsyncs INBOX/new, and
+only then prints X on stdout.
+
+Once X is printed the message is accepted: its data and its name in new/
+have reached stable storage as far as fsync promises, so it survives a
+crash of any process, and a power loss on storage that honours fsync. It
+stays unread, in FIFO position by X (names sort by arrival time), until
+the agent archives it. If ding send fails it prints no name; a failure
+after the rename says so and names X.
+
+The inbox is found in this order: NAME's `inbox` in --decl AGENT.kdl;
+--inbox DIR; DING_INBOX, when DING_AGENT is NAME (both are set inside a
+harness DING runs). A missing inbox is created with mode 0700; one owned
+by another user or writable by group or others is refused.
+
+Options:
+  --from WHO          the sender, written as a first line `From: WHO`
+                      followed by an empty line; letters, digits, spaces
+                      and `._@+-:/#`, at most 128 bytes
+  --decl AGENT.kdl    the declaration that names NAME's inbox
+  --inbox DIR         the inbox root (the directory holding new/)
+  -h                  short help
+  --help              this help
+
+Exit status: 0 delivered, 2 usage or I/O error. See docs/inbox.md.
+";
+
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Options {
+    agent: String,
+    /// `None` or `-` reads stdin.
+    file: Option<PathBuf>,
+    from: Option<String>,
+    target: InboxFlags,
+}
+
+fn parse_options(parser: &mut lexopt::Parser) -> Result<Option<Options>> {
+    let mut agent = None;
+    let mut options = Options::default();
+    while let Some(arg) = parser.next()? {
+        match arg {
+            Arg::Long("from") => options.from = Some(parser.value()?.string()?),
+            Arg::Long("decl") => options.target.decl = Some(parser.value()?.into()),
+            Arg::Long("inbox") => options.target.inbox = Some(parser.value()?.into()),
+            Arg::Short('h') => {
+                print!("{SHORT_HELP}");
+                return Ok(None);
+            }
+            Arg::Long("help") => {
+                print!("{LONG_HELP}");
+                return Ok(None);
+            }
+            Arg::Value(value) if agent.is_none() => agent = Some(value.string()?),
+            Arg::Value(value) if options.file.is_none() => options.file = Some(value.into()),
+            other => bail!("{}\nRun `ding send -h` for usage", other.unexpected()),
+        }
+    }
+    let Some(agent) = agent else {
+        bail!("`ding send` needs an agent name\nUsage: ding send NAME [FILE|-] [--from WHO]");
+    };
+    options.agent = agent;
+    Ok(Some(options))
+}
+
+/// Reads at most one byte more than the limit, so an endless input is
+/// refused without being buffered.
+fn read_body(file: Option<&PathBuf>) -> Result<Vec<u8>> {
+    let limit = MAX_MESSAGE_BYTES as u64 + 1;
+    let mut body = Vec::new();
+    match file {
+        Some(path) if path.as_os_str() != "-" => {
+            File::open(path)
+                .with_context(|| format!("cannot open {}", path.display()))?
+                .take(limit)
+                .read_to_end(&mut body)
+                .with_context(|| format!("cannot read {}", path.display()))?;
+        }
+        _ => {
+            std::io::stdin()
+                .lock()
+                .take(limit)
+                .read_to_end(&mut body)
+                .context("cannot read the message from stdin")?;
+        }
+    }
+    Ok(body)
+}
+
+pub fn run(parser: &mut lexopt::Parser) -> Result<ExitCode> {
+    let Some(options) = parse_options(parser)? else {
+        return Ok(ExitCode::SUCCESS);
+    };
+    let root = inbox_target::resolve(&options.agent, &options.target, |key| std::env::var_os(key))?;
+    // Validate the sender before waiting on stdin for a body.
+    if let Some(who) = &options.from {
+        crate::sidecar::inbox::check_sender(who)?;
+    }
+    let body = read_body(options.file.as_ref())?;
+    let inbox = Inbox::open_or_create(&root)?;
+    let name = inbox.deliver(&body, options.from.as_deref())?;
+    let mut stdout = std::io::stdout().lock();
+    writeln!(stdout, "{name}")?;
+    stdout.flush()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<Option<Options>> {
+        let mut parser = lexopt::Parser::from_args(args.iter().copied());
+        parse_options(&mut parser)
+    }
+
+    #[test]
+    fn name_then_optional_file() {
+        let options = parse(&["worker"]).unwrap().unwrap();
+        assert_eq!(options.agent, "worker");
+        assert_eq!(options.file, None);
+        let options = parse(&["worker", "msg.md"]).unwrap().unwrap();
+        assert_eq!(options.file, Some(PathBuf::from("msg.md")));
+        assert!(parse(&["worker", "a.md", "b.md"]).is_err());
+        assert!(parse(&[]).is_err());
+    }
+
+    #[test]
+    fn from_flag_takes_a_sender() {
+        let options = parse(&["--from", "lead", "worker", "-"]).unwrap().unwrap();
+        assert_eq!(options.from.as_deref(), Some("lead"));
+        assert_eq!(options.file, Some(PathBuf::from("-")));
+    }
+
+    #[test]
+    fn decl_and_inbox_flags_take_paths() {
+        let options = parse(&["worker", "--decl", "a.kdl"]).unwrap().unwrap();
+        assert_eq!(options.target.decl, Some(PathBuf::from("a.kdl")));
+        let options = parse(&["worker", "--inbox", "in/w"]).unwrap().unwrap();
+        assert_eq!(options.target.inbox, Some(PathBuf::from("in/w")));
+        assert!(parse(&["worker", "--inbox"]).is_err());
+    }
+}

@@ -1,0 +1,249 @@
+//! The ownership journal on disk: `journal.json` in the agent's state
+//! directory, replaced atomically on every change.
+//!
+//! [`JournalStore::save`] writes `journal.json.tmp`, fsyncs it, renames it
+//! over `journal.json` and fsyncs the directory, so after a crash at any
+//! point the file is either the previous journal or the new one, never a
+//! mix. A leftover `journal.json.tmp` is never read and is overwritten by
+//! the next save. One sidecar per agent writes the journal; keeping it the
+//! only one is the runtime's job, as is deciding when to save (the engine
+//! says when ownership changed; see [`crate::core::journal`]).
+//!
+//! A journal that cannot be read as this build's format (damaged disk, a
+//! hand edit, a newer ding) must not stop the agent: [`JournalStore::load`]
+//! renames it aside to `journal.json.corrupt-<UTC time>` and reports
+//! [`Loaded::Quarantined`], and the runtime starts without ownership. The
+//! inbox on disk stays the authority for what is unread, so no message is
+//! lost; the cost is that files that were staged or hook-owned count as
+//! pending again and may be rung once more.
+
+use std::fs::{self, OpenOptions};
+use std::io::{ErrorKind, Write};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use anyhow::{Context, Result};
+
+use super::durable::fsync_dir;
+use super::naming::{micros_since_epoch, utc_stamp};
+use super::private_dir::{Privacy, current_uid, ensure_dir};
+use crate::core::journal::{JOURNAL_VERSION, Journal};
+
+/// The journal's file name in the state directory.
+pub const JOURNAL_FILE: &str = "journal.json";
+const JOURNAL_TMP_FILE: &str = "journal.json.tmp";
+
+/// The journal file of one agent.
+#[derive(Clone, Debug)]
+pub struct JournalStore {
+    dir: PathBuf,
+}
+
+/// What [`JournalStore::load`] found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Loaded {
+    /// No journal: a first start, or nothing was ever owned.
+    Missing,
+    Restored(Journal),
+    /// The file was unreadable and now lives at `moved_to`; start without
+    /// ownership and log [`Loaded::warning`].
+    Quarantined {
+        moved_to: PathBuf,
+        reason: String,
+    },
+}
+
+impl Loaded {
+    /// The journal to hand to the engine, if any.
+    pub fn into_journal(self) -> Option<Journal> {
+        match self {
+            Loaded::Restored(journal) => Some(journal),
+            Loaded::Missing | Loaded::Quarantined { .. } => None,
+        }
+    }
+
+    /// A line for the log when the journal was quarantined.
+    pub fn warning(&self) -> Option<String> {
+        match self {
+            Loaded::Quarantined { moved_to, reason } => Some(format!(
+                "unreadable journal moved to {} ({reason}); starting without ownership, so staged or hook-owned messages may ring again",
+                moved_to.display()
+            )),
+            Loaded::Missing | Loaded::Restored(_) => None,
+        }
+    }
+}
+
+impl JournalStore {
+    /// A store in `state_dir`; nothing is touched until `load` or `save`.
+    pub fn new(state_dir: &Path) -> JournalStore {
+        JournalStore {
+            dir: state_dir.to_path_buf(),
+        }
+    }
+
+    /// `STATE_DIR/journal.json`.
+    pub fn path(&self) -> PathBuf {
+        self.dir.join(JOURNAL_FILE)
+    }
+
+    /// Reads the journal. `Err` only when the file exists but cannot be
+    /// read or quarantined (permissions, I/O errors); bad content is
+    /// quarantined instead.
+    pub fn load(&self) -> Result<Loaded> {
+        self.load_at(SystemTime::now())
+    }
+
+    fn load_at(&self, now: SystemTime) -> Result<Loaded> {
+        let path = self.path();
+        let bytes = match fs::read(&path) {
+            Ok(bytes) => bytes,
+            Err(err) if err.kind() == ErrorKind::NotFound => return Ok(Loaded::Missing),
+            Err(err) => {
+                return Err(err).with_context(|| format!("cannot read {}", path.display()));
+            }
+        };
+        let reason = match serde_json::from_slice::<Journal>(&bytes) {
+            Ok(journal) if journal.version == JOURNAL_VERSION => {
+                return Ok(Loaded::Restored(journal));
+            }
+            Ok(journal) => format!(
+                "journal version {} is not the supported version {JOURNAL_VERSION}",
+                journal.version
+            ),
+            Err(err) => format!("not a valid journal: {err}"),
+        };
+        let moved_to = self.dir.join(format!(
+            "{JOURNAL_FILE}.corrupt-{}",
+            utc_stamp(micros_since_epoch(now))
+        ));
+        fs::rename(&path, &moved_to).with_context(|| {
+            format!(
+                "cannot move the unreadable journal {} aside ({reason})",
+                path.display()
+            )
+        })?;
+        fsync_dir(&self.dir).with_context(|| format!("cannot fsync {}", self.dir.display()))?;
+        Ok(Loaded::Quarantined { moved_to, reason })
+    }
+
+    /// Replaces the journal atomically: tmp, fsync, rename, fsync dir.
+    /// Creates the state directory (mode 0700) when missing.
+    pub fn save(&self, journal: &Journal) -> Result<()> {
+        ensure_dir(&self.dir, current_uid(), Privacy::NoForeignWrites)
+            .context("unusable state directory")?;
+        let tmp = self.dir.join(JOURNAL_TMP_FILE);
+        let mut bytes = serde_json::to_vec(journal).context("cannot encode the journal")?;
+        bytes.push(b'\n');
+        let mut file = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(&tmp)
+            .with_context(|| format!("cannot create {}", tmp.display()))?;
+        file.write_all(&bytes)
+            .and_then(|()| file.sync_all())
+            .with_context(|| format!("cannot write {}", tmp.display()))?;
+        drop(file);
+        let path = self.path();
+        fs::rename(&tmp, &path).with_context(|| format!("cannot replace {}", path.display()))?;
+        fsync_dir(&self.dir).with_context(|| format!("cannot fsync {}", self.dir.display()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::journal::{JournalEntry, Owner};
+    use crate::core::message::MessageName;
+
+    fn journal() -> Journal {
+        Journal::new(vec![
+            JournalEntry {
+                name: MessageName::new("001.md").unwrap(),
+                owner: Owner::Staged,
+                at: 1500,
+                incarnation: Some("pty-7".into()),
+            },
+            JournalEntry {
+                name: MessageName::new("002.md").unwrap(),
+                owner: Owner::HookOwned,
+                at: 2500,
+                incarnation: None,
+            },
+        ])
+    }
+
+    #[test]
+    fn a_missing_journal_loads_as_missing() {
+        let temp = tempfile::tempdir().unwrap();
+        let store = JournalStore::new(&temp.path().join("state"));
+        assert_eq!(store.load().unwrap(), Loaded::Missing);
+    }
+
+    #[test]
+    fn saved_journal_round_trips_and_leaves_no_tmp() {
+        let temp = tempfile::tempdir().unwrap();
+        let store = JournalStore::new(&temp.path().join("state/worker"));
+        store.save(&journal()).unwrap();
+        assert_eq!(store.load().unwrap(), Loaded::Restored(journal()));
+        assert!(
+            !temp
+                .path()
+                .join("state/worker")
+                .join(JOURNAL_TMP_FILE)
+                .exists()
+        );
+        store.save(&Journal::new(Vec::new())).unwrap();
+        assert_eq!(
+            store.load().unwrap().into_journal(),
+            Some(Journal::new(Vec::new()))
+        );
+    }
+
+    #[test]
+    fn a_leftover_tmp_file_is_ignored_and_then_replaced() {
+        let temp = tempfile::tempdir().unwrap();
+        let store = JournalStore::new(temp.path());
+        store.save(&journal()).unwrap();
+        // A crash mid-write leaves a torn tmp file behind.
+        fs::write(temp.path().join(JOURNAL_TMP_FILE), b"{\"version\":1,\"entr").unwrap();
+        assert_eq!(store.load().unwrap(), Loaded::Restored(journal()));
+        store.save(&Journal::new(Vec::new())).unwrap();
+        assert_eq!(
+            store.load().unwrap(),
+            Loaded::Restored(Journal::new(Vec::new()))
+        );
+    }
+
+    #[test]
+    fn corrupt_journal_is_moved_aside_with_a_warning() {
+        let temp = tempfile::tempdir().unwrap();
+        let store = JournalStore::new(temp.path());
+        fs::write(store.path(), b"not json").unwrap();
+        let at = SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(86_400);
+        let loaded = store.load_at(at).unwrap();
+        let moved_to = temp
+            .path()
+            .join("journal.json.corrupt-19700102T000000000000Z");
+        assert!(matches!(&loaded, Loaded::Quarantined { moved_to: m, .. } if *m == moved_to));
+        assert!(loaded.warning().unwrap().contains("may ring again"));
+        assert_eq!(fs::read(&moved_to).unwrap(), b"not json");
+        assert_eq!(store.load().unwrap(), Loaded::Missing);
+    }
+
+    #[test]
+    fn journal_of_an_unknown_version_is_quarantined_not_misread() {
+        let temp = tempfile::tempdir().unwrap();
+        let store = JournalStore::new(temp.path());
+        fs::write(store.path(), br#"{"version":99,"entries":[]}"#).unwrap();
+        let loaded = store.load().unwrap();
+        let Loaded::Quarantined { reason, .. } = &loaded else {
+            panic!("{loaded:?}");
+        };
+        assert!(reason.contains("version 99"), "{reason}");
+        assert_eq!(loaded.into_journal(), None);
+    }
+}

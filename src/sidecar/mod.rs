@@ -1,0 +1,37 @@
+//! The sidecar room: everything between the disk, the PTY host, the adapter
+//! and the sans-IO engine in [`crate::core`].
+//!
+//! * `runtime`: the mio loop (`ding sidecar`);
+//! * `control`: the CLI's side: status queries, pid files, detached starts;
+//! * `agent_record`: what a sidecar last ran with, for `ding status` and `ding up`;
+//! * `adapter_proc`: the adapter child and its pipes;
+//! * `inbox_watch`: inotify on `new/`;
+//! * `pty_link`: the connection to the PTY host's control socket;
+//! * `status_server`: `sidecar.sock`, answering `ding status`;
+//! * `lines`: bounded line assembly;
+//! * `log`: JSON or human log lines;
+//! * `inbox`: the Maildir-like inbox (`tmp/`, `new/`, `archive/`): deliver,
+//!   archive, scan;
+//! * `naming`: sortable, unique arrival names for delivered files;
+//! * `journal_store`: the ownership journal on disk, written atomically;
+//! * `paths`: the per-agent runtime and state directories and the files in
+//!   them;
+//! * `private_dir`: creating and checking directories only their owner may
+//!   change;
+//! * `durable`: fsync and no-replace rename helpers.
+
+pub mod adapter_proc;
+pub mod agent_record;
+pub mod control;
+pub mod durable;
+pub mod inbox;
+pub mod inbox_watch;
+pub mod journal_store;
+pub mod lines;
+pub mod log;
+pub mod naming;
+pub mod paths;
+pub mod private_dir;
+pub mod pty_link;
+pub mod runtime;
+pub mod status_server;
