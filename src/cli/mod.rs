@@ -5,6 +5,8 @@
 //! success, as in ripgrep, because `ding status | head` is a normal thing to do.
 
 pub mod attach;
+pub mod demo_adapter;
+pub mod demo_agent;
 pub mod pty;
 
 use std::process::ExitCode;
@@ -52,6 +54,9 @@ fn run() -> Result<ExitCode> {
     match command.as_str() {
         "pty" => pty::run(&mut parser),
         "attach" => attach::run(&mut parser),
+        // Hidden: the bundled demo agent and adapter that `make demo` runs.
+        "demo-agent" => demo_agent::run(&mut parser),
+        "demo-adapter" => demo_adapter::run(&mut parser),
         "help" => {
             print!("{USAGE}");
             Ok(ExitCode::SUCCESS)
