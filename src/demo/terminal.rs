@@ -10,7 +10,7 @@
 //! The terminal is restored on every way out: return, error, SIGTERM and
 //! SIGHUP (read through the signalfd) and panics (a drop guard).
 
-use std::io::{self, Write};
+use std::io;
 use std::os::fd::{AsFd, BorrowedFd};
 use std::path::PathBuf;
 use std::time::Instant;
@@ -68,10 +68,20 @@ impl Drop for TerminalGuard<'_> {
     }
 }
 
-fn write_all(bytes: &[u8]) -> Result<()> {
-    let mut out = io::stdout().lock();
-    out.write_all(bytes).context("write to the terminal")?;
-    out.flush().context("flush the terminal")
+/// Writes a whole frame with as few `write` calls as the terminal allows.
+/// Not through std's stdout, whose line buffering would split every frame
+/// at its last newline and let a snapshot catch the screen half drawn.
+fn write_all(mut bytes: &[u8]) -> Result<()> {
+    let stdout = io::stdout();
+    while !bytes.is_empty() {
+        match nix::unistd::write(&stdout, bytes) {
+            Ok(0) => bail!("the terminal accepted no bytes"),
+            Ok(n) => bytes = &bytes[n..],
+            Err(Errno::EINTR | Errno::EAGAIN) => {}
+            Err(err) => return Err(err).context("write to the terminal"),
+        }
+    }
+    Ok(())
 }
 
 /// Runs the demo agent on this process's terminal until it quits, stdin
