@@ -12,9 +12,11 @@
 //!   engine.
 //! * [`cli`]: the `ding` subcommands.
 //! * `providers`: the only place provider vocabulary may appear.
+//! * `demo`: the bundled generic demo agent and its scripted adapter.
 
 pub mod cli;
 pub mod core;
 pub mod decl;
+pub mod demo;
 pub mod pty;
 pub mod sidecar;

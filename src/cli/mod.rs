@@ -13,6 +13,8 @@ pub mod agent_decl;
 pub mod archive;
 pub mod attach;
 pub mod check;
+pub mod demo_adapter;
+pub mod demo_agent;
 pub mod down;
 pub mod inbox_target;
 pub mod intervene;
@@ -78,6 +80,9 @@ fn run() -> Result<ExitCode> {
         "intervene" => intervene::run(&mut parser),
         "pty" => pty::run(&mut parser),
         "attach" => attach::run(&mut parser),
+        // Hidden: the bundled demo agent and adapter that `make demo` runs.
+        "demo-agent" => demo_agent::run(&mut parser),
+        "demo-adapter" => demo_adapter::run(&mut parser),
         "help" => {
             print!("{USAGE}");
             Ok(ExitCode::SUCCESS)
