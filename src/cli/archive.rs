@@ -89,7 +89,12 @@ pub fn run(parser: &mut lexopt::Parser) -> Result<ExitCode> {
     let Some(options) = parse_options(parser)? else {
         return Ok(ExitCode::SUCCESS);
     };
-    let root = inbox_target::resolve(&options.agent, &options.target, |key| std::env::var_os(key))?;
+    let root = inbox_target::resolve(
+        &options.agent,
+        &options.target,
+        |key| std::env::var_os(key),
+        inbox_target::recorded_inbox,
+    )?;
     let inbox = Inbox::open(&root)?;
     let mut failed = false;
     for file in &options.files {

@@ -5,8 +5,10 @@
 //! `DING_AGENT` is NAME too. The pair is what DING exports into a harness
 //! it runs, so an agent can archive its own messages with no flags; the
 //! name check keeps `ding send reviewer` typed inside the worker's harness
-//! from landing in the worker's own inbox. Opening the inbox is `sidecar`'s
-//! job.
+//! from landing in the worker's own inbox. Last, the inbox recorded by the
+//! agent's sidecar when it last started (`agent.json` in its state
+//! directory), so `ding send NAME` works for any agent that ran here.
+//! Opening the inbox is `sidecar`'s job.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -27,11 +29,13 @@ pub struct InboxFlags {
     pub inbox: Option<PathBuf>,
 }
 
-/// The inbox root of agent `name`; `env` looks up environment variables.
+/// The inbox root of agent `name`; `env` looks up environment variables and
+/// `recorded` the inbox a sidecar of that name last ran with.
 pub fn resolve(
     name: &str,
     flags: &InboxFlags,
     env: impl Fn(&str) -> Option<OsString>,
+    recorded: impl Fn(&str) -> Option<PathBuf>,
 ) -> Result<PathBuf> {
     match (&flags.decl, &flags.inbox) {
         (Some(_), Some(_)) => bail!("give either --decl or --inbox, not both"),
@@ -39,6 +43,18 @@ pub fn resolve(
         (None, Some(dir)) => return Ok(dir.clone()),
         (None, None) => {}
     }
+    let from_env = from_environment(name, &env);
+    if let Ok(inbox) = from_env {
+        return Ok(inbox);
+    }
+    if let Some(inbox) = recorded(name) {
+        return Ok(inbox);
+    }
+    from_env
+}
+
+/// `DING_INBOX`, when `DING_AGENT` says it belongs to `name`.
+fn from_environment(name: &str, env: &impl Fn(&str) -> Option<OsString>) -> Result<PathBuf> {
     let Some(inbox) = env(INBOX_VAR) else {
         bail!(
             "no inbox for agent {name}\nhint: pass --decl AGENT.kdl or --inbox DIR (inside a harness DING runs, {AGENT_VAR} and {INBOX_VAR} are set)"
@@ -62,6 +78,17 @@ pub fn resolve(
         );
     }
     Ok(inbox)
+}
+
+/// The inbox the sidecar of agent `name` last started with, if it ran here.
+pub fn recorded_inbox(name: &str) -> Option<PathBuf> {
+    let paths = crate::sidecar::paths::AgentPaths::resolve(
+        name,
+        &crate::sidecar::paths::DirsEnv::from_process(),
+    )
+    .ok()?;
+    let record = crate::sidecar::agent_record::AgentRecord::load(paths.state_dir()).ok()??;
+    Some(record.inbox)
 }
 
 fn from_declaration(name: &str, file: &Path) -> Result<PathBuf> {
@@ -97,7 +124,7 @@ mod tests {
         };
         let vars = [(INBOX_VAR, "/elsewhere"), (AGENT_VAR, "w")];
         assert_eq!(
-            resolve("w", &flags, env(&vars)).unwrap(),
+            resolve("w", &flags, env(&vars), |_| None).unwrap(),
             Path::new("rel/inbox")
         );
     }
@@ -108,7 +135,7 @@ mod tests {
             decl: Some("a.kdl".into()),
             inbox: Some("x".into()),
         };
-        assert!(resolve("w", &flags, env(&[])).is_err());
+        assert!(resolve("w", &flags, env(&[]), |_| None).is_err());
     }
 
     #[test]
@@ -116,20 +143,38 @@ mod tests {
         let flags = InboxFlags::default();
         let ok = [(INBOX_VAR, "/srv/inbox/w"), (AGENT_VAR, "w")];
         assert_eq!(
-            resolve("w", &flags, env(&ok)).unwrap(),
+            resolve("w", &flags, env(&ok), |_| None).unwrap(),
             Path::new("/srv/inbox/w")
         );
-        let other = resolve("reviewer", &flags, env(&ok)).unwrap_err();
+        let other = resolve("reviewer", &flags, env(&ok), |_| None).unwrap_err();
         assert!(format!("{other:#}").contains("inbox of agent w, not reviewer"));
-        let anonymous = resolve("w", &flags, env(&[(INBOX_VAR, "/srv/inbox/w")])).unwrap_err();
+        let anonymous =
+            resolve("w", &flags, env(&[(INBOX_VAR, "/srv/inbox/w")]), |_| None).unwrap_err();
         assert!(format!("{anonymous:#}").contains("DING_AGENT is not"));
         let relative = [(INBOX_VAR, "inbox/w"), (AGENT_VAR, "w")];
-        assert!(resolve("w", &flags, env(&relative)).is_err());
+        assert!(resolve("w", &flags, env(&relative), |_| None).is_err());
     }
 
     #[test]
     fn nothing_to_go_on_says_which_flags_help() {
-        let err = resolve("w", &InboxFlags::default(), env(&[])).unwrap_err();
+        let err = resolve("w", &InboxFlags::default(), env(&[]), |_| None).unwrap_err();
         assert!(format!("{err:#}").contains("--decl AGENT.kdl or --inbox DIR"));
+    }
+
+    #[test]
+    fn a_recorded_inbox_is_the_last_resort() {
+        let recorded =
+            |name: &str| (name == "reviewer").then(|| PathBuf::from("/srv/inbox/reviewer"));
+        let inside_worker = [(INBOX_VAR, "/srv/inbox/w"), (AGENT_VAR, "w")];
+        let flags = InboxFlags::default();
+        assert_eq!(
+            resolve("reviewer", &flags, env(&inside_worker), recorded).unwrap(),
+            Path::new("/srv/inbox/reviewer")
+        );
+        assert_eq!(
+            resolve("w", &flags, env(&inside_worker), recorded).unwrap(),
+            Path::new("/srv/inbox/w")
+        );
+        assert!(resolve("ghost", &flags, env(&[]), recorded).is_err());
     }
 }

@@ -123,7 +123,12 @@ pub fn run(parser: &mut lexopt::Parser) -> Result<ExitCode> {
     let Some(options) = parse_options(parser)? else {
         return Ok(ExitCode::SUCCESS);
     };
-    let root = inbox_target::resolve(&options.agent, &options.target, |key| std::env::var_os(key))?;
+    let root = inbox_target::resolve(
+        &options.agent,
+        &options.target,
+        |key| std::env::var_os(key),
+        inbox_target::recorded_inbox,
+    )?;
     // Validate the sender before waiting on stdin for a body.
     if let Some(who) = &options.from {
         crate::sidecar::inbox::check_sender(who)?;
