@@ -17,8 +17,9 @@ clippy:
 unit:
 	$(CARGO) test --all-targets
 
+# DING on the bundled demo agent, aggressive then turn-boundary+fresh-idle.
 demo:
-	@echo "make demo arrives with the sidecar runtime (issue: sidecar and CLI); nothing to run yet"
+	bash scripts/demo.sh
 
 # Benchmarks are measurements, never pass/fail tests. Each prints its figures.
 bench:

@@ -4,6 +4,8 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
+use std::io::Write;
+
 use anyhow::{Result, bail};
 use lexopt::{Arg, ValueExt};
 
@@ -25,7 +27,7 @@ pub fn run(parser: &mut lexopt::Parser) -> Result<ExitCode> {
     while let Some(arg) = parser.next()? {
         match arg {
             Arg::Short('h') | Arg::Long("help") => {
-                print!("{HELP}");
+                write!(std::io::stdout(), "{HELP}")?;
                 return Ok(ExitCode::SUCCESS);
             }
             Arg::Value(value) if name.is_none() => name = Some(value.string()?),
@@ -44,16 +46,17 @@ pub fn run(parser: &mut lexopt::Parser) -> Result<ExitCode> {
             Some(pid) => {
                 let killed = stop(pid, GRACE);
                 let _ = std::fs::remove_file(&pid_file);
-                println!(
+                writeln!(
+                    std::io::stdout(),
                     "{name}: {what} (pid {pid}) {}",
                     if killed {
                         "killed after 5 s"
                     } else {
                         "stopped"
                     }
-                );
+                )?;
             }
-            None => println!("{name}: {what} not running"),
+            None => writeln!(std::io::stdout(), "{name}: {what} not running")?,
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -6,6 +6,8 @@
 
 use std::process::ExitCode;
 
+use std::io::Write;
+
 use anyhow::{Result, bail};
 use lexopt::{Arg, ValueExt};
 
@@ -32,7 +34,7 @@ pub fn run(parser: &mut lexopt::Parser) -> Result<ExitCode> {
         match arg {
             Arg::Long("no-enter") => enter = false,
             Arg::Short('h') | Arg::Long("help") => {
-                print!("{HELP}");
+                write!(std::io::stdout(), "{HELP}")?;
                 return Ok(ExitCode::SUCCESS);
             }
             Arg::Value(value) if name.is_none() => name = Some(value.string()?),
@@ -50,6 +52,9 @@ pub fn run(parser: &mut lexopt::Parser) -> Result<ExitCode> {
         steps.push(Step::Write(b"\r".to_vec()));
     }
     let (revision, written) = Client::connect(&paths.pty_socket())?.send(&steps)?;
-    println!("{name}: intervention of {written} bytes written (revision {revision})");
+    writeln!(
+        std::io::stdout(),
+        "{name}: intervention of {written} bytes written (revision {revision})"
+    )?;
     Ok(ExitCode::SUCCESS)
 }

@@ -9,6 +9,8 @@ use std::fs;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use std::io::Write;
+
 use anyhow::{Result, bail};
 use lexopt::{Arg, ValueExt};
 use serde_json::{Value, json};
@@ -53,7 +55,7 @@ fn parse_options(parser: &mut lexopt::Parser) -> Result<Option<Options>> {
             Arg::Long("json") => options.json = true,
             Arg::Long("decl") => options.declaration = Some(PathBuf::from(parser.value()?)),
             Arg::Short('h') | Arg::Long("help") => {
-                print!("{HELP}");
+                write!(std::io::stdout(), "{HELP}")?;
                 return Ok(None);
             }
             Arg::Value(value) if options.name.is_none() => options.name = Some(value.string()?),
@@ -75,9 +77,13 @@ pub fn run(parser: &mut lexopt::Parser) -> Result<ExitCode> {
     let mut document = agent_status(&name, &paths)?;
     add_drift(&mut document, &paths, options.declaration.as_deref())?;
     if options.json {
-        println!("{}", serde_json::to_string_pretty(&document)?);
+        writeln!(
+            std::io::stdout(),
+            "{}",
+            serde_json::to_string_pretty(&document)?
+        )?;
     } else {
-        print!("{}", render(&document));
+        write!(std::io::stdout(), "{}", render(&document))?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -207,12 +213,17 @@ fn list_agents(env: &DirsEnv, as_json: bool) -> Result<ExitCode> {
         documents.push(agent_status(&name, &paths)?);
     }
     if as_json {
-        println!("{}", serde_json::to_string_pretty(&documents)?);
+        writeln!(
+            std::io::stdout(),
+            "{}",
+            serde_json::to_string_pretty(&documents)?
+        )?;
     } else if documents.is_empty() {
-        println!("no agents have run here yet");
+        writeln!(std::io::stdout(), "no agents have run here yet")?;
     } else {
         for document in &documents {
-            println!(
+            writeln!(
+                std::io::stdout(),
                 "{:<20} {:<8} {:<26} {} unread",
                 document["agent"].as_str().unwrap_or("?"),
                 if document["running"].as_bool() == Some(true) {
@@ -222,7 +233,7 @@ fn list_agents(env: &DirsEnv, as_json: bool) -> Result<ExitCode> {
                 },
                 document["policy"].as_str().unwrap_or("?"),
                 document["engine"]["unread"].as_u64().unwrap_or(0),
-            );
+            )?;
         }
     }
     Ok(ExitCode::SUCCESS)

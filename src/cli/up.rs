@@ -11,6 +11,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
+use std::io::Write;
+
 use anyhow::{Context, Result, bail};
 use lexopt::{Arg, ValueExt};
 use serde_json::Value;
@@ -49,7 +51,7 @@ fn parse_options(parser: &mut lexopt::Parser) -> Result<Option<Options>> {
             Arg::Long("agent") => agent = Some(parser.value()?.string()?),
             Arg::Long("replace") => replace = true,
             Arg::Short('h') | Arg::Long("help") => {
-                print!("{HELP}");
+                write!(std::io::stdout(), "{HELP}")?;
                 return Ok(None);
             }
             Arg::Value(value) if declaration.is_none() => declaration = Some(PathBuf::from(value)),
@@ -82,23 +84,30 @@ pub fn run(parser: &mut lexopt::Parser) -> Result<ExitCode> {
 
     let pty = ensure_pty_host(&exe, &spec, &paths)?;
     let sidecar = ensure_sidecar(&exe, &declaration, &spec, &paths, options.replace)?;
-    println!("agent {}: {pty}; {sidecar}", spec.name);
-    println!("  policy     {}", spec.ding.policy.token());
-    println!("  inbox      {}", spec.inbox.display());
-    println!(
+    writeln!(std::io::stdout(), "agent {}: {pty}; {sidecar}", spec.name)?;
+    writeln!(
+        std::io::stdout(),
+        "  policy     {}",
+        spec.ding.policy.token()
+    )?;
+    writeln!(std::io::stdout(), "  inbox      {}", spec.inbox.display())?;
+    writeln!(
+        std::io::stdout(),
         "  pty        {} (log {})",
         paths.pty_socket().display(),
         paths.pty_log().display()
-    );
-    println!(
+    )?;
+    writeln!(
+        std::io::stdout(),
         "  sidecar    {} (log {})",
         paths.sidecar_socket().display(),
         paths.sidecar_log().display()
-    );
-    println!(
+    )?;
+    writeln!(
+        std::io::stdout(),
         "  next       ding attach {0}   ding status {0}   ding send {0} FILE   ding down {0}",
         spec.name
-    );
+    )?;
     Ok(ExitCode::SUCCESS)
 }
 
