@@ -59,6 +59,10 @@ pub struct PtyLink {
     backoff: Duration,
     retry_at: Option<Time>,
     writable_registered: bool,
+    /// Engine inputs learned since the runtime last took them.
+    inputs: Vec<Input>,
+    /// Runtime notes since the runtime last took them.
+    notes: Vec<LinkNote>,
 }
 
 impl PtyLink {
@@ -74,6 +78,8 @@ impl PtyLink {
             backoff: MIN_BACKOFF,
             retry_at: Some(Time::ZERO),
             writable_registered: false,
+            inputs: Vec::new(),
+            notes: Vec::new(),
         }
     }
 
@@ -86,14 +92,8 @@ impl PtyLink {
         self.retry_at
     }
 
-    /// Connects if a retry is due. Returns what the engine and runtime must hear.
-    pub fn poll_connect(
-        &mut self,
-        registry: &Registry,
-        now: Time,
-        inputs: &mut Vec<Input>,
-        notes: &mut Vec<LinkNote>,
-    ) {
+    /// Connects if a retry is due.
+    pub fn poll_connect(&mut self, registry: &Registry, now: Time) {
         if self.stream.is_some() || self.retry_at.is_none_or(|due| due > now) {
             return;
         }
@@ -111,37 +111,20 @@ impl PtyLink {
                 self.writable_registered = false;
                 self.queue(&Request::Watch {}, Awaiting::Watch);
                 self.queue(&Request::Status {}, Awaiting::Status);
-                self.flush(registry, now, inputs, notes);
+                self.flush(registry, now);
                 if self.stream.is_some() {
-                    notes.push(LinkNote::Connected);
+                    self.notes.push(LinkNote::Connected);
                 }
             }
-            Err(err) => self.lose(
-                registry,
-                now,
-                &format!("connect {}: {err}", self.path.display()),
-                inputs,
-                notes,
-            ),
+            Err(err) => {
+                let why = format!("connect {}: {err}", self.path.display());
+                self.lose(registry, now, &why);
+            }
         }
     }
 
     /// Writes a compare-and-send request.
-    pub fn send_if(
-        &mut self,
-        registry: &Registry,
-        now: Time,
-        send: &SendIf,
-        inputs: &mut Vec<Input>,
-        notes: &mut Vec<LinkNote>,
-    ) {
-        if self.stream.is_none() {
-            inputs.push(Input::PtyError {
-                request: send.request,
-                detail: "pty host not connected".into(),
-            });
-            return;
-        }
+    pub fn send_if(&mut self, registry: &Registry, now: Time, send: &SendIf) {
         let request = Request::SendIf {
             session: send.identity.session.clone(),
             incarnation: send.identity.incarnation.clone(),
@@ -149,44 +132,61 @@ impl PtyLink {
             expected_revision: send.expected_revision,
             steps: wire_steps(&send.transport),
         };
-        self.queue(&request, Awaiting::SendIf(send.request));
-        self.flush(registry, now, inputs, notes);
+        self.transact(
+            registry,
+            now,
+            request,
+            Awaiting::SendIf(send.request),
+            send.request,
+        );
     }
 
     /// Writes an unconditional send request (the aggressive policy).
-    pub fn send(
+    pub fn send(&mut self, registry: &Registry, now: Time, send: &Send) {
+        let request = Request::Send {
+            steps: wire_steps(&send.transport),
+        };
+        self.transact(
+            registry,
+            now,
+            request,
+            Awaiting::Send(send.request),
+            send.request,
+        );
+    }
+
+    /// Writes a transaction request, or answers it at once with an error
+    /// (zero bytes written) when there is no connection to write it on.
+    fn transact(
         &mut self,
         registry: &Registry,
         now: Time,
-        send: &Send,
-        inputs: &mut Vec<Input>,
-        notes: &mut Vec<LinkNote>,
+        request: Request,
+        awaiting: Awaiting,
+        id: RequestId,
     ) {
         if self.stream.is_none() {
-            inputs.push(Input::PtyError {
-                request: send.request,
+            self.inputs.push(Input::PtyError {
+                request: id,
                 detail: "pty host not connected".into(),
             });
             return;
         }
-        self.queue(
-            &Request::Send {
-                steps: wire_steps(&send.transport),
-            },
-            Awaiting::Send(send.request),
-        );
-        self.flush(registry, now, inputs, notes);
+        self.queue(&request, awaiting);
+        self.flush(registry, now);
+    }
+
+    /// Takes the engine inputs and runtime notes learned since the last call.
+    pub fn take(&mut self) -> (Vec<Input>, Vec<LinkNote>) {
+        (
+            std::mem::take(&mut self.inputs),
+            std::mem::take(&mut self.notes),
+        )
     }
 
     /// Handles readiness on the link's token.
-    pub fn on_ready(
-        &mut self,
-        registry: &Registry,
-        now: Time,
-        inputs: &mut Vec<Input>,
-        notes: &mut Vec<LinkNote>,
-    ) {
-        self.flush(registry, now, inputs, notes);
+    pub fn on_ready(&mut self, registry: &Registry, now: Time) {
+        self.flush(registry, now);
         let Some(stream) = self.stream.as_mut() else {
             return;
         };
@@ -210,40 +210,40 @@ impl PtyLink {
         }
         for line in lines {
             match line {
-                Line::Complete(bytes) => self.on_line(&bytes, inputs, notes),
-                Line::TooLong { len } => notes.push(LinkNote::Unexpected(format!(
+                Line::Complete(bytes) => self.on_line(&bytes),
+                Line::TooLong { len } => self.notes.push(LinkNote::Unexpected(format!(
                     "pty host line of {len} bytes"
                 ))),
             }
         }
         if let Some(why) = closed {
-            self.lose(registry, now, &why, inputs, notes);
+            self.lose(registry, now, &why);
         }
     }
 
-    fn on_line(&mut self, bytes: &[u8], inputs: &mut Vec<Input>, notes: &mut Vec<LinkNote>) {
+    fn on_line(&mut self, bytes: &[u8]) {
         let line: ServerLine = match serde_json::from_slice(bytes) {
             Ok(line) => line,
             Err(err) => {
-                notes.push(LinkNote::Unexpected(format!(
+                self.notes.push(LinkNote::Unexpected(format!(
                     "unreadable line from pty host: {err}"
                 )));
                 return;
             }
         };
         match line {
-            ServerLine::Push(push) => self.on_push(push, inputs, notes),
+            ServerLine::Push(push) => self.on_push(push),
             ServerLine::Reply(reply) => {
                 let awaited = self.awaiting.pop_front();
-                self.on_reply(awaited, reply, inputs, notes);
+                self.on_reply(awaited, reply);
             }
             ServerLine::Error(error) => {
                 let detail = format!("{:?}: {}", error.error, error.message);
                 match self.awaiting.pop_front() {
                     Some(Awaiting::SendIf(request) | Awaiting::Send(request)) => {
-                        inputs.push(Input::PtyError { request, detail });
+                        self.inputs.push(Input::PtyError { request, detail });
                     }
-                    other => notes.push(LinkNote::Unexpected(format!(
+                    other => self.notes.push(LinkNote::Unexpected(format!(
                         "error reply to {other:?}: {detail}"
                     ))),
                 }
@@ -251,9 +251,9 @@ impl PtyLink {
         }
     }
 
-    fn on_push(&mut self, push: Push, inputs: &mut Vec<Input>, notes: &mut Vec<LinkNote>) {
+    fn on_push(&mut self, push: Push) {
         match push {
-            Push::Revision { revision } => self.report(revision, inputs),
+            Push::Revision { revision } => self.report(revision),
             Push::Start {
                 incarnation,
                 revision,
@@ -261,72 +261,65 @@ impl PtyLink {
                 if let Some(identity) = &mut self.identity {
                     identity.incarnation = incarnation;
                 }
-                self.report(revision, inputs);
+                self.report(revision);
                 // The generation may have changed with the restart: ask.
                 self.queue(&Request::Status {}, Awaiting::Status);
             }
             Push::Exit { child, revision } => {
-                notes.push(LinkNote::ChildExited(format!("{child:?}")));
-                self.report(revision, inputs);
+                self.notes.push(LinkNote::ChildExited(format!("{child:?}")));
+                self.report(revision);
             }
         }
     }
 
-    fn on_reply(
-        &mut self,
-        awaited: Option<Awaiting>,
-        reply: Reply,
-        inputs: &mut Vec<Input>,
-        notes: &mut Vec<LinkNote>,
-    ) {
+    fn on_reply(&mut self, awaited: Option<Awaiting>, reply: Reply) {
         match (awaited, reply) {
             (Some(Awaiting::Watch), Reply::Watch { .. }) => {}
-            (Some(Awaiting::Status), Reply::Status(status)) => self.on_status(&status, inputs),
-            (Some(Awaiting::SendIf(request)), Reply::SendIf(result)) => inputs.push(match result {
-                SendIfReply::Sent { revision, .. } => Input::PtySent { request, revision },
-                SendIfReply::Conflict { revision } => Input::PtyConflict {
-                    request,
-                    actual: revision,
-                },
-                // Another identity answered: zero bytes, and the terminal is not
-                // the one the lease was about. Fresh status follows via push.
-                SendIfReply::Mismatch { revision, .. } => Input::PtyConflict {
-                    request,
-                    actual: revision,
-                },
-                SendIfReply::Exited { .. } => Input::PtyError {
-                    request,
-                    detail: "the harness has exited".into(),
-                },
-            }),
-            (Some(Awaiting::Send(request)), Reply::Send { revision, .. }) => {
-                inputs.push(Input::PtySent { request, revision });
+            (Some(Awaiting::Status), Reply::Status(status)) => self.on_status(&status),
+            (Some(Awaiting::SendIf(request)), Reply::SendIf(result)) => {
+                self.inputs.push(match result {
+                    SendIfReply::Sent { revision, .. } => Input::PtySent { request, revision },
+                    SendIfReply::Conflict { revision } => Input::PtyConflict {
+                        request,
+                        actual: revision,
+                    },
+                    // Another identity answered: zero bytes, and the terminal is not
+                    // the one the lease was about. Fresh status follows via push.
+                    SendIfReply::Mismatch { revision, .. } => Input::PtyConflict {
+                        request,
+                        actual: revision,
+                    },
+                    SendIfReply::Exited { .. } => Input::PtyError {
+                        request,
+                        detail: "the harness has exited".into(),
+                    },
+                })
             }
-            (awaited, reply) => notes.push(LinkNote::Unexpected(format!(
+            (Some(Awaiting::Send(request)), Reply::Send { revision, .. }) => {
+                self.inputs.push(Input::PtySent { request, revision });
+            }
+            (awaited, reply) => self.notes.push(LinkNote::Unexpected(format!(
                 "reply {reply:?} while awaiting {awaited:?}"
             ))),
         }
     }
 
-    fn on_status(&mut self, status: &Status, inputs: &mut Vec<Input>) {
+    fn on_status(&mut self, status: &Status) {
         let identity = Identity {
             session: status.session.clone(),
             incarnation: status.incarnation.clone(),
             generation: status.generation.clone(),
         };
         self.identity = Some(identity.clone());
-        inputs.push(Input::PtyStatus {
+        self.inputs.push(Input::PtyStatus {
             identity,
             revision: status.revision,
         });
     }
 
-    fn report(&self, revision: u64, inputs: &mut Vec<Input>) {
-        if let Some(identity) = &self.identity {
-            inputs.push(Input::PtyStatus {
-                identity: identity.clone(),
-                revision,
-            });
+    fn report(&mut self, revision: u64) {
+        if let Some(identity) = self.identity.clone() {
+            self.inputs.push(Input::PtyStatus { identity, revision });
         }
     }
 
@@ -339,13 +332,7 @@ impl PtyLink {
         }
     }
 
-    fn flush(
-        &mut self,
-        registry: &Registry,
-        now: Time,
-        inputs: &mut Vec<Input>,
-        notes: &mut Vec<LinkNote>,
-    ) {
+    fn flush(&mut self, registry: &Registry, now: Time) {
         let Some(stream) = self.stream.as_mut() else {
             return;
         };
@@ -359,7 +346,7 @@ impl PtyLink {
                 Err(err) if err.kind() == io::ErrorKind::WouldBlock => break,
                 Err(err) => {
                     let why = format!("write to pty host: {err}");
-                    return self.lose(registry, now, &why, inputs, notes);
+                    return self.lose(registry, now, &why);
                 }
             }
         }
@@ -377,14 +364,7 @@ impl PtyLink {
         }
     }
 
-    fn lose(
-        &mut self,
-        registry: &Registry,
-        now: Time,
-        why: &str,
-        inputs: &mut Vec<Input>,
-        notes: &mut Vec<LinkNote>,
-    ) {
+    fn lose(&mut self, registry: &Registry, now: Time, why: &str) {
         let was_connected = self.stream.is_some();
         if let Some(mut stream) = self.stream.take() {
             let _ = registry.deregister(&mut stream);
@@ -395,10 +375,10 @@ impl PtyLink {
         self.outbox.clear();
         self.retry_at = Some(now.saturating_add(self.backoff));
         self.backoff = (self.backoff * 2).min(MAX_BACKOFF);
-        inputs.push(Input::PtyUnreachable);
+        self.inputs.push(Input::PtyUnreachable);
         if was_connected || self.backoff == MIN_BACKOFF * 2 {
             // Log the first failure of a series, not every retry.
-            notes.push(LinkNote::Lost(why.to_string()));
+            self.notes.push(LinkNote::Lost(why.to_string()));
         }
     }
 }

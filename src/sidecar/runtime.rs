@@ -248,10 +248,8 @@ impl Runtime {
                     ADAPTER_OUT => self.on_adapter_stdout(),
                     ADAPTER_ERR => self.on_adapter_stderr(),
                     PTY => {
-                        let (mut inputs, mut notes) = (Vec::new(), Vec::new());
-                        self.link
-                            .on_ready(self.poll.registry(), now, &mut inputs, &mut notes);
-                        self.absorb(inputs, notes);
+                        self.link.on_ready(self.poll.registry(), now);
+                        self.absorb_link();
                     }
                     token if self.status.owns(token) => self.on_status_peer(token, now),
                     _ => {}
@@ -296,16 +294,12 @@ impl Runtime {
         while let Some(output) = self.engine.poll_output() {
             match output {
                 Output::SendIf(send) => {
-                    let (mut inputs, mut notes) = (Vec::new(), Vec::new());
-                    self.link
-                        .send_if(self.poll.registry(), now, &send, &mut inputs, &mut notes);
-                    self.absorb(inputs, notes);
+                    self.link.send_if(self.poll.registry(), now, &send);
+                    self.absorb_link();
                 }
                 Output::Send(send) => {
-                    let (mut inputs, mut notes) = (Vec::new(), Vec::new());
-                    self.link
-                        .send(self.poll.registry(), now, &send, &mut inputs, &mut notes);
-                    self.absorb(inputs, notes);
+                    self.link.send(self.poll.registry(), now, &send);
+                    self.absorb_link();
                 }
                 Output::SpawnAdapter => self.spawn_adapter(),
                 Output::JournalChanged => self.journal_dirty = true,
@@ -315,7 +309,9 @@ impl Runtime {
         }
     }
 
-    fn absorb(&mut self, inputs: Vec<Input>, notes: Vec<LinkNote>) {
+    /// Queues what the PTY link learned and logs its notes.
+    fn absorb_link(&mut self) {
+        let (inputs, notes) = self.link.take();
         self.inputs.extend(inputs);
         for note in notes {
             match note {
@@ -374,10 +370,8 @@ impl Runtime {
     }
 
     fn connect_pty(&mut self, now: Time) {
-        let (mut inputs, mut notes) = (Vec::new(), Vec::new());
-        self.link
-            .poll_connect(self.poll.registry(), now, &mut inputs, &mut notes);
-        self.absorb(inputs, notes);
+        self.link.poll_connect(self.poll.registry(), now);
+        self.absorb_link();
     }
 
     // ----- inbox -----
