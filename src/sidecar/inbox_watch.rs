@@ -133,3 +133,59 @@ impl InboxWatch {
         self.new_watch.is_some()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::fs;
+
+    use super::*;
+
+    fn events(watch: &mut InboxWatch) -> Vec<InboxEvent> {
+        let mut out = Vec::new();
+        watch.drain(&mut out).unwrap();
+        out
+    }
+
+    #[test]
+    fn arrivals_and_departures_in_new_are_reported_by_name() {
+        let root = tempfile::tempdir().unwrap();
+        for dir in ["tmp", "new", "archive"] {
+            fs::create_dir(root.path().join(dir)).unwrap();
+        }
+        let mut watch = InboxWatch::new(root.path()).unwrap();
+        fs::write(root.path().join("tmp/a.md"), "x").unwrap();
+        fs::rename(root.path().join("tmp/a.md"), root.path().join("new/a.md")).unwrap();
+        fs::rename(
+            root.path().join("new/a.md"),
+            root.path().join("archive/a.md"),
+        )
+        .unwrap();
+        fs::write(root.path().join("new/b.md"), "careless writer").unwrap();
+        fs::remove_file(root.path().join("new/b.md")).unwrap();
+        fs::create_dir(root.path().join("new/subdir")).unwrap();
+        assert_eq!(
+            events(&mut watch),
+            [
+                InboxEvent::Added("a.md".into()),
+                InboxEvent::Removed("a.md".into()),
+                InboxEvent::Added("b.md".into()),
+                InboxEvent::Removed("b.md".into()),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_replaced_new_dir_is_watched_again_after_a_rescan() {
+        let root = tempfile::tempdir().unwrap();
+        fs::create_dir(root.path().join("new")).unwrap();
+        let mut watch = InboxWatch::new(root.path()).unwrap();
+        fs::remove_dir(root.path().join("new")).unwrap();
+        assert!(events(&mut watch).contains(&InboxEvent::Rescan));
+        assert!(!watch.watching_new());
+        fs::create_dir(root.path().join("new")).unwrap();
+        assert!(events(&mut watch).contains(&InboxEvent::Rescan));
+        assert!(watch.watching_new());
+        fs::write(root.path().join("new/c.md"), "x").unwrap();
+        assert_eq!(events(&mut watch), [InboxEvent::Added("c.md".into())]);
+    }
+}
