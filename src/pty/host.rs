@@ -1005,6 +1005,8 @@ impl Host {
         };
         match request {
             Request::Status {} => {
+                // Fresh: output already waiting in the PTY counts.
+                self.read_master();
                 let status = self.status();
                 self.reply(token, ServerLine::Reply(Reply::Status(status)));
             }
