@@ -15,12 +15,8 @@ impl Host {
                     return;
                 }
             };
-            let creds =
-                nix::sys::socket::getsockopt(&stream, nix::sys::socket::sockopt::PeerCredentials);
-            let (uid, pid) = match creds {
-                Ok(cred) => (cred.uid(), cred.pid()),
-                Err(_) => (u32::MAX, 0),
-            };
+            // Without credentials there is no proof of identity: refuse.
+            let (uid, pid) = socket::peer_credentials(&stream).unwrap_or((u32::MAX, 0));
             if uid != self.uid {
                 log(json!({"event": "refused", "peerUid": uid, "peerPid": pid}));
                 let mut refusal = Connection::new(stream, pid);
@@ -66,7 +62,9 @@ impl Host {
         self.process_client(token);
         if let Some(client) = self.clients.get_mut(&token) {
             match fill {
-                Fill::Closed => client.dead = true,
+                // A peer that only shut down its write side still gets the
+                // replies already queued for it.
+                Fill::Closed => client.closing = true,
                 // More may be waiting and mio will not say so again.
                 Fill::Limit => client.stalled = true,
                 Fill::Drained => {}
