@@ -302,16 +302,21 @@ fn large_attach_input_arrives_whole_and_in_order() {
     drop(writer.join().expect("writer"));
 }
 
-/// Writes 8 MB as fast as the terminal takes it, then waits for Return.
-const FLOOD: &str = "yes 0123456789012345678901234567890123456789 | head -c 8000000; printf '\\nflood-done'; read x";
+/// Writes `$0` bytes as fast as the terminal takes them, then waits.
+const FLOOD: &str =
+    "yes 0123456789012345678901234567890123456789 | head -c \"$0\"; printf '\\nflood-done'; read x";
+/// Floods take seconds on a loaded machine; they must not fail for that.
+const FLOOD_PATIENCE: Duration = Duration::from_secs(60);
 
 #[test]
 fn watch_pushes_are_coalesced_for_a_slow_reader() {
-    let host = Host::start(&[], &["sh", "-c", FLOOD]);
+    let host = Host::start(&[], &["sh", "-c", FLOOD, "2000000"]);
     let mut watcher = host.client();
     let start = watcher.watch().expect("watch");
     // Do not read the watcher while the program floods the terminal.
-    host.wait_screen(|s| s.rows.iter().any(|row| row == "flood-done"));
+    host.wait_screen_within(FLOOD_PATIENCE, |s| {
+        s.rows.iter().any(|row| row == "flood-done")
+    });
     let end = host.client().status().expect("status").revision;
     let mut pushes = 0;
     let mut last = start;
@@ -332,9 +337,12 @@ fn watch_pushes_are_coalesced_for_a_slow_reader() {
 
 #[test]
 fn slow_attach_client_is_resynced_by_a_redraw() {
-    let host = Host::start(&["--size", "50x10"], &["sh", "-c", FLOOD]);
+    // More than the 4 MiB attach backlog plus the socket buffers.
+    let host = Host::start(&["--size", "50x10"], &["sh", "-c", FLOOD, "8000000"]);
     let (mut stream, mut buf) = host.client().attach().expect("attach");
-    host.wait_screen(|s| s.rows.iter().any(|row| row == "flood-done"));
+    host.wait_screen_within(FLOOD_PATIENCE, |s| {
+        s.rows.iter().any(|row| row == "flood-done")
+    });
     let expected = host.client().snapshot().expect("snapshot");
     // Now read everything the host queued for this client and render it.
     stream
