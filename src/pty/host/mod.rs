@@ -137,6 +137,8 @@ struct Host {
     uid: u32,
     revision: u64,
     screen: Screen,
+    /// The last snapshot reply line and the revision it shows.
+    snapshot_cache: Option<(u64, std::rc::Rc<[u8]>)>,
     child: Child,
     clients: BTreeMap<Token, Connection>,
     next_token: usize,
@@ -199,6 +201,7 @@ impl Host {
             uid: Uid::effective().as_raw(),
             revision: 0,
             screen: Screen::new(config.size),
+            snapshot_cache: None,
             child: Child {
                 incarnation: String::new(),
                 pid: Pid::from_raw(0),

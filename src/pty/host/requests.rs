@@ -175,8 +175,10 @@ impl Host {
             }
             Request::Snapshot {} => {
                 self.read_master();
-                let snapshot = self.screen.snapshot(self.revision);
-                self.reply(token, ServerLine::Reply(Reply::Snapshot(snapshot)));
+                let line = self.snapshot_line();
+                if let Some(client) = self.clients.get_mut(&token) {
+                    client.outbuf.extend_from_slice(&line);
+                }
             }
             Request::SendIf {
                 session,
@@ -295,6 +297,25 @@ impl Host {
                 .filter(|c| c.mode == Mode::Attach)
                 .count(),
         }
+    }
+
+    /// The snapshot reply line for the current revision. A revision names
+    /// one screen state (every change of the screen moves it), so the line is
+    /// built once per revision however many clients ask.
+    fn snapshot_line(&mut self) -> std::rc::Rc<[u8]> {
+        if let Some((revision, line)) = &self.snapshot_cache
+            && *revision == self.revision
+        {
+            return line.clone();
+        }
+        let snapshot = self.screen.snapshot(self.revision);
+        // Serializing our own wire types cannot fail (see `send_line`).
+        let mut line =
+            serde_json::to_vec(&ServerLine::Reply(Reply::Snapshot(snapshot))).unwrap_or_default();
+        line.push(b'\n');
+        let line: std::rc::Rc<[u8]> = line.into();
+        self.snapshot_cache = Some((self.revision, line.clone()));
+        line
     }
 
     pub(super) fn reply(&mut self, token: Token, line: ServerLine) {
