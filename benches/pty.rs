@@ -25,6 +25,7 @@ const BIN: &str = env!("CARGO_BIN_EXE_ding");
 const OUTPUT_BYTES: u64 = 200_000_000;
 const ROUND_TRIPS: usize = 10_000;
 const TMUX_ROUND_TRIPS: usize = 300;
+const SNAPSHOTS: usize = 1_000;
 
 /// Writes OUTPUT_BYTES of text and records the nanoseconds it took in `t`.
 fn writer_script() -> String {
@@ -178,6 +179,27 @@ fn ding_round_trips(dir: &Path) -> (Duration, Duration, u64) {
     if conflicts > 0 {
         println!("(note: {conflicts} round trips conflicted on an idle terminal)");
     }
+    // Snapshots of the 100x50 screen, each at a new revision (so none is
+    // served from the host's per-revision cache).
+    let mut snapshots = Vec::with_capacity(SNAPSHOTS);
+    for _ in 0..SNAPSHOTS {
+        if let SendIfReply::Sent { revision: now, .. } = client
+            .send_if(&identity, revision, &steps)
+            .expect("send-if")
+        {
+            revision = now;
+        }
+        let started = Instant::now();
+        let snapshot = client.snapshot().expect("snapshot");
+        snapshots.push(started.elapsed());
+        revision = revision.max(snapshot.revision);
+    }
+    let (snap50, snap99) = percentiles(&mut snapshots);
+    println!(
+        "snapshot round trip, 100x50, {SNAPSHOTS} at fresh revisions:  p50 {:7.1} us   p99 {:7.1} us",
+        micros(snap50),
+        micros(snap99)
+    );
     let rss = rss_kib(host.id());
     let _ = nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(host.id() as i32),

@@ -52,15 +52,15 @@ fn host_refuses_a_socket_dir_open_to_others() {
     assert!(!dir.join("pty.sock").exists());
 }
 
-/// Runs `ding attach --socket PATH` as `nobody` with setpriv, from a copy
-/// of the binary that `nobody` may execute.
+/// Runs `ding attach --socket PATH` as uid/gid 65534 (`nobody`) with
+/// setpriv, from a copy of the binary that `nobody` may execute.
 fn attach_as_nobody(host: &Host) -> std::process::Output {
     let bin_dir = tempfile::tempdir().expect("tempdir");
     fs::set_permissions(bin_dir.path(), fs::Permissions::from_mode(0o755)).expect("chmod");
     let bin = bin_dir.path().join("ding");
     fs::copy(BIN, &bin).expect("copy binary");
     Command::new("setpriv")
-        .args(["--reuid=nobody", "--regid=nogroup", "--clear-groups", "--"])
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
         .arg(&bin)
         .args(["attach", "--socket"])
         .arg(&host.socket)
@@ -73,6 +73,11 @@ fn attach_as_nobody(host: &Host) -> std::process::Output {
 fn other_uid_is_refused() {
     if !nix::unistd::Uid::effective().is_root() {
         eprintln!("skipping other_uid_is_refused: needs root to become nobody");
+        return;
+    }
+    let setpriv = Command::new("setpriv").arg("--version").output();
+    if !setpriv.is_ok_and(|out| out.status.success()) {
+        eprintln!("skipping other_uid_is_refused: setpriv (util-linux) is not installed");
         return;
     }
     let host = Host::recording();

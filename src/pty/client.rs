@@ -41,6 +41,20 @@ impl fmt::Display for HostError {
 
 impl std::error::Error for HostError {}
 
+/// No reply arrived in time. N.B. the outcome of the request is unknown: a
+/// `send` or `send-if` queued behind other transactions may still be written
+/// later, so a caller must treat it as possibly delivered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReplyTimedOut;
+
+impl fmt::Display for ReplyTimedOut {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("timed out waiting for the pty host's reply; the request may still take effect")
+    }
+}
+
+impl std::error::Error for ReplyTimedOut {}
+
 /// A connection to a PTY host.
 pub struct Client {
     stream: UnixStream,
@@ -51,9 +65,10 @@ pub struct Client {
 }
 
 impl Client {
-    /// Connects to the host's socket. Replies are awaited for at most 10 s
-    /// by default (`set_timeout` changes it), so a wedged host cannot hang a
-    /// caller forever.
+    /// Connects to the host's socket. Replies are awaited for at most 30 s
+    /// by default (`set_timeout` changes it; `None` waits forever), so a
+    /// wedged host cannot hang a caller forever. A transaction may wait up to
+    /// 5 s itself and queue behind others, hence the generous default.
     pub fn connect(path: &Path) -> Result<Client> {
         let stream = UnixStream::connect(path)
             .with_context(|| format!("connect to pty host at {}", path.display()))?;
@@ -61,7 +76,7 @@ impl Client {
             stream,
             buf: Vec::new(),
             pushes: VecDeque::new(),
-            timeout: Some(Duration::from_secs(10)),
+            timeout: Some(Duration::from_secs(30)),
         })
     }
 
@@ -103,7 +118,7 @@ impl Client {
         let deadline = self.timeout.map(|t| Instant::now() + t);
         loop {
             let Some(line) = self.read_line(deadline)? else {
-                bail!("timed out waiting for the pty host's reply");
+                return Err(ReplyTimedOut.into());
             };
             match line {
                 ServerLine::Reply(reply) => return Ok(reply),

@@ -15,7 +15,7 @@ use crate::pty::wire::{FrameKind, ServerLine, push_frame};
 /// Once an attach client has this much output queued, the host stops
 /// queueing terminal output for it and redraws the screen from the model
 /// when it has caught up, instead of buffering without limit.
-pub const MAX_ATTACH_BACKLOG: usize = 4 * 1024 * 1024;
+pub const MAX_ATTACH_BACKLOG: usize = 1024 * 1024;
 
 /// How a `fill` ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -12,6 +12,7 @@
 //! * [`socket`]: the private socket directory and the peer uid check.
 //! * [`screen`]: the vt100 model, snapshots and redraws.
 //! * [`child`]: starting the harness on a new PTY and decoding its exit.
+//! * [`connection`]: one client connection's buffers and backpressure.
 //! * [`host`]: the single-threaded mio loop that ties them together.
 //! * [`client`]: a small blocking client for `ding attach`, tests and the
 //!   sidecar.

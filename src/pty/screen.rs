@@ -84,10 +84,51 @@ impl Screen {
     }
 }
 
+/// A cell's look, cheap to compare; a `Run` is built only where it changes.
+#[derive(Clone, Copy, PartialEq, Eq, Default)]
+struct Style {
+    bold: bool,
+    dim: bool,
+    italic: bool,
+    underline: bool,
+    inverse: bool,
+    fg: vt100::Color,
+    bg: vt100::Color,
+}
+
+impl Style {
+    fn of(cell: &vt100::Cell) -> Style {
+        Style {
+            bold: cell.bold(),
+            dim: cell.dim(),
+            italic: cell.italic(),
+            underline: cell.underline(),
+            inverse: cell.inverse(),
+            fg: cell.fgcolor(),
+            bg: cell.bgcolor(),
+        }
+    }
+
+    fn run(self, row: u16, col: u16, text: String) -> Run {
+        Run {
+            row,
+            col,
+            text,
+            bold: self.bold,
+            dim: self.dim,
+            italic: self.italic,
+            underline: self.underline,
+            inverse: self.inverse,
+            fg: colour(self.fg),
+            bg: colour(self.bg),
+        }
+    }
+}
+
 /// Appends the runs of non-default style in `row`. Wide-character
 /// continuation cells carry no text and are skipped.
 fn styled_runs(screen: &vt100::Screen, row: u16, cols: u16, runs: &mut Vec<Run>) {
-    let mut current: Option<Run> = None;
+    let mut current: Option<(Style, u16, String)> = None;
     for col in 0..cols {
         let Some(cell) = screen.cell(row, col) else {
             continue;
@@ -95,71 +136,29 @@ fn styled_runs(screen: &vt100::Screen, row: u16, cols: u16, runs: &mut Vec<Run>)
         if cell.is_wide_continuation() {
             continue;
         }
-        let style = Run {
-            row,
-            col,
-            text: String::new(),
-            bold: cell.bold(),
-            dim: cell.dim(),
-            italic: cell.italic(),
-            underline: cell.underline(),
-            inverse: cell.inverse(),
-            fg: colour(cell.fgcolor()),
-            bg: colour(cell.bgcolor()),
-        };
+        let style = Style::of(cell);
         let text = if cell.has_contents() {
             cell.contents()
         } else {
             " "
         };
         match current.as_mut() {
-            Some(run) if same_style(run, &style) => run.text.push_str(text),
+            Some((open, _, run_text)) if *open == style => run_text.push_str(text),
             _ => {
-                if let Some(done) = current.take() {
-                    push_run(done, runs);
+                if let Some((open, start, run_text)) = current.take()
+                    && open != Style::default()
+                {
+                    runs.push(open.run(row, start, run_text));
                 }
-                current = Some(Run {
-                    text: text.to_string(),
-                    ..style
-                });
+                current = Some((style, col, text.to_string()));
             }
         }
     }
-    if let Some(done) = current {
-        push_run(done, runs);
+    if let Some((open, start, run_text)) = current
+        && open != Style::default()
+    {
+        runs.push(open.run(row, start, run_text));
     }
-}
-
-fn push_run(run: Run, runs: &mut Vec<Run>) {
-    let plain = Run {
-        row: run.row,
-        col: run.col,
-        text: run.text.clone(),
-        ..Run::default()
-    };
-    if run != plain {
-        runs.push(run);
-    }
-}
-
-fn same_style(a: &Run, b: &Run) -> bool {
-    (
-        a.bold,
-        a.dim,
-        a.italic,
-        a.underline,
-        a.inverse,
-        &a.fg,
-        &a.bg,
-    ) == (
-        b.bold,
-        b.dim,
-        b.italic,
-        b.underline,
-        b.inverse,
-        &b.fg,
-        &b.bg,
-    )
 }
 
 fn colour(colour: vt100::Color) -> Option<Colour> {

@@ -101,10 +101,11 @@ fn remove_stale_socket(path: &Path) -> Result<()> {
     fs::remove_file(path).with_context(|| format!("remove stale socket {}", path.display()))
 }
 
-/// The uid at the other end of a connected Unix socket.
-pub fn peer_uid<F: std::os::fd::AsFd>(stream: &F) -> io::Result<u32> {
+/// `(uid, pid)` of the process at the other end of a connected Unix socket,
+/// as the kernel recorded them at connect time (`SO_PEERCRED`).
+pub fn peer_credentials<F: std::os::fd::AsFd>(stream: &F) -> io::Result<(u32, i32)> {
     getsockopt(stream, PeerCredentials)
-        .map(|cred| cred.uid())
+        .map(|cred| (cred.uid(), cred.pid()))
         .map_err(io::Error::from)
 }
 
@@ -156,7 +157,9 @@ mod tests {
         let err = bind_private(&path).expect_err("in use");
         assert!(format!("{err:#}").contains("already listening"), "{err:#}");
         let client = StdUnixStream::connect(&path).expect("connect");
-        assert_eq!(peer_uid(&client).expect("cred"), Uid::effective().as_raw());
+        let (uid, pid) = peer_credentials(&client).expect("cred");
+        assert_eq!(uid, Uid::effective().as_raw());
+        assert_eq!(pid, std::process::id() as i32);
         drop(listener);
     }
 }

@@ -362,8 +362,14 @@ mod tests {
 
     #[test]
     fn unknown_fields_are_malformed() {
-        let line = r#"{"op":"status","extra":1}"#;
-        assert!(serde_json::from_str::<Request>(line).is_err());
+        for line in [
+            r#"{"op":"status","extra":1}"#,
+            r#"{"op":"send","steps":[],"extra":1}"#,
+            r#"{"op":"send-if","session":"s","incarnation":"i","generation":"g","expectedRevision":1,"steps":[],"force":true}"#,
+            r#"{"op":"send","steps":[{"write":"aGk=","waitMs":1}]}"#,
+        ] {
+            assert!(serde_json::from_str::<Request>(line).is_err(), "{line}");
+        }
     }
 
     #[test]

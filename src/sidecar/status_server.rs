@@ -16,7 +16,7 @@ use mio::{Interest, Registry, Token};
 use serde::Deserialize;
 
 use super::lines::{Line, LineBuffer};
-use crate::pty::socket::{bind_private, peer_uid};
+use crate::pty::socket::{bind_private, peer_credentials};
 
 /// The longest request line accepted.
 const MAX_REQUEST: usize = 4096;
@@ -114,7 +114,7 @@ impl StatusServer {
         loop {
             match self.listener.accept() {
                 Ok((mut stream, _)) => {
-                    if peer_uid(&stream).ok() != Some(self.uid) {
+                    if peer_credentials(&stream).ok().map(|(uid, _)| uid) != Some(self.uid) {
                         let _ = stream.write_all(b"{\"error\":\"forbidden\",\"message\":\"peer uid is not the sidecar's\"}\n");
                         continue;
                     }

@@ -101,10 +101,20 @@ impl Host {
     /// Waits until the snapshot satisfies `ready`, re-checking on every
     /// revision push; panics with the last screen after `PATIENCE`.
     pub fn wait_screen(&self, ready: impl Fn(&Snapshot) -> bool) -> Snapshot {
+        self.wait_screen_within(PATIENCE, ready)
+    }
+
+    /// `wait_screen` with a longer patience, for tests that push megabytes
+    /// through the terminal on a loaded machine.
+    pub fn wait_screen_within(
+        &self,
+        patience: Duration,
+        ready: impl Fn(&Snapshot) -> bool,
+    ) -> Snapshot {
         let mut watcher = self.client();
         let mut revision = watcher.watch().expect("watch");
         let mut reader = self.client();
-        let deadline = Instant::now() + PATIENCE;
+        let deadline = Instant::now() + patience;
         loop {
             let snapshot = reader.snapshot().expect("snapshot");
             if ready(&snapshot) {

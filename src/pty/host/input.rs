@@ -1,0 +1,170 @@
+//! The input order: committing bytes, queueing behind an active
+//! transaction, the send-if compare, and running transaction steps (writes
+//! and timer-driven waits) to completion.
+
+use super::*;
+
+impl Host {
+    /// Hands input to the terminal in arrival order, or queues it behind the
+    /// active transaction.
+    pub(super) fn submit(&mut self, input: Input) {
+        if self.active.is_some() || !self.queued.is_empty() {
+            self.queued_bytes += input_len(&input);
+            self.queued.push_back(input);
+            return;
+        }
+        self.begin(input);
+        self.advance(Instant::now());
+    }
+
+    pub(super) fn begin(&mut self, input: Input) {
+        match input {
+            Input::Keys(bytes) => {
+                if self.child_alive() {
+                    self.commit(&bytes);
+                }
+            }
+            Input::Transaction(tx) => self.begin_transaction(tx),
+        }
+    }
+
+    /// The compare: runs when the transaction reaches the head of the input
+    /// order, after reading all pending output, immediately before its first
+    /// byte would be committed.
+    pub(super) fn begin_transaction(&mut self, tx: Transaction) {
+        self.read_master();
+        if !self.child_alive() {
+            let reply = match tx.condition {
+                Some(_) => ServerLine::Reply(Reply::SendIf(SendIfReply::Exited {
+                    revision: self.revision,
+                })),
+                None => ServerLine::Error(ErrorReply {
+                    error: ErrorKind::ChildExited,
+                    message: "the child has exited; nothing was written".into(),
+                }),
+            };
+            self.reply(tx.client, reply);
+            return;
+        }
+        if let Some(condition) = &tx.condition {
+            if let Some(part) = self.mismatch(condition) {
+                let reply = SendIfReply::Mismatch {
+                    part,
+                    revision: self.revision,
+                };
+                self.reply(tx.client, ServerLine::Reply(Reply::SendIf(reply)));
+                return;
+            }
+            if condition.expected_revision != self.revision {
+                let reply = SendIfReply::Conflict {
+                    revision: self.revision,
+                };
+                self.reply(tx.client, ServerLine::Reply(Reply::SendIf(reply)));
+                return;
+            }
+        } else {
+            let peer = self.clients.get(&tx.client).map_or(0, |c| c.peer_pid);
+            let bytes: usize = tx
+                .steps
+                .iter()
+                .map(|s| match s {
+                    Step::Write(b) => b.len(),
+                    Step::WaitMs(_) => 0,
+                })
+                .sum();
+            log(json!({
+                "event": "intervention",
+                "op": "send",
+                "peerPid": peer,
+                "bytes": bytes,
+                "revision": self.revision,
+            }));
+        }
+        self.active = Some(tx);
+    }
+
+    pub(super) fn mismatch(&self, condition: &Condition) -> Option<IdentityPart> {
+        if condition.session != self.session {
+            Some(IdentityPart::Session)
+        } else if condition.incarnation != self.child.incarnation {
+            Some(IdentityPart::Incarnation)
+        } else if condition.generation != self.generation {
+            Some(IdentityPart::Generation)
+        } else {
+            None
+        }
+    }
+
+    /// Runs the active transaction as far as it can go now, then, once it
+    /// is done, the queued input behind it.
+    pub(super) fn advance(&mut self, now: Instant) {
+        loop {
+            let Some(tx) = self.active.as_mut() else {
+                let Some(next) = self.queued.pop_front() else {
+                    return;
+                };
+                self.queued_bytes -= input_len(&next);
+                self.begin(next);
+                continue;
+            };
+            if let Some(until) = tx.wait_until {
+                if now < until {
+                    return;
+                }
+                tx.wait_until = None;
+            }
+            if self.child.master.is_none() {
+                let Some(tx) = self.active.take() else { return };
+                let message = format!(
+                    "the terminal closed during the transaction after {} bytes",
+                    tx.written
+                );
+                self.error(tx.client, ErrorKind::ChildExited, message);
+                continue;
+            }
+            match tx.steps.pop_front() {
+                Some(Step::Write(bytes)) => {
+                    tx.written += bytes.len();
+                    self.commit(&bytes);
+                }
+                Some(Step::WaitMs(ms)) => {
+                    if !self.to_master.is_empty() {
+                        // The wait starts when the earlier bytes have landed.
+                        tx.steps.push_front(Step::WaitMs(ms));
+                        return;
+                    }
+                    tx.wait_until = Some(now + Duration::from_millis(ms));
+                }
+                None => {
+                    if !self.to_master.is_empty() {
+                        return;
+                    }
+                    let Some(tx) = self.active.take() else { return };
+                    let revision = self.revision;
+                    let written = tx.written;
+                    let reply = match tx.condition {
+                        Some(_) => Reply::SendIf(SendIfReply::Sent { revision, written }),
+                        None => Reply::Send { revision, written },
+                    };
+                    self.reply(tx.client, ServerLine::Reply(reply));
+                }
+            }
+        }
+    }
+
+    pub(super) fn resize(&mut self, size: Size) -> Result<(), String> {
+        if size.cols == 0 || size.rows == 0 || size.cols > MAX_SIDE || size.rows > MAX_SIDE {
+            return Err(format!(
+                "size {}x{} is outside 1x1..{MAX_SIDE}x{MAX_SIDE}",
+                size.cols, size.rows
+            ));
+        }
+        if let Some(master) = self.child.master.as_ref() {
+            child::set_size(master, size).map_err(|e| format!("{e:#}"))?;
+        }
+        self.size = size;
+        self.screen.resize(size);
+        self.bump();
+        Ok(())
+    }
+}

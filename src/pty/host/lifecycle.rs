@@ -1,0 +1,194 @@
+//! The child's life as the host sees it: starting it on a fresh PTY with
+//! its environment, reaping it through the signalfd, restart and shutdown.
+
+use super::*;
+
+impl Host {
+    pub(super) fn start_child(&mut self) -> Result<()> {
+        let incarnation = fresh_incarnation()?;
+        let env = self.child_env(&incarnation);
+        let spawned = child::spawn(&Launch {
+            argv: &self.spec.argv,
+            cwd: &self.spec.cwd,
+            env: &env,
+            size: self.size,
+        })?;
+        self.drop_master();
+        self.poll
+            .registry()
+            .register(
+                &mut SourceFd(&spawned.master.as_raw_fd()),
+                MASTER,
+                Interest::READABLE,
+            )
+            .context("register pty master")?;
+        self.master_interest = Some(Interest::READABLE);
+        self.child = Child {
+            incarnation: incarnation.clone(),
+            pid: spawned.pid,
+            state: ChildState::Running {
+                pid: spawned.pid.as_raw(),
+            },
+            master: Some(spawned.master),
+        };
+        self.screen = Screen::new(self.size);
+        self.bump();
+        let revision = self.revision;
+        let redraw = self.screen.redraw();
+        for client in self.clients.values_mut() {
+            match client.mode {
+                Mode::Watch => client.send_line(&ServerLine::Push(Push::Start {
+                    incarnation: incarnation.clone(),
+                    revision,
+                })),
+                Mode::Attach => client.send_output(&redraw),
+                Mode::Control => {}
+            }
+        }
+        log(json!({
+            "event": "child-start",
+            "pid": spawned.pid.as_raw(),
+            "incarnation": incarnation,
+            "revision": revision,
+        }));
+        Ok(())
+    }
+
+    /// The harness's environment: inherited, then `--env`, then the DING
+    /// variables (which always win, so a nested host cannot leak its own).
+    pub(super) fn child_env(&self, incarnation: &str) -> Vec<(OsString, OsString)> {
+        let mut env: Vec<(OsString, OsString)> = Vec::new();
+        if std::env::var_os("TERM").is_none() && !self.spec.env.contains_key("TERM") {
+            env.push(("TERM".into(), "xterm-256color".into()));
+        }
+        for (key, value) in &self.spec.env {
+            env.push((key.into(), value.into()));
+        }
+        let path_or_empty = |path: &Option<PathBuf>| -> OsString {
+            path.as_ref()
+                .map(|p| p.clone().into_os_string())
+                .unwrap_or_default()
+        };
+        env.push(("DING_SESSION".into(), self.session.clone().into()));
+        env.push(("DING_INCARNATION".into(), incarnation.into()));
+        env.push(("DING_GENERATION".into(), self.generation.clone().into()));
+        env.push((
+            "DING_PTY_SOCKET".into(),
+            self.socket_path.clone().into_os_string(),
+        ));
+        env.push(("DING_INBOX".into(), path_or_empty(&self.spec.inbox)));
+        env.push((
+            "DING_RUNTIME_DIR".into(),
+            path_or_empty(&self.spec.runtime_dir),
+        ));
+        env
+    }
+
+    pub(super) fn drop_master(&mut self) {
+        if let Some(master) = self.child.master.take() {
+            let _ = self
+                .poll
+                .registry()
+                .deregister(&mut SourceFd(&master.as_raw_fd()));
+        }
+        self.master_interest = None;
+        // Bytes the old terminal never took are not delivered to a new one.
+        self.to_master.clear();
+    }
+
+    pub(super) fn child_alive(&self) -> bool {
+        matches!(self.child.state, ChildState::Running { .. }) && self.child.master.is_some()
+    }
+
+    pub(super) fn child_exit_code(&self) -> u8 {
+        match self.child.state {
+            ChildState::Exited { code } => u8::try_from(code).unwrap_or(1),
+            ChildState::Killed { signal } => u8::try_from(128 + signal).unwrap_or(1),
+            ChildState::Running { .. } => 0,
+        }
+    }
+
+    pub(super) fn read_signals(&mut self) -> Result<()> {
+        loop {
+            let info = match self.signals.read_signal() {
+                Ok(Some(info)) => info,
+                Ok(None) => return Ok(()),
+                Err(Errno::EINTR) => continue,
+                Err(err) => return Err(err).context("read signalfd"),
+            };
+            match Signal::try_from(info.ssi_signo as i32) {
+                Ok(Signal::SIGCHLD) => self.reap(),
+                Ok(signal) => {
+                    log(json!({"event": "shutdown", "signal": signal.as_str()}));
+                    self.quit = Some(0);
+                }
+                Err(_) => {}
+            }
+        }
+    }
+
+    /// Reaps every exited child (SIGCHLD coalesces); records our child's end.
+    pub(super) fn reap(&mut self) {
+        loop {
+            match waitpid(None::<Pid>, Some(WaitPidFlag::WNOHANG)) {
+                Ok(WaitStatus::StillAlive) | Err(_) => return,
+                Ok(status) => {
+                    if status.pid() == Some(self.child.pid)
+                        && let Some(end) = child::exit_state(status)
+                    {
+                        self.child_ended(end);
+                    }
+                }
+            }
+        }
+    }
+
+    pub(super) fn child_ended(&mut self, end: ChildState) {
+        // The last output precedes the exit; read it into the model first.
+        self.read_master();
+        self.child.state = end;
+        let revision = self.revision;
+        log(json!({"event": "child-exit", "child": end, "revision": revision}));
+        let exit_payload = serde_json::to_vec(&end).unwrap_or_default();
+        for client in self.clients.values_mut() {
+            match client.mode {
+                Mode::Watch => client.send_line(&ServerLine::Push(Push::Exit {
+                    child: end,
+                    revision,
+                })),
+                Mode::Attach => push_frame(&mut client.outbuf, FrameKind::Exit, &exit_payload),
+                Mode::Control => {}
+            }
+        }
+        self.restart_kill_at = None;
+        if let Some(waiter) = self.restart_waiter.take() {
+            self.restart_now(waiter);
+        } else if let Some(grace) = self.exit_with_child {
+            self.exit_at = Some(Instant::now() + grace);
+        }
+    }
+
+    pub(super) fn restart_now(&mut self, client: Token) {
+        match self.start_child() {
+            Ok(()) => {
+                let reply = Reply::Restart {
+                    incarnation: self.child.incarnation.clone(),
+                    revision: self.revision,
+                };
+                self.reply(client, ServerLine::Reply(reply));
+            }
+            Err(err) => self.error(client, ErrorKind::ChildExited, format!("{err:#}")),
+        }
+    }
+
+    pub(super) fn shut_down(&mut self) {
+        if matches!(self.child.state, ChildState::Running { .. }) {
+            // The whole job, as a terminal hangup would.
+            let _ = killpg(self.child.pid, Signal::SIGHUP);
+        }
+        for client in self.clients.values_mut() {
+            client.flush();
+        }
+        let _ = std::fs::remove_file(&self.socket_path);
+    }
+}

@@ -1,0 +1,394 @@
+//! The PTY host's event loop: one thread, one `mio::Poll` over the listening
+//! socket, the PTY master, a signalfd and every client connection.
+//!
+//! This owns the revision counter, the order in which input reaches the
+//! terminal, and the compare-and-send. Everything that touches the terminal
+//! happens here, so ordering needs no locks:
+//!
+//! * Input is *committed* by appending it to `to_master` (a FIFO of bytes
+//!   the kernel has not taken yet) and moving the revision once. Bytes leave
+//!   `to_master` in order, whatever the kernel accepts per write.
+//! * A transaction (`send-if` or `send`) runs step by step. While one is
+//!   active, every other input (attached keystrokes, other transactions) is
+//!   queued in arrival order and committed after it. Waits are timers, not
+//!   sleeps: output keeps being read so the child never blocks on a full PTY.
+//! * `send-if` compares the tuple and revision when it reaches the head of
+//!   the input order, right after reading every byte of pending output.
+//!
+//! This file holds the state and the loop; `lifecycle` starts, reaps and
+//! restarts the child, `terminal` reads and writes the PTY master, `input`
+//! orders input and runs transactions, `requests` serves the clients.
+//! Shapes on the wire live in `wire`; the screen model in `screen`; the
+//! socket checks in `socket`; spawning on a PTY in `child`.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::ffi::OsString;
+use std::io;
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use mio::unix::SourceFd;
+use mio::{Events, Interest, Poll, Token};
+use nix::errno::Errno;
+use nix::sys::signal::{SigSet, Signal, killpg};
+use nix::sys::signalfd::{SfdFlags, SignalFd};
+use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
+use nix::unistd::{Pid, Uid};
+use serde_json::json;
+
+use crate::pty::child::{self, Launch};
+use crate::pty::connection::{Connection, Fill, Mode};
+use crate::pty::identity::{LaunchSpec, fresh_incarnation};
+use crate::pty::screen::Screen;
+use crate::pty::socket;
+use crate::pty::transport::{self, Step};
+use crate::pty::wire::{
+    ChildState, ErrorKind, ErrorReply, FrameKind, IdentityPart, MAX_REQUEST_LINE, Parsed, Push,
+    Reply, Request, SendIfReply, ServerLine, Size, Status, parse_frame, parse_resize, push_frame,
+};
+
+mod input;
+mod lifecycle;
+mod requests;
+mod terminal;
+
+const LISTENER: Token = Token(0);
+const SIGNALS: Token = Token(1);
+const MASTER: Token = Token(2);
+const FIRST_CLIENT: usize = 3;
+
+/// Most input bytes the host holds that the terminal has not taken yet
+/// (queued behind a transaction or refused by a full PTY). Past it, the host
+/// stops reading clients until the terminal catches up: keystrokes wait in
+/// the socket buffers, nothing is dropped.
+const MAX_PENDING_INPUT: usize = 1024 * 1024;
+/// Largest terminal size accepted, per side; bounds the screen model's memory.
+const MAX_SIDE: u16 = 1000;
+/// How long `restart` waits after SIGHUP before it sends SIGKILL to a
+/// child's process group that ignores hangups.
+const RESTART_KILL_AFTER: Duration = Duration::from_secs(2);
+/// Most output bytes read from the master in one turn of the loop.
+const MASTER_READ_BUDGET: usize = 256 * 1024;
+
+/// Everything `ding pty` was asked to do.
+pub struct Config {
+    pub socket: PathBuf,
+    pub session: String,
+    pub spec: LaunchSpec,
+    pub size: Size,
+    /// End the host this long after the child exits; `None` keeps serving.
+    pub exit_with_child: Option<Duration>,
+}
+
+/// Runs the host until a terminating signal, or until the child exits when
+/// `exit_with_child` is set. Returns the process exit code.
+pub fn run(config: Config) -> Result<u8> {
+    let mut host = Host::new(config)?;
+    let result = host.serve();
+    host.shut_down();
+    result
+}
+
+/// The child currently (or last) running on the terminal.
+struct Child {
+    incarnation: String,
+    pid: Pid,
+    state: ChildState,
+    /// `None` once the master reported end of file (EIO after the last slave
+    /// closed) or was never opened.
+    master: Option<OwnedFd>,
+}
+
+/// A unit of input waiting for its turn.
+enum Input {
+    /// Keystrokes from an attached client: committed as one write.
+    Keys(Vec<u8>),
+    /// A `send-if` or `send` with its steps.
+    Transaction(Transaction),
+}
+
+struct Transaction {
+    client: Token,
+    /// The compare for send-if; `None` for an unconditional send.
+    condition: Option<Condition>,
+    steps: VecDeque<Step>,
+    written: usize,
+    wait_until: Option<Instant>,
+}
+
+struct Condition {
+    session: String,
+    incarnation: String,
+    generation: String,
+    expected_revision: u64,
+}
+
+struct Host {
+    poll: Poll,
+    listener: mio::net::UnixListener,
+    signals: SignalFd,
+    socket_path: PathBuf,
+    session: String,
+    generation: String,
+    spec: LaunchSpec,
+    size: Size,
+    uid: u32,
+    revision: u64,
+    screen: Screen,
+    /// The last snapshot reply line and the revision it shows.
+    snapshot_cache: Option<(u64, std::rc::Rc<[u8]>)>,
+    child: Child,
+    clients: BTreeMap<Token, Connection>,
+    next_token: usize,
+    /// Committed input the kernel has not accepted yet, in order.
+    to_master: VecDeque<u8>,
+    master_interest: Option<Interest>,
+    active: Option<Transaction>,
+    queued: VecDeque<Input>,
+    queued_bytes: usize,
+    restart_waiter: Option<Token>,
+    /// When a restart's SIGHUP is followed by SIGKILL.
+    restart_kill_at: Option<Instant>,
+    /// The last master read stopped at its budget, not at WouldBlock.
+    master_backlog: bool,
+    exit_with_child: Option<Duration>,
+    exit_at: Option<Instant>,
+    quit: Option<u8>,
+}
+
+impl Host {
+    fn new(config: Config) -> Result<Host> {
+        // Block the signals before anything can deliver them, so that none is
+        // lost between now and the signalfd existing; the child unblocks them
+        // before exec.
+        let mut mask = SigSet::empty();
+        for signal in [
+            Signal::SIGCHLD,
+            Signal::SIGTERM,
+            Signal::SIGHUP,
+            Signal::SIGINT,
+        ] {
+            mask.add(signal);
+        }
+        mask.thread_block().context("block host signals")?;
+        let signals = SignalFd::with_flags(&mask, SfdFlags::SFD_NONBLOCK | SfdFlags::SFD_CLOEXEC)
+            .context("create signalfd")?;
+        let mut listener = socket::bind_private(&config.socket)?;
+        let socket_path = std::path::absolute(&config.socket).context("resolve socket path")?;
+        let poll = Poll::new().context("create poll")?;
+        poll.registry()
+            .register(&mut listener, LISTENER, Interest::READABLE)
+            .context("register listener")?;
+        poll.registry()
+            .register(
+                &mut SourceFd(&signals.as_fd().as_raw_fd()),
+                SIGNALS,
+                Interest::READABLE,
+            )
+            .context("register signalfd")?;
+        let generation = config.spec.generation();
+        let mut host = Host {
+            poll,
+            listener,
+            signals,
+            socket_path,
+            session: config.session,
+            generation,
+            spec: config.spec,
+            size: config.size,
+            uid: Uid::effective().as_raw(),
+            revision: 0,
+            screen: Screen::new(config.size),
+            snapshot_cache: None,
+            child: Child {
+                incarnation: String::new(),
+                pid: Pid::from_raw(0),
+                state: ChildState::Exited { code: 0 },
+                master: None,
+            },
+            clients: BTreeMap::new(),
+            next_token: FIRST_CLIENT,
+            to_master: VecDeque::new(),
+            master_interest: None,
+            active: None,
+            queued: VecDeque::new(),
+            queued_bytes: 0,
+            restart_waiter: None,
+            restart_kill_at: None,
+            master_backlog: false,
+            exit_with_child: config.exit_with_child,
+            exit_at: None,
+            quit: None,
+        };
+        if let Err(err) = host.start_child() {
+            let _ = std::fs::remove_file(&host.socket_path);
+            return Err(err);
+        }
+        Ok(host)
+    }
+
+    fn serve(&mut self) -> Result<u8> {
+        let mut events = Events::with_capacity(256);
+        loop {
+            let timeout = if self.can_resume_reading() || self.master_backlog {
+                Some(Duration::ZERO)
+            } else {
+                self.next_deadline()
+                    .map(|at| at.saturating_duration_since(Instant::now()))
+            };
+            match self.poll.poll(&mut events, timeout) {
+                Ok(()) => {}
+                Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
+                Err(err) => return Err(err).context("poll"),
+            }
+            for event in events.iter() {
+                match event.token() {
+                    LISTENER => self.accept_all(),
+                    SIGNALS => self.read_signals()?,
+                    MASTER => {
+                        if event.is_readable() || event.is_read_closed() || event.is_error() {
+                            self.read_master();
+                        }
+                        if event.is_writable() {
+                            self.write_master();
+                        }
+                    }
+                    token => {
+                        if event.is_readable() || event.is_read_closed() {
+                            self.read_client(token);
+                        }
+                        if event.is_writable()
+                            && let Some(client) = self.clients.get_mut(&token)
+                        {
+                            client.flush();
+                        }
+                    }
+                }
+            }
+            if self.master_backlog {
+                self.read_master();
+            }
+            self.after_events();
+            if let Some(code) = self.quit {
+                return Ok(code);
+            }
+        }
+    }
+
+    /// Whether a client has unread bytes (see `Connection::stalled`) and the
+    /// input queue has room for them: then the loop must not sleep.
+    fn can_resume_reading(&self) -> bool {
+        self.pending_input() < MAX_PENDING_INPUT && self.clients.values().any(|c| c.stalled)
+    }
+
+    /// The earliest timer: a transaction's wait, the exit grace, or a
+    /// restart's escalation to SIGKILL.
+    fn next_deadline(&self) -> Option<Instant> {
+        let wait = self.active.as_ref().and_then(|tx| tx.wait_until);
+        [wait, self.exit_at, self.restart_kill_at]
+            .into_iter()
+            .flatten()
+            .min()
+    }
+
+    /// Work that follows every batch of events: timers, resumed reads,
+    /// watch pushes, flushing, and interest derived from the new state.
+    fn after_events(&mut self) {
+        let now = Instant::now();
+        self.advance(now);
+        if self.exit_at.is_some_and(|at| at <= now) {
+            self.quit = Some(self.child_exit_code());
+        }
+        if self.restart_kill_at.is_some_and(|at| at <= now) {
+            self.restart_kill_at = None;
+            log(json!({"event": "restart-kill", "pid": self.child.pid.as_raw()}));
+            let _ = killpg(self.child.pid, Signal::SIGKILL);
+        }
+        if self.pending_input() < MAX_PENDING_INPUT {
+            let stalled: Vec<Token> = self
+                .clients
+                .iter()
+                .filter(|(_, c)| c.stalled)
+                .map(|(t, _)| *t)
+                .collect();
+            for token in stalled {
+                self.read_client(token);
+            }
+        }
+        let revision = self.revision;
+        // A redraw renders the whole screen: only for a client that needs it.
+        let redraw = self
+            .clients
+            .values()
+            .any(|c| c.mode == Mode::Attach && c.needs_redraw && c.outbuf.is_empty())
+            .then(|| self.screen.redraw());
+        for client in self.clients.values_mut() {
+            if client.mode == Mode::Watch
+                && client.outbuf.is_empty()
+                && client.pushed_revision < revision
+            {
+                client.pushed_revision = revision;
+                client.send_line(&ServerLine::Push(Push::Revision { revision }));
+            }
+            if let Some(redraw) = &redraw
+                && client.mode == Mode::Attach
+                && client.needs_redraw
+                && client.outbuf.is_empty()
+            {
+                client.needs_redraw = false;
+                push_frame(&mut client.outbuf, FrameKind::Data, redraw);
+            }
+            client.flush();
+        }
+        let dead: Vec<Token> = self
+            .clients
+            .iter()
+            .filter(|(_, c)| c.dead)
+            .map(|(t, _)| *t)
+            .collect();
+        for token in dead {
+            if let Some(mut client) = self.clients.remove(&token) {
+                let _ = self.poll.registry().deregister(&mut client.stream);
+            }
+            if self.restart_waiter == Some(token) {
+                self.restart_waiter = None;
+            }
+        }
+        for (token, client) in self.clients.iter_mut() {
+            let wanted = client.wanted_interest();
+            if wanted != client.interest {
+                client.interest = wanted;
+                if self
+                    .poll
+                    .registry()
+                    .reregister(&mut client.stream, *token, wanted)
+                    .is_err()
+                {
+                    client.dead = true;
+                }
+            }
+        }
+        self.update_master_interest();
+    }
+}
+
+fn input_len(input: &Input) -> usize {
+    match input {
+        Input::Keys(bytes) => bytes.len(),
+        Input::Transaction(tx) => tx
+            .steps
+            .iter()
+            .map(|s| match s {
+                Step::Write(b) => b.len(),
+                Step::WaitMs(_) => 0,
+            })
+            .sum(),
+    }
+}
+
+/// One JSON line per decision on stderr.
+fn log(line: serde_json::Value) {
+    eprintln!("{line}");
+}

@@ -1,0 +1,330 @@
+//! Client connections: accepting with the peer uid check, reading request
+//! lines and attach frames within their bounds, and answering each request.
+
+use super::*;
+
+impl Host {
+    pub(super) fn accept_all(&mut self) {
+        loop {
+            let (mut stream, _) = match self.listener.accept() {
+                Ok(pair) => pair,
+                Err(err) if err.kind() == io::ErrorKind::WouldBlock => return,
+                Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
+                Err(err) => {
+                    log(json!({"event": "accept-error", "error": err.to_string()}));
+                    return;
+                }
+            };
+            // Without credentials there is no proof of identity: refuse.
+            let (uid, pid) = socket::peer_credentials(&stream).unwrap_or((u32::MAX, 0));
+            if uid != self.uid {
+                log(json!({"event": "refused", "peerUid": uid, "peerPid": pid}));
+                let mut refusal = Connection::new(stream, pid);
+                refusal.send_line(&ServerLine::Error(ErrorReply {
+                    error: ErrorKind::Forbidden,
+                    message: format!("uid {uid} may not use this terminal"),
+                }));
+                // One best-effort write; the connection is dropped either way.
+                refusal.flush();
+                continue;
+            }
+            let token = Token(self.next_token);
+            self.next_token += 1;
+            if self
+                .poll
+                .registry()
+                .register(&mut stream, token, Interest::READABLE)
+                .is_err()
+            {
+                continue;
+            }
+            self.clients.insert(token, Connection::new(stream, pid));
+            // Edge-triggered: bytes that arrived with the connection produce
+            // no later event, so read now.
+            self.read_client(token);
+        }
+    }
+
+    pub(super) fn read_client(&mut self, token: Token) {
+        let over = self.pending_input() >= MAX_PENDING_INPUT;
+        let Some(client) = self.clients.get_mut(&token) else {
+            return;
+        };
+        if client.dead || client.closing {
+            return;
+        }
+        if over {
+            client.stalled = true;
+            return;
+        }
+        client.stalled = false;
+        let fill = client.fill(MAX_REQUEST_LINE + 1);
+        self.process_client(token);
+        if let Some(client) = self.clients.get_mut(&token) {
+            match fill {
+                // A peer that only shut down its write side still gets the
+                // replies already queued for it.
+                Fill::Closed => client.closing = true,
+                // More may be waiting and mio will not say so again.
+                Fill::Limit => client.stalled = true,
+                Fill::Drained => {}
+            }
+        }
+    }
+
+    /// Handles every complete request line or frame in the client's buffer.
+    pub(super) fn process_client(&mut self, token: Token) {
+        loop {
+            let Some(client) = self.clients.get_mut(&token) else {
+                return;
+            };
+            if client.closing || client.dead {
+                return;
+            }
+            match client.mode {
+                Mode::Control | Mode::Watch => {
+                    let Some(end) = client.inbuf.iter().position(|&b| b == b'\n') else {
+                        if client.inbuf.len() >= MAX_REQUEST_LINE {
+                            client.inbuf.clear();
+                            client.closing = true;
+                            client.send_line(&ServerLine::Error(ErrorReply {
+                                error: ErrorKind::OversizedRequest,
+                                message: format!(
+                                    "request line is longer than {MAX_REQUEST_LINE} bytes"
+                                ),
+                            }));
+                        }
+                        return;
+                    };
+                    let line: Vec<u8> = client.inbuf.drain(..=end).collect();
+                    if line.len() > MAX_REQUEST_LINE {
+                        client.closing = true;
+                        client.send_line(&ServerLine::Error(ErrorReply {
+                            error: ErrorKind::OversizedRequest,
+                            message: format!(
+                                "request line is longer than {MAX_REQUEST_LINE} bytes"
+                            ),
+                        }));
+                        return;
+                    }
+                    self.handle_line(token, &line[..line.len() - 1]);
+                }
+                Mode::Attach => match parse_frame(&client.inbuf) {
+                    Parsed::Incomplete => return,
+                    Parsed::Invalid(why) => {
+                        log(json!({"event": "attach-protocol-error", "error": why}));
+                        client.dead = true;
+                        return;
+                    }
+                    Parsed::Frame {
+                        kind,
+                        payload,
+                        consumed,
+                    } => {
+                        client.inbuf.drain(..consumed);
+                        self.handle_frame(token, kind, payload);
+                    }
+                },
+            }
+        }
+    }
+
+    pub(super) fn handle_frame(&mut self, token: Token, kind: FrameKind, payload: Vec<u8>) {
+        match kind {
+            FrameKind::Data => {
+                if !payload.is_empty() {
+                    self.submit(Input::Keys(payload));
+                }
+            }
+            FrameKind::Resize => {
+                if let Some(size) = parse_resize(&payload) {
+                    // An impossible size from a terminal is ignored, not fatal.
+                    let _ = self.resize(size);
+                }
+            }
+            FrameKind::Detach => {
+                if let Some(client) = self.clients.get_mut(&token) {
+                    client.closing = true;
+                }
+            }
+            FrameKind::Exit => {
+                if let Some(client) = self.clients.get_mut(&token) {
+                    client.dead = true;
+                }
+            }
+        }
+    }
+
+    pub(super) fn handle_line(&mut self, token: Token, line: &[u8]) {
+        if line.iter().all(u8::is_ascii_whitespace) {
+            return;
+        }
+        let request: Request = match serde_json::from_slice(line) {
+            Ok(request) => request,
+            Err(err) => {
+                self.error(token, ErrorKind::MalformedRequest, err.to_string());
+                return;
+            }
+        };
+        match request {
+            Request::Status {} => {
+                // Fresh: output already waiting in the PTY counts.
+                self.read_master();
+                let status = self.status();
+                self.reply(token, ServerLine::Reply(Reply::Status(status)));
+            }
+            Request::Snapshot {} => {
+                self.read_master();
+                let line = self.snapshot_line();
+                if let Some(client) = self.clients.get_mut(&token) {
+                    client.outbuf.extend_from_slice(&line);
+                }
+            }
+            Request::SendIf {
+                session,
+                incarnation,
+                generation,
+                expected_revision,
+                steps,
+            } => {
+                let condition = Condition {
+                    session,
+                    incarnation,
+                    generation,
+                    expected_revision,
+                };
+                self.transaction(token, Some(condition), steps);
+            }
+            Request::Send { steps } => self.transaction(token, None, steps),
+            Request::Watch {} => {
+                let revision = self.revision;
+                if let Some(client) = self.clients.get_mut(&token) {
+                    client.mode = Mode::Watch;
+                    client.pushed_revision = revision;
+                }
+                self.reply(token, ServerLine::Reply(Reply::Watch { revision }));
+            }
+            Request::Resize { cols, rows } => match self.resize(Size { cols, rows }) {
+                Ok(()) => {
+                    let reply = Reply::Resize {
+                        revision: self.revision,
+                    };
+                    self.reply(token, ServerLine::Reply(reply));
+                }
+                Err(message) => self.error(token, ErrorKind::InvalidArgument, message),
+            },
+            Request::Restart {} => self.restart(token),
+            Request::Attach {} => {
+                let revision = self.revision;
+                let redraw = self.screen.redraw();
+                self.reply(token, ServerLine::Reply(Reply::Attach { revision }));
+                let ended = (!matches!(self.child.state, ChildState::Running { .. }))
+                    .then(|| serde_json::to_vec(&self.child.state).unwrap_or_default());
+                if let Some(client) = self.clients.get_mut(&token) {
+                    client.mode = Mode::Attach;
+                    push_frame(&mut client.outbuf, FrameKind::Data, &redraw);
+                    if let Some(payload) = ended {
+                        push_frame(&mut client.outbuf, FrameKind::Exit, &payload);
+                    }
+                }
+            }
+        }
+    }
+
+    pub(super) fn transaction(
+        &mut self,
+        token: Token,
+        condition: Option<Condition>,
+        steps: Vec<Step>,
+    ) {
+        let bytes = match transport::validate(&steps) {
+            Ok(bytes) => bytes,
+            Err(err) => {
+                self.error(token, ErrorKind::InvalidTransport, err.to_string());
+                return;
+            }
+        };
+        if self.pending_input() + bytes > MAX_PENDING_INPUT {
+            self.error(
+                token,
+                ErrorKind::Busy,
+                "too much input is queued for the terminal; nothing was written".into(),
+            );
+            return;
+        }
+        self.submit(Input::Transaction(Transaction {
+            client: token,
+            condition,
+            steps: steps.into(),
+            written: 0,
+            wait_until: None,
+        }));
+    }
+
+    pub(super) fn restart(&mut self, token: Token) {
+        if self.active.is_some() || !self.queued.is_empty() || self.restart_waiter.is_some() {
+            let message = "input is in flight; restart after it lands".into();
+            self.error(token, ErrorKind::Busy, message);
+            return;
+        }
+        self.exit_at = None;
+        if matches!(self.child.state, ChildState::Running { .. }) {
+            self.restart_waiter = Some(token);
+            log(json!({
+                "event": "intervention",
+                "op": "restart",
+                "pid": self.child.pid.as_raw(),
+            }));
+            let _ = killpg(self.child.pid, Signal::SIGHUP);
+            self.restart_kill_at = Some(Instant::now() + RESTART_KILL_AFTER);
+        } else {
+            self.restart_now(token);
+        }
+    }
+
+    pub(super) fn status(&self) -> Status {
+        Status {
+            session: self.session.clone(),
+            incarnation: self.child.incarnation.clone(),
+            generation: self.generation.clone(),
+            revision: self.revision,
+            child: self.child.state,
+            size: self.size,
+            bracketed_paste: self.screen.bracketed_paste(),
+            attached: self
+                .clients
+                .values()
+                .filter(|c| c.mode == Mode::Attach)
+                .count(),
+        }
+    }
+
+    /// The snapshot reply line for the current revision. A revision names
+    /// one screen state (every change of the screen moves it), so the line is
+    /// built once per revision however many clients ask.
+    fn snapshot_line(&mut self) -> std::rc::Rc<[u8]> {
+        if let Some((revision, line)) = &self.snapshot_cache
+            && *revision == self.revision
+        {
+            return line.clone();
+        }
+        let snapshot = self.screen.snapshot(self.revision);
+        // Serializing our own wire types cannot fail (see `send_line`).
+        let mut line =
+            serde_json::to_vec(&ServerLine::Reply(Reply::Snapshot(snapshot))).unwrap_or_default();
+        line.push(b'\n');
+        let line: std::rc::Rc<[u8]> = line.into();
+        self.snapshot_cache = Some((self.revision, line.clone()));
+        line
+    }
+
+    pub(super) fn reply(&mut self, token: Token, line: ServerLine) {
+        if let Some(client) = self.clients.get_mut(&token) {
+            client.send_line(&line);
+        }
+    }
+
+    pub(super) fn error(&mut self, token: Token, error: ErrorKind, message: String) {
+        self.reply(token, ServerLine::Error(ErrorReply { error, message }));
+    }
+}

@@ -1,0 +1,125 @@
+//! The PTY master: reading output in bounded turns (each chunk one
+//! revision, into the model and to attached clients) and writing committed
+//! input in order, whatever the kernel accepts per write.
+
+use super::*;
+
+impl Host {
+    /// Reads the master until WouldBlock or until `MASTER_READ_BUDGET` bytes
+    /// were read this turn, so a program that floods the terminal cannot
+    /// starve the clients; `master_backlog` brings the loop back at once.
+    /// Each chunk moves the revision once, feeds the model and goes to every
+    /// attached client. EIO means the last slave closed: end of file, not a
+    /// failure.
+    ///
+    /// N.B. a send-if compared after a budget-limited read is still exact:
+    /// if any chunk was read the revision moved, so a caller's expected
+    /// revision from before cannot match; if none was, the master was drained.
+    pub(super) fn read_master(&mut self) {
+        let mut buf = [0u8; 64 * 1024];
+        let mut budget = MASTER_READ_BUDGET;
+        self.master_backlog = false;
+        loop {
+            let Some(master) = self.child.master.as_ref() else {
+                return;
+            };
+            if budget == 0 {
+                self.master_backlog = true;
+                return;
+            }
+            match nix::unistd::read(master, &mut buf) {
+                Ok(0) | Err(Errno::EIO) => {
+                    self.drop_master();
+                    return;
+                }
+                Ok(n) => {
+                    budget = budget.saturating_sub(n);
+                    let chunk = &buf[..n];
+                    self.bump();
+                    self.screen.handle_output(chunk);
+                    for client in self.clients.values_mut() {
+                        if client.mode == Mode::Attach {
+                            client.send_output(chunk);
+                        }
+                    }
+                }
+                Err(Errno::EAGAIN) => return,
+                Err(Errno::EINTR) => continue,
+                Err(err) => {
+                    log(json!({"event": "pty-read-error", "error": err.to_string()}));
+                    self.drop_master();
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Writes committed input until the kernel refuses more; the rest waits
+    /// for writable. A transaction waiting for its bytes to land continues.
+    pub(super) fn write_master(&mut self) {
+        self.flush_master();
+        self.advance(Instant::now());
+    }
+
+    pub(super) fn update_master_interest(&mut self) {
+        let Some(master) = self.child.master.as_ref() else {
+            return;
+        };
+        let wanted = if self.to_master.is_empty() {
+            Interest::READABLE
+        } else {
+            Interest::READABLE | Interest::WRITABLE
+        };
+        if self.master_interest != Some(wanted) {
+            let fd = master.as_raw_fd();
+            if self
+                .poll
+                .registry()
+                .reregister(&mut SourceFd(&fd), MASTER, wanted)
+                .is_ok()
+            {
+                self.master_interest = Some(wanted);
+            }
+        }
+    }
+
+    pub(super) fn bump(&mut self) {
+        self.revision += 1;
+    }
+
+    /// Commits input: it is now inevitable and ordered after everything
+    /// committed before it.
+    pub(super) fn commit(&mut self, bytes: &[u8]) {
+        self.to_master.extend(bytes);
+        self.bump();
+        self.flush_master();
+    }
+
+    /// Writes `to_master` in order until it is empty or the kernel's buffer
+    /// is full. A failed write means the terminal is gone: those bytes can
+    /// reach no one, so they are dropped with it.
+    pub(super) fn flush_master(&mut self) {
+        while !self.to_master.is_empty() {
+            let Some(master) = self.child.master.as_ref() else {
+                self.to_master.clear();
+                return;
+            };
+            let (front, _) = self.to_master.as_slices();
+            match nix::unistd::write(master, front) {
+                Ok(n) => {
+                    self.to_master.drain(..n);
+                }
+                Err(Errno::EINTR) => continue,
+                Err(Errno::EAGAIN) => return,
+                Err(_) => {
+                    self.to_master.clear();
+                    return;
+                }
+            }
+        }
+    }
+
+    pub(super) fn pending_input(&self) -> usize {
+        self.to_master.len() + self.queued_bytes
+    }
+}
