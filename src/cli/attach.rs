@@ -10,13 +10,15 @@ use lexopt::prelude::*;
 
 use crate::pty::attach::{self, AttachEnd, DEFAULT_DETACH_KEY, parse_detach_key};
 use crate::pty::wire::ChildState;
+use crate::sidecar::paths::{AgentPaths, DirsEnv};
 
 const SHORT: &str = "\
-Usage: ding attach --socket PATH [--detach-key ^X]
+Usage: ding attach NAME | --socket PATH [--detach-key ^X]
 
-Attach this terminal to a `ding pty` host.
+Attach this terminal to a `ding pty` host: agent NAME's, or any by socket.
 
 Options:
+  NAME                an agent started by `ding up`
   --socket PATH       the host's control socket
   --detach-key KEY    detach key as ^X, or `none` (default ^\\)
   -h, --help          print help
@@ -72,11 +74,16 @@ pub fn parse(parser: &mut lexopt::Parser) -> Result<Option<Args>> {
             }
             Long("socket") => socket = Some(PathBuf::from(parser.value()?)),
             Long("detach-key") => detach_key = parse_detach_key(&parser.value()?.string()?)?,
+            Value(name) if socket.is_none() => {
+                let name = name.string()?;
+                let paths = AgentPaths::resolve(&name, &DirsEnv::from_process())?;
+                socket = Some(paths.pty_socket());
+            }
             other => return Err(other.unexpected().into()),
         }
     }
     let Some(socket) = socket else {
-        bail!("--socket PATH is required\n{SHORT}");
+        bail!("an agent NAME or --socket PATH is required\n{SHORT}");
     };
     Ok(Some(Args { socket, detach_key }))
 }
@@ -112,5 +119,16 @@ mod tests {
     #[test]
     fn test_socket_is_required() {
         assert!(parse_args(&[]).is_err());
+    }
+
+    #[test]
+    fn test_agent_name_means_its_runtime_socket() {
+        let args = parse_args(&["worker"]).unwrap().unwrap();
+        assert!(
+            args.socket.ends_with("ding/worker/pty.sock"),
+            "{}",
+            args.socket.display()
+        );
+        assert!(parse_args(&["../escape"]).is_err(), "names are checked");
     }
 }
