@@ -67,10 +67,15 @@ impl Adapter {
         }
     }
 
-    /// The documented v1 activity shape (docs/adapter-protocol.md): the
-    /// envelope, a strictly increasing sequence, and the activity fields.
+    /// Valid protocol v1 as the sidecar's own parser reads it, an activity
+    /// with every field the demo promises, and a strictly increasing sequence.
     fn check_v1(&mut self, line: &str) -> Value {
-        assert!(line.len() <= 65_536, "over-long line");
+        let event = ding::core::protocol::parse_line(line.as_bytes())
+            .unwrap_or_else(|err| panic!("not protocol v1 ({err}): {line}"));
+        assert!(
+            matches!(event.body, ding::core::protocol::Body::Activity(_)),
+            "{line}"
+        );
         let value: Value = serde_json::from_str(line).expect("line is JSON");
         assert_eq!(value["v"], 1, "{line}");
         assert_eq!(value["kind"], "activity", "{line}");
