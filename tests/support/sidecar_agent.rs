@@ -74,7 +74,7 @@ pub struct Agent {
 impl Agent {
     /// Writes the declaration and the scripted adapter; starts nothing.
     pub fn new(name: &str, declaration: &str) -> Agent {
-        let dir = tempfile::tempdir().expect("tempdir");
+        let dir = private_tempdir();
         for sub in ["run", "state", "home", "hooks", "feeds"] {
             fs::create_dir(dir.path().join(sub)).expect("mkdir");
         }
@@ -191,6 +191,18 @@ impl Agent {
 
     /// Polls the live status until `ready` holds; returns that document.
     pub fn wait_status(&self, what: &str, ready: impl Fn(&Value) -> bool) -> Value {
+        self.wait_status_every(Duration::from_millis(10), what, ready)
+    }
+
+    /// [`Agent::wait_status`] polling every `interval`: a status of many
+    /// thousand messages is work for the sidecar's one thread, and asking
+    /// for it back to back would slow down what the test waits for.
+    pub fn wait_status_every(
+        &self,
+        interval: Duration,
+        what: &str,
+        ready: impl Fn(&Value) -> bool,
+    ) -> Value {
         let deadline = Instant::now() + DEADLINE;
         loop {
             let status = query_status(&self.paths().sidecar_socket()).ok();
@@ -202,7 +214,7 @@ impl Agent {
                 "timed out waiting for {what}; last status:\n{}",
                 status.map(|s| s["lines"].to_string()).unwrap_or_default()
             );
-            thread::sleep(Duration::from_millis(10));
+            thread::sleep(interval);
         }
     }
 
@@ -382,6 +394,20 @@ impl Drop for Agent {
             thread::sleep(Duration::from_millis(20));
         }
     }
+}
+
+/// A temp dir in memory when the system has `/dev/shm`: these tests are
+/// about behaviour, not disks, and on a busy disk 20,000 small files take
+/// tens of seconds to write and as long to remove. Elsewhere, the default
+/// temp dir.
+fn private_tempdir() -> tempfile::TempDir {
+    let shm = Path::new("/dev/shm");
+    if shm.is_dir()
+        && let Ok(dir) = tempfile::Builder::new().prefix("ding-test").tempdir_in(shm)
+    {
+        return dir;
+    }
+    tempfile::tempdir().expect("tempdir")
 }
 
 /// The unread message `name` in a status document.
