@@ -43,9 +43,12 @@ fn a_burst_of_20000_arrivals_is_all_accounted_for_in_fifo_order() {
     kill(sidecar, Signal::SIGCONT).expect("continue the sidecar");
     burst.expect("write the burst");
     // No adapter evidence: nothing may ring, so every file stays listed.
-    let status = agent.wait_status_every(Duration::from_millis(500), "20,000 unread", |s| {
-        s["engine"]["unread"] == COUNT
-    });
+    let status = agent.wait_status_every(
+        Duration::from_millis(500),
+        Duration::from_secs(90),
+        "20,000 unread",
+        |s| s["engine"]["unread"] == COUNT,
+    );
     assert_eq!(message_names(&status), names, "FIFO order");
     let messages = status["engine"]["messages"].as_array().expect("messages");
     let unheld = messages

@@ -191,19 +191,21 @@ impl Agent {
 
     /// Polls the live status until `ready` holds; returns that document.
     pub fn wait_status(&self, what: &str, ready: impl Fn(&Value) -> bool) -> Value {
-        self.wait_status_every(Duration::from_millis(10), what, ready)
+        self.wait_status_every(Duration::from_millis(10), DEADLINE, what, ready)
     }
 
-    /// [`Agent::wait_status`] polling every `interval`: a status of many
-    /// thousand messages is work for the sidecar's one thread, and asking
-    /// for it back to back would slow down what the test waits for.
+    /// [`Agent::wait_status`] polling every `interval` for up to
+    /// `patience`: a status of many thousand messages is work for the
+    /// sidecar's one thread, and asking for it back to back would slow down
+    /// what the test waits for.
     pub fn wait_status_every(
         &self,
         interval: Duration,
+        patience: Duration,
         what: &str,
         ready: impl Fn(&Value) -> bool,
     ) -> Value {
-        let deadline = Instant::now() + DEADLINE;
+        let deadline = Instant::now() + patience;
         loop {
             let status = query_status(&self.paths().sidecar_socket()).ok();
             if let Some(status) = status.as_ref().filter(|status| ready(status)) {
