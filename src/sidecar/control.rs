@@ -41,7 +41,24 @@ pub fn query_status(socket: &Path) -> Result<Value> {
 pub fn live_pid(pid_file: &Path) -> Option<i32> {
     let text = fs::read_to_string(pid_file).ok()?;
     let pid: i32 = text.trim().parse().ok()?;
-    (pid > 0 && kill(Pid::from_raw(pid), None).is_ok()).then_some(pid)
+    (pid > 0 && is_running(Pid::from_raw(pid))).then_some(pid)
+}
+
+/// Whether `pid` exists and has not exited. A zombie has exited: it is only
+/// waiting for its parent (often init, for our detached processes) to reap
+/// it, and `kill(pid, 0)` still succeeds on it, so a sidecar killed with
+/// SIGKILL would otherwise look alive until init gets round to it.
+fn is_running(pid: Pid) -> bool {
+    if kill(pid, None).is_err() {
+        return false;
+    }
+    match fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // The state is the first field after the parenthesised command name.
+        Ok(stat) => !stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with(['Z', 'X'])),
+        Err(_) => true,
+    }
 }
 
 /// Starts `program args` detached: its own session, stdin `/dev/null`,
@@ -94,10 +111,26 @@ pub fn stop(pid: i32, grace: Duration) -> bool {
     if kill(pid, Signal::SIGTERM).is_err() {
         return false;
     }
-    if wait_until(grace, || kill(pid, None).is_err()) {
+    if wait_until(grace, || !is_running(pid)) {
         return false;
     }
     let _ = kill(pid, Signal::SIGKILL);
-    wait_until(Duration::from_secs(2), || kill(pid, None).is_err());
+    wait_until(Duration::from_secs(2), || !is_running(pid));
     true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_zombie_is_not_running() {
+        let mut child = Command::new("true").spawn().expect("spawn true");
+        let pid = Pid::from_raw(child.id() as i32);
+        // Exited but not reaped: a zombie until `wait`.
+        assert!(wait_until(Duration::from_secs(5), || !is_running(pid)));
+        assert!(kill(pid, None).is_ok(), "still a zombie, not reaped");
+        child.wait().expect("reap");
+        assert!(!is_running(pid));
+    }
 }

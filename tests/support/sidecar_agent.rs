@@ -1,0 +1,526 @@
+//! Shared harness for the sidecar end-to-end tests: one agent run by the
+//! real `ding up` in a private temp tree (runtime, state and home
+//! directories all inside it), a scripted adapter that prints what the test
+//! writes into its own FIFO, and a drop guard that stops and kills every
+//! process the agent started, by pid.
+//!
+//! The scripted adapter is `sh $ST_HOOKS/adapter.sh`: it makes the FIFO
+//! `feeds/PID` and then `exec cat`s it, holding both ends so it never sees
+//! end of file. The test writes protocol lines into the FIFO of the pid the
+//! sidecar reports (`adapterPid`), stamped with the identity it reads from
+//! the PTY host itself, so every line is exactly what a real adapter would
+//! have said at that moment.
+
+use std::cell::Cell;
+use std::ffi::OsString;
+use std::fs;
+use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use ding::pty::client::Client;
+use ding::sidecar::control::query_status;
+use ding::sidecar::paths::{AgentPaths, DirsEnv};
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+use serde_json::{Value, json};
+
+pub const DING: &str = env!("CARGO_BIN_EXE_ding");
+
+/// How long any awaited condition may take before the test fails. Generous:
+/// waiting polls, so a passing test never sleeps this long.
+pub const DEADLINE: Duration = Duration::from_secs(15);
+
+/// A harness that records every byte its terminal receives into `out`,
+/// after putting the terminal in raw mode (so CR stays CR) and saying READY.
+pub const RECORDING_HARNESS: &str =
+    r#"command "sh" "-c" "stty raw -echo; printf READY; exec cat > out""#;
+
+/// The scripted adapter's declaration line.
+pub const SCRIPTED_ADAPTER: &str = r#"command "sh" "$ST_HOOKS/adapter.sh""#;
+
+const ADAPTER_SCRIPT: &str = r#"#!/bin/sh
+# Scripted adapter for the sidecar tests: prints, as its protocol lines,
+# whatever the test writes into the FIFO named after its pid.
+fifo="$FEEDS/$$"
+mkfifo "$fifo" || exit 1
+# Read-write: cat holds a writer itself, so the FIFO never reports EOF.
+exec cat 0<>"$fifo"
+"#;
+
+/// A declaration of agent `name` with `harness` (a `command` line) under
+/// the rich policy with the scripted adapter, plus `extra` ding settings.
+pub fn rich_decl(name: &str, harness: &str, extra: &str) -> String {
+    format!(
+        "agent \"{name}\" {{\n  {harness}\n  ding {{\n    delivery \"turn-boundary+fresh-idle\"\n    adapter {{ {SCRIPTED_ADAPTER} }}\n    {extra}\n  }}\n}}\n"
+    )
+}
+
+/// A declaration of agent `name` with `harness` and no `ding` block.
+pub fn aggressive_decl(name: &str, harness: &str) -> String {
+    format!("agent \"{name}\" {{\n  {harness}\n}}\n")
+}
+
+/// One agent in its own temp tree; everything it started dies with it.
+pub struct Agent {
+    pub dir: tempfile::TempDir,
+    pub name: String,
+    sequence: Cell<u64>,
+}
+
+impl Agent {
+    /// Writes the declaration and the scripted adapter; starts nothing.
+    pub fn new(name: &str, declaration: &str) -> Agent {
+        let dir = private_tempdir();
+        for sub in ["run", "state", "home", "hooks", "feeds"] {
+            fs::create_dir(dir.path().join(sub)).expect("mkdir");
+        }
+        fs::write(dir.path().join("hooks/adapter.sh"), ADAPTER_SCRIPT).expect("adapter");
+        let agent = Agent {
+            dir,
+            name: name.to_string(),
+            sequence: Cell::new(0),
+        };
+        agent.write_declaration(declaration);
+        agent
+    }
+
+    pub fn path(&self, relative: &str) -> PathBuf {
+        self.dir.path().join(relative)
+    }
+
+    pub fn declaration(&self) -> PathBuf {
+        self.path("agent.kdl")
+    }
+
+    pub fn write_declaration(&self, text: &str) {
+        fs::write(self.declaration(), text).expect("write declaration");
+    }
+
+    /// The environment every ding process of this agent runs with: private
+    /// XDG directories, `ding` on PATH, the hooks and the FIFO directory.
+    fn environment(&self) -> Vec<(&'static str, OsString)> {
+        let bin = Path::new(DING).parent().expect("bin dir");
+        let mut path = OsString::from(bin);
+        if let Some(inherited) = std::env::var_os("PATH") {
+            path.push(":");
+            path.push(inherited);
+        }
+        vec![
+            ("XDG_RUNTIME_DIR", self.path("run").into()),
+            ("XDG_STATE_HOME", self.path("state").into()),
+            ("HOME", self.path("home").into()),
+            ("ST_HOOKS", self.path("hooks").into()),
+            ("FEEDS", self.path("feeds").into()),
+            ("PATH", path),
+        ]
+    }
+
+    /// Runs `ding ARGS` in the agent's directory and environment.
+    pub fn ding(&self, args: &[&str]) -> Output {
+        let mut command = Command::new(DING);
+        command
+            .args(args)
+            .current_dir(self.dir.path())
+            .stdin(Stdio::null());
+        for key in [
+            "DING_AGENT",
+            "DING_INBOX",
+            "DING_SESSION",
+            "DING_PTY_SOCKET",
+        ] {
+            command.env_remove(key);
+        }
+        command.envs(self.environment());
+        command.output().expect("run ding")
+    }
+
+    /// Runs `ding ARGS`, requires success, returns stdout.
+    pub fn ding_ok(&self, args: &[&str]) -> String {
+        let out = self.ding(args);
+        assert!(
+            out.status.success(),
+            "ding {args:?} failed: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// `ding up agent.kdl [EXTRA]`; returns what it printed.
+    pub fn up(&self, extra: &[&str]) -> String {
+        let mut args = vec!["up", "agent.kdl"];
+        args.extend_from_slice(extra);
+        self.ding_ok(&args)
+    }
+
+    pub fn paths(&self) -> AgentPaths {
+        let environment = self.environment();
+        let env = DirsEnv::from_lookup(
+            |key| {
+                environment
+                    .iter()
+                    .find(|(name, _)| *name == key)
+                    .map(|(_, value)| value.clone())
+            },
+            nix::unistd::geteuid().as_raw(),
+        );
+        AgentPaths::resolve(&self.name, &env).expect("paths")
+    }
+
+    pub fn new_dir(&self) -> PathBuf {
+        self.path(&format!("inbox/{}/new", self.name))
+    }
+
+    /// Delivers a message the Maildir way: write `tmp/NAME`, rename it into
+    /// `new/`.
+    pub fn drop_message(&self, name: &str, body: &str) {
+        let inbox = self.path(&format!("inbox/{}", self.name));
+        let tmp = inbox.join("tmp").join(name);
+        fs::write(&tmp, body).expect("write tmp");
+        fs::rename(&tmp, inbox.join("new").join(name)).expect("rename into new");
+    }
+
+    /// The live status document, straight from the sidecar's socket.
+    pub fn status(&self) -> Value {
+        query_status(&self.paths().sidecar_socket()).expect("sidecar status")
+    }
+
+    /// Polls the live status until `ready` holds; returns that document.
+    pub fn wait_status(&self, what: &str, ready: impl Fn(&Value) -> bool) -> Value {
+        self.wait_status_every(Duration::from_millis(10), DEADLINE, what, ready)
+    }
+
+    /// [`Agent::wait_status`] polling every `interval` for up to
+    /// `patience`: a status of many thousand messages is work for the
+    /// sidecar's one thread, and asking for it back to back would slow down
+    /// what the test waits for.
+    pub fn wait_status_every(
+        &self,
+        interval: Duration,
+        patience: Duration,
+        what: &str,
+        ready: impl Fn(&Value) -> bool,
+    ) -> Value {
+        let deadline = Instant::now() + patience;
+        loop {
+            let status = query_status(&self.paths().sidecar_socket()).ok();
+            if let Some(status) = status.as_ref().filter(|status| ready(status)) {
+                return status.clone();
+            }
+            assert!(
+                Instant::now() < deadline,
+                "timed out waiting for {what}; last status:\n{}",
+                status.map(|s| s["lines"].to_string()).unwrap_or_default()
+            );
+            thread::sleep(interval);
+        }
+    }
+
+    /// Waits for message `name` to be held with hold code `code`.
+    pub fn wait_held(&self, name: &str, code: &str) -> Value {
+        self.wait_status(&format!("{name} held: {code}"), |status| {
+            message(status, name)
+                .is_some_and(|m| m["state"] == "pending" && m["hold"]["code"] == code)
+        })
+    }
+
+    /// Waits for the adapter to be up; returns its pid.
+    pub fn wait_adapter_up(&self) -> i32 {
+        let status = self.wait_status("adapter up", |status| {
+            status["engine"]["adapter"]["state"] == "up" && status["adapterPid"].is_u64()
+        });
+        status["adapterPid"].as_i64().expect("adapterPid") as i32
+    }
+
+    pub fn sidecar_pid(&self) -> Option<i32> {
+        read_pid(&self.paths().sidecar_pid())
+    }
+
+    pub fn pty_pid(&self) -> Option<i32> {
+        read_pid(&self.paths().pty_pid())
+    }
+
+    pub fn pty(&self) -> Client {
+        Client::connect(&self.paths().pty_socket()).expect("connect pty host")
+    }
+
+    /// The PTY host's current revision.
+    pub fn revision(&self) -> u64 {
+        self.pty().status().expect("pty status").revision
+    }
+
+    /// Waits until the harness screen shows `text`.
+    pub fn wait_screen(&self, text: &str) {
+        let deadline = Instant::now() + DEADLINE;
+        loop {
+            let snapshot = self.pty().snapshot().expect("snapshot");
+            if snapshot.rows.iter().any(|row| row.contains(text)) {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "screen never showed {text:?}:\n{}",
+                snapshot.rows.join("\n")
+            );
+            thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// Starts the agent with the recording harness and waits until the
+    /// harness is in raw mode and recording.
+    pub fn up_recording(&self) {
+        self.up(&[]);
+        self.wait_screen("READY");
+        wait_for("the harness to open out", || self.path("out").exists());
+    }
+
+    /// Everything the recording harness has received so far.
+    pub fn out(&self) -> Vec<u8> {
+        fs::read(self.path("out")).unwrap_or_default()
+    }
+
+    /// Polls `out` until `ready` holds on its parsed chunks.
+    pub fn wait_out(&self, what: &str, ready: impl Fn(&[Chunk]) -> bool) -> Vec<Chunk> {
+        let deadline = Instant::now() + DEADLINE;
+        loop {
+            let chunks = parse_out(&self.out());
+            if ready(&chunks) {
+                return chunks;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "timed out waiting for {what}; out holds {chunks:?}"
+            );
+            thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    /// An `activity` line for the PTY host's current identity.
+    pub fn activity(&self, state: &str, composer: &str, revision: Option<u64>) -> Value {
+        let mut line = self.envelope("activity");
+        line["state"] = json!(state);
+        line["composer"] = json!(composer);
+        line["validForMs"] = json!(5000);
+        if let Some(revision) = revision {
+            line["revision"] = json!(revision);
+        }
+        line
+    }
+
+    /// A `turn-boundary` receipt naming `messages`.
+    pub fn turn_boundary(&self, messages: &[&str]) -> Value {
+        let mut line = self.envelope("turn-boundary");
+        line["messages"] = json!(messages);
+        line
+    }
+
+    fn envelope(&self, kind: &str) -> Value {
+        let status = self.pty().status().expect("pty status");
+        let sequence = self.sequence.get() + 1;
+        self.sequence.set(sequence);
+        json!({
+            "v": 1,
+            "kind": kind,
+            "session": status.session,
+            "incarnation": status.incarnation,
+            "generation": status.generation,
+            "sequence": sequence,
+        })
+    }
+
+    /// Makes the scripted adapter with pid `adapter` print `line`.
+    pub fn feed(&self, adapter: i32, line: &Value) {
+        let fifo = self.path(&format!("feeds/{adapter}"));
+        let deadline = Instant::now() + DEADLINE;
+        // Non-blocking open: a FIFO without a reader fails (ENXIO) instead
+        // of hanging the test; the adapter opens it right after mkfifo.
+        let mut writer = loop {
+            match fs::OpenOptions::new()
+                .write(true)
+                .custom_flags(nix::libc::O_NONBLOCK)
+                .open(&fifo)
+            {
+                Ok(file) => break file,
+                Err(err) => {
+                    assert!(
+                        Instant::now() < deadline,
+                        "adapter {adapter} never opened {}: {err}",
+                        fifo.display()
+                    );
+                    thread::sleep(Duration::from_millis(5));
+                }
+            }
+        };
+        let mut bytes = line.to_string().into_bytes();
+        bytes.push(b'\n');
+        writer.write_all(&bytes).expect("feed the adapter");
+    }
+
+    /// Pids of live processes started for this agent: every one inherits
+    /// this agent's private `XDG_RUNTIME_DIR`, which no other process has.
+    pub fn processes(&self) -> Vec<i32> {
+        let mut marker = b"XDG_RUNTIME_DIR=".to_vec();
+        marker.extend_from_slice(self.path("run").as_os_str().as_encoded_bytes());
+        let me = std::process::id() as i32;
+        let Ok(entries) = fs::read_dir("/proc") else {
+            return Vec::new();
+        };
+        entries
+            .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<i32>().ok())
+            .filter(|&pid| pid != me)
+            .filter(|pid| {
+                fs::read(format!("/proc/{pid}/environ"))
+                    .is_ok_and(|environ| environ.split(|&b| b == 0).any(|var| var == marker))
+            })
+            .collect()
+    }
+}
+
+impl Drop for Agent {
+    fn drop(&mut self) {
+        let _ = self.ding(&["down", &self.name]);
+        // Whatever survived (an adapter orphaned by a SIGKILLed sidecar, a
+        // harness that ignored the hangup) is killed by pid.
+        for _ in 0..50 {
+            let left = self.processes();
+            if left.is_empty() {
+                return;
+            }
+            for pid in left {
+                let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
+            }
+            thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+/// A temp dir in memory when the system has `/dev/shm`: these tests are
+/// about behaviour, not disks, and on a busy disk 20,000 small files take
+/// tens of seconds to write and as long to remove. Elsewhere, the default
+/// temp dir.
+fn private_tempdir() -> tempfile::TempDir {
+    let shm = Path::new("/dev/shm");
+    if shm.is_dir()
+        && let Ok(dir) = tempfile::Builder::new().prefix("ding-test").tempdir_in(shm)
+    {
+        return dir;
+    }
+    tempfile::tempdir().expect("tempdir")
+}
+
+/// The unread message `name` in a status document.
+pub fn message<'a>(status: &'a Value, name: &str) -> Option<&'a Value> {
+    status["engine"]["messages"]
+        .as_array()?
+        .iter()
+        .find(|m| m["name"] == name)
+}
+
+/// The names of the unread messages, in the order status lists them.
+pub fn message_names(status: &Value) -> Vec<String> {
+    status["engine"]["messages"]
+        .as_array()
+        .map(|messages| {
+            messages
+                .iter()
+                .filter_map(|m| m["name"].as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Direct children of `pid`, from each process's parent pid in /proc.
+pub fn children_of(pid: i32) -> Vec<i32> {
+    let Ok(entries) = fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|child| {
+            fs::read_to_string(format!("/proc/{child}/stat")).is_ok_and(|stat| {
+                // Fields after the parenthesised command: state, ppid, ...
+                stat.rsplit_once(')')
+                    .and_then(|(_, rest)| rest.split_whitespace().nth(1)?.parse::<i32>().ok())
+                    == Some(pid)
+            })
+        })
+        .collect()
+}
+
+pub fn process_alive(pid: i32) -> bool {
+    kill(Pid::from_raw(pid), None).is_ok()
+        && !fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+            stat.rsplit_once(')')
+                .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'))
+        })
+}
+
+fn read_pid(path: &Path) -> Option<i32> {
+    fs::read_to_string(path).ok()?.trim().parse().ok()
+}
+
+/// Polls `check` until it holds, failing after [`DEADLINE`].
+pub fn wait_for(what: &str, check: impl Fn() -> bool) {
+    let deadline = Instant::now() + DEADLINE;
+    while !check() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// What the recording harness received, split into DING transports and
+/// anything else, in order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Chunk {
+    /// `ESC[200~ TEXT ESC[201~ CR`: one whole ring.
+    Notice(String),
+    /// Bytes that are not (or not yet) a whole ring.
+    Other(Vec<u8>),
+}
+
+const PASTE_START: &[u8] = b"\x1b[200~";
+const PASTE_END: &[u8] = b"\x1b[201~\r";
+
+pub fn parse_out(mut out: &[u8]) -> Vec<Chunk> {
+    let mut chunks = Vec::new();
+    while !out.is_empty() {
+        let start = find(out, PASTE_START);
+        let end = start.and_then(|s| find(&out[s..], PASTE_END).map(|e| s + e));
+        match (start, end) {
+            (Some(start), Some(end)) => {
+                if start > 0 {
+                    chunks.push(Chunk::Other(out[..start].to_vec()));
+                }
+                let text = &out[start + PASTE_START.len()..end];
+                chunks.push(Chunk::Notice(String::from_utf8_lossy(text).into_owned()));
+                out = &out[end + PASTE_END.len()..];
+            }
+            _ => {
+                chunks.push(Chunk::Other(out.to_vec()));
+                break;
+            }
+        }
+    }
+    chunks
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack
+        .windows(needle.len())
+        .position(|window| window == needle)
+}
+
+/// The notices among `chunks`.
+pub fn notices(chunks: &[Chunk]) -> Vec<&str> {
+    chunks
+        .iter()
+        .filter_map(|chunk| match chunk {
+            Chunk::Notice(text) => Some(text.as_str()),
+            Chunk::Other(_) => None,
+        })
+        .collect()
+}
