@@ -182,6 +182,13 @@ fn ensure_sidecar(
             .map(|running| drift(&running, &spec.fingerprint_input()))
             .unwrap_or_default();
         if !replace {
+            if status.is_none() {
+                return Ok(format!(
+                    "sidecar adopted, but it does not answer on {} (fingerprint not checked; see {})",
+                    paths.sidecar_socket().display(),
+                    paths.sidecar_log().display()
+                ));
+            }
             if fields.is_empty() {
                 return Ok("sidecar adopted (fingerprint matches)".into());
             }
