@@ -164,51 +164,59 @@ pub fn parse_line(line: &[u8]) -> Result<Event, ProtocolError> {
 }
 
 /// The common shape of a valid line, parsed without `deserialize_any`.
+/// Strings are plain borrows (a `Cow` inside an `Option` would always be
+/// copied); a string with escapes cannot be borrowed, fails this parse, and
+/// takes the loose path instead.
 #[derive(Deserialize)]
 struct TypedLine<'a> {
     v: Option<u64>,
     #[serde(borrow)]
-    kind: Option<Cow<'a, str>>,
+    kind: Option<&'a str>,
     #[serde(borrow)]
-    session: Option<Cow<'a, str>>,
+    session: Option<&'a str>,
     #[serde(borrow)]
-    incarnation: Option<Cow<'a, str>>,
+    incarnation: Option<&'a str>,
     #[serde(borrow)]
-    generation: Option<Cow<'a, str>>,
+    generation: Option<&'a str>,
     sequence: Option<u64>,
     #[serde(borrow)]
-    state: Option<Cow<'a, str>>,
+    state: Option<&'a str>,
     #[serde(rename = "validForMs")]
     valid_for_ms: Option<u64>,
     #[serde(borrow)]
-    composer: Option<Cow<'a, str>>,
+    composer: Option<&'a str>,
     revision: Option<u64>,
     #[serde(borrow)]
-    reason: Option<Cow<'a, str>>,
+    reason: Option<&'a str>,
     #[serde(borrow)]
-    messages: Option<Vec<Cow<'a, str>>>,
+    messages: Option<Vec<&'a str>>,
     #[serde(borrow)]
-    event: Option<Cow<'a, str>>,
+    event: Option<&'a str>,
 }
 
 impl<'a> TypedLine<'a> {
     fn into_raw(self) -> RawLine<'a> {
         RawLine {
             v: self.v.map(Loose::Uint),
-            kind: self.kind.map(Loose::Str),
-            session: self.session.map(Loose::Str),
-            incarnation: self.incarnation.map(Loose::Str),
-            generation: self.generation.map(Loose::Str),
+            kind: self.kind.map(|text| Loose::Str(Cow::Borrowed(text))),
+            session: self.session.map(|text| Loose::Str(Cow::Borrowed(text))),
+            incarnation: self.incarnation.map(|text| Loose::Str(Cow::Borrowed(text))),
+            generation: self.generation.map(|text| Loose::Str(Cow::Borrowed(text))),
             sequence: self.sequence.map(Loose::Uint),
-            state: self.state.map(Loose::Str),
+            state: self.state.map(|text| Loose::Str(Cow::Borrowed(text))),
             valid_for_ms: self.valid_for_ms.map(Loose::Uint),
-            composer: self.composer.map(Loose::Str),
+            composer: self.composer.map(|text| Loose::Str(Cow::Borrowed(text))),
             revision: self.revision.map(Loose::Uint),
-            reason: self.reason.map(Loose::Str),
-            messages: self
-                .messages
-                .map(|names| Loose::Array(names.into_iter().map(Loose::Str).collect())),
-            event: self.event.map(Loose::Str),
+            reason: self.reason.map(|text| Loose::Str(Cow::Borrowed(text))),
+            messages: self.messages.map(|names| {
+                Loose::Array(
+                    names
+                        .into_iter()
+                        .map(|text| Loose::Str(Cow::Borrowed(text)))
+                        .collect(),
+                )
+            }),
+            event: self.event.map(|text| Loose::Str(Cow::Borrowed(text))),
         }
     }
 }
