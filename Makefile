@@ -24,3 +24,4 @@ demo:
 bench:
 	$(CARGO) bench --bench core
 	$(CARGO) bench --bench pty
+	$(CARGO) bench --bench sidecar
