@@ -25,3 +25,4 @@ demo:
 bench:
 	$(CARGO) bench --bench core
 	$(CARGO) bench --bench pty
+	$(CARGO) bench --bench sidecar
