@@ -419,3 +419,29 @@ fn restart_kills_a_child_that_ignores_hangup() {
     assert!(host.stderr_text().contains(r#""event":"restart-kill""#));
     host.wait_screen(|s| s.rows[0] == "stubborn");
 }
+
+#[test]
+fn stopping_the_host_kills_a_child_that_ignores_hangup() {
+    let mut host = Host::start(
+        &[],
+        &[
+            "sh",
+            "-c",
+            "trap '' HUP; printf stubborn; while :; do sleep 0.05; done",
+        ],
+    );
+    host.wait_screen(|s| s.rows[0] == "stubborn");
+    let pid = match host.client().status().expect("status").child {
+        ding::pty::wire::ChildState::Running { pid } => pid,
+        other => panic!("child not running: {other:?}"),
+    };
+    host.signal(nix::sys::signal::Signal::SIGTERM);
+    assert!(
+        host.wait_exit(std::time::Duration::from_secs(10)).is_some(),
+        "host exits"
+    );
+    assert!(
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None).is_err(),
+        "the child that ignores SIGHUP outlived its host"
+    );
+}

@@ -183,8 +183,24 @@ impl Host {
 
     pub(super) fn shut_down(&mut self) {
         if matches!(self.child.state, ChildState::Running { .. }) {
-            // The whole job, as a terminal hangup would.
+            // The whole job, as a terminal hangup would; a job that ignores
+            // the hangup is killed after the same grace as a restart, so
+            // stopping the host never leaves the harness running.
             let _ = killpg(self.child.pid, Signal::SIGHUP);
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+            let reaped = loop {
+                match waitpid(self.child.pid, Some(WaitPidFlag::WNOHANG)) {
+                    Ok(WaitStatus::StillAlive) if std::time::Instant::now() < deadline => {
+                        std::thread::sleep(std::time::Duration::from_millis(20));
+                    }
+                    Ok(WaitStatus::StillAlive) => break false,
+                    _ => break true,
+                }
+            };
+            if !reaped {
+                let _ = killpg(self.child.pid, Signal::SIGKILL);
+                let _ = waitpid(self.child.pid, None);
+            }
         }
         for client in self.clients.values_mut() {
             client.flush();
