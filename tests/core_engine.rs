@@ -254,3 +254,19 @@ fn a_huge_backlog_is_kept_whole_and_in_order() {
     );
     assert_eq!(status.messages[0].name.as_str(), "000000.md");
 }
+
+#[test]
+fn a_silent_adapter_is_reported_silent_since_it_last_spoke() {
+    let mut driver = started(None, "inc-1", 0);
+    driver.input(
+        Input::AdapterLine(idle_line(1, "inc-1", "nonempty", 10)),
+        Time::from_millis(1_000),
+    );
+    driver.input(Input::InboxAdded(name("001.md")), Time::from_millis(40_000));
+    let now = Time::from_millis(45_000);
+    let status = driver.engine.status(now);
+    assert_eq!(
+        status.messages[0].describe(now),
+        "001.md  held: adapter silent (adapter, 44 s ago)"
+    );
+}

@@ -296,6 +296,13 @@ impl Engine {
             (_, LeaseSlot::Granted(lease), _) if reason == HoldReason::LeaseExpired => {
                 lease.expires_at
             }
+            // Silence began when the adapter last spoke (or came up).
+            _ if reason == HoldReason::AdapterSilent => match &self.adapter.phase {
+                AdapterPhase::Up {
+                    since, last_line, ..
+                } => last_line.unwrap_or(*since),
+                _ => now,
+            },
             _ => now,
         };
         HoldView {
