@@ -177,6 +177,12 @@ fn scaling() {
 
 /// `cargo bench --bench core -- NAME...` runs only the named parts.
 fn main() {
+    // `cargo test --all-targets` also runs this binary, in debug and
+    // without `--bench`; the figures would be meaningless and slow to get.
+    if !std::env::args().any(|arg| arg == "--bench") {
+        println!("core bench: skipped (run `make bench` for figures)");
+        return;
+    }
     let wanted: Vec<String> = std::env::args()
         .skip(1)
         .filter(|arg| !arg.starts_with('-'))
