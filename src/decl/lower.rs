@@ -20,6 +20,18 @@ use super::tunable::{TunableKey, TunableValue};
 /// The longest agent name, in bytes. Names become file and session names.
 pub const MAX_AGENT_NAME_BYTES: usize = 64;
 
+/// Whether `name` may name an agent: letters, digits, `.`, `_` and `-`,
+/// starting with a letter or digit, at most [`MAX_AGENT_NAME_BYTES`] bytes.
+/// Names become directory, socket and session names, so they must stay
+/// single, harmless path components.
+pub fn is_valid_agent_name(name: &str) -> bool {
+    name.len() <= MAX_AGENT_NAME_BYTES
+        && name.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+}
+
 /// The default inbox, relative to the declaration's directory, for an agent.
 pub fn default_inbox(name: &str) -> PathBuf {
     Path::new("inbox").join(name)
@@ -101,12 +113,7 @@ impl Lowerer<'_> {
 
     fn check_name(&mut self, name: &Spanned<String>) {
         let text = name.value.as_str();
-        let well_formed = text.len() <= MAX_AGENT_NAME_BYTES
-            && text.starts_with(|c: char| c.is_ascii_alphanumeric())
-            && text
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
-        if !well_formed {
+        if !is_valid_agent_name(text) {
             self.push(
                 Diagnostic::error(name.span.clone(), format!("agent name {text:?} is not allowed"))
                     .hint(format!(

@@ -41,7 +41,7 @@ pub use fingerprint::{
     FINGERPRINT_VERSION, FieldDrift, FingerprintInput, Fingerprinted, LaunchInput, drift,
     render_argv,
 };
-pub use lower::{MAX_AGENT_NAME_BYTES, default_inbox};
+pub use lower::{MAX_AGENT_NAME_BYTES, default_inbox, is_valid_agent_name};
 pub use prescan::MAX_NESTING_DEPTH;
 pub use source::{MAX_DECLARATION_BYTES, Position, Source};
 pub use spec::{AdapterSpec, AgentSpec, DingSpec};

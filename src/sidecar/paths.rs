@@ -25,7 +25,7 @@ use anyhow::{Result, bail};
 
 use super::journal_store::JOURNAL_FILE;
 use super::private_dir::{Privacy, current_uid, ensure_dir};
-use crate::decl::MAX_AGENT_NAME_BYTES;
+use crate::decl::{MAX_AGENT_NAME_BYTES, is_valid_agent_name};
 
 /// The part of the environment the directories depend on.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -70,16 +70,10 @@ fn absolute(value: Option<&OsString>) -> Option<PathBuf> {
     value.map(PathBuf::from).filter(|path| path.is_absolute())
 }
 
-/// Agent names become directory names: the declaration's rule (letters,
-/// digits, `.`, `_`, `-`, starting with a letter or digit) keeps them
-/// single, harmless path components.
+/// Agent names become directory names; the declaration's rule
+/// ([`is_valid_agent_name`]) keeps them single, harmless path components.
 pub fn check_agent_name(name: &str) -> Result<()> {
-    let well_formed = name.len() <= MAX_AGENT_NAME_BYTES
-        && name.starts_with(|c: char| c.is_ascii_alphanumeric())
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
-    if !well_formed {
+    if !is_valid_agent_name(name) {
         bail!(
             "agent name {name:?} is not allowed\nhint: agent names use letters, digits, `.`, `_` and `-`, starting with a letter or digit, at most {MAX_AGENT_NAME_BYTES} bytes"
         );
