@@ -200,6 +200,11 @@ impl Engine {
         &self.config
     }
 
+    /// Whether a transaction's reply is awaited.
+    pub fn is_in_flight(&self) -> bool {
+        self.in_flight.is_some()
+    }
+
     /// The next decision to carry out, if any.
     pub fn poll_output(&mut self) -> Option<Output> {
         self.outputs.pop_front()
@@ -391,8 +396,11 @@ impl Engine {
                 added += 1;
             }
         }
-        self.ownership.forget_unconfirmed_memories();
-        self.journal_dirty = true;
+        // Removals of owned files already marked the journal; a rescan that
+        // changed no ownership writes nothing.
+        if self.ownership.forget_unconfirmed_memories() {
+            self.journal_dirty = true;
+        }
         self.record(Decision::Scanned {
             unread: self.ownership.len(),
             added,
@@ -598,8 +606,14 @@ impl Engine {
             });
             return None;
         }
+        self.end_flight()
+    }
+
+    /// Ends the in-flight transaction, returning it with the files it still
+    /// owns: files archived or hook-owned meanwhile are no longer its own.
+    fn end_flight(&mut self) -> Option<(InFlight, Vec<MessageName>)> {
         let flight = self.in_flight.take()?;
-        // Files archived or hook-owned meanwhile are no longer this request's.
+        let request = flight.request;
         let still: Vec<MessageName> = flight
             .messages
             .iter()
@@ -684,16 +698,10 @@ impl Engine {
     /// count as staged (unconfirmed): typing twice on a guess is worse than
     /// waiting for the re-ring rule, and the files stay unread on disk.
     fn outcome_unknown(&mut self, why: &str) {
-        let Some(flight) = self.in_flight.take() else {
+        let Some((flight, messages)) = self.end_flight() else {
             return;
         };
         let request = flight.request;
-        let messages: Vec<MessageName> = flight
-            .messages
-            .iter()
-            .filter(|name| self.ownership.state(name) == Some(&MessageState::InFlight { request }))
-            .cloned()
-            .collect();
         let staged = MessageState::Staged {
             incarnation: flight.incarnation,
             confirmed: false,

@@ -155,8 +155,12 @@ impl Ownership {
     }
 
     /// Forgets every remembered journal entry the inbox scan did not confirm.
-    pub fn forget_unconfirmed_memories(&mut self) {
+    /// Returns whether there was anything to forget (the journal on disk
+    /// then still names files it no longer should).
+    pub fn forget_unconfirmed_memories(&mut self) -> bool {
+        let had = !self.remembered.is_empty();
         self.remembered.clear();
+        had
     }
 
     /// Forgets remembered ownership that belongs to another incarnation: a

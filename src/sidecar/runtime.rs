@@ -637,7 +637,7 @@ impl Runtime {
         let Some(deadline) = self.shutdown_deadline else {
             return false;
         };
-        self.engine.status(now).in_flight.is_none() || now >= deadline
+        !self.engine.is_in_flight() || now >= deadline
     }
 
     fn shut_down(&mut self) {
