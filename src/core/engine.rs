@@ -490,7 +490,7 @@ impl Engine {
         self.end_lease(HoldReason::Protocol { error });
     }
 
-    fn on_event(&mut self, event: Event) {
+    fn on_event(&mut self, event: Event<'_>) {
         match event.body {
             Body::Activity(activity) if activity.state == ActivityState::Idle => {
                 let valid_for = activity.valid_for.min(self.config.tunables.lease_cap);
@@ -500,7 +500,7 @@ impl Engine {
                     (None, None) => (None, None),
                 };
                 let lease = Lease {
-                    identity: event.identity,
+                    identity: event.identity.into_owned(),
                     sequence: event.sequence,
                     granted_at: self.now,
                     expires_at: self.now.saturating_add(valid_for),
@@ -521,7 +521,7 @@ impl Engine {
             }),
             Body::TurnBoundary { messages } => {
                 self.end_lease(HoldReason::TurnBoundary);
-                self.on_receipt(messages, event.identity.incarnation);
+                self.on_receipt(messages, event.identity.incarnation.into_owned());
             }
             Body::Lifecycle { event: fact } => {
                 self.record(Decision::LifecycleFact { event: fact });

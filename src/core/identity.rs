@@ -5,6 +5,7 @@
 //! restarted harness (new incarnation) or a relaunch with a changed spec (new
 //! generation) can never receive input authorized by evidence about the old one.
 
+use std::borrow::Cow;
 use std::fmt;
 
 use serde::Serialize;
@@ -31,19 +32,51 @@ pub enum IdentityPart {
     Generation,
 }
 
+/// The identity an adapter event claims, borrowed from the line it came in
+/// on: checking an event against the known identity allocates nothing, and
+/// only an identity that is kept (a lease) is copied.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ClaimedIdentity<'a> {
+    pub session: Cow<'a, str>,
+    pub incarnation: Cow<'a, str>,
+    pub generation: Cow<'a, str>,
+}
+
 impl Identity {
     /// The first part in which `self` differs from `other`, if any.
     pub fn mismatch(&self, other: &Identity) -> Option<IdentityPart> {
-        if self.session != other.session {
-            Some(IdentityPart::Session)
-        } else if self.incarnation != other.incarnation {
-            Some(IdentityPart::Incarnation)
-        } else if self.generation != other.generation {
-            Some(IdentityPart::Generation)
-        } else {
-            None
+        first_difference(self.parts(), other.parts())
+    }
+
+    fn parts(&self) -> [&str; 3] {
+        [&self.session, &self.incarnation, &self.generation]
+    }
+}
+
+impl ClaimedIdentity<'_> {
+    /// The first part in which the claim differs from `known`, if any.
+    pub fn mismatch(&self, known: &Identity) -> Option<IdentityPart> {
+        let claimed = [&*self.session, &*self.incarnation, &*self.generation];
+        first_difference(claimed, known.parts())
+    }
+
+    pub fn into_owned(self) -> Identity {
+        Identity {
+            session: self.session.into_owned(),
+            incarnation: self.incarnation.into_owned(),
+            generation: self.generation.into_owned(),
         }
     }
+}
+
+/// Parts are compared in fence order: session, incarnation, generation.
+fn first_difference(a: [&str; 3], b: [&str; 3]) -> Option<IdentityPart> {
+    const PARTS: [IdentityPart; 3] = [
+        IdentityPart::Session,
+        IdentityPart::Incarnation,
+        IdentityPart::Generation,
+    ];
+    (0..3).find(|&i| a[i] != b[i]).map(|i| PARTS[i])
 }
 
 impl fmt::Display for Identity {

@@ -11,6 +11,7 @@ pub mod engine;
 pub mod hold;
 pub mod identity;
 pub mod journal;
+pub mod json_reader;
 pub mod lease;
 pub mod message;
 pub mod notice;
