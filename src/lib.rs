@@ -8,6 +8,9 @@
 //!   file, socket, process or clock. It never names a provider.
 //! * `decl`: KDL agent declarations, lowered into typed specs.
 //! * `pty`: the reference PTY host and its control protocol.
+//! * `private_dir`: directories only their owner may change, shared by the
+//!   PTY host's socket directory and the sidecar's runtime, state and inbox
+//!   directories.
 //! * `sidecar`: the mio runtime that moves bytes between the world and the
 //!   engine.
 //! * [`cli`]: the `ding` subcommands.
@@ -18,5 +21,6 @@ pub mod cli;
 pub mod core;
 pub mod decl;
 pub mod demo;
+pub mod private_dir;
 pub mod pty;
 pub mod sidecar;

@@ -7,7 +7,7 @@
 
 use std::fs;
 use std::io;
-use std::os::unix::fs::{DirBuilderExt, FileTypeExt, MetadataExt, PermissionsExt};
+use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 use std::os::unix::net::UnixStream as StdUnixStream;
 use std::path::Path;
 
@@ -15,7 +15,8 @@ use anyhow::{Context, Result, bail};
 use mio::net::UnixListener;
 use nix::sys::socket::{getsockopt, sockopt::PeerCredentials};
 use nix::sys::stat::{Mode, umask};
-use nix::unistd::Uid;
+
+use crate::private_dir::{Privacy, current_uid, ensure_dir};
 
 /// Longest path a `sockaddr_un` holds, without the terminating NUL.
 const MAX_SOCKET_PATH: usize = 107;
@@ -35,7 +36,7 @@ pub fn bind_private(path: &Path) -> Result<UnixListener> {
         Some(dir) if !dir.as_os_str().is_empty() => dir,
         _ => Path::new("."),
     };
-    ensure_private_dir(dir)?;
+    ensure_dir(dir, current_uid(), Privacy::OwnerOnly).context("socket directory")?;
     remove_stale_socket(path)?;
     // The umask makes the socket 0600 from the moment it exists; the chmod
     // after it is belt and braces for filesystems that ignore the umask.
@@ -46,44 +47,6 @@ pub fn bind_private(path: &Path) -> Result<UnixListener> {
     fs::set_permissions(path, fs::Permissions::from_mode(0o600))
         .with_context(|| format!("chmod 0600 {}", path.display()))?;
     Ok(listener)
-}
-
-/// Creates `dir` with mode 0700 if it is missing, then checks it.
-pub fn ensure_private_dir(dir: &Path) -> Result<()> {
-    match fs::symlink_metadata(dir) {
-        Err(err) if err.kind() == io::ErrorKind::NotFound => {
-            fs::DirBuilder::new()
-                .recursive(true)
-                .mode(0o700)
-                .create(dir)
-                .with_context(|| format!("create socket directory {}", dir.display()))?;
-        }
-        Err(err) => {
-            return Err(err).with_context(|| format!("inspect socket directory {}", dir.display()));
-        }
-        Ok(_) => {}
-    }
-    let meta = fs::symlink_metadata(dir)
-        .with_context(|| format!("inspect socket directory {}", dir.display()))?;
-    if !meta.file_type().is_dir() {
-        bail!("socket directory {} is not a directory", dir.display());
-    }
-    let me = Uid::effective().as_raw();
-    if meta.uid() != me {
-        bail!(
-            "socket directory {} is owned by uid {}, not by this user (uid {me})",
-            dir.display(),
-            meta.uid()
-        );
-    }
-    let mode = meta.mode() & 0o777;
-    if mode & 0o077 != 0 {
-        bail!(
-            "socket directory {} has mode {mode:04o}; it must not be open to group or others (chmod 0700)",
-            dir.display()
-        );
-    }
-    Ok(())
 }
 
 fn remove_stale_socket(path: &Path) -> Result<()> {
@@ -112,25 +75,7 @@ pub fn peer_credentials<F: std::os::fd::AsFd>(stream: &F) -> io::Result<(u32, i3
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn creates_missing_directory_private() {
-        let tmp = tempfile::tempdir().expect("tempdir");
-        let dir = tmp.path().join("a/b");
-        ensure_private_dir(&dir).expect("created");
-        let mode = fs::metadata(&dir).expect("meta").mode() & 0o777;
-        assert_eq!(mode, 0o700);
-    }
-
-    #[test]
-    fn refuses_directory_open_to_group() {
-        let tmp = tempfile::tempdir().expect("tempdir");
-        let dir = tmp.path().join("shared");
-        fs::create_dir(&dir).expect("mkdir");
-        fs::set_permissions(&dir, fs::Permissions::from_mode(0o750)).expect("chmod");
-        let err = ensure_private_dir(&dir).expect_err("refused");
-        assert!(format!("{err:#}").contains("group or others"), "{err:#}");
-    }
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt};
 
     #[test]
     fn refuses_a_symlinked_directory() {
@@ -142,7 +87,9 @@ mod tests {
             .expect("mkdir");
         let link = tmp.path().join("link");
         std::os::unix::fs::symlink(&real, &link).expect("symlink");
-        assert!(ensure_private_dir(&link).is_err());
+        let err = bind_private(&link.join("pty.sock")).expect_err("refused");
+        assert!(format!("{err:#}").contains("symbolic link"), "{err:#}");
+        assert!(!real.join("pty.sock").exists());
     }
 
     #[test]
@@ -158,7 +105,7 @@ mod tests {
         assert!(format!("{err:#}").contains("already listening"), "{err:#}");
         let client = StdUnixStream::connect(&path).expect("connect");
         let (uid, pid) = peer_credentials(&client).expect("cred");
-        assert_eq!(uid, Uid::effective().as_raw());
+        assert_eq!(uid, current_uid());
         assert_eq!(pid, std::process::id() as i32);
         drop(listener);
     }

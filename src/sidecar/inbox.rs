@@ -37,8 +37,8 @@ use anyhow::{Context, Result, bail};
 
 use super::durable::{fsync_dir, rename_no_replace};
 use super::naming::NameClock;
-use super::private_dir::{Privacy, check_dir, current_uid, ensure_dir};
 use crate::core::message::{InvalidName, MessageName};
+use crate::private_dir::{Privacy, check_dir, current_uid, ensure_dir};
 
 /// The largest message body [`Inbox::deliver`] accepts. Messages are
 /// prompts, not payloads; the limit turns `ding send x /dev/zero` into an

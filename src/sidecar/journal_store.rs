@@ -27,8 +27,8 @@ use anyhow::{Context, Result};
 
 use super::durable::fsync_dir;
 use super::naming::{micros_since_epoch, utc_stamp};
-use super::private_dir::{Privacy, current_uid, ensure_dir};
 use crate::core::journal::{JOURNAL_VERSION, Journal};
+use crate::private_dir::{Privacy, current_uid, ensure_dir};
 
 /// The journal's file name in the state directory.
 pub const JOURNAL_FILE: &str = "journal.json";

@@ -16,8 +16,6 @@
 //! * `journal_store`: the ownership journal on disk, written atomically;
 //! * `paths`: the per-agent runtime and state directories and the files in
 //!   them;
-//! * `private_dir`: creating and checking directories only their owner may
-//!   change;
 //! * `durable`: fsync and no-replace rename helpers.
 
 pub mod adapter_proc;
@@ -31,7 +29,6 @@ pub mod lines;
 pub mod log;
 pub mod naming;
 pub mod paths;
-pub mod private_dir;
 pub mod pty_link;
 pub mod runtime;
 pub mod status_server;

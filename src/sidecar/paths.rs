@@ -24,8 +24,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{Result, bail};
 
 use super::journal_store::JOURNAL_FILE;
-use super::private_dir::{Privacy, current_uid, ensure_dir};
 use crate::decl::{MAX_AGENT_NAME_BYTES, is_valid_agent_name};
+use crate::private_dir::{Privacy, current_uid, ensure_dir};
 
 /// The part of the environment the directories depend on.
 #[derive(Clone, Debug, PartialEq, Eq)]
