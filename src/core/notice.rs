@@ -49,16 +49,12 @@ impl Notice {
         for name in pending.into_iter().take(max_files.max(1)) {
             let shown = escape_name(name.as_str());
             let separator = if named.is_empty() { "" } else { ", " };
-            let candidate = render(
-                total,
-                named.len() + 1,
-                &listed,
-                separator,
-                &shown,
-                &agent,
-                &unread_dir,
-            );
-            if candidate.len() > MAX_NOTICE_BYTES && !named.is_empty() {
+            // The rendered length is the frame's (which depends only on the
+            // count, through "and N more") plus the list's, so each
+            // candidate costs one short frame render, not a whole notice.
+            let frame = render(total, named.len() + 1, "", &agent, &unread_dir).len();
+            let candidate = frame + listed.len() + separator.len() + shown.len();
+            if candidate > MAX_NOTICE_BYTES && !named.is_empty() {
                 break;
             }
             listed.push_str(separator);
@@ -68,15 +64,7 @@ impl Notice {
         if named.is_empty() {
             return None;
         }
-        let text = sanitize(&render(
-            total,
-            named.len(),
-            &listed,
-            "",
-            "",
-            &agent,
-            &unread_dir,
-        ));
+        let text = sanitize(&render(total, named.len(), &listed, &agent, &unread_dir));
         debug_assert!(is_clean(&text));
         Some(Notice { text, named })
     }
@@ -92,15 +80,7 @@ impl Notice {
     }
 }
 
-fn render(
-    total: usize,
-    named: usize,
-    listed: &str,
-    separator: &str,
-    next: &str,
-    agent: &str,
-    dir: &str,
-) -> String {
+fn render(total: usize, named: usize, listed: &str, agent: &str, dir: &str) -> String {
     let noun = if total == 1 { "message" } else { "messages" };
     let more = total.saturating_sub(named);
     let more = if more > 0 {
@@ -109,7 +89,7 @@ fn render(
         String::new()
     };
     format!(
-        "[ding] {total} unread inbox {noun} in {dir}: {listed}{separator}{next}{more}. \
+        "[ding] {total} unread inbox {noun} in {dir}: {listed}{more}. \
          Read each file, then archive it: ding archive {agent} FILE"
     )
 }
@@ -267,6 +247,10 @@ mod tests {
             &many[..notice.named().len()],
             "a FIFO prefix"
         );
+        // As many as fit: one more name would have broken the bound.
+        let n = notice.named().len();
+        let listed: Vec<String> = many[..=n].iter().map(|m| escape_name(m.as_str())).collect();
+        assert!(render(300, n + 1, &listed.join(", "), "w", "d").len() > MAX_NOTICE_BYTES);
     }
 
     #[test]
