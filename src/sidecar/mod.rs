@@ -8,6 +8,7 @@
 //! * `inbox_watch`: inotify on `new/`;
 //! * `pty_link`: the connection to the PTY host's control socket;
 //! * `status_server`: `sidecar.sock`, answering `ding status`;
+//! * `status_document`: the typed status document it answers with;
 //! * `lines`: bounded line assembly;
 //! * `log`: JSON or human log lines;
 //! * `inbox`: the Maildir-like inbox (`tmp/`, `new/`, `archive/`): deliver,
@@ -31,4 +32,5 @@ pub mod naming;
 pub mod paths;
 pub mod pty_link;
 pub mod runtime;
+pub mod status_document;
 pub mod status_server;

@@ -34,7 +34,7 @@ use nix::sys::signal::{SigSet, SigmaskHow, Signal, pthread_sigmask};
 use nix::sys::signalfd::{SfdFlags, SignalFd};
 use nix::sys::time::TimeSpec;
 use nix::sys::timerfd::{ClockId, Expiration, TimerFd, TimerFlags, TimerSetTimeFlags};
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::adapter_proc::{AdapterProcess, Drained, describe_exit};
 use super::agent_record::AgentRecord;
@@ -45,6 +45,7 @@ use super::lines::Line;
 use super::log::{Log, LogFormat};
 use super::paths::AgentPaths;
 use super::pty_link::{LinkNote, PtyLink};
+use super::status_document::{StatusDocument, UnreadableView};
 use super::status_server::{StatusRequest, StatusServer};
 use crate::core::engine::{Engine, Input, Output};
 use crate::core::time::Time;
@@ -665,41 +666,45 @@ impl Runtime {
             let reply = match request {
                 StatusRequest::Status {} => status_document(self, now),
             };
-            self.status
-                .reply(self.poll.registry(), token, reply.to_string().into_bytes());
+            self.status.reply(self.poll.registry(), token, reply);
         }
     }
 }
 
 /// The status document `ding status --json` prints.
-fn status_document(runtime: &Runtime, now: Time) -> Value {
+fn status_document(runtime: &Runtime, now: Time) -> Vec<u8> {
     let engine = runtime.engine.status(now);
-    let described: Vec<String> = engine
+    let lines = engine
         .messages
         .iter()
         .map(|message| message.describe(now))
         .collect();
-    json!({
-        "agent": runtime.spec.name,
-        "running": true,
-        "pid": std::process::id(),
-        "uptimeMs": now.since(runtime.started).as_millis() as u64,
-        "policy": runtime.spec.ding.policy,
-        "fingerprint": runtime.spec.fingerprint(),
-        "fingerprintInput": runtime.spec.fingerprint_input(),
-        "inbox": runtime.inbox.root(),
-        "ptySocket": runtime.paths.pty_socket(),
-        "ptyConnected": runtime.link.is_connected(),
-        "adapterCommand": runtime.spec.adapter_command(),
-        "adapterPid": runtime.adapter.as_ref().map(|running| running.process.pid()),
-        "journal": runtime.store.path(),
-        "unreadable": runtime.unreadable.values().map(|entry| json!({
-            "name": entry.name.to_string_lossy(),
-            "reason": format!("{:?}", entry.reason),
-        })).collect::<Vec<_>>(),
-        "engine": engine,
-        "lines": described,
-    })
+    StatusDocument {
+        agent: &runtime.spec.name,
+        running: true,
+        pid: std::process::id(),
+        uptime_ms: now.since(runtime.started).as_millis() as u64,
+        policy: runtime.spec.ding.policy,
+        fingerprint: runtime.spec.fingerprint(),
+        fingerprint_input: runtime.spec.fingerprint_input(),
+        inbox: runtime.inbox.root(),
+        pty_socket: runtime.paths.pty_socket(),
+        pty_connected: runtime.link.is_connected(),
+        adapter_command: runtime.spec.adapter_command(),
+        adapter_pid: runtime
+            .adapter
+            .as_ref()
+            .map(|running| running.process.pid()),
+        journal: runtime.store.path(),
+        unreadable: runtime
+            .unreadable
+            .values()
+            .map(UnreadableView::of)
+            .collect(),
+        engine,
+        lines,
+    }
+    .to_json()
 }
 
 fn argv_text(argv: &[OsString]) -> Vec<String> {

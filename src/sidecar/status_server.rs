@@ -32,8 +32,18 @@ pub enum StatusRequest {
 struct Peer {
     stream: UnixStream,
     lines: LineBuffer,
+    /// The reply; `outbox[sent..]` is still to be written. An offset rather
+    /// than draining the front, which would move a many-megabyte status
+    /// once per socket-buffer's worth written.
     outbox: Vec<u8>,
+    sent: usize,
     answered: bool,
+}
+
+impl Peer {
+    fn unsent(&self) -> &[u8] {
+        &self.outbox[self.sent.min(self.outbox.len())..]
+    }
 }
 
 pub struct StatusServer {
@@ -91,6 +101,7 @@ impl StatusServer {
         };
         reply.push(b'\n');
         peer.outbox = reply;
+        peer.sent = 0;
         let done = write_out(peer);
         self.settle(registry, token, done);
     }
@@ -101,7 +112,7 @@ impl StatusServer {
                 let _ = registry.deregister(&mut peer.stream);
             }
         } else if let Some(peer) = self.peers.get_mut(&token) {
-            let interest = if peer.outbox.is_empty() {
+            let interest = if peer.unsent().is_empty() {
                 Interest::READABLE
             } else {
                 Interest::READABLE | Interest::WRITABLE
@@ -128,6 +139,7 @@ impl StatusServer {
                             stream,
                             lines: LineBuffer::new(MAX_REQUEST),
                             outbox: Vec::new(),
+                            sent: 0,
                             answered: false,
                         };
                         self.peers.insert(token, peer);
@@ -160,7 +172,7 @@ fn read_request(peer: &mut Peer) -> (Option<StatusRequest>, bool) {
         }
     }
     let Some(line) = lines.into_iter().next().filter(|_| !peer.answered) else {
-        return (None, closed && peer.outbox.is_empty());
+        return (None, closed && peer.unsent().is_empty());
     };
     peer.answered = true;
     let error = match line {
@@ -175,18 +187,18 @@ fn read_request(peer: &mut Peer) -> (Option<StatusRequest>, bool) {
     let mut reply = error.to_string().into_bytes();
     reply.push(b'\n');
     peer.outbox = reply;
+    peer.sent = 0;
     (None, false)
 }
 
 /// Writes queued reply bytes. Returns true once the reply is fully written
 /// (the connection is then closed) or the peer is gone.
 fn write_out(peer: &mut Peer) -> bool {
-    while !peer.outbox.is_empty() {
-        match peer.stream.write(&peer.outbox) {
+    while !peer.unsent().is_empty() {
+        let unsent = peer.outbox.get(peer.sent..).unwrap_or_default();
+        match peer.stream.write(unsent) {
             Ok(0) => return true,
-            Ok(n) => {
-                peer.outbox.drain(..n);
-            }
+            Ok(n) => peer.sent += n,
             Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
             Err(err) if err.kind() == io::ErrorKind::WouldBlock => return false,
             Err(_) => return true,
