@@ -10,6 +10,7 @@ use std::process::ExitCode;
 use anyhow::{Result, bail};
 use lexopt::{Arg, ValueExt};
 
+use super::help_asked;
 use super::inbox_target::{self, InboxFlags};
 use crate::sidecar::inbox::Inbox;
 
@@ -59,17 +60,12 @@ fn parse_options(parser: &mut lexopt::Parser) -> Result<Option<Options>> {
     let mut agent = None;
     let mut options = Options::default();
     while let Some(arg) = parser.next()? {
+        if help_asked(&arg, SHORT_HELP, LONG_HELP)? {
+            return Ok(None);
+        }
         match arg {
             Arg::Long("decl") => options.target.decl = Some(parser.value()?.into()),
             Arg::Long("inbox") => options.target.inbox = Some(parser.value()?.into()),
-            Arg::Short('h') => {
-                print!("{SHORT_HELP}");
-                return Ok(None);
-            }
-            Arg::Long("help") => {
-                print!("{LONG_HELP}");
-                return Ok(None);
-            }
             Arg::Value(value) if agent.is_none() => agent = Some(value.string()?),
             Arg::Value(value) => options.files.push(value.string()?),
             other => bail!("{}\nRun `ding archive -h` for usage", other.unexpected()),

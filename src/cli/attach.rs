@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use anyhow::{Result, bail};
 use lexopt::prelude::*;
 
+use super::help_asked;
 use crate::pty::attach::{self, AttachEnd, DEFAULT_DETACH_KEY, parse_detach_key};
 use crate::pty::wire::ChildState;
 use crate::sidecar::paths::{AgentPaths, DirsEnv};
@@ -63,15 +64,10 @@ pub fn parse(parser: &mut lexopt::Parser) -> Result<Option<Args>> {
     let mut socket = None;
     let mut detach_key = Some(DEFAULT_DETACH_KEY);
     while let Some(arg) = parser.next()? {
+        if help_asked(&arg, SHORT, format_args!("{SHORT}{LONG}"))? {
+            return Ok(None);
+        }
         match arg {
-            Short('h') => {
-                print!("{SHORT}");
-                return Ok(None);
-            }
-            Long("help") => {
-                print!("{SHORT}{LONG}");
-                return Ok(None);
-            }
             Long("socket") => socket = Some(PathBuf::from(parser.value()?)),
             Long("detach-key") => detach_key = parse_detach_key(&parser.value()?.string()?)?,
             Value(name) if socket.is_none() => {

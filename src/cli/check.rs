@@ -11,6 +11,7 @@ use std::process::ExitCode;
 use anyhow::{Result, bail};
 use lexopt::{Arg, ValueExt};
 
+use super::help_asked;
 use crate::decl::{self, AgentSpec};
 
 const SHORT_HELP: &str = "\
@@ -58,17 +59,12 @@ struct Options {
 fn parse_options(parser: &mut lexopt::Parser) -> Result<Option<Options>> {
     let mut options = Options::default();
     while let Some(arg) = parser.next()? {
+        if help_asked(&arg, SHORT_HELP, LONG_HELP)? {
+            return Ok(None);
+        }
         match arg {
             Arg::Long("fingerprint") => options.fingerprint_only = true,
             Arg::Long("agent") => options.agent = Some(parser.value()?.string()?),
-            Arg::Short('h') => {
-                print!("{SHORT_HELP}");
-                return Ok(None);
-            }
-            Arg::Long("help") => {
-                print!("{LONG_HELP}");
-                return Ok(None);
-            }
             Arg::Value(value) => options.files.push(PathBuf::from(value)),
             other => bail!("{}\nRun `ding check -h` for usage", other.unexpected()),
         }

@@ -10,6 +10,7 @@ use std::time::Duration;
 use anyhow::{Result, bail};
 use lexopt::prelude::*;
 
+use super::help_asked;
 use crate::demo::adapter::{self, Options};
 
 const SHORT: &str = "\
@@ -52,15 +53,10 @@ pub fn parse(
     let mut heartbeat = Duration::from_millis(400);
     let mut valid_for = Duration::from_millis(1000);
     while let Some(arg) = parser.next()? {
+        if help_asked(&arg, SHORT, format_args!("{SHORT}{LONG}"))? {
+            return Ok(None);
+        }
         match arg {
-            Short('h') => {
-                print!("{SHORT}");
-                return Ok(None);
-            }
-            Long("help") => {
-                print!("{SHORT}{LONG}");
-                return Ok(None);
-            }
             Long("socket") => socket = Some(PathBuf::from(parser.value()?)),
             Long("heartbeat-ms") => heartbeat = positive_ms("--heartbeat-ms", parser)?,
             Long("valid-for-ms") => valid_for = positive_ms("--valid-for-ms", parser)?,

@@ -10,6 +10,7 @@ use std::time::Duration;
 use anyhow::{Result, bail};
 use lexopt::prelude::*;
 
+use super::help_asked;
 use crate::demo::agent::Config;
 use crate::demo::terminal::{self, Options};
 
@@ -47,15 +48,10 @@ pub fn parse(parser: &mut lexopt::Parser) -> Result<Option<Options>> {
     let mut config = Config::default();
     let mut transcript = None;
     while let Some(arg) = parser.next()? {
+        if help_asked(&arg, SHORT, format_args!("{SHORT}{LONG}"))? {
+            return Ok(None);
+        }
         match arg {
-            Short('h') => {
-                print!("{SHORT}");
-                return Ok(None);
-            }
-            Long("help") => {
-                print!("{SHORT}{LONG}");
-                return Ok(None);
-            }
             Long("transcript") => transcript = Some(PathBuf::from(parser.value()?)),
             Long("turn-ms") => {
                 let ms: u64 = parser.value()?.parse()?;

@@ -9,6 +9,7 @@ use std::io::Write;
 use anyhow::{Result, bail};
 use lexopt::{Arg, ValueExt};
 
+use super::help_asked;
 use crate::sidecar::control::{live_pid, stop};
 use crate::sidecar::paths::{AgentPaths, DirsEnv};
 
@@ -25,11 +26,10 @@ const GRACE: Duration = Duration::from_secs(5);
 pub fn run(parser: &mut lexopt::Parser) -> Result<ExitCode> {
     let mut name = None;
     while let Some(arg) = parser.next()? {
+        if help_asked(&arg, HELP, HELP)? {
+            return Ok(ExitCode::SUCCESS);
+        }
         match arg {
-            Arg::Short('h') | Arg::Long("help") => {
-                write!(std::io::stdout(), "{HELP}")?;
-                return Ok(ExitCode::SUCCESS);
-            }
             Arg::Value(value) if name.is_none() => name = Some(value.string()?),
             other => bail!("{}\nRun `ding down -h` for usage", other.unexpected()),
         }

@@ -11,6 +11,7 @@ use std::io::Write;
 use anyhow::{Result, bail};
 use lexopt::{Arg, ValueExt};
 
+use super::help_asked;
 use crate::pty::client::Client;
 use crate::pty::transport::Step;
 use crate::sidecar::paths::{AgentPaths, DirsEnv};
@@ -31,12 +32,11 @@ const ENTER_DELAY_MS: u64 = 200;
 pub fn run(parser: &mut lexopt::Parser) -> Result<ExitCode> {
     let (mut name, mut text, mut enter) = (None, None, true);
     while let Some(arg) = parser.next()? {
+        if help_asked(&arg, HELP, HELP)? {
+            return Ok(ExitCode::SUCCESS);
+        }
         match arg {
             Arg::Long("no-enter") => enter = false,
-            Arg::Short('h') | Arg::Long("help") => {
-                write!(std::io::stdout(), "{HELP}")?;
-                return Ok(ExitCode::SUCCESS);
-            }
             Arg::Value(value) if name.is_none() => name = Some(value.string()?),
             Arg::Value(value) if text.is_none() => text = Some(value.string()?),
             other => bail!("{}\nRun `ding intervene -h` for usage", other.unexpected()),

@@ -4,6 +4,8 @@
 //! Errors print their whole anyhow chain and exit 2; a broken pipe on stdout is
 //! success, as in ripgrep, because `ding status | head` is a normal thing to do.
 
+use std::fmt::Display;
+use std::io::Write;
 use std::process::ExitCode;
 
 use anyhow::{Result, bail};
@@ -64,7 +66,7 @@ fn run() -> Result<ExitCode> {
     let command = match parser.next()? {
         Some(lexopt::Arg::Value(value)) => value.string()?,
         Some(lexopt::Arg::Short('h')) | Some(lexopt::Arg::Long("help")) | None => {
-            print!("{USAGE}");
+            write!(std::io::stdout(), "{USAGE}")?;
             return Ok(ExitCode::SUCCESS);
         }
         Some(other) => bail!("{}", other.unexpected()),
@@ -84,11 +86,25 @@ fn run() -> Result<ExitCode> {
         "demo-agent" => demo_agent::run(&mut parser),
         "demo-adapter" => demo_adapter::run(&mut parser),
         "help" => {
-            print!("{USAGE}");
+            write!(std::io::stdout(), "{USAGE}")?;
             Ok(ExitCode::SUCCESS)
         }
         other => bail!("unknown command `{other}`\nRun `ding --help` for the list of commands"),
     }
+}
+
+/// Prints a subcommand's help if `arg` asks for it (`-h` the short text,
+/// `--help` the long one) and says whether it did. It writes rather than
+/// `print!`s, so a closed stdout is an error (a broken pipe, success for
+/// `main`) instead of a panic.
+pub fn help_asked(arg: &lexopt::Arg<'_>, short: impl Display, long: impl Display) -> Result<bool> {
+    let mut out = std::io::stdout();
+    match arg {
+        lexopt::Arg::Short('h') => write!(out, "{short}")?,
+        lexopt::Arg::Long("help") => write!(out, "{long}")?,
+        _ => return Ok(false),
+    }
+    Ok(true)
 }
 
 fn is_broken_pipe(err: &anyhow::Error) -> bool {

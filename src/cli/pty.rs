@@ -11,6 +11,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use lexopt::prelude::*;
 
+use super::help_asked;
 use crate::pty::host::{self, Config};
 use crate::pty::identity::LaunchSpec;
 use crate::pty::wire::Size;
@@ -92,15 +93,10 @@ pub fn parse(parser: &mut lexopt::Parser) -> Result<Option<Args>> {
     let mut exit_with_child = None;
     let mut argv: Vec<String> = Vec::new();
     while let Some(arg) = parser.next()? {
+        if help_asked(&arg, SHORT, format_args!("{SHORT}{LONG}"))? {
+            return Ok(None);
+        }
         match arg {
-            Short('h') => {
-                print!("{SHORT}");
-                return Ok(None);
-            }
-            Long("help") => {
-                print!("{SHORT}{LONG}");
-                return Ok(None);
-            }
             Long("socket") => socket = Some(PathBuf::from(parser.value()?)),
             Long("session") => session = Some(parser.value()?.string()?),
             Long("cwd") => cwd = Some(PathBuf::from(parser.value()?)),

@@ -13,6 +13,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, bail};
 use lexopt::{Arg, ValueExt};
 
+use super::help_asked;
 use super::inbox_target::{self, InboxFlags};
 use crate::sidecar::inbox::{Inbox, MAX_MESSAGE_BYTES};
 
@@ -71,18 +72,13 @@ fn parse_options(parser: &mut lexopt::Parser) -> Result<Option<Options>> {
     let mut agent = None;
     let mut options = Options::default();
     while let Some(arg) = parser.next()? {
+        if help_asked(&arg, SHORT_HELP, LONG_HELP)? {
+            return Ok(None);
+        }
         match arg {
             Arg::Long("from") => options.from = Some(parser.value()?.string()?),
             Arg::Long("decl") => options.target.decl = Some(parser.value()?.into()),
             Arg::Long("inbox") => options.target.inbox = Some(parser.value()?.into()),
-            Arg::Short('h') => {
-                print!("{SHORT_HELP}");
-                return Ok(None);
-            }
-            Arg::Long("help") => {
-                print!("{LONG_HELP}");
-                return Ok(None);
-            }
             Arg::Value(value) if agent.is_none() => agent = Some(value.string()?),
             Arg::Value(value) if options.file.is_none() => options.file = Some(value.into()),
             other => bail!("{}\nRun `ding send -h` for usage", other.unexpected()),

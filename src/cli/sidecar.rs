@@ -10,6 +10,7 @@ use anyhow::{Result, bail};
 use lexopt::{Arg, ValueExt};
 
 use super::agent_decl::load_agent;
+use super::help_asked;
 use crate::sidecar::log::LogFormat;
 use crate::sidecar::paths::{AgentPaths, DirsEnv};
 use crate::sidecar::runtime::{self, SidecarOptions};
@@ -39,6 +40,9 @@ fn parse_options(parser: &mut lexopt::Parser) -> Result<Option<Options>> {
     let mut agent = None;
     let mut log_format = LogFormat::Json;
     while let Some(arg) = parser.next()? {
+        if help_asked(&arg, HELP, HELP)? {
+            return Ok(None);
+        }
         match arg {
             Arg::Long("agent") => agent = Some(parser.value()?.string()?),
             Arg::Long("log-format") => {
@@ -47,10 +51,6 @@ fn parse_options(parser: &mut lexopt::Parser) -> Result<Option<Options>> {
                     Some(format) => format,
                     None => bail!("unknown log format `{value}`\nhint: use json or human"),
                 };
-            }
-            Arg::Short('h') | Arg::Long("help") => {
-                print!("{HELP}");
-                return Ok(None);
             }
             Arg::Value(value) if declaration.is_none() => declaration = Some(PathBuf::from(value)),
             other => bail!("{}\nRun `ding sidecar -h` for usage", other.unexpected()),

@@ -16,6 +16,7 @@ use lexopt::{Arg, ValueExt};
 use serde_json::{Value, json};
 
 use super::agent_decl::load_agent;
+use super::help_asked;
 use crate::core::journal::Owner;
 use crate::core::status::human_age;
 use crate::core::time::Time;
@@ -51,13 +52,12 @@ fn parse_options(parser: &mut lexopt::Parser) -> Result<Option<Options>> {
         declaration: None,
     };
     while let Some(arg) = parser.next()? {
+        if help_asked(&arg, HELP, HELP)? {
+            return Ok(None);
+        }
         match arg {
             Arg::Long("json") => options.json = true,
             Arg::Long("decl") => options.declaration = Some(PathBuf::from(parser.value()?)),
-            Arg::Short('h') | Arg::Long("help") => {
-                write!(std::io::stdout(), "{HELP}")?;
-                return Ok(None);
-            }
             Arg::Value(value) if options.name.is_none() => options.name = Some(value.string()?),
             other => bail!("{}\nRun `ding status -h` for usage", other.unexpected()),
         }

@@ -18,6 +18,7 @@ use lexopt::{Arg, ValueExt};
 use serde_json::Value;
 
 use super::agent_decl::load_agent;
+use super::help_asked;
 use crate::decl::{AgentSpec, FingerprintInput, drift, expand_argv_from_env};
 use crate::pty::client::Client;
 use crate::sidecar::control::{live_pid, query_status, spawn_detached, stop, wait_until};
@@ -47,13 +48,12 @@ struct Options {
 fn parse_options(parser: &mut lexopt::Parser) -> Result<Option<Options>> {
     let (mut declaration, mut agent, mut replace) = (None, None, false);
     while let Some(arg) = parser.next()? {
+        if help_asked(&arg, HELP, HELP)? {
+            return Ok(None);
+        }
         match arg {
             Arg::Long("agent") => agent = Some(parser.value()?.string()?),
             Arg::Long("replace") => replace = true,
-            Arg::Short('h') | Arg::Long("help") => {
-                write!(std::io::stdout(), "{HELP}")?;
-                return Ok(None);
-            }
             Arg::Value(value) if declaration.is_none() => declaration = Some(PathBuf::from(value)),
             other => bail!("{}\nRun `ding up -h` for usage", other.unexpected()),
         }
