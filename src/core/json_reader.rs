@@ -79,23 +79,13 @@ impl<'a> Value<'a> {
         }
         let mut reader = Reader {
             text: self.text,
-            pos: 1,
+            pos: 0,
         };
         let mut items = Vec::new();
         // The text was checked when it was read, so this walk cannot fail;
         // if it somehow did, the caller sees a non-array.
-        let walk: Result<(), JsonError> = (|| {
-            if reader.array_end() {
-                return Ok(());
-            }
-            loop {
-                items.push(reader.value(1)?);
-                if reader.array_next()? {
-                    return Ok(());
-                }
-            }
-        })();
-        walk.ok().map(|()| items)
+        reader.array(1, |item| items.push(item)).ok()?;
+        Some(items)
     }
 }
 
@@ -180,16 +170,7 @@ impl<'a> Reader<'a> {
                 Kind::Number
             }
             Some(b'[') => {
-                self.nest(depth)?;
-                self.pos += 1;
-                if !self.array_end() {
-                    loop {
-                        self.value(depth + 1)?;
-                        if self.array_next()? {
-                            break;
-                        }
-                    }
-                }
+                self.array(depth, drop)?;
                 Kind::Array
             }
             Some(b'{') => {
@@ -228,29 +209,27 @@ impl<'a> Reader<'a> {
         Ok(())
     }
 
-    /// After `[`: true (and consumed) if the array is empty.
-    fn array_end(&mut self) -> bool {
+    /// At `[`: checks the array through its `]`, handing each element to
+    /// `item` in order.
+    fn array(&mut self, depth: usize, mut item: impl FnMut(Value<'a>)) -> Result<(), JsonError> {
+        self.nest(depth)?;
+        self.pos += 1;
         self.whitespace();
         if self.peek() == Some(b']') {
             self.pos += 1;
-            return true;
+            return Ok(());
         }
-        false
-    }
-
-    /// After an element: true at `]`, false after `,`.
-    fn array_next(&mut self) -> Result<bool, JsonError> {
-        self.whitespace();
-        match self.peek() {
-            Some(b']') => {
-                self.pos += 1;
-                Ok(true)
+        loop {
+            item(self.value(depth + 1)?);
+            self.whitespace();
+            match self.peek() {
+                Some(b']') => {
+                    self.pos += 1;
+                    return Ok(());
+                }
+                Some(b',') => self.pos += 1,
+                _ => return Err(self.error("expected `,` or `]`")),
             }
-            Some(b',') => {
-                self.pos += 1;
-                Ok(false)
-            }
-            _ => Err(self.error("expected `,` or `]`")),
         }
     }
 
