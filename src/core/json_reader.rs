@@ -64,7 +64,7 @@ impl<'a> Value<'a> {
     /// A string's contents, borrowed unless escapes had to be decoded.
     #[inline]
     pub fn as_str(self) -> Option<Cow<'a, str>> {
-        let body = self.text.get(1..self.text.len().saturating_sub(1))?;
+        let body = self.text.strip_prefix('"')?.strip_suffix('"')?;
         match self.kind {
             Kind::String => Some(Cow::Borrowed(body)),
             Kind::EscapedString => Some(Cow::Owned(unescape(body))),
@@ -268,24 +268,38 @@ impl<'a> Reader<'a> {
         Ok(())
     }
 
-    /// At `"`: checks the string through its closing quote.
+    /// At `"`: checks the string through its closing quote. The common
+    /// case, no escapes, is kept small enough to inline.
     #[inline]
     fn string(&mut self) -> Result<Value<'a>, JsonError> {
         let start = self.pos;
+        let end = plain_run_end(self.text.as_bytes(), start + 1);
+        if self.text.as_bytes().get(end) == Some(&b'"') {
+            self.pos = end + 1;
+            return Ok(Value {
+                text: &self.text[start..self.pos],
+                kind: Kind::String,
+            });
+        }
+        self.pos = end;
+        self.rest_of_string(start)
+    }
+
+    /// The rest of a string that began at `start`, from the first byte
+    /// that needed attention (an escape, a control byte or the end).
+    #[cold]
+    fn rest_of_string(&mut self, start: usize) -> Result<Value<'a>, JsonError> {
         let bytes = self.text.as_bytes();
-        let mut kind = Kind::String;
-        self.pos = plain_run_end(bytes, start + 1);
         loop {
             match bytes.get(self.pos) {
                 Some(b'"') => {
                     self.pos += 1;
                     return Ok(Value {
                         text: &self.text[start..self.pos],
-                        kind,
+                        kind: Kind::EscapedString,
                     });
                 }
                 Some(b'\\') => {
-                    kind = Kind::EscapedString;
                     self.pos = escape_at(bytes, self.pos)
                         .map_err(|what| self.error(what))?
                         .1;
