@@ -86,25 +86,13 @@ impl Host {
                     let Some(end) = client.inbuf.iter().position(|&b| b == b'\n') else {
                         if client.inbuf.len() >= MAX_REQUEST_LINE {
                             client.inbuf.clear();
-                            client.closing = true;
-                            client.send_line(&ServerLine::Error(ErrorReply {
-                                error: ErrorKind::OversizedRequest,
-                                message: format!(
-                                    "request line is longer than {MAX_REQUEST_LINE} bytes"
-                                ),
-                            }));
+                            refuse_oversized(client);
                         }
                         return;
                     };
                     let line: Vec<u8> = client.inbuf.drain(..=end).collect();
                     if line.len() > MAX_REQUEST_LINE {
-                        client.closing = true;
-                        client.send_line(&ServerLine::Error(ErrorReply {
-                            error: ErrorKind::OversizedRequest,
-                            message: format!(
-                                "request line is longer than {MAX_REQUEST_LINE} bytes"
-                            ),
-                        }));
+                        refuse_oversized(client);
                         return;
                     }
                     self.handle_line(token, &line[..line.len() - 1]);
@@ -327,4 +315,14 @@ impl Host {
     pub(super) fn error(&mut self, token: Token, error: ErrorKind, message: String) {
         self.reply(token, ServerLine::Error(ErrorReply { error, message }));
     }
+}
+
+/// An over-long request line gets one error reply, and the connection
+/// closes once it is written: the rest of the line cannot be trusted.
+fn refuse_oversized(client: &mut Connection) {
+    client.closing = true;
+    client.send_line(&ServerLine::Error(ErrorReply {
+        error: ErrorKind::OversizedRequest,
+        message: format!("request line is longer than {MAX_REQUEST_LINE} bytes"),
+    }));
 }
