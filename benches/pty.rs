@@ -244,6 +244,29 @@ fn tmux(dir: &Path, args: &[&str]) -> std::process::Output {
         .expect("run tmux")
 }
 
+/// A detached 100x50 tmux session running `sh -c script`, like the ding host.
+fn tmux_pane(dir: &Path, script: &str) {
+    let out = tmux(
+        dir,
+        &[
+            "new-session",
+            "-d",
+            "-x",
+            "100",
+            "-y",
+            "50",
+            "sh",
+            "-c",
+            script,
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "tmux: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 fn tmux_throughput(dir: &Path) -> f64 {
     let _ = fs::remove_file(dir.join("t"));
     let script = format!(
@@ -252,25 +275,7 @@ fn tmux_throughput(dir: &Path) -> f64 {
         writer_script(),
         dir.display()
     );
-    let out = tmux(
-        dir,
-        &[
-            "new-session",
-            "-d",
-            "-x",
-            "100",
-            "-y",
-            "50",
-            "sh",
-            "-c",
-            &script,
-        ],
-    );
-    assert!(
-        out.status.success(),
-        "tmux: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    tmux_pane(dir, &script);
     tmux(dir, &["wait-for", "done"]);
     let result = mbps(&dir.join("t"));
     tmux(dir, &["kill-server"]);
@@ -278,25 +283,7 @@ fn tmux_throughput(dir: &Path) -> f64 {
 }
 
 fn tmux_round_trips(dir: &Path) -> (Duration, Duration, u64) {
-    let out = tmux(
-        dir,
-        &[
-            "new-session",
-            "-d",
-            "-x",
-            "100",
-            "-y",
-            "50",
-            "sh",
-            "-c",
-            "stty raw -echo; exec cat > /dev/null",
-        ],
-    );
-    assert!(
-        out.status.success(),
-        "tmux: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    tmux_pane(dir, "stty raw -echo; exec cat > /dev/null");
     let mut samples = Vec::with_capacity(TMUX_ROUND_TRIPS);
     for _ in 0..TMUX_ROUND_TRIPS {
         let started = Instant::now();
