@@ -588,19 +588,25 @@ fn stop_group(child: &mut Child) {
 
 // ---- idle cost and memory --------------------------------------------------
 
+/// The `ding {}` block of a rich agent whose adapter (this bench executable)
+/// reports the harness active once and then stays silent.
+fn active_once_adapter() -> String {
+    format!(
+        "    delivery \"turn-boundary+fresh-idle\"\n    adapter {{\n      command {:?} \"{ADAPTER_ROLE}\" \"active-once\"\n    }}\n",
+        std::env::current_exe()
+            .expect("bench executable")
+            .display()
+            .to_string()
+    )
+}
+
 impl Bench {
     fn idle_cost(&self, secs: u64) {
         println!(
             "idle cost over {secs} s (voluntary context switches; target 0 with nothing pending):"
         );
         let quiet = self.agent("idle-aggressive", QUIET_HARNESS, "");
-        let adapter = format!(
-            "    delivery \"turn-boundary+fresh-idle\"\n    adapter {{\n      command {:?} \"{ADAPTER_ROLE}\" \"active-once\"\n    }}\n",
-            std::env::current_exe()
-                .expect("bench executable")
-                .display()
-                .to_string()
-        );
+        let adapter = active_once_adapter();
         let rich_empty = self.agent("idle-rich-empty", QUIET_HARNESS, &adapter);
         let rich_held = self.agent("idle-rich-held", QUIET_HARNESS, &adapter);
         fs::write(rich_held.inbox.join("new/msg-000000.md"), "held\n").expect("write message");
@@ -655,13 +661,7 @@ impl Bench {
     /// Memory and startup with `count` unread messages, created in `new/`
     /// while the sidecar is stopped.
     fn many_unread(&self, count: usize) {
-        let adapter = format!(
-            "    delivery \"turn-boundary+fresh-idle\"\n    adapter {{\n      command {:?} \"{ADAPTER_ROLE}\" \"active-once\"\n    }}\n",
-            std::env::current_exe()
-                .expect("bench executable")
-                .display()
-                .to_string()
-        );
+        let adapter = active_once_adapter();
         let agent = self.agent("many", QUIET_HARNESS, &adapter);
         agent.stop_sidecar();
         let new = agent.inbox.join("new");
