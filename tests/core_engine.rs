@@ -256,17 +256,33 @@ fn a_huge_backlog_is_kept_whole_and_in_order() {
 }
 
 #[test]
-fn a_silent_adapter_is_reported_silent_since_it_last_spoke() {
+fn a_silent_adapter_is_reported_silent_since_evidence_was_wanted() {
+    // An adapter owes nothing while nothing is pending: silence counts from
+    // the later of its last line and the moment evidence became wanted.
     let mut driver = started(None, "inc-1", 0);
     driver.input(
         Input::AdapterLine(idle_line(1, "inc-1", "nonempty", 10)),
         Time::from_millis(1_000),
     );
     driver.input(Input::InboxAdded(name("001.md")), Time::from_millis(40_000));
-    let now = Time::from_millis(45_000);
-    let status = driver.engine.status(now);
+    let early = Time::from_millis(45_000);
     assert_eq!(
-        status.messages[0].describe(now),
-        "001.md  held: adapter silent (adapter, 44 s ago)"
+        driver.engine.status(early).messages[0].describe(early),
+        "001.md  held: composer nonempty (adapter, 44 s ago)",
+        "one hour of quiet before the demand is not silence"
+    );
+    let late = Time::from_millis(75_000);
+    assert_eq!(
+        driver.engine.status(late).messages[0].describe(late),
+        "001.md  held: adapter silent (adapter, 35 s ago)"
+    );
+    driver.input(
+        Input::AdapterLine(idle_line(2, "inc-1", "nonempty", 10)),
+        Time::from_millis(76_000),
+    );
+    let later = Time::from_millis(100_000);
+    assert_eq!(
+        driver.engine.status(later).messages[0].describe(later),
+        "001.md  held: composer nonempty (adapter, 24 s ago)"
     );
 }

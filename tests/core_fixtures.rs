@@ -61,6 +61,11 @@ fn config_from(header: &Map<String, Value>) -> EngineConfig {
             }
             "noticeMaxFiles" => config.tunables.notice_max_files = value.as_u64().unwrap() as usize,
             "ptyReplyTimeoutMs" => config.pty_reply_timeout = millis(),
+            "unsafeReceiptFence" => {
+                if value.as_bool().expect("a boolean") {
+                    config.tunables.fence = ding::core::config::Fence::ReceiptUnsafe;
+                }
+            }
             other => panic!("unknown tunable {other}"),
         }
     }

@@ -22,6 +22,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use ding::core::config::{EngineConfig, Policy};
+use ding::core::downlink::Downlink;
 use ding::core::engine::{Engine, Input, Output};
 use ding::core::identity::Identity;
 use ding::core::message::MessageName;
@@ -68,6 +69,15 @@ struct OracleLease {
     revision: Option<u64>,
 }
 
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Blocked {
+    Unreachable,
+    Until(Time),
+}
+
+const PTY_RETRY_INITIAL_MS: u64 = 250;
+const PTY_RETRY_MAX_MS: u64 = 8000;
+
 #[derive(Clone, Debug)]
 struct Request {
     id: u64,
@@ -83,9 +93,15 @@ struct Request {
 struct Oracle {
     engine_identity: Option<Identity>,
     pty_revision_known: Option<u64>,
-    pty_blocked: bool,
+    /// Why the spec forbids PTY input now: unreachable until the host
+    /// reports in, or an error until its retry time (spec §4.3).
+    pty_blocked: Option<Blocked>,
+    /// The wait the next PTY error imposes (250 ms doubling to 8 s).
+    pty_retry_ms: u64,
     adapter_up: bool,
     adapter_last_line: Time,
+    /// When the engine last told the adapter that evidence is wanted.
+    wanted_since: Option<Time>,
     last_sequence: Option<u64>,
     lease: Option<OracleLease>,
     hook_owned: BTreeMap<String, String>,
@@ -215,7 +231,24 @@ impl Sim {
         {
             let request = self.oracle.in_flight.take().unwrap();
             self.stage(&request, self.now);
-            self.oracle.pty_blocked = true;
+            self.block_for_retry();
+        }
+    }
+
+    /// The spec's error backoff, computed by the oracle itself.
+    fn block_for_retry(&mut self) {
+        let delay = self.oracle.pty_retry_ms.max(PTY_RETRY_INITIAL_MS);
+        self.oracle.pty_retry_ms = (delay * 2).min(PTY_RETRY_MAX_MS);
+        self.oracle.pty_blocked = Some(Blocked::Until(
+            self.now.saturating_add(Duration::from_millis(delay)),
+        ));
+    }
+
+    fn pty_is_blocked(&self) -> bool {
+        match self.oracle.pty_blocked {
+            None => false,
+            Some(Blocked::Unreachable) => true,
+            Some(Blocked::Until(at)) => self.now < at,
         }
     }
 
@@ -267,7 +300,13 @@ impl Sim {
                             .saturating_add(Duration::from_millis(REPLY_TIMEOUT_MS)),
                     });
                 }
-                Output::JournalChanged | Output::StatusChanged | Output::Decision(_) => {}
+                Output::ToAdapter(Downlink::Evidence { wanted }) => {
+                    self.oracle.wanted_since = wanted.then_some(self.now);
+                }
+                Output::JournalChanged
+                | Output::StatusChanged
+                | Output::Decision(_)
+                | Output::ToAdapter(_) => {}
             }
         }
     }
@@ -309,7 +348,7 @@ impl Sim {
         if self.oracle.in_flight.is_some() {
             self.fail("a second transaction while one is in flight");
         }
-        if self.oracle.pty_blocked || self.oracle.engine_identity.is_none() {
+        if self.pty_is_blocked() || self.oracle.engine_identity.is_none() {
             self.fail("a transaction while the PTY host is blocked, unreachable or unknown");
         }
         if messages.is_empty() {
@@ -341,7 +380,13 @@ impl Sim {
         if !self.oracle.adapter_up {
             self.fail("a compare-and-send while the adapter is down");
         }
-        if self.now.since(self.oracle.adapter_last_line) >= Duration::from_millis(SILENCE_MS) {
+        let silent_since = self
+            .oracle
+            .wanted_since
+            .map_or(self.oracle.adapter_last_line, |asked| {
+                asked.max(self.oracle.adapter_last_line)
+            });
+        if self.now.since(silent_since) >= Duration::from_millis(SILENCE_MS) {
             self.fail("a compare-and-send from a silent adapter");
         }
         if Some(identity) != self.oracle.engine_identity.as_ref() || *identity != lease.identity {
@@ -440,7 +485,8 @@ impl Sim {
                         "nonempty" => Composer::Nonempty,
                         _ => Composer::Unknown,
                     },
-                    revision: revision.or(self.oracle.pty_revision_known),
+                    // The default fence: no revision, no usable lease.
+                    revision,
                 });
             }
         } else if kind < 9 {
@@ -477,10 +523,10 @@ impl Sim {
             let matches = self.oracle.engine_identity.as_ref() == Some(&identity);
             if fresh && matches {
                 self.oracle.lease = grant;
-                if let Some(named) = receipt
-                    && named.iter().all(|name| self.inbox.contains(name))
-                {
-                    for name in named {
+                if let Some(named) = receipt {
+                    // Each name on its own; a name not unread changes nothing
+                    // unread (the simulation never creates `gone-*` files).
+                    for name in named.into_iter().filter(|name| self.inbox.contains(name)) {
                         self.oracle.staged.remove(&name);
                         if let Some(request) = &mut self.oracle.in_flight {
                             request.messages.retain(|m| *m != name);
@@ -580,10 +626,15 @@ impl Sim {
             self.oracle
                 .staged
                 .retain(|_, (_, owner)| owner.as_deref() == Some(incarnation.as_str()));
+            // A new harness: no block of the old one applies.
+            self.oracle.pty_blocked = None;
+            self.oracle.pty_retry_ms = PTY_RETRY_INITIAL_MS;
         }
         self.oracle.engine_identity = Some(identity.clone());
         self.oracle.pty_revision_known = Some(self.host_revision);
-        self.oracle.pty_blocked = false;
+        if self.oracle.pty_blocked == Some(Blocked::Unreachable) {
+            self.oracle.pty_blocked = None;
+        }
         self.feed(Input::PtyStatus {
             identity,
             revision: self.host_revision,
@@ -596,7 +647,7 @@ impl Sim {
         };
         if self.rng.chance(10) {
             self.oracle.in_flight = None;
-            self.oracle.pty_blocked = true;
+            self.block_for_retry();
             return self.feed(Input::PtyError {
                 request: request.id,
                 detail: "simulated".into(),
@@ -608,6 +659,7 @@ impl Sim {
         self.oracle.in_flight = None;
         if matches {
             self.host_revision += 1;
+            self.oracle.pty_retry_ms = PTY_RETRY_INITIAL_MS;
             let revision = self.host_revision;
             self.stage(&request, self.now);
             let known = self
@@ -633,7 +685,7 @@ impl Sim {
         if let Some(request) = self.oracle.in_flight.take() {
             self.stage(&request, self.now);
         }
-        self.oracle.pty_blocked = true;
+        self.oracle.pty_blocked = Some(Blocked::Unreachable);
         self.feed(Input::PtyUnreachable);
     }
 
@@ -654,7 +706,8 @@ impl Sim {
         self.oracle.adapter_up = false;
         self.oracle.engine_identity = None;
         self.oracle.pty_revision_known = None;
-        self.oracle.pty_blocked = false;
+        self.oracle.pty_blocked = None;
+        self.oracle.pty_retry_ms = PTY_RETRY_INITIAL_MS;
         self.spawn_requested = false;
         self.awaiting_scan = true;
         self.drain();

@@ -30,6 +30,9 @@ pub const MAX_FIELD_BYTES: usize = 1024;
 /// The most filenames one turn-boundary receipt may name.
 pub const MAX_RECEIPT_MESSAGES: usize = 1024;
 
+/// The most files one `claim` may ask for by count (`limit`).
+pub const MAX_CLAIM_LIMIT: u64 = MAX_RECEIPT_MESSAGES as u64;
+
 /// The protocol version this module speaks.
 pub const VERSION: u64 = 1;
 
@@ -49,6 +52,43 @@ pub enum Body<'a> {
     Activity(Activity<'a>),
     TurnBoundary { messages: Vec<MessageName> },
     Lifecycle { event: Lifecycle },
+    Claim(Claim),
+}
+
+/// A hook is about to put unread files into the harness's next context and
+/// asks which it may take. The sidecar answers on the adapter's stdin
+/// (`claimed`, see [`super::downlink`]); the files it grants are hook-owned
+/// from that moment, so no file is both injected by a hook and typed into
+/// the terminal.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Claim {
+    /// The adapter's own id for this claim, echoed in the answer.
+    pub claim: u64,
+    pub wants: ClaimWants,
+    pub scope: ClaimScope,
+}
+
+/// Which files a claim asks for.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ClaimWants {
+    /// Exactly these (the hook listed `new/` itself).
+    Named(Vec<MessageName>),
+    /// The oldest files the scope allows, at most this many.
+    Oldest(u64),
+}
+
+/// Which states of unread work a claim may take.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ClaimScope {
+    /// Only work that no one owns yet (the next prompt's new arrivals).
+    Pending,
+    /// Everything unread that no transaction is typing right now, including
+    /// files already rung or injected: a new or compacted context surfaces
+    /// the whole durable backlog again.
+    Unread,
 }
 
 /// Activity evidence about the harness and its composer.
@@ -172,6 +212,9 @@ struct RawLine<'a> {
     reason: Option<Value<'a>>,
     messages: Option<Value<'a>>,
     event: Option<Value<'a>>,
+    claim: Option<Value<'a>>,
+    limit: Option<Value<'a>>,
+    scope: Option<Value<'a>>,
 }
 
 impl From<JsonError> for ProtocolError {
@@ -204,6 +247,9 @@ impl<'a> RawLine<'a> {
                 "reason" => &mut raw.reason,
                 "messages" => &mut raw.messages,
                 "event" => &mut raw.event,
+                "claim" => &mut raw.claim,
+                "limit" => &mut raw.limit,
+                "scope" => &mut raw.scope,
                 _ => {
                     reader.value()?;
                     continue;
@@ -228,7 +274,10 @@ impl<'a> RawLine<'a> {
             });
         }
         let kind = string("kind", required("kind", self.kind)?)?;
-        if !matches!(kind.as_ref(), "activity" | "turn-boundary" | "lifecycle") {
+        if !matches!(
+            kind.as_ref(),
+            "activity" | "turn-boundary" | "lifecycle" | "claim"
+        ) {
             return Err(ProtocolError::UnknownKind {
                 found: truncated(&kind),
             });
@@ -261,6 +310,21 @@ impl<'a> RawLine<'a> {
             "turn-boundary" => Body::TurnBoundary {
                 messages: message_list(required("messages", self.messages)?)?,
             },
+            "claim" => Body::Claim(Claim {
+                claim: uint("claim", required("claim", self.claim)?)?,
+                wants: match (present(self.messages), present(self.limit)) {
+                    (Some(_), Some(_)) => {
+                        return Err(invalid("limit", "give `messages` or `limit`, not both"));
+                    }
+                    (Some(messages), None) => ClaimWants::Named(message_list(messages)?),
+                    (None, Some(limit)) => ClaimWants::Oldest(claim_limit(limit)?),
+                    (None, None) => return Err(ProtocolError::MissingField { field: "limit" }),
+                },
+                scope: match present(self.scope) {
+                    None => ClaimScope::Pending,
+                    Some(value) => claim_scope(value)?,
+                },
+            }),
             _ => Body::Lifecycle {
                 event: lifecycle(required("event", self.event)?)?,
             },
@@ -368,6 +432,28 @@ fn lifecycle(value: Value<'_>) -> Result<Lifecycle, ProtocolError> {
         other => Err(ProtocolError::UnknownLifecycle {
             found: truncated(other),
         }),
+    }
+}
+
+fn claim_limit(value: Value<'_>) -> Result<u64, ProtocolError> {
+    let limit = uint("limit", value)?;
+    if !(1..=MAX_CLAIM_LIMIT).contains(&limit) {
+        return Err(invalid(
+            "limit",
+            format!("must be 1 to {MAX_CLAIM_LIMIT}, found {limit}"),
+        ));
+    }
+    Ok(limit)
+}
+
+fn claim_scope(value: Value<'_>) -> Result<ClaimScope, ProtocolError> {
+    match string("scope", value)?.as_ref() {
+        "pending" => Ok(ClaimScope::Pending),
+        "unread" => Ok(ClaimScope::Unread),
+        other => Err(invalid(
+            "scope",
+            format!("expected pending|unread, found {:?}", truncated(other)),
+        )),
     }
 }
 

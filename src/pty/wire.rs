@@ -124,14 +124,9 @@ pub enum SendIfReply {
     Exited { revision: u64 },
 }
 
-/// Which part of a send-if tuple differs first, in fence order.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum IdentityPart {
-    Session,
-    Incarnation,
-    Generation,
-}
+/// Which part of a send-if tuple differs first, in fence order: the same
+/// type the engine fences with, so the two can never disagree on a name.
+pub use crate::core::identity::IdentityPart;
 
 /// `snapshot`: what the screen shows, at which revision.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
