@@ -26,19 +26,21 @@ Options:
 ";
 
 const LONG: &str = "
-One `activity` line per screen change (revision pushes, coalesced) and per
-heartbeat, with the snapshot's revision. Ready screen: idle; working: active;
-confirmation menu or an unknown screen: unknown. The composer is empty when
-it shows only the dim placeholder. The identity is the PTY host's (status,
-re-read after a restart); DING_SESSION, DING_INCARNATION and DING_GENERATION
-are checked against it. See docs/demo.md.
+Built on the adapter kit: while the sidecar wants evidence (its downlink on
+stdin), one `activity` line per screen change (revision pushes, coalesced)
+and per heartbeat, with the snapshot's revision; nothing at all while it does
+not. Ready screen: idle; working: active; confirmation menu or an unknown
+screen: unknown. The composer is empty when it shows only the dim
+placeholder. The identity is the one the sidecar sends; run by hand (stdin
+not a pipe), evidence is always wanted and the identity is the PTY host's.
+See docs/demo.md.
 ";
 
 pub fn run(parser: &mut lexopt::Parser) -> Result<ExitCode> {
     let Some(options) = parse(parser, std::env::var_os("DING_PTY_SOCKET"))? else {
         return Ok(ExitCode::SUCCESS);
     };
-    adapter::run(&options, &mut std::io::stdout().lock())?;
+    adapter::run(&options)?;
     Ok(ExitCode::SUCCESS)
 }
 
