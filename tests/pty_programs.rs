@@ -135,3 +135,15 @@ fn snapshot_matches_styles_the_program_drew() {
         "default-styled text is not a run"
     );
 }
+
+#[test]
+fn snapshot_rows_keep_a_trailing_no_break_space_the_program_drew() {
+    // Some composers draw their empty prompt as a glyph plus U+00A0; only
+    // the spaces of empty cells are padding.
+    let script = "printf '>\\302\\240\\nplain  \\n\\302\\240\\302\\240'; exec cat";
+    let host = Host::start(&["--size", "40x5"], &["sh", "-c", script]);
+    let snap = host.wait_screen(|s| s.rows[2].contains('\u{a0}'));
+    assert_eq!(snap.rows[0], ">\u{a0}");
+    assert_eq!(snap.rows[1], "plain", "trailing spaces are padding");
+    assert_eq!(snap.rows[2], "\u{a0}\u{a0}");
+}

@@ -11,7 +11,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
 use std::time::Duration;
 
-use ding::pty::wire::{ChildState, FrameKind, IdentityPart, Push, SendIfReply, Size, push_frame};
+use ding::pty::wire::{
+    ChildState, FrameKind, IdentityPart, Origin, Push, Request, SendIfReply, Size, push_frame,
+};
 use support::{Host, PATIENCE, identity_of, write};
 
 /// An attach connection that types like a person: each call sends one data
@@ -198,6 +200,46 @@ fn mismatched_identity_writes_zero_bytes() {
             .contains(r#""event":"intervention","op":"send""#),
         "{}",
         host.stderr_text()
+    );
+}
+
+#[test]
+fn the_log_tells_ding_delivery_from_a_supervisors_intervention() {
+    let host = Host::recording();
+    let (identity, revision) = host.identity();
+    let mut client = host.client();
+    let reply = client
+        .send_if(&identity, revision, &[write(b"a")])
+        .expect("send-if");
+    assert!(matches!(reply, SendIfReply::Sent { .. }));
+    let request = Request::Send {
+        steps: vec![write(b"b")],
+        origin: Origin::Delivery,
+    };
+    client.request(&request).expect("delivery send");
+    client.send(&[write(b"c")]).expect("intervention send");
+    assert_eq!(host.wait_file("out", 3), b"abc");
+    let log = host.stderr_text();
+    let events: Vec<(String, String)> = log
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .filter(|line| line["bytes"].is_u64())
+        .map(|line| {
+            (
+                line["event"].as_str().unwrap_or("").to_string(),
+                line["op"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect();
+    let expected = [
+        ("delivery", "send-if"),
+        ("delivery", "send"),
+        ("intervention", "send"),
+    ];
+    assert_eq!(
+        events,
+        expected.map(|(event, op)| (event.to_string(), op.to_string())),
+        "{log}"
     );
 }
 

@@ -173,6 +173,7 @@ impl Client {
     pub fn send(&mut self, steps: &[Step]) -> Result<(u64, usize)> {
         let request = Request::Send {
             steps: steps.to_vec(),
+            origin: crate::pty::wire::Origin::Intervention,
         };
         match self.request(&request)? {
             Reply::Send { revision, written } => Ok((revision, written)),

@@ -36,8 +36,14 @@ pub enum Request {
         expected_revision: u64,
         steps: Vec<Step>,
     },
-    /// Unconditional supervisor intervention; logged by the host as such.
-    Send { steps: Vec<Step> },
+    /// Unconditional send. `origin` says who types, for the host's log: a
+    /// supervisor's intervention (the default) or DING's own delivery (the
+    /// aggressive policy's ring).
+    Send {
+        steps: Vec<Step>,
+        #[serde(default, skip_serializing_if = "Origin::is_intervention")]
+        origin: Origin,
+    },
     /// Turn this connection into a push stream of revision changes and child
     /// lifecycle events (requests are still answered on it).
     Watch {},
@@ -48,6 +54,23 @@ pub enum Request {
     Restart {},
     /// Switch this connection to framed raw attach mode (see `AttachFrame`).
     Attach {},
+}
+
+/// Who an unconditional send is typed for.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Origin {
+    /// A supervisor's explicit input (`ding intervene`, a test, a script).
+    #[default]
+    Intervention,
+    /// DING's automatic delivery.
+    Delivery,
+}
+
+impl Origin {
+    pub fn is_intervention(&self) -> bool {
+        *self == Origin::Intervention
+    }
 }
 
 /// A successful reply line, tagged by the operation it answers.
@@ -135,7 +158,8 @@ pub struct Snapshot {
     pub revision: u64,
     pub size: Size,
     pub cursor: Cursor,
-    /// Each visible row as text, trailing blanks trimmed.
+    /// Each visible row as text; only the spaces of empty cells at its end
+    /// are trimmed (a drawn trailing U+00A0 stays).
     pub rows: Vec<String>,
     /// Maximal runs of cells that share a non-default style.
     pub runs: Vec<Run>,

@@ -24,7 +24,7 @@ use crate::core::time::Time;
 use crate::core::transport::{self, Transport};
 use crate::pty::transport::Step as WireStep;
 use crate::pty::wire::{
-    ChildState, ErrorKind, Push, Reply, Request, SendIfReply, ServerLine, Status,
+    ChildState, ErrorKind, Origin, Push, Reply, Request, SendIfReply, ServerLine, Status,
 };
 
 const MIN_BACKOFF: Duration = Duration::from_millis(100);
@@ -147,6 +147,7 @@ impl PtyLink {
     pub fn send(&mut self, registry: &Registry, now: Time, send: &Send) {
         let request = Request::Send {
             steps: wire_steps(&send.transport),
+            origin: Origin::Delivery,
         };
         self.transact(
             registry,

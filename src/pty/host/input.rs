@@ -62,24 +62,26 @@ impl Host {
                 self.reply(tx.client, ServerLine::Reply(Reply::SendIf(reply)));
                 return;
             }
-        } else {
-            let peer = self.clients.get(&tx.client).map_or(0, |c| c.peer_pid);
-            let bytes: usize = tx
-                .steps
-                .iter()
-                .map(|s| match s {
-                    Step::Write(b) => b.len(),
-                    Step::WaitMs(_) => 0,
-                })
-                .sum();
-            log(json!({
-                "event": "intervention",
-                "op": "send",
-                "peerPid": peer,
-                "bytes": bytes,
-                "revision": self.revision,
-            }));
         }
+        let peer = self.clients.get(&tx.client).map_or(0, |c| c.peer_pid);
+        let bytes: usize = tx
+            .steps
+            .iter()
+            .map(|s| match s {
+                Step::Write(b) => b.len(),
+                Step::WaitMs(_) => 0,
+            })
+            .sum();
+        log(json!({
+            "event": match tx.origin {
+                Origin::Delivery => "delivery",
+                Origin::Intervention => "intervention",
+            },
+            "op": if tx.condition.is_some() { "send-if" } else { "send" },
+            "peerPid": peer,
+            "bytes": bytes,
+            "revision": self.revision,
+        }));
         self.active = Some(tx);
     }
 

@@ -45,8 +45,9 @@ use crate::pty::screen::Screen;
 use crate::pty::socket;
 use crate::pty::transport::{self, Step};
 use crate::pty::wire::{
-    ChildState, ErrorKind, ErrorReply, FrameKind, IdentityPart, MAX_REQUEST_LINE, Parsed, Push,
-    Reply, Request, SendIfReply, ServerLine, Size, Status, parse_frame, parse_resize, push_frame,
+    ChildState, ErrorKind, ErrorReply, FrameKind, IdentityPart, MAX_REQUEST_LINE, Origin, Parsed,
+    Push, Reply, Request, SendIfReply, ServerLine, Size, Status, parse_frame, parse_resize,
+    push_frame,
 };
 
 mod input;
@@ -113,6 +114,9 @@ struct Transaction {
     client: Token,
     /// The compare for send-if; `None` for an unconditional send.
     condition: Option<Condition>,
+    /// Who it is typed for (the log tells DING's delivery from a
+    /// supervisor's intervention).
+    origin: Origin,
     steps: VecDeque<Step>,
     written: usize,
     wait_until: Option<Instant>,

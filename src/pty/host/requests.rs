@@ -181,9 +181,9 @@ impl Host {
                     generation,
                     expected_revision,
                 };
-                self.transaction(token, Some(condition), steps);
+                self.transaction(token, Some(condition), Origin::Delivery, steps);
             }
-            Request::Send { steps } => self.transaction(token, None, steps),
+            Request::Send { steps, origin } => self.transaction(token, None, origin, steps),
             Request::Watch {} => {
                 let revision = self.revision;
                 if let Some(client) = self.clients.get_mut(&token) {
@@ -223,6 +223,7 @@ impl Host {
         &mut self,
         token: Token,
         condition: Option<Condition>,
+        origin: Origin,
         steps: Vec<Step>,
     ) {
         let bytes = match transport::validate(&steps) {
@@ -243,6 +244,7 @@ impl Host {
         self.submit(Input::Transaction(Transaction {
             client: token,
             condition,
+            origin,
             steps: steps.into(),
             written: 0,
             wait_until: None,
