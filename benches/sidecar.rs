@@ -103,6 +103,10 @@ fn main() {
     let bench = Bench::new();
     println!("ding sidecar benchmark (release build, {} cores)", cores());
     println!();
+    if std::env::var_os("DING_BENCH_ONLY_WHOLE_AGENT").is_some() {
+        bench.whole_agent_idle(idle_secs);
+        return;
+    }
 
     println!(
         "end-to-end latency, inbox rename -> first notice byte read in the terminal ({messages} messages, one at a time):"
@@ -145,6 +149,8 @@ fn main() {
     println!();
 
     bench.idle_cost(idle_secs);
+    println!();
+    bench.whole_agent_idle(idle_secs);
     println!();
     bench.many_unread(unread);
 }
@@ -655,6 +661,74 @@ impl Bench {
                 "  {label:<75} {:6} KiB",
                 proc_status(agent.sidecar_pid(), "VmRSS")
             );
+        }
+    }
+
+    /// Wake-ups of a whole agent under `turn-boundary+fresh-idle` with a
+    /// real kit-based adapter: the demo agent, its PTY host, its sidecar and
+    /// `ding demo-adapter`, over `secs` seconds, with nothing pending and
+    /// with one message held by a draft in the composer.
+    fn whole_agent_idle(&self, secs: u64) {
+        println!(
+            "whole agent idle over {secs} s (voluntary context switches per minute; demo agent + ding demo-adapter; target 0 with nothing pending):"
+        );
+        let block = format!(
+            "    delivery \"turn-boundary+fresh-idle\"\n    adapter {{\n      command {BIN:?} \"demo-adapter\"\n    }}\n"
+        );
+        let harness = [BIN, "demo-agent"];
+        let empty = self.agent("whole-empty", &harness, &block);
+        let held = self.agent("whole-held", &harness, &block);
+        for agent in [&empty, &held] {
+            agent.wait_status("the adapter up", |engine| {
+                engine["adapter"]["state"] == "up"
+            });
+        }
+        // A draft in the composer holds the message (the evidence is wanted
+        // the whole time, so the adapter keeps re-reading the screen).
+        let typed = self
+            .ding()
+            .args(["intervene", "whole-held", "a draft", "--no-enter"])
+            .status()
+            .expect("ding intervene");
+        assert!(typed.success());
+        fs::write(held.inbox.join("new/msg-000000.md"), "held\n").expect("write message");
+        held.wait_status("the message held by the draft", |engine| {
+            engine["messages"][0]["hold"]["code"] == "composer-nonempty"
+        });
+        thread::sleep(Duration::from_secs(1));
+        let processes = |agent: &Agent<'_>| -> Vec<(&'static str, i32)> {
+            let status = agent.status();
+            let adapter = status["adapterPid"].as_i64().unwrap_or(0) as i32;
+            let pty = agent.pid("pty.pid");
+            let harness = fs::read_to_string(format!("/proc/{pty}/task/{pty}/children"))
+                .ok()
+                .and_then(|text| text.split_whitespace().next().and_then(|p| p.parse().ok()))
+                .unwrap_or(0);
+            vec![
+                ("pty host", pty),
+                ("sidecar", agent.sidecar_pid()),
+                ("adapter", adapter),
+                ("harness (demo agent)", harness),
+            ]
+        };
+        let watched: Vec<(&str, &str, i32)> =
+            [("nothing pending", &empty), ("1 held message", &held)]
+                .into_iter()
+                .flat_map(|(label, agent)| {
+                    processes(agent)
+                        .into_iter()
+                        .map(move |(role, pid)| (label, role, pid))
+                })
+                .collect();
+        let before: Vec<u64> = watched
+            .iter()
+            .map(|(_, _, pid)| proc_status(*pid, "voluntary_ctxt_switches"))
+            .collect();
+        thread::sleep(Duration::from_secs(secs));
+        for ((label, role, pid), before) in watched.iter().zip(before) {
+            let after = proc_status(*pid, "voluntary_ctxt_switches");
+            let per_minute = after.saturating_sub(before) as f64 * 60.0 / secs as f64;
+            println!("  {label:<16} {role:<22} {per_minute:8.1}/min");
         }
     }
 
