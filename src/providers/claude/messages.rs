@@ -340,9 +340,11 @@ mod tests {
 
     #[test]
     fn a_compaction_request_is_not_a_turn_and_gets_a_tagged_summary() {
-        let instruction = format!(
-            "CRITICAL: Respond with TEXT ONLY. Do NOT call any tools.\n\n{COMPACTION_INSTRUCTION}, paying close attention"
-        );
+        // The start of Claude Code 2.1.328's `/compact` request, as logged.
+        let instruction = "CRITICAL: Respond with TEXT ONLY. Do NOT call any tools.\n\n\
+            - Do NOT use Read, Bash, Grep, Glob, Edit, Write, or ANY other tool.\n\n\
+            Your task is to create a detailed summary of the conversation so far, paying close \
+            attention to the user's explicit requests and your previous actions.";
         let body =
             json!({"stream": true, "messages": [user(json!("hi")), user(json!(instruction))]});
         let reading = Messages.read(&post("/v1/messages?beta=true"), Some(&body));
