@@ -14,13 +14,18 @@
 //! * `sidecar`: the mio runtime that moves bytes between the world and the
 //!   engine.
 //! * [`cli`]: the `ding` subcommands.
-//! * `providers`: the only place provider vocabulary may appear.
+//! * `eval`: groundwork for evaluating on real harnesses: a loopback model
+//!   server with a scripted directive grammar, and harness launches.
+//! * `providers`: the only place provider vocabulary may appear: model API
+//!   wire formats and scratch homes of the real harnesses.
 //! * `demo`: the bundled generic demo agent and its scripted adapter.
 
 pub mod cli;
 pub mod core;
 pub mod decl;
 pub mod demo;
+pub mod eval;
 pub mod private_dir;
+pub mod providers;
 pub mod pty;
 pub mod sidecar;

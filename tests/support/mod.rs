@@ -4,6 +4,7 @@
 
 pub mod core_driver;
 mod pty_host;
+pub mod real_pane;
 pub mod sidecar_agent;
 
 #[allow(unused_imports)]
