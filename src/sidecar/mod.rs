@@ -4,7 +4,8 @@
 //! * `runtime`: the mio loop (`ding sidecar`);
 //! * `control`: the CLI's side: status queries, pid files, detached starts;
 //! * `agent_record`: what a sidecar last ran with, for `ding status` and `ding up`;
-//! * `adapter_proc`: the adapter child and its pipes;
+//! * `adapter_proc`: the adapter child, its process group and its pipes;
+//! * `adapter_group`: the adapter's group as `ding up`/`ding down` see it;
 //! * `inbox_watch`: inotify on `new/`;
 //! * `pty_link`: the connection to the PTY host's control socket;
 //! * `status_server`: `sidecar.sock`, answering `ding status`;
@@ -19,6 +20,7 @@
 //!   them;
 //! * `durable`: fsync and no-replace rename helpers.
 
+pub mod adapter_group;
 pub mod adapter_proc;
 pub mod agent_record;
 pub mod control;

@@ -30,13 +30,16 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token};
-use nix::sys::signal::{SigSet, SigmaskHow, Signal, pthread_sigmask};
-use nix::sys::signalfd::{SfdFlags, SignalFd};
+use nix::sys::signal::Signal;
+use nix::sys::signalfd::SignalFd;
 use nix::sys::time::TimeSpec;
 use nix::sys::timerfd::{ClockId, Expiration, TimerFd, TimerFlags, TimerSetTimeFlags};
 use serde_json::json;
 
-use super::adapter_proc::{AdapterProcess, Drained, describe_exit};
+use super::adapter_group;
+use super::adapter_proc::{
+    ADAPTER_KILL_WAIT, ADAPTER_STOP_GRACE, AdapterProcess, Drained, describe_exit,
+};
 use super::agent_record::AgentRecord;
 use super::inbox::{Inbox, NameClass, Unreadable, classify_name};
 use super::inbox_watch::{InboxEvent, InboxWatch};
@@ -50,6 +53,7 @@ use super::status_server::{StatusRequest, StatusServer};
 use crate::core::engine::{Engine, Input, Output};
 use crate::core::time::Time;
 use crate::decl::{AgentSpec, expand_argv_from_env};
+use crate::signals::read_through_signalfd;
 
 const SIGNALS: Token = Token(0);
 const TIMER: Token = Token(1);
@@ -63,6 +67,12 @@ const FIRST_STATUS_PEER: usize = 100;
 /// How long a shutdown waits for an in-flight transaction's reply, so that
 /// its outcome is journaled rather than guessed at the next start.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
+
+/// The longest a sidecar takes to exit after SIGTERM: the in-flight reply's
+/// grace, then its adapter's stop (SIGTERM, the grace, SIGKILL, the wait).
+pub const STOP_WITHIN: Duration = Duration::from_secs(
+    SHUTDOWN_GRACE.as_secs() + ADAPTER_STOP_GRACE.as_secs() + ADAPTER_KILL_WAIT.as_secs(),
+);
 
 /// Everything `ding sidecar` needs.
 pub struct SidecarOptions {
@@ -131,19 +141,13 @@ impl Runtime {
         paths.ensure_runtime_dir()?;
         paths.ensure_state_dir()?;
 
-        // Signals arrive through the signalfd only; block their default actions.
-        let mut mask = SigSet::empty();
-        for signal in [
+        // Signals arrive through the signalfd only.
+        let signals = read_through_signalfd(&[
             Signal::SIGCHLD,
             Signal::SIGTERM,
             Signal::SIGINT,
             Signal::SIGHUP,
-        ] {
-            mask.add(signal);
-        }
-        pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&mask), None).context("block signals")?;
-        let signals = SignalFd::with_flags(&mask, SfdFlags::SFD_NONBLOCK | SfdFlags::SFD_CLOEXEC)
-            .context("create signalfd")?;
+        ])?;
         let timer = TimerFd::new(
             ClockId::CLOCK_MONOTONIC,
             TimerFlags::TFD_NONBLOCK | TimerFlags::TFD_CLOEXEC,
@@ -474,6 +478,7 @@ impl Runtime {
                         .is_ok();
                 }
                 let pid = process.pid();
+                adapter_group::record(&self.paths, pid);
                 self.log.event(
                     "adapter-spawned",
                     json!({ "pid": pid, "argv": argv_text(&argv) }),
@@ -621,8 +626,12 @@ impl Runtime {
         // Whatever it wrote before dying counts: read it first.
         self.on_adapter_stdout();
         self.on_adapter_stderr();
-        if let Some(running) = self.adapter.take() {
+        if let Some(mut running) = self.adapter.take() {
             self.deregister_pipes(&running);
+            // The group lives as long as the adapter: helpers it left behind
+            // would hold its pipes or keep acting for it.
+            running.process.kill();
+            adapter_group::forget(&self.paths);
             if running.stdout_open {
                 self.inputs.push_back(Input::AdapterEof);
             }
@@ -648,10 +657,18 @@ impl Runtime {
                 json!({ "error": format!("{err:#}") }),
             );
         }
-        if let Some(running) = self.adapter.take() {
+        if let Some(mut running) = self.adapter.take() {
             self.deregister_pipes(&running);
-            running.process.terminate();
-            self.zombies.push(running.process);
+            let pid = running.process.pid();
+            let stopped = running.process.stop(ADAPTER_STOP_GRACE);
+            self.log.event(
+                "adapter-stopped",
+                json!({ "pid": pid, "how": stopped.as_str() }),
+            );
+        }
+        adapter_group::forget(&self.paths);
+        for zombie in &mut self.zombies {
+            zombie.try_reap();
         }
         let _ = fs::remove_file(self.paths.sidecar_socket());
         let _ = fs::remove_file(self.paths.sidecar_pid());

@@ -121,6 +121,11 @@ impl Agent {
 
     /// Runs `ding ARGS` in the agent's directory and environment.
     pub fn ding(&self, args: &[&str]) -> Output {
+        self.ding_with(args, |_| {})
+    }
+
+    /// [`Agent::ding`], with `adjust` applied to the command first.
+    pub fn ding_with(&self, args: &[&str], adjust: impl FnOnce(&mut Command)) -> Output {
         let mut command = Command::new(DING);
         command
             .args(args)
@@ -135,6 +140,7 @@ impl Agent {
             command.env_remove(key);
         }
         command.envs(self.environment());
+        adjust(&mut command);
         command.output().expect("run ding")
     }
 
@@ -457,6 +463,25 @@ pub fn process_alive(pid: i32) -> bool {
             stat.rsplit_once(')')
                 .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'))
         })
+}
+
+/// The blocked and ignored signal masks of `pid` (`SigBlk`, `SigIgn` in
+/// /proc), as numbers.
+pub fn signal_masks(pid: i32) -> (u64, u64) {
+    let status = fs::read_to_string(format!("/proc/{pid}/status")).expect("proc status");
+    let mask = |name: &str| {
+        status
+            .lines()
+            .find_map(|line| line.strip_prefix(name))
+            .and_then(|hex| u64::from_str_radix(hex.trim(), 16).ok())
+            .unwrap_or_else(|| panic!("no {name} for pid {pid}"))
+    };
+    (mask("SigBlk:"), mask("SigIgn:"))
+}
+
+/// The bit of `signal` in a /proc signal mask.
+pub fn signal_bit(signal: Signal) -> u64 {
+    1 << (signal as i32 - 1)
 }
 
 fn read_pid(path: &Path) -> Option<i32> {

@@ -32,8 +32,8 @@ use anyhow::{Context, Result};
 use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token};
 use nix::errno::Errno;
-use nix::sys::signal::{SigSet, Signal, killpg};
-use nix::sys::signalfd::{SfdFlags, SignalFd};
+use nix::sys::signal::{Signal, killpg};
+use nix::sys::signalfd::SignalFd;
 use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
 use nix::unistd::{Pid, Uid};
 use serde_json::json;
@@ -43,6 +43,7 @@ use crate::pty::connection::{Connection, Fill, Mode};
 use crate::pty::identity::{LaunchSpec, fresh_incarnation};
 use crate::pty::screen::Screen;
 use crate::pty::socket;
+use crate::signals;
 use crate::pty::transport::{self, Step};
 use crate::pty::wire::{
     ChildState, ErrorKind, ErrorReply, FrameKind, IdentityPart, MAX_REQUEST_LINE, Parsed, Push,
@@ -160,21 +161,14 @@ struct Host {
 
 impl Host {
     fn new(config: Config) -> Result<Host> {
-        // Block the signals before anything can deliver them, so that none is
-        // lost between now and the signalfd existing; the child unblocks them
-        // before exec.
-        let mut mask = SigSet::empty();
-        for signal in [
+        // Before anything can deliver them, so that none is lost between now
+        // and the signalfd existing; the child starts clean (see `child`).
+        let signals = signals::read_through_signalfd(&[
             Signal::SIGCHLD,
             Signal::SIGTERM,
             Signal::SIGHUP,
             Signal::SIGINT,
-        ] {
-            mask.add(signal);
-        }
-        mask.thread_block().context("block host signals")?;
-        let signals = SignalFd::with_flags(&mask, SfdFlags::SFD_NONBLOCK | SfdFlags::SFD_CLOEXEC)
-            .context("create signalfd")?;
+        ])?;
         let mut listener = socket::bind_private(&config.socket)?;
         let socket_path = std::path::absolute(&config.socket).context("resolve socket path")?;
         let poll = Poll::new().context("create poll")?;
