@@ -70,7 +70,8 @@ pub enum Input {
     AdapterSpawned { pid: u32 },
     /// One line from the adapter's stdout, without its newline.
     AdapterLine(Vec<u8>),
-    /// The adapter wrote a line longer than the runtime buffers; it was discarded.
+    /// The adapter's line passed the runtime's bound (`len` bytes had
+    /// arrived, newline or not); it is discarded.
     AdapterLineTooLong { len: usize },
     /// The adapter's stdout reached end of file.
     AdapterEof,

@@ -38,11 +38,20 @@ pub const ADAPTER_KILL_WAIT: Duration = Duration::from_secs(1);
 /// The longest stderr line logged whole; the rest of a longer line is dropped.
 const MAX_STDERR_LINE: usize = 4096;
 
+/// Most bytes taken from one adapter pipe per turn of the sidecar's loop.
+/// The lines they hold are handled before more is read, so an adapter that
+/// writes without pause costs bounded memory, and status requests and the
+/// PTY are served between its turns.
+pub const PIPE_READ_BUDGET: usize = 64 * 1024;
+
 /// Where a pipe stands after draining it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Drained {
-    /// Read until `WouldBlock`; more may come.
+    /// Read until `WouldBlock`; more may come, and poll will say so.
     Open,
+    /// [`PIPE_READ_BUDGET`] was read; more may be waiting, and poll will
+    /// not say so again: read again next turn.
+    Budget,
     /// The writer closed it.
     Eof,
 }
@@ -111,7 +120,8 @@ impl AdapterProcess {
         self.stderr.as_ref().map(AsRawFd::as_raw_fd)
     }
 
-    /// Reads stdout until `WouldBlock` or end of file, appending protocol lines.
+    /// Reads stdout until `WouldBlock`, end of file or the budget, appending
+    /// protocol lines.
     pub fn drain_stdout(&mut self, out: &mut Vec<Line>) -> Drained {
         let drained = drain(self.stdout.as_mut(), &mut self.stdout_lines, out);
         if drained == Drained::Eof {
@@ -120,7 +130,8 @@ impl AdapterProcess {
         drained
     }
 
-    /// Reads stderr until `WouldBlock` or end of file, appending log lines.
+    /// Reads stderr until `WouldBlock`, end of file or the budget, appending
+    /// log lines.
     pub fn drain_stderr(&mut self, out: &mut Vec<Line>) -> Drained {
         let drained = drain(self.stderr.as_mut(), &mut self.stderr_lines, out);
         if drained == Drained::Eof {
@@ -233,13 +244,20 @@ fn drain<R: Read>(pipe: Option<&mut R>, lines: &mut LineBuffer, out: &mut Vec<Li
         return Drained::Eof;
     };
     let mut chunk = [0u8; 16 * 1024];
+    let mut taken = 0;
     loop {
+        if taken >= PIPE_READ_BUDGET {
+            return Drained::Budget;
+        }
         match pipe.read(&mut chunk) {
             Ok(0) => {
                 out.extend(lines.finish());
                 return Drained::Eof;
             }
-            Ok(n) => lines.push(&chunk[..n], out),
+            Ok(n) => {
+                lines.push(&chunk[..n], out);
+                taken += n;
+            }
             Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
             Err(err) if err.kind() == io::ErrorKind::WouldBlock => return Drained::Open,
             Err(_) => {

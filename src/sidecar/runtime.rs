@@ -38,7 +38,7 @@ use serde_json::json;
 
 use super::adapter_group;
 use super::adapter_proc::{
-    ADAPTER_KILL_WAIT, ADAPTER_STOP_GRACE, AdapterProcess, Drained, describe_exit,
+    ADAPTER_KILL_WAIT, ADAPTER_STOP_GRACE, AdapterProcess, Drained, PIPE_READ_BUDGET, describe_exit,
 };
 use super::agent_record::AgentRecord;
 use super::inbox::{Inbox, NameClass, Unreadable, classify_name};
@@ -88,6 +88,15 @@ struct RunningAdapter {
     process: AdapterProcess,
     stdout_open: bool,
     stderr_open: bool,
+    /// A pipe's last read stopped at its budget, not at `WouldBlock`.
+    stdout_backlog: bool,
+    stderr_backlog: bool,
+}
+
+impl RunningAdapter {
+    fn has_backlog(&self) -> bool {
+        self.stdout_backlog || self.stderr_backlog
+    }
 }
 
 struct Runtime {
@@ -239,7 +248,13 @@ impl Runtime {
     fn run(&mut self) -> Result<()> {
         let mut events = Events::with_capacity(64);
         loop {
-            match self.poll.poll(&mut events, None) {
+            // Unread adapter output waits for no event: look, don't sleep.
+            let backlog = self
+                .adapter
+                .as_ref()
+                .is_some_and(RunningAdapter::has_backlog);
+            let timeout = backlog.then_some(Duration::ZERO);
+            match self.poll.poll(&mut events, timeout) {
                 Ok(()) => {}
                 Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
                 Err(err) => return Err(err).context("poll"),
@@ -260,6 +275,7 @@ impl Runtime {
                     _ => {}
                 }
             }
+            self.read_adapter_backlog();
             self.settle(now)?;
             if self.ready_to_exit(now) {
                 self.shut_down();
@@ -487,6 +503,8 @@ impl Runtime {
                     process,
                     stdout_open: true,
                     stderr_open: true,
+                    stdout_backlog: false,
+                    stderr_backlog: false,
                 });
                 self.inputs.push_back(Input::AdapterSpawned { pid });
                 if !registered {
@@ -558,6 +576,7 @@ impl Runtime {
         };
         let mut lines = Vec::new();
         let drained = running.process.drain_stdout(&mut lines);
+        running.stdout_backlog = drained == Drained::Budget;
         for line in lines {
             self.inputs.push_back(match line {
                 Line::Complete(bytes) => Input::AdapterLine(bytes),
@@ -579,6 +598,7 @@ impl Runtime {
         };
         let mut lines = Vec::new();
         let drained = running.process.drain_stderr(&mut lines);
+        running.stderr_backlog = drained == Drained::Budget;
         let pid = running.process.pid();
         if drained == Drained::Eof && running.stderr_open {
             running.stderr_open = false;
@@ -589,10 +609,25 @@ impl Runtime {
         for line in lines {
             let text = match line {
                 Line::Complete(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
-                Line::TooLong { len } => format!("({len} bytes, not shown)"),
+                Line::TooLong { len } => format!("(at least {len} bytes, not shown)"),
             };
             self.log
                 .event("adapter-stderr", json!({ "pid": pid, "line": text }));
+        }
+    }
+
+    /// Reads on where a pipe's last read stopped at its budget: the lines
+    /// read before were handled in the previous turn.
+    fn read_adapter_backlog(&mut self) {
+        let Some(running) = self.adapter.as_ref() else {
+            return;
+        };
+        let (stdout, stderr) = (running.stdout_backlog, running.stderr_backlog);
+        if stdout {
+            self.on_adapter_stdout();
+        }
+        if stderr {
+            self.on_adapter_stderr();
         }
     }
 
@@ -623,14 +658,24 @@ impl Runtime {
         let Some(status) = running.process.try_reap() else {
             return;
         };
-        // Whatever it wrote before dying counts: read it first.
-        self.on_adapter_stdout();
-        self.on_adapter_stderr();
-        if let Some(mut running) = self.adapter.take() {
+        // The group lives as long as the adapter: helpers it left behind
+        // would hold its pipes or keep acting for it.
+        running.process.kill();
+        // Whatever it wrote before dying counts: read it first, all of it
+        // that a pipe can hold (the default maximum pipe size is 1 MiB).
+        for _ in 0..(1024 * 1024 / PIPE_READ_BUDGET).max(1) {
+            self.on_adapter_stdout();
+            self.on_adapter_stderr();
+            if !self
+                .adapter
+                .as_ref()
+                .is_some_and(RunningAdapter::has_backlog)
+            {
+                break;
+            }
+        }
+        if let Some(running) = self.adapter.take() {
             self.deregister_pipes(&running);
-            // The group lives as long as the adapter: helpers it left behind
-            // would hold its pipes or keep acting for it.
-            running.process.kill();
             adapter_group::forget(&self.paths);
             if running.stdout_open {
                 self.inputs.push_back(Input::AdapterEof);

@@ -340,6 +340,12 @@ impl Agent {
 
     /// Makes the scripted adapter with pid `adapter` print `line`.
     pub fn feed(&self, adapter: i32, line: &Value) {
+        self.feed_all(adapter, std::slice::from_ref(line));
+    }
+
+    /// Makes the scripted adapter with pid `adapter` print `lines`, in
+    /// order, as fast as it can.
+    pub fn feed_all(&self, adapter: i32, lines: &[Value]) {
         let fifo = self.path(&format!("feeds/{adapter}"));
         let deadline = Instant::now() + DEADLINE;
         // Non-blocking open: a FIFO without a reader fails (ENXIO) instead
@@ -361,8 +367,17 @@ impl Agent {
                 }
             }
         };
-        let mut bytes = line.to_string().into_bytes();
-        bytes.push(b'\n');
+        // Opened: from here on, wait for the adapter to take every byte.
+        nix::fcntl::fcntl(
+            &writer,
+            nix::fcntl::FcntlArg::F_SETFL(nix::fcntl::OFlag::empty()),
+        )
+        .expect("blocking writes");
+        let mut bytes = Vec::new();
+        for line in lines {
+            bytes.extend_from_slice(line.to_string().as_bytes());
+            bytes.push(b'\n');
+        }
         writer.write_all(&bytes).expect("feed the adapter");
     }
 
