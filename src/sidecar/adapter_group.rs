@@ -82,6 +82,7 @@ mod tests {
     use crate::sidecar::paths::DirsEnv;
     use std::os::unix::process::CommandExt;
     use std::process::Command;
+    use std::time::Duration;
 
     fn paths_in(dir: &Path) -> AgentPaths {
         let env = DirsEnv::from_lookup(
@@ -97,13 +98,20 @@ mod tests {
         paths
     }
 
+    /// `sleep 30` in its own group, once it runs (until exec, a child's
+    /// environment is still its parent's).
     fn sleeper(env: Option<(&str, &Path)>) -> std::process::Child {
         let mut command = Command::new("sleep");
         command.arg("30").process_group(0);
         if let Some((key, value)) = env {
             command.env(key, value);
         }
-        command.spawn().expect("spawn sleep")
+        let child = command.spawn().expect("spawn sleep");
+        let cmdline = format!("/proc/{}/cmdline", child.id());
+        assert!(wait_until(Duration::from_secs(10), || {
+            fs::read(&cmdline).is_ok_and(|line| line.starts_with(b"sleep\0"))
+        }));
+        child
     }
 
     #[test]
