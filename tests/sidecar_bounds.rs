@@ -37,15 +37,19 @@ fn start_flood(agent: &Agent) {
     fs::write(agent.path("feeds/go"), "go\n").expect("start the flood");
 }
 
+fn log_size(agent: &Agent) -> u64 {
+    fs::metadata(agent.paths().sidecar_log()).map_or(0, |m| m.len())
+}
+
 /// The code and detail of the hold on message `name`.
 fn hold(status: &Value, name: &str) -> Value {
     message(status, name).map_or(Value::Null, |m| m["hold"].clone())
 }
 
-const GARBAGE_LINES: usize = 100_000;
+const GARBAGE_LINES: usize = 200_000;
 
 #[test]
-fn a_flood_of_garbage_lines_keeps_the_sidecar_memory_flat() {
+fn a_flood_of_garbage_lines_keeps_the_sidecar_memory_and_log_flat() {
     let agent = garbage_agent("garbage", GARBAGE_LINES);
     // The message is held from the start, so every line's verdict shows.
     fs::create_dir_all(agent.path("inbox/garbage/tmp")).expect("inbox");
@@ -54,6 +58,7 @@ fn a_flood_of_garbage_lines_keeps_the_sidecar_memory_flat() {
     agent.up(&[]);
     let sidecar = agent.sidecar_pid().expect("sidecar pid") as u32;
     let before_memory = memory_kib(sidecar, "VmRSS");
+    let before_log = log_size(&agent);
     start_flood(&agent);
     agent.wait_status_every(
         Duration::from_millis(50),
@@ -62,10 +67,46 @@ fn a_flood_of_garbage_lines_keeps_the_sidecar_memory_flat() {
         |status| hold(status, "m1.md")["error"]["found"] == "flood-end",
     );
     let peak = memory_kib(sidecar, "VmHWM");
+    let grown = log_size(&agent) - before_log;
     assert!(
         peak < before_memory + 4096,
         "memory {before_memory} -> {peak} KiB"
     );
+    assert!(grown < 64 * 1024, "the log grew by {grown} bytes");
+}
+
+const ACTIVE_LINES: usize = 20_000;
+
+#[test]
+fn a_flood_of_valid_active_lines_keeps_the_log_flat() {
+    let agent = Agent::new("active", &rich_decl("active", RECORDING_HARNESS, ""));
+    agent.up_recording();
+    let adapter = agent.wait_adapter_up();
+    agent.drop_message("m1.md", "waiting");
+    agent.wait_held("m1.md", "no-evidence");
+    let before_log = log_size(&agent);
+
+    let first = agent.activity("active", "empty", None);
+    let start = first["sequence"].as_u64().expect("sequence");
+    let mut lines: Vec<Value> = (0..ACTIVE_LINES as u64)
+        .map(|i| {
+            let mut line = first.clone();
+            line["sequence"] = (start + i).into();
+            line
+        })
+        .collect();
+    let mut last = agent.activity("idle", "nonempty", None);
+    last["sequence"] = (start + ACTIVE_LINES as u64).into();
+    lines.push(last);
+    agent.feed_all(adapter, &lines);
+    agent.wait_status_every(
+        Duration::from_millis(50),
+        Duration::from_secs(60),
+        "the flood's last line",
+        |status| hold(status, "m1.md")["code"] == "composer-nonempty",
+    );
+    let grown = log_size(&agent) - before_log;
+    assert!(grown < 64 * 1024, "the log grew by {grown} bytes");
 }
 
 #[test]

@@ -11,7 +11,8 @@
 //! * `status_server`: `sidecar.sock`, answering `ding status`;
 //! * `status_document`: the typed status document it answers with;
 //! * `lines`: bounded line assembly;
-//! * `log`: JSON or human log lines;
+//! * `log`: JSON or human log lines, bounded: `log_limit` counts repeated
+//!   records, `log_file` caps and rotates the file;
 //! * `inbox`: the Maildir-like inbox (`tmp/`, `new/`, `archive/`): deliver,
 //!   archive, scan;
 //! * `naming`: sortable, unique arrival names for delivered files;
@@ -30,6 +31,8 @@ pub mod inbox_watch;
 pub mod journal_store;
 pub mod lines;
 pub mod log;
+pub mod log_file;
+pub mod log_limit;
 pub mod naming;
 pub mod paths;
 pub mod pty_link;

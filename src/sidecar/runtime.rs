@@ -146,7 +146,12 @@ impl Runtime {
             paths,
             log_format,
         } = options;
-        let log = Log::new(log_format, &spec.name);
+        let mut log = Log::new(
+            log_format,
+            &spec.name,
+            Some(&paths.sidecar_log()),
+            monotonic_now,
+        );
         paths.ensure_runtime_dir()?;
         paths.ensure_state_dir()?;
 
@@ -356,6 +361,7 @@ impl Runtime {
             self.engine.next_deadline(),
             self.link.retry_at(),
             self.shutdown_deadline,
+            self.log.next_summary_at(),
         ]
         .into_iter()
         .flatten()
@@ -388,6 +394,7 @@ impl Runtime {
         self.engine.handle_timeout(now);
         self.carry_out_outputs(now);
         self.connect_pty(now);
+        self.log.summarize_ended();
     }
 
     fn connect_pty(&mut self, now: Time) {
@@ -717,6 +724,7 @@ impl Runtime {
         }
         let _ = fs::remove_file(self.paths.sidecar_socket());
         let _ = fs::remove_file(self.paths.sidecar_pid());
+        self.log.summarize_all();
         self.log.event("sidecar-stopped", json!({}));
     }
 
