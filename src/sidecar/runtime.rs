@@ -265,13 +265,22 @@ impl Runtime {
                 Err(err) => return Err(err).context("poll"),
             }
             let now = monotonic_now();
+            // One budget per pipe per turn, whether an event or a backlog
+            // brings us to it.
+            let (mut read_stdout, mut read_stderr) = (false, false);
             for event in events.iter() {
                 match event.token() {
                     SIGNALS => self.on_signals(now),
                     TIMER => self.on_timer(now),
                     INBOX => self.on_inbox(),
-                    ADAPTER_OUT => self.on_adapter_stdout(),
-                    ADAPTER_ERR => self.on_adapter_stderr(),
+                    ADAPTER_OUT => {
+                        read_stdout = true;
+                        self.on_adapter_stdout();
+                    }
+                    ADAPTER_ERR => {
+                        read_stderr = true;
+                        self.on_adapter_stderr();
+                    }
                     PTY => {
                         self.link.on_ready(self.poll.registry(), now);
                         self.absorb_link();
@@ -280,7 +289,7 @@ impl Runtime {
                     _ => {}
                 }
             }
-            self.read_adapter_backlog();
+            self.read_adapter_backlog(read_stdout, read_stderr);
             self.settle(now)?;
             if self.ready_to_exit(now) {
                 self.shut_down();
@@ -623,17 +632,18 @@ impl Runtime {
         }
     }
 
-    /// Reads on where a pipe's last read stopped at its budget: the lines
-    /// read before were handled in the previous turn.
-    fn read_adapter_backlog(&mut self) {
+    /// Reads on where a pipe's last read stopped at its budget (the lines
+    /// read then were handled in the previous turn), unless this turn read
+    /// that pipe already.
+    fn read_adapter_backlog(&mut self, read_stdout: bool, read_stderr: bool) {
         let Some(running) = self.adapter.as_ref() else {
             return;
         };
         let (stdout, stderr) = (running.stdout_backlog, running.stderr_backlog);
-        if stdout {
+        if stdout && !read_stdout {
             self.on_adapter_stdout();
         }
-        if stderr {
+        if stderr && !read_stderr {
             self.on_adapter_stderr();
         }
     }
