@@ -11,7 +11,7 @@ use ding::core::journal::{Journal, Owner};
 use ding::core::message::MessageName;
 use ding::core::ownership::MessageState;
 use ding::core::time::Time;
-use support::core_driver::Driver;
+use support::core_driver::{Driver, decision_tags};
 
 fn name(text: &str) -> MessageName {
     MessageName::new(text).unwrap()
@@ -278,19 +278,6 @@ fn active_line(sequence: u64, incarnation: &str) -> Vec<u8> {
     .into_bytes()
 }
 
-/// The decision tags of `records`.
-fn tags(records: &[ding::core::decision::Record]) -> Vec<String> {
-    records
-        .iter()
-        .map(|r| {
-            serde_json::to_value(r).unwrap()["decision"]
-                .as_str()
-                .unwrap()
-                .to_string()
-        })
-        .collect()
-}
-
 #[test]
 fn evidence_that_changes_nothing_records_nothing() {
     let mut driver = started(None, "inc-1", 0);
@@ -308,7 +295,7 @@ fn evidence_that_changes_nothing_records_nothing() {
         );
     }
     let (emitted, _) = driver.take();
-    assert_eq!(tags(&emitted.records), ["held"]);
+    assert_eq!(decision_tags(&emitted.records), ["held"]);
 
     // A lease that existed ends with a record, once.
     driver.input(
@@ -325,7 +312,7 @@ fn evidence_that_changes_nothing_records_nothing() {
     );
     let (emitted, _) = driver.take();
     assert_eq!(
-        tags(&emitted.records),
+        decision_tags(&emitted.records),
         ["lease-granted", "held", "lease-ended", "held"]
     );
 
@@ -335,7 +322,7 @@ fn evidence_that_changes_nothing_records_nothing() {
         Time::from_millis(1004),
     );
     let (first, _) = driver.take();
-    assert!(tags(&first.records).contains(&"hook-owned".to_string()));
+    assert!(decision_tags(&first.records).contains(&"hook-owned".to_string()));
     for sequence in 1005..1100 {
         driver.input(
             Input::AdapterLine(receipt_line(sequence, "inc-1", &["001.md"])),
@@ -343,6 +330,6 @@ fn evidence_that_changes_nothing_records_nothing() {
         );
     }
     let (repeated, _) = driver.take();
-    assert_eq!(tags(&repeated.records), Vec::<String>::new());
+    assert_eq!(decision_tags(&repeated.records), Vec::<String>::new());
     assert!(repeated.journals.is_empty(), "nothing to journal");
 }

@@ -21,11 +21,10 @@ exec sleep 600
 "#;
 
 fn garbage_agent(name: &str, lines: usize) -> Agent {
+    let adapter = format!(r#"command "sh" "$ST_HOOKS/garbage.sh" "{lines}""#);
     let agent = Agent::new(
         name,
-        &format!(
-            "agent \"{name}\" {{\n  command \"sleep\" \"600\"\n  ding {{\n    delivery \"turn-boundary+fresh-idle\"\n    adapter {{ command \"sh\" \"$ST_HOOKS/garbage.sh\" \"{lines}\" }}\n  }}\n}}\n"
-        ),
+        &rich_decl_with_adapter(name, SLEEPING_HARNESS, &adapter, ""),
     );
     fs::write(agent.path("hooks/garbage.sh"), GARBAGE_ADAPTER).expect("adapter script");
     nix::unistd::mkfifo(&agent.path("feeds/go"), nix::sys::stat::Mode::S_IRWXU).expect("mkfifo");
@@ -114,8 +113,11 @@ fn an_adapter_line_that_never_ends_is_reported_as_too_long_at_once() {
     let name = "endless";
     let agent = Agent::new(
         name,
-        &format!(
-            "agent \"{name}\" {{\n  command \"sleep\" \"600\"\n  ding {{\n    delivery \"turn-boundary+fresh-idle\"\n    adapter {{ command \"sh\" \"-c\" \"head -c 1000000 /dev/zero | tr '\\\\0' x; exec sleep 600\" }}\n  }}\n}}\n"
+        &rich_decl_with_adapter(
+            name,
+            SLEEPING_HARNESS,
+            r#"command "sh" "-c" "head -c 1000000 /dev/zero | tr '\\0' x; exec sleep 600""#,
+            "",
         ),
     );
     agent.up(&[]);

@@ -51,11 +51,19 @@ mkfifo "$fifo" || exit 1
 exec cat 0<>"$fifo"
 "#;
 
+/// A harness that only waits.
+pub const SLEEPING_HARNESS: &str = r#"command "sleep" "600""#;
+
 /// A declaration of agent `name` with `harness` (a `command` line) under
 /// the rich policy with the scripted adapter, plus `extra` ding settings.
 pub fn rich_decl(name: &str, harness: &str, extra: &str) -> String {
+    rich_decl_with_adapter(name, harness, SCRIPTED_ADAPTER, extra)
+}
+
+/// [`rich_decl`] with the adapter `adapter` (a `command` line).
+pub fn rich_decl_with_adapter(name: &str, harness: &str, adapter: &str, extra: &str) -> String {
     format!(
-        "agent \"{name}\" {{\n  {harness}\n  ding {{\n    delivery \"turn-boundary+fresh-idle\"\n    adapter {{ {SCRIPTED_ADAPTER} }}\n    {extra}\n  }}\n}}\n"
+        "agent \"{name}\" {{\n  {harness}\n  ding {{\n    delivery \"turn-boundary+fresh-idle\"\n    adapter {{ {adapter} }}\n    {extra}\n  }}\n}}\n"
     )
 }
 
@@ -121,12 +129,20 @@ impl Agent {
 
     /// Runs `ding ARGS` in the agent's directory and environment.
     pub fn ding(&self, args: &[&str]) -> Output {
-        self.ding_with(args, |_| {})
+        self.ding_under(&[], args)
     }
 
-    /// [`Agent::ding`], with `adjust` applied to the command first.
-    pub fn ding_with(&self, args: &[&str], adjust: impl FnOnce(&mut Command)) -> Output {
-        let mut command = Command::new(DING);
+    /// [`Agent::ding`] run by `wrapper` (a program and its first
+    /// arguments; `ding` and ARGS follow them), or directly if it is empty.
+    pub fn ding_under(&self, wrapper: &[&str], args: &[&str]) -> Output {
+        let mut command = match wrapper.split_first() {
+            Some((program, first)) => {
+                let mut command = Command::new(program);
+                command.args(first).arg(DING);
+                command
+            }
+            None => Command::new(DING),
+        };
         command
             .args(args)
             .current_dir(self.dir.path())
@@ -140,7 +156,6 @@ impl Agent {
             command.env_remove(key);
         }
         command.envs(self.environment());
-        adjust(&mut command);
         command.output().expect("run ding")
     }
 
