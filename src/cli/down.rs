@@ -2,6 +2,7 @@
 //! process group), then its PTY host (and with it the harness), waiting for
 //! each. The inbox and the journal stay on disk.
 
+use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -45,33 +46,32 @@ pub fn run(parser: &mut lexopt::Parser) -> Result<ExitCode> {
         bail!("`ding down` needs an agent name\nUsage: ding down NAME")
     };
     let paths = AgentPaths::resolve(&name, &DirsEnv::from_process())?;
-    for (what, pid_file, grace) in [
-        ("sidecar", paths.sidecar_pid(), SIDECAR_GRACE),
-        ("pty host", paths.pty_pid(), PTY_HOST_GRACE),
-    ] {
-        match live_pid(&pid_file) {
-            Some(pid) => {
-                let killed = stop(pid, grace);
-                let _ = std::fs::remove_file(&pid_file);
-                let how = if killed {
-                    format!("killed after {} s", grace.as_secs())
-                } else {
-                    "stopped".to_string()
-                };
-                writeln!(std::io::stdout(), "{name}: {what} (pid {pid}) {how}")?;
-            }
-            None => writeln!(std::io::stdout(), "{name}: {what} not running")?,
-        }
-        if what == "sidecar"
-            && let Some(group) = adapter_group::end_orphaned(&paths)
-        {
-            // The sidecar did not stop its adapter (it was killed, now or
-            // earlier): what was left of the adapter's group is gone now.
-            writeln!(
-                std::io::stdout(),
-                "{name}: adapter left behind (process group {group}) killed"
-            )?;
-        }
+    stop_recorded(&name, "sidecar", &paths.sidecar_pid(), SIDECAR_GRACE)?;
+    if let Some(group) = adapter_group::end_orphaned(&paths) {
+        // The sidecar did not stop its adapter (it was killed, now or
+        // earlier): what was left of the adapter's group is gone now.
+        writeln!(
+            std::io::stdout(),
+            "{name}: adapter left behind (process group {group}) killed"
+        )?;
     }
+    stop_recorded(&name, "pty host", &paths.pty_pid(), PTY_HOST_GRACE)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Stops the process recorded in `pid_file`, if it runs, and says how.
+fn stop_recorded(name: &str, what: &str, pid_file: &Path, grace: Duration) -> Result<()> {
+    let Some(pid) = live_pid(pid_file) else {
+        writeln!(std::io::stdout(), "{name}: {what} not running")?;
+        return Ok(());
+    };
+    let killed = stop(pid, grace);
+    let _ = std::fs::remove_file(pid_file);
+    let how = if killed {
+        format!("killed after {} s", grace.as_secs())
+    } else {
+        "stopped".to_string()
+    };
+    writeln!(std::io::stdout(), "{name}: {what} (pid {pid}) {how}")?;
+    Ok(())
 }
