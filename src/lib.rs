@@ -11,6 +11,8 @@
 //! * `private_dir`: directories only their owner may change, shared by the
 //!   PTY host's socket directory and the sidecar's runtime, state and inbox
 //!   directories.
+//! * `signals`: how every long-running process reads its signals and how
+//!   every child it starts begins with a clean signal state.
 //! * `sidecar`: the mio runtime that moves bytes between the world and the
 //!   engine.
 //! * [`cli`]: the `ding` subcommands.
@@ -29,3 +31,4 @@ pub mod private_dir;
 pub mod providers;
 pub mod pty;
 pub mod sidecar;
+pub mod signals;
