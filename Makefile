@@ -1,12 +1,12 @@
 # The README's commands. `make test` is exactly what CI runs (.ci/run).
 CARGO ?= cargo
 
-.PHONY: test fmt-check clippy unit demo bench build
+.PHONY: test fmt-check clippy unit demo bench build harnesses
 
 build:
 	$(CARGO) build --release --bins
 
-test: fmt-check clippy unit
+test: harnesses fmt-check clippy unit
 
 fmt-check:
 	$(CARGO) fmt --all -- --check
@@ -14,7 +14,13 @@ fmt-check:
 clippy:
 	$(CARGO) clippy --all-targets -- -D warnings
 
-unit:
+# The real-pane tests run the pinned real harnesses: installed once from the
+# npm registry into a cache outside the repository (reused after; checking
+# a cached install takes milliseconds). See docs/providers/model-servers.md.
+harnesses:
+	bash scripts/install-harnesses.sh >/dev/null
+
+unit: harnesses
 	$(CARGO) test --all-targets
 
 # DING on the bundled demo agent, aggressive then turn-boundary+fresh-idle.

@@ -13,10 +13,15 @@
 //! * `private_dir`: directories only their owner may change, shared by the
 //!   PTY host's socket directory and the sidecar's runtime, state and inbox
 //!   directories.
+//! * `signals`: how every long-running process reads its signals and how
+//!   every child it starts begins with a clean signal state.
 //! * `sidecar`: the mio runtime that moves bytes between the world and the
 //!   engine.
 //! * [`cli`]: the `ding` subcommands.
-//! * `providers`: the only place provider vocabulary may appear.
+//! * `eval`: groundwork for evaluating on real harnesses: a loopback model
+//!   server with a scripted directive grammar, and harness launches.
+//! * `providers`: the only place provider vocabulary may appear: model API
+//!   wire formats and scratch homes of the real harnesses.
 //! * `demo`: the bundled generic demo agent and its scripted adapter.
 
 pub mod adapter;
@@ -24,7 +29,10 @@ pub mod cli;
 pub mod core;
 pub mod decl;
 pub mod demo;
+pub mod eval;
 pub mod line_server;
 pub mod private_dir;
+pub mod providers;
 pub mod pty;
 pub mod sidecar;
+pub mod signals;

@@ -20,6 +20,8 @@ const COMMANDS: &[&str] = &[
     "pty",
     "demo-agent",
     "demo-adapter",
+    "eval-model-server",
+    "eval-harness-env",
 ];
 
 fn help(command: &str, flag: &str) -> String {

@@ -16,7 +16,7 @@ use ding::core::message::MessageName;
 use ding::core::ownership::MessageState;
 use ding::core::time::Time;
 use serde_json::{Map, Value, json};
-use support::core_driver::Driver;
+use support::core_driver::{Driver, decision_tags};
 
 const SESSION: &str = "host.worker";
 const INCARNATION: &str = "inc-1";
@@ -315,16 +315,7 @@ impl Script {
                 }
                 "decisions" => {
                     let want: Vec<String> = serde_json::from_value(want.clone()).unwrap();
-                    let got: Vec<String> = emitted
-                        .records
-                        .iter()
-                        .map(|r| {
-                            serde_json::to_value(r).unwrap()["decision"]
-                                .as_str()
-                                .unwrap()
-                                .to_string()
-                        })
-                        .collect();
+                    let got = decision_tags(&emitted.records);
                     let mut rest = got.iter();
                     for wanted in &want {
                         assert!(

@@ -14,6 +14,7 @@ use std::time::Duration;
 use ding::pty::client::HostError;
 use ding::pty::transport::{MAX_TRANSPORT_BYTES, Step};
 use ding::pty::wire::{ErrorKind, MAX_REQUEST_LINE, ServerLine};
+use support::flood::{connect_peers, memory_kib, pipeline_without_reading};
 use support::{BIN, Host, write};
 
 fn host_error(err: anyhow::Error) -> HostError {
@@ -174,4 +175,65 @@ fn transport_caps_are_enforced_with_zero_bytes_written() {
     }
     client.send(&[write(b"end")]).expect("send");
     assert_eq!(host.wait_file("out", 3), b"end");
+}
+
+/// Peers that pipeline snapshot requests and never read a reply.
+const FLOODERS: usize = 8;
+/// Each would queue about 40,000 replies if the host kept reading; far more
+/// than the socket buffers between a peer and the host hold.
+const FLOOD_BYTES: usize = 768 * 1024;
+/// A peer that could not write a byte for this long is not being read.
+const STUCK: Duration = Duration::from_secs(1);
+/// What the host's memory may grow by under the flood. Unbounded, the
+/// replies queued for these peers would take hundreds of megabytes.
+const FLOOD_GROWTH_LIMIT_KIB: u64 = 16 * 1024;
+
+#[test]
+fn peers_that_pipeline_requests_without_reading_are_paused_and_others_are_served() {
+    let host = Host::recording();
+    let pid = host.process.id();
+    let before = memory_kib(pid, "VmRSS");
+    let mut flooders = connect_peers(&host.socket, FLOODERS);
+    let written = pipeline_without_reading(
+        &mut flooders,
+        b"{\"op\":\"snapshot\"}\n",
+        FLOOD_BYTES,
+        STUCK,
+    );
+    // Delivery and status keep working meanwhile.
+    let (_, bytes) = host
+        .client()
+        .send(&[write(b"still-delivered")])
+        .expect("a send while the flooders wait");
+    assert_eq!(bytes, 15);
+    assert_eq!(host.wait_file("out", 15), b"still-delivered");
+    host.client()
+        .status()
+        .expect("status while the flooders wait");
+
+    let peak = memory_kib(pid, "VmHWM");
+    assert!(
+        peak.saturating_sub(before) < FLOOD_GROWTH_LIMIT_KIB,
+        "the host grew from {before} KiB to a peak of {peak} KiB"
+    );
+    assert!(
+        written
+            .iter()
+            .all(|end| end.written < FLOOD_BYTES && !end.closed),
+        "the host kept reading requests whose replies nobody reads: {written:?}"
+    );
+
+    // A flooder that starts reading gets every reply, in order.
+    let mut reader = BufReader::new(flooders.swap_remove(0));
+    reader.get_mut().set_nonblocking(false).expect("blocking");
+    reader
+        .get_mut()
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("timeout");
+    let complete = written[0].written / b"{\"op\":\"snapshot\"}\n".len();
+    for _ in 0..complete.min(2000) {
+        let mut line = String::new();
+        reader.read_line(&mut line).expect("a reply");
+        assert!(line.starts_with("{\"op\":\"snapshot\""), "{line}");
+    }
 }

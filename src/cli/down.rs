@@ -1,6 +1,8 @@
-//! `ding down NAME`: stop an agent's sidecar, then its PTY host (and with it
-//! the harness). The inbox and the journal stay on disk.
+//! `ding down NAME`: stop an agent's sidecar (and with it the adapter's
+//! process group), then its PTY host (and with it the harness), waiting for
+//! each. The inbox and the journal stay on disk.
 
+use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -10,18 +12,24 @@ use anyhow::{Result, bail};
 use lexopt::{Arg, ValueExt};
 
 use super::help_asked;
+use crate::sidecar::adapter_group;
 use crate::sidecar::control::{live_pid, stop};
 use crate::sidecar::paths::{AgentPaths, DirsEnv};
+use crate::sidecar::runtime::STOP_WITHIN;
 
 const HELP: &str = "\
 Usage: ding down NAME
 
-Stop the agent's sidecar (it finishes or abandons its in-flight request and
-writes its journal), then its PTY host, which hangs up the harness. Unread
-messages stay in the inbox.
+Stop the agent's sidecar (it finishes or abandons its in-flight request,
+writes its journal and stops its adapter), then its PTY host, which hangs up
+the harness. Unread messages stay in the inbox.
 ";
 
-const GRACE: Duration = Duration::from_secs(5);
+/// How long the PTY host gets after SIGTERM: it gives the harness 2 s after
+/// the hangup before SIGKILL.
+const PTY_HOST_GRACE: Duration = Duration::from_secs(5);
+/// How long the sidecar gets after SIGTERM: all it may take, and a second.
+const SIDECAR_GRACE: Duration = Duration::from_secs(STOP_WITHIN.as_secs() + 1);
 
 pub fn run(parser: &mut lexopt::Parser) -> Result<ExitCode> {
     let mut name = None;
@@ -38,26 +46,32 @@ pub fn run(parser: &mut lexopt::Parser) -> Result<ExitCode> {
         bail!("`ding down` needs an agent name\nUsage: ding down NAME")
     };
     let paths = AgentPaths::resolve(&name, &DirsEnv::from_process())?;
-    for (what, pid_file) in [
-        ("sidecar", paths.sidecar_pid()),
-        ("pty host", paths.pty_pid()),
-    ] {
-        match live_pid(&pid_file) {
-            Some(pid) => {
-                let killed = stop(pid, GRACE);
-                let _ = std::fs::remove_file(&pid_file);
-                writeln!(
-                    std::io::stdout(),
-                    "{name}: {what} (pid {pid}) {}",
-                    if killed {
-                        "killed after 5 s"
-                    } else {
-                        "stopped"
-                    }
-                )?;
-            }
-            None => writeln!(std::io::stdout(), "{name}: {what} not running")?,
-        }
+    stop_recorded(&name, "sidecar", &paths.sidecar_pid(), SIDECAR_GRACE)?;
+    if let Some(group) = adapter_group::end_orphaned(&paths) {
+        // The sidecar did not stop its adapter (it was killed, now or
+        // earlier): what was left of the adapter's group is gone now.
+        writeln!(
+            std::io::stdout(),
+            "{name}: adapter left behind (process group {group}) killed"
+        )?;
     }
+    stop_recorded(&name, "pty host", &paths.pty_pid(), PTY_HOST_GRACE)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Stops the process recorded in `pid_file`, if it runs, and says how.
+fn stop_recorded(name: &str, what: &str, pid_file: &Path, grace: Duration) -> Result<()> {
+    let Some(pid) = live_pid(pid_file) else {
+        writeln!(std::io::stdout(), "{name}: {what} not running")?;
+        return Ok(());
+    };
+    let killed = stop(pid, grace);
+    let _ = std::fs::remove_file(pid_file);
+    let how = if killed {
+        format!("killed after {} s", grace.as_secs())
+    } else {
+        "stopped".to_string()
+    };
+    writeln!(std::io::stdout(), "{name}: {what} (pid {pid}) {how}")?;
+    Ok(())
 }

@@ -18,6 +18,8 @@ pub mod check;
 pub mod demo_adapter;
 pub mod demo_agent;
 pub mod down;
+pub mod eval_harness_env;
+pub mod eval_model_server;
 pub mod hook;
 pub mod inbox_target;
 pub mod intervene;
@@ -88,6 +90,10 @@ fn run() -> Result<ExitCode> {
         // Hidden: the bundled demo agent and adapter that `make demo` runs.
         "demo-agent" => demo_agent::run(&mut parser),
         "demo-adapter" => demo_adapter::run(&mut parser),
+        // Hidden: the loopback model server and the harness homes that the
+        // real-harness tests and the evaluation use.
+        "eval-model-server" => eval_model_server::run(&mut parser),
+        "eval-harness-env" => eval_harness_env::run(&mut parser),
         "help" => {
             write!(std::io::stdout(), "{USAGE}")?;
             Ok(ExitCode::SUCCESS)

@@ -21,8 +21,10 @@ use super::agent_decl::load_agent;
 use super::help_asked;
 use crate::decl::{AgentSpec, FingerprintInput, drift, expand_argv_from_env};
 use crate::pty::client::Client;
+use crate::sidecar::adapter_group;
 use crate::sidecar::control::{live_pid, query_status, spawn_detached, stop, wait_until};
 use crate::sidecar::paths::{AgentPaths, DirsEnv};
+use crate::sidecar::runtime::STOP_WITHIN;
 
 const HELP: &str = "\
 Usage: ding up AGENT.kdl [--agent NAME] [--replace]
@@ -202,8 +204,11 @@ fn ensure_sidecar(
             }
             return Ok(report);
         }
-        stop(pid, Duration::from_secs(5));
+        stop(pid, Duration::from_secs(STOP_WITHIN.as_secs() + 1));
     }
+    // No sidecar runs now: an adapter a killed one left behind would act
+    // beside the new one's.
+    adapter_group::end_orphaned(paths);
     let args: Vec<OsString> = vec![
         "sidecar".into(),
         declaration.into(),

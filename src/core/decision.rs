@@ -116,7 +116,7 @@ pub enum Decision {
         composer: Composer,
         revision: Option<u64>,
     },
-    /// The lease (if any) ended, or a lease-relevant event held the work.
+    /// A granted lease ended (never recorded when there was none).
     LeaseEnded {
         reason: HoldReason,
     },

@@ -74,7 +74,8 @@ pub enum Input {
     AdapterSpawned { pid: u32 },
     /// One line from the adapter's stdout, without its newline.
     AdapterLine(Vec<u8>),
-    /// The adapter wrote a line longer than the runtime buffers; it was discarded.
+    /// The adapter's line passed the runtime's bound (`len` bytes had
+    /// arrived, newline or not); it is discarded.
     AdapterLineTooLong { len: usize },
     /// The adapter's stdout reached end of file.
     AdapterEof,
@@ -752,6 +753,15 @@ impl Engine {
         if known.is_empty() && unseen.is_empty() {
             return;
         }
+        // A receipt repeated for files it already made hook-owned changes
+        // nothing: no journal write, no record.
+        if unseen.is_empty()
+            && known
+                .iter()
+                .all(|name| self.ownership.state(name) == Some(owner))
+        {
+            return;
+        }
         self.ownership.set(&known, owner, self.now);
         for name in &unseen {
             self.ownership.expect(name.clone(), owner.clone(), self.now);
@@ -763,9 +773,16 @@ impl Engine {
         });
     }
 
+    /// Ends the lease, if one was granted, and records why. Without a lease
+    /// nothing ended: the reason is still kept (status shows it, and held
+    /// work is announced by `held` when its reason changes), but there is no
+    /// record, so evidence that changes nothing writes nothing.
     fn end_lease(&mut self, reason: HoldReason) {
+        let was_granted = matches!(self.lease, LeaseSlot::Granted(_));
         self.lease = LeaseSlot::ended(reason.clone(), self.now);
-        self.record(Decision::LeaseEnded { reason });
+        if was_granted {
+            self.record(Decision::LeaseEnded { reason });
+        }
     }
 
     fn release(&mut self, names: Vec<MessageName>, cause: ReleaseCause) {

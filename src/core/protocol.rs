@@ -142,7 +142,8 @@ pub enum Lifecycle {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(tag = "error", rename_all = "kebab-case")]
 pub enum ProtocolError {
-    /// The line exceeded [`MAX_LINE_BYTES`].
+    /// The line exceeded [`MAX_LINE_BYTES`]; at least `len` bytes of it
+    /// arrived (the runtime reports a line as soon as it passes the bound).
     LineTooLong { len: usize },
     /// The line is not UTF-8; `at` is the offset of the first bad byte.
     InvalidUtf8 { at: usize },
@@ -166,7 +167,7 @@ impl fmt::Display for ProtocolError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ProtocolError::LineTooLong { len } => {
-                write!(f, "line of {len} bytes exceeds {MAX_LINE_BYTES}")
+                write!(f, "line of at least {len} bytes exceeds {MAX_LINE_BYTES}")
             }
             ProtocolError::InvalidUtf8 { at } => write!(f, "invalid UTF-8 at byte {at}"),
             ProtocolError::MalformedJson { detail } => write!(f, "malformed JSON: {detail}"),

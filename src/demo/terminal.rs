@@ -18,8 +18,7 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail};
 use nix::errno::Errno;
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
-use nix::sys::signal::{SigSet, Signal};
-use nix::sys::signalfd::{SfdFlags, SignalFd};
+use nix::sys::signal::Signal;
 use nix::sys::termios::{self, SetArg, Termios};
 
 use crate::demo::agent::{Agent, Config};
@@ -96,13 +95,11 @@ pub fn run(options: &Options) -> Result<()> {
         Some(path) => Some(Transcript::open(path)?),
         None => None,
     };
-    let mut mask = SigSet::empty();
-    for signal in [Signal::SIGWINCH, Signal::SIGTERM, Signal::SIGHUP] {
-        mask.add(signal);
-    }
-    mask.thread_block().context("block signals")?;
-    let signals = SignalFd::with_flags(&mask, SfdFlags::SFD_NONBLOCK | SfdFlags::SFD_CLOEXEC)
-        .context("create signalfd")?;
+    let signals = crate::signals::read_through_signalfd(&[
+        Signal::SIGWINCH,
+        Signal::SIGTERM,
+        Signal::SIGHUP,
+    ])?;
 
     let _guard = TerminalGuard::enter(stdin_fd)?;
     let mut agent = Agent::new(options.config);

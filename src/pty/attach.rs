@@ -16,8 +16,8 @@ use std::path::Path;
 use anyhow::{Context, Result, bail};
 use nix::errno::Errno;
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
-use nix::sys::signal::{SigSet, Signal};
-use nix::sys::signalfd::{SfdFlags, SignalFd};
+use nix::sys::signal::Signal;
+use nix::sys::signalfd::SignalFd;
 use nix::sys::termios::{self, SetArg, Termios};
 
 use crate::pty::child::get_size;
@@ -79,18 +79,12 @@ pub fn run(socket: &Path, detach_key: Option<u8>) -> Result<AttachEnd> {
     let stdin_fd = stdin.as_fd();
     let is_tty = nix::unistd::isatty(stdin_fd).unwrap_or(false);
 
-    let mut mask = SigSet::empty();
-    for signal in [
+    let signals = crate::signals::read_through_signalfd(&[
         Signal::SIGWINCH,
         Signal::SIGTERM,
         Signal::SIGHUP,
         Signal::SIGINT,
-    ] {
-        mask.add(signal);
-    }
-    mask.thread_block().context("block signals")?;
-    let signals = SignalFd::with_flags(&mask, SfdFlags::SFD_NONBLOCK | SfdFlags::SFD_CLOEXEC)
-        .context("create signalfd")?;
+    ])?;
 
     let mut client = Client::connect(socket)?;
     let host_size = client.status()?.size;

@@ -2,8 +2,9 @@
 //! harness ended.
 //!
 //! The child gets the slave side as its controlling terminal in a new
-//! session, with the host's signal mask cleared, and is exec'd directly (no
-//! shell). Reaping and deciding what an exit means belong to the host.
+//! session, with a clean signal state (`signals::start_clean`: the host's
+//! blocked mask and any inherited ignored signal undone), and is exec'd
+//! directly (no shell). Reaping and deciding what an exit means belong to the host.
 
 use std::ffi::OsString;
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
@@ -15,11 +16,11 @@ use anyhow::{Context, Result, bail};
 use nix::fcntl::{FcntlArg, FdFlag, OFlag, fcntl};
 use nix::libc;
 use nix::pty::{Winsize, openpty};
-use nix::sys::signal::SigSet;
 use nix::sys::wait::WaitStatus;
 use nix::unistd::{Pid, setsid};
 
 use crate::pty::wire::{ChildState, Size};
+use crate::signals;
 
 nix::ioctl_write_ptr_bad!(ioctl_set_winsize, libc::TIOCSWINSZ, Winsize);
 nix::ioctl_read_bad!(ioctl_get_winsize, libc::TIOCGWINSZ, Winsize);
@@ -58,17 +59,15 @@ pub fn spawn(launch: &Launch<'_>) -> Result<Spawned> {
         .stdout(Stdio::from(stdout))
         .stderr(Stdio::from(pty.slave));
     // SAFETY: the closure only calls async-signal-safe functions (setsid,
-    // ioctl, sigprocmask) between fork and exec.
+    // ioctl) between fork and exec.
     unsafe {
         command.pre_exec(|| {
             setsid()?;
             ioctl_set_controlling_tty(0, 0)?;
-            // The host blocks the signals it reads through signalfd; the
-            // harness must start with a clean mask.
-            SigSet::empty().thread_set_mask()?;
             Ok(())
         });
     }
+    signals::start_clean(&mut command);
     let child = command
         .spawn()
         .with_context(|| format!("start `{program}` in {}", launch.cwd.display()))?;

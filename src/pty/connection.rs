@@ -1,9 +1,12 @@
 //! One client connection of the host: its buffers, its mode and its
 //! interest in readiness.
 //!
-//! This owns the byte plumbing of a connection (read until WouldBlock, write
-//! what the socket takes, queue the rest) and the attach backpressure rule.
-//! What the bytes mean is the host's business.
+//! This owns the byte plumbing of a connection (read in bounded chunks,
+//! write what the socket takes, queue the rest) and the two backpressure
+//! rules: a request client whose replies are not being read is not read
+//! from either, and an attach client that falls behind is redrawn instead
+//! of buffered. Every buffer of a connection is therefore bounded, whatever
+//! the peer does. What the bytes mean is the host's business.
 
 use std::io::{self, Read, Write};
 
@@ -17,14 +20,25 @@ use crate::pty::wire::{FrameKind, ServerLine, push_frame};
 /// when it has caught up, instead of buffering without limit.
 pub const MAX_ATTACH_BACKLOG: usize = 1024 * 1024;
 
-/// How a `fill` ended.
+/// Once this many reply bytes wait for a control or watch client to read
+/// them, the host reads no further request from it until they drain: a
+/// peer that pipelines requests and never reads its replies holds at most
+/// this much (plus the one reply that crossed it), and its requests wait in
+/// its own socket buffer.
+pub const MAX_UNREAD_REPLIES: usize = 64 * 1024;
+
+/// Most bytes one read takes from a client socket.
+pub const READ_CHUNK: usize = 16 * 1024;
+
+/// How a `fill_once` ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Fill {
+    /// This many bytes were appended to `inbuf`; more may be waiting.
+    Read(usize),
     /// The socket said WouldBlock: mio will report the next bytes.
     Drained,
-    /// The buffer reached its limit with bytes possibly still waiting: the
-    /// host must come back without an event.
-    Limit,
+    /// `inbuf` is already at the limit; nothing was read.
+    Full,
     /// The peer hung up or the socket failed.
     Closed,
 }
@@ -49,8 +63,10 @@ pub struct Connection {
     pub closing: bool,
     /// The connection failed or hung up; drop it now.
     pub dead: bool,
-    /// Reading was skipped because the host's input queue was full; the host
-    /// must read again when it drains (mio will not tell it twice).
+    /// Reading stopped with bytes possibly still unread (the host's input
+    /// queue was full, this client's replies are unread, or its turn's
+    /// budget ran out); the host must read again once it may (mio will not
+    /// tell it twice).
     pub stalled: bool,
     /// Attach only: output was skipped over the backlog; redraw when flushed.
     pub needs_redraw: bool,
@@ -76,19 +92,39 @@ impl Connection {
         }
     }
 
-    /// Reads until WouldBlock, hangup, or `limit` buffered bytes.
-    pub fn fill(&mut self, limit: usize) -> Fill {
-        let mut chunk = [0u8; 16 * 1024];
-        while self.inbuf.len() < limit {
-            match self.stream.read(&mut chunk) {
+    /// One read of at most [`READ_CHUNK`] bytes, never taking `inbuf` past
+    /// `limit`.
+    pub fn fill_once(&mut self, limit: usize) -> Fill {
+        let room = limit.saturating_sub(self.inbuf.len()).min(READ_CHUNK);
+        if room == 0 {
+            return Fill::Full;
+        }
+        let mut chunk = [0u8; READ_CHUNK];
+        loop {
+            match self.stream.read(&mut chunk[..room]) {
                 Ok(0) => return Fill::Closed,
-                Ok(n) => self.inbuf.extend_from_slice(&chunk[..n]),
+                Ok(n) => {
+                    self.inbuf.extend_from_slice(&chunk[..n]);
+                    return Fill::Read(n);
+                }
                 Err(err) if err.kind() == io::ErrorKind::WouldBlock => return Fill::Drained,
                 Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
                 Err(_) => return Fill::Closed,
             }
         }
-        Fill::Limit
+    }
+
+    /// Stalled, and not because of its own unread replies: reading it again
+    /// may make progress (if the host's input queue has room).
+    pub fn may_resume(&self) -> bool {
+        self.stalled && !self.replies_unread()
+    }
+
+    /// Whether this client's unread replies stop the host from reading its
+    /// next request (see [`MAX_UNREAD_REPLIES`]). Attached clients send
+    /// keystrokes, which get no reply; their output has its own bound.
+    pub fn replies_unread(&self) -> bool {
+        self.mode != Mode::Attach && self.outbuf.len() >= MAX_UNREAD_REPLIES
     }
 
     /// Writes what the socket takes now.

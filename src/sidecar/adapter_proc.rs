@@ -2,32 +2,57 @@
 //! stdin carrying the downlink (sidecar to adapter lines), stdout read as
 //! protocol lines, stderr read as log lines.
 //!
-//! This file only moves bytes. What the lines mean is the engine's business,
-//! and when to (re)spawn is the engine's decision; the runtime registers the
-//! two pipes with its poll loop and reaps the child on SIGCHLD.
+//! The adapter leads its own process group and starts with a clean signal
+//! state ([`crate::signals::start_clean`]), so it can be stopped: every
+//! signal goes to the whole group, which is how helpers the adapter forked
+//! stop with it. The group lives as long as the adapter: when the adapter
+//! exits or is replaced, whatever is left in its group is killed.
+//!
+//! This file only moves bytes and signals. What the lines mean is the
+//! engine's business, and when to (re)spawn is the engine's decision; the
+//! runtime registers the two pipes with its poll loop and reaps the child on
+//! SIGCHLD.
 
 use std::ffi::OsString;
 use std::io::{self, Read, Write};
 use std::os::fd::{AsFd, AsRawFd, RawFd};
-use std::os::unix::process::ExitStatusExt;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::Path;
 use std::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
 
 use nix::fcntl::{FcntlArg, OFlag, fcntl};
-use nix::sys::signal::{Signal, kill};
+use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 
 use super::lines::{Line, LineBuffer};
 use crate::core::protocol::MAX_LINE_BYTES;
+use crate::signals;
+
+/// How long the adapter's process group has, after SIGTERM, to exit before
+/// it gets SIGKILL when the sidecar stops.
+pub const ADAPTER_STOP_GRACE: Duration = Duration::from_secs(2);
+/// How long a stop waits for a group that got SIGKILL to be gone.
+pub const ADAPTER_KILL_WAIT: Duration = Duration::from_secs(1);
 
 /// The longest stderr line logged whole; the rest of a longer line is dropped.
 const MAX_STDERR_LINE: usize = 4096;
 
+/// Most bytes taken from one adapter pipe per turn of the sidecar's loop.
+/// The lines they hold are handled before more is read, so an adapter that
+/// writes without pause costs bounded memory, and status requests and the
+/// PTY are served between its turns.
+pub const PIPE_READ_BUDGET: usize = 64 * 1024;
+
 /// Where a pipe stands after draining it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Drained {
-    /// Read until `WouldBlock`; more may come.
+    /// Read until `WouldBlock`; more may come, and poll will say so.
     Open,
+    /// [`PIPE_READ_BUDGET`] was read; more may be waiting, and poll will
+    /// not say so again: read again next turn.
+    Budget,
     /// The writer closed it.
     Eof,
 }
@@ -63,16 +88,19 @@ impl AdapterProcess {
                 "empty adapter command",
             ));
         };
-        // std resets the signal mask and SIGPIPE disposition in the child, so
-        // the sidecar's blocked signals do not leak into the adapter.
-        let mut child = Command::new(program)
+        let mut command = Command::new(program);
+        command
             .args(args)
             .envs(env.iter().map(|(key, value)| (key, value)))
             .current_dir(cwd)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
-            .spawn()?;
+            .process_group(0);
+        // Not the sidecar's blocked signals, nor anything ignored upstream:
+        // the adapter must act on the SIGTERM that stops it.
+        signals::start_clean(&mut command);
+        let mut child = command.spawn()?;
         let stdin = child.stdin.take();
         let stdout = child.stdout.take();
         let stderr = child.stderr.take();
@@ -156,7 +184,8 @@ impl AdapterProcess {
         self.stderr.as_ref().map(AsRawFd::as_raw_fd)
     }
 
-    /// Reads stdout until `WouldBlock` or end of file, appending protocol lines.
+    /// Reads stdout until `WouldBlock`, end of file or the budget, appending
+    /// protocol lines.
     pub fn drain_stdout(&mut self, out: &mut Vec<Line>) -> Drained {
         let drained = drain(self.stdout.as_mut(), &mut self.stdout_lines, out);
         if drained == Drained::Eof {
@@ -165,7 +194,8 @@ impl AdapterProcess {
         drained
     }
 
-    /// Reads stderr until `WouldBlock` or end of file, appending log lines.
+    /// Reads stderr until `WouldBlock`, end of file or the budget, appending
+    /// log lines.
     pub fn drain_stderr(&mut self, out: &mut Vec<Line>) -> Drained {
         let drained = drain(self.stderr.as_mut(), &mut self.stderr_lines, out);
         if drained == Drained::Eof {
@@ -174,21 +204,93 @@ impl AdapterProcess {
         drained
     }
 
-    /// The exit status, if the child has exited (reaping it).
+    /// The exit status, if the child has exited (reaping it; asking again
+    /// gives the same status).
     pub fn try_reap(&mut self) -> Option<ExitStatus> {
         self.child.try_wait().ok().flatten()
     }
 
-    /// Asks the child to stop (SIGTERM); the caller reaps it later.
-    pub fn terminate(&self) {
-        if let Ok(pid) = i32::try_from(self.child.id()) {
-            let _ = kill(Pid::from_raw(pid), Signal::SIGTERM);
+    /// The adapter's process group: its own pid.
+    fn group(&self) -> Option<Pid> {
+        i32::try_from(self.child.id()).ok().map(Pid::from_raw)
+    }
+
+    fn signal_group(&self, signal: Signal) {
+        if let Some(group) = self.group() {
+            let _ = killpg(group, signal);
         }
     }
 
-    /// Stops the child at once (SIGKILL); the caller reaps it later.
+    /// Kills the adapter and everything left in its group at once
+    /// (SIGKILL); the caller reaps the adapter later.
     pub fn kill(&mut self) {
-        let _ = self.child.kill();
+        self.signal_group(Signal::SIGKILL);
+    }
+
+    /// Whether the adapter is reaped and nothing is left in its group.
+    /// A member we may not signal (it changed its uid) is not ours to wait
+    /// for; a dead member init has not reaped yet still counts, briefly.
+    fn gone(&mut self) -> bool {
+        self.try_reap().is_some()
+            && self
+                .group()
+                .is_none_or(|group| killpg(group, None::<Signal>).is_err())
+    }
+
+    /// Stops the adapter's whole process group, blocking until it is gone:
+    /// SIGTERM, then SIGKILL after `grace`, then at most
+    /// [`ADAPTER_KILL_WAIT`] more. Reaps the adapter.
+    pub fn stop(&mut self, grace: Duration) -> Stopped {
+        if self.gone() {
+            return Stopped::Exited;
+        }
+        self.signal_group(Signal::SIGTERM);
+        if self.wait_gone(grace) {
+            return Stopped::Exited;
+        }
+        self.kill();
+        if self.wait_gone(ADAPTER_KILL_WAIT) {
+            Stopped::Killed
+        } else {
+            Stopped::Lingering
+        }
+    }
+
+    fn wait_gone(&mut self, patience: Duration) -> bool {
+        let deadline = Instant::now() + patience;
+        loop {
+            if self.gone() {
+                return true;
+            }
+            if Instant::now() >= deadline {
+                return false;
+            }
+            // The sidecar is stopping: there is nothing else to do meanwhile,
+            // and the group's other members send us no SIGCHLD to wait on.
+            thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+/// How [`AdapterProcess::stop`] ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stopped {
+    /// The group was gone within the grace (or already).
+    Exited,
+    /// It needed SIGKILL.
+    Killed,
+    /// Something was still in the group after SIGKILL (a zombie whose
+    /// parent does not reap it, or a process stuck in the kernel).
+    Lingering,
+}
+
+impl Stopped {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Stopped::Exited => "exited",
+            Stopped::Killed => "killed",
+            Stopped::Lingering => "lingering",
+        }
     }
 }
 
@@ -206,13 +308,20 @@ fn drain<R: Read>(pipe: Option<&mut R>, lines: &mut LineBuffer, out: &mut Vec<Li
         return Drained::Eof;
     };
     let mut chunk = [0u8; 16 * 1024];
+    let mut taken = 0;
     loop {
+        if taken >= PIPE_READ_BUDGET {
+            return Drained::Budget;
+        }
         match pipe.read(&mut chunk) {
             Ok(0) => {
                 out.extend(lines.finish());
                 return Drained::Eof;
             }
-            Ok(n) => lines.push(&chunk[..n], out),
+            Ok(n) => {
+                lines.push(&chunk[..n], out);
+                taken += n;
+            }
             Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
             Err(err) if err.kind() == io::ErrorKind::WouldBlock => return Drained::Open,
             Err(_) => {

@@ -61,8 +61,8 @@ fn is_running(pid: Pid) -> bool {
     }
 }
 
-/// Starts `program args` detached: its own session, stdin `/dev/null`,
-/// stdout and stderr appended to `log`. Returns its pid.
+/// Starts `program args` detached: its own session, a clean signal state,
+/// stdin `/dev/null`, stdout and stderr appended to `log`. Returns its pid.
 pub fn spawn_detached(program: &Path, args: &[std::ffi::OsString], log: &Path) -> Result<u32> {
     let log_file = fs::OpenOptions::new()
         .create(true)
@@ -84,6 +84,7 @@ pub fn spawn_detached(program: &Path, args: &[std::ffi::OsString], log: &Path) -
             Ok(())
         });
     }
+    crate::signals::start_clean(&mut command);
     let child = command
         .spawn()
         .with_context(|| format!("start {}", program.display()))?;

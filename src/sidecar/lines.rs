@@ -1,15 +1,18 @@
 //! Bounded line assembly for byte streams read until `WouldBlock`.
 //!
-//! A line longer than the bound is never held whole: its bytes are counted
-//! and dropped until the next newline, and it is reported once as too long.
-//! Memory per stream is therefore at most the bound, whatever a peer writes.
+//! A line longer than the bound is never held whole: it is reported once as
+//! too long the moment it passes the bound (a line that never ends is
+//! reported too), and its remaining bytes are dropped up to the next
+//! newline. Memory per stream is therefore at most the bound, whatever a
+//! peer writes.
 
 /// One complete unit taken from the stream.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Line {
     /// A line without its newline.
     Complete(Vec<u8>),
-    /// A line of `len` bytes (newline excluded) exceeded the bound and was dropped.
+    /// A line passed the bound; `len` of its bytes (more than the bound) had
+    /// arrived by then. The rest of it is dropped, unreported.
     TooLong { len: usize },
 }
 
@@ -17,8 +20,8 @@ pub enum Line {
 pub struct LineBuffer {
     max: usize,
     partial: Vec<u8>,
-    /// Bytes of an over-long line dropped so far, while discarding.
-    discarding: Option<usize>,
+    /// Dropping the rest of a line already reported as too long.
+    discarding: bool,
 }
 
 impl LineBuffer {
@@ -26,7 +29,7 @@ impl LineBuffer {
         LineBuffer {
             max,
             partial: Vec::new(),
-            discarding: None,
+            discarding: false,
         }
     }
 
@@ -38,20 +41,22 @@ impl LineBuffer {
                 Some(at) => (&bytes[..at], Some(&bytes[at + 1..])),
                 None => (bytes, None),
             };
-            match &mut self.discarding {
-                Some(dropped) => *dropped += chunk.len(),
-                None if self.partial.len() + chunk.len() > self.max => {
-                    self.discarding = Some(self.partial.len() + chunk.len());
+            if !self.discarding {
+                if self.partial.len() + chunk.len() > self.max {
+                    out.push(Line::TooLong {
+                        len: self.partial.len() + chunk.len(),
+                    });
+                    self.discarding = true;
                     self.partial = Vec::new();
+                } else {
+                    self.partial.extend_from_slice(chunk);
                 }
-                None => self.partial.extend_from_slice(chunk),
             }
             match rest {
                 Some(rest) => {
-                    out.push(match self.discarding.take() {
-                        Some(len) => Line::TooLong { len },
-                        None => Line::Complete(std::mem::take(&mut self.partial)),
-                    });
+                    if !std::mem::take(&mut self.discarding) {
+                        out.push(Line::Complete(std::mem::take(&mut self.partial)));
+                    }
                     bytes = rest;
                 }
                 None => bytes = &[],
@@ -59,12 +64,10 @@ impl LineBuffer {
         }
     }
 
-    /// At end of stream: an unterminated last line, if any.
+    /// At end of stream: an unterminated last line, if any (one too long
+    /// was reported already).
     pub fn finish(&mut self) -> Option<Line> {
-        if let Some(len) = self.discarding.take() {
-            return Some(Line::TooLong { len });
-        }
-        if self.partial.is_empty() {
+        if std::mem::take(&mut self.discarding) || self.partial.is_empty() {
             return None;
         }
         Some(Line::Complete(std::mem::take(&mut self.partial)))
@@ -116,12 +119,23 @@ mod tests {
         assert_eq!(
             out,
             [
-                Line::TooLong {
-                    len: 7 + 10_000 + 2
-                },
+                Line::TooLong { len: 7 + 10 },
                 Line::Complete(b"ok".to_vec())
             ]
         );
+    }
+
+    #[test]
+    fn a_line_is_reported_too_long_as_soon_as_it_passes_the_bound() {
+        let mut buffer = LineBuffer::new(8);
+        let mut out = Vec::new();
+        buffer.push(b"01234567", &mut out);
+        assert_eq!(out, [], "at the bound, not past it");
+        buffer.push(b"8", &mut out);
+        assert_eq!(out, [Line::TooLong { len: 9 }], "no newline needed");
+        buffer.push(&[b'x'; 100_000], &mut out);
+        assert_eq!(out.len(), 1, "reported once");
+        assert_eq!(buffer.finish(), None, "and not again at the end");
     }
 
     #[test]

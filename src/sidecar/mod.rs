@@ -4,13 +4,15 @@
 //! * `runtime`: the mio loop (`ding sidecar`);
 //! * `control`: the CLI's side: status queries, pid files, detached starts;
 //! * `agent_record`: what a sidecar last ran with, for `ding status` and `ding up`;
-//! * `adapter_proc`: the adapter child and its pipes;
+//! * `adapter_proc`: the adapter child, its process group and its pipes;
+//! * `adapter_group`: the adapter's group as `ding up`/`ding down` see it;
 //! * `inbox_watch`: inotify on `new/`;
 //! * `pty_link`: the connection to the PTY host's control socket;
 //! * `status_server`: `sidecar.sock`, answering `ding status`;
 //! * `status_document`: the typed status document it answers with;
 //! * `lines`: bounded line assembly;
-//! * `log`: JSON or human log lines;
+//! * `log`: JSON or human log lines, bounded: `log_limit` counts repeated
+//!   records, `log_file` caps and rotates the file;
 //! * `inbox`: the Maildir-like inbox (`tmp/`, `new/`, `archive/`): deliver,
 //!   archive, scan;
 //! * `naming`: sortable, unique arrival names for delivered files;
@@ -19,6 +21,7 @@
 //!   them;
 //! * `durable`: fsync and no-replace rename helpers.
 
+pub mod adapter_group;
 pub mod adapter_proc;
 pub mod agent_record;
 pub mod control;
@@ -28,6 +31,8 @@ pub mod inbox_watch;
 pub mod journal_store;
 pub mod lines;
 pub mod log;
+pub mod log_file;
+pub mod log_limit;
 pub mod naming;
 pub mod paths;
 pub mod pty_link;

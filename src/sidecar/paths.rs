@@ -150,6 +150,11 @@ impl AgentPaths {
         self.runtime.join("pty.pid")
     }
 
+    /// The adapter's process group, while the sidecar runs one.
+    pub fn adapter_pid(&self) -> PathBuf {
+        self.runtime.join("adapter.pid")
+    }
+
     pub fn sidecar_log(&self) -> PathBuf {
         self.runtime.join("sidecar.log")
     }

@@ -215,7 +215,7 @@ impl PtyLink {
             match line {
                 Line::Complete(bytes) => self.on_line(&bytes),
                 Line::TooLong { len } => self.notes.push(LinkNote::Unexpected(format!(
-                    "pty host line of {len} bytes"
+                    "pty host line of at least {len} bytes"
                 ))),
             }
         }

@@ -33,13 +33,16 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token};
-use nix::sys::signal::{SigSet, SigmaskHow, Signal, pthread_sigmask};
-use nix::sys::signalfd::{SfdFlags, SignalFd};
+use nix::sys::signal::Signal;
+use nix::sys::signalfd::SignalFd;
 use nix::sys::time::TimeSpec;
 use nix::sys::timerfd::{ClockId, Expiration, TimerFd, TimerFlags, TimerSetTimeFlags};
 use serde_json::json;
 
-use super::adapter_proc::{AdapterProcess, Drained, describe_exit};
+use super::adapter_group;
+use super::adapter_proc::{
+    ADAPTER_KILL_WAIT, ADAPTER_STOP_GRACE, AdapterProcess, Drained, PIPE_READ_BUDGET, describe_exit,
+};
 use super::agent_record::AgentRecord;
 use super::inbox::{Inbox, NameClass, Unreadable, classify_name};
 use super::inbox_watch::{InboxEvent, InboxWatch};
@@ -53,6 +56,7 @@ use super::status_server::{StatusRequest, StatusServer};
 use crate::core::engine::{Engine, Input, Output};
 use crate::core::time::Time;
 use crate::decl::{AgentSpec, expand_argv_from_env};
+use crate::signals::read_through_signalfd;
 
 const SIGNALS: Token = Token(0);
 const TIMER: Token = Token(1);
@@ -68,6 +72,12 @@ const FIRST_STATUS_PEER: usize = 100;
 /// its outcome is journaled rather than guessed at the next start.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
 
+/// The longest a sidecar takes to exit after SIGTERM: the in-flight reply's
+/// grace, then its adapter's stop (SIGTERM, the grace, SIGKILL, the wait).
+pub const STOP_WITHIN: Duration = Duration::from_secs(
+    SHUTDOWN_GRACE.as_secs() + ADAPTER_STOP_GRACE.as_secs() + ADAPTER_KILL_WAIT.as_secs(),
+);
+
 /// Everything `ding sidecar` needs.
 pub struct SidecarOptions {
     pub spec: AgentSpec,
@@ -82,6 +92,15 @@ struct RunningAdapter {
     process: AdapterProcess,
     stdout_open: bool,
     stderr_open: bool,
+    /// A pipe's last read stopped at its budget, not at `WouldBlock`.
+    stdout_backlog: bool,
+    stderr_backlog: bool,
+}
+
+impl RunningAdapter {
+    fn has_backlog(&self) -> bool {
+        self.stdout_backlog || self.stderr_backlog
+    }
 }
 
 struct Runtime {
@@ -133,23 +152,22 @@ impl Runtime {
             paths,
             log_format,
         } = options;
-        let log = Log::new(log_format, &spec.name);
+        let mut log = Log::new(
+            log_format,
+            &spec.name,
+            Some(&paths.sidecar_log()),
+            monotonic_now,
+        );
         paths.ensure_runtime_dir()?;
         paths.ensure_state_dir()?;
 
-        // Signals arrive through the signalfd only; block their default actions.
-        let mut mask = SigSet::empty();
-        for signal in [
+        // Signals arrive through the signalfd only.
+        let signals = read_through_signalfd(&[
             Signal::SIGCHLD,
             Signal::SIGTERM,
             Signal::SIGINT,
             Signal::SIGHUP,
-        ] {
-            mask.add(signal);
-        }
-        pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&mask), None).context("block signals")?;
-        let signals = SignalFd::with_flags(&mask, SfdFlags::SFD_NONBLOCK | SfdFlags::SFD_CLOEXEC)
-            .context("create signalfd")?;
+        ])?;
         let timer = TimerFd::new(
             ClockId::CLOCK_MONOTONIC,
             TimerFlags::TFD_NONBLOCK | TimerFlags::TFD_CLOEXEC,
@@ -242,19 +260,34 @@ impl Runtime {
     fn run(&mut self) -> Result<()> {
         let mut events = Events::with_capacity(64);
         loop {
-            match self.poll.poll(&mut events, None) {
+            // Unread adapter output waits for no event: look, don't sleep.
+            let backlog = self
+                .adapter
+                .as_ref()
+                .is_some_and(RunningAdapter::has_backlog);
+            let timeout = backlog.then_some(Duration::ZERO);
+            match self.poll.poll(&mut events, timeout) {
                 Ok(()) => {}
                 Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
                 Err(err) => return Err(err).context("poll"),
             }
             let now = monotonic_now();
+            // One budget per pipe per turn, whether an event or a backlog
+            // brings us to it.
+            let (mut read_stdout, mut read_stderr) = (false, false);
             for event in events.iter() {
                 match event.token() {
                     SIGNALS => self.on_signals(now),
                     TIMER => self.on_timer(now),
                     INBOX => self.on_inbox(),
-                    ADAPTER_OUT => self.on_adapter_stdout(),
-                    ADAPTER_ERR => self.on_adapter_stderr(),
+                    ADAPTER_OUT => {
+                        read_stdout = true;
+                        self.on_adapter_stdout();
+                    }
+                    ADAPTER_ERR => {
+                        read_stderr = true;
+                        self.on_adapter_stderr();
+                    }
                     ADAPTER_IN => self.flush_downlink(),
                     PTY => {
                         self.link.on_ready(self.poll.registry(), now);
@@ -264,6 +297,7 @@ impl Runtime {
                     _ => {}
                 }
             }
+            self.read_adapter_backlog(read_stdout, read_stderr);
             self.settle(now)?;
             if self.ready_to_exit(now) {
                 self.shut_down();
@@ -374,6 +408,7 @@ impl Runtime {
             self.engine.next_deadline(),
             self.link.retry_at(),
             self.shutdown_deadline,
+            self.log.next_summary_at(),
         ]
         .into_iter()
         .flatten()
@@ -406,6 +441,7 @@ impl Runtime {
         self.engine.handle_timeout(now);
         self.carry_out_outputs(now);
         self.connect_pty(now);
+        self.log.summarize_ended();
     }
 
     fn connect_pty(&mut self, now: Time) {
@@ -519,6 +555,7 @@ impl Runtime {
                         .is_ok();
                 }
                 let pid = process.pid();
+                adapter_group::record(&self.paths, pid);
                 self.log.event(
                     "adapter-spawned",
                     json!({ "pid": pid, "argv": argv_text(&argv) }),
@@ -527,6 +564,8 @@ impl Runtime {
                     process,
                     stdout_open: true,
                     stderr_open: true,
+                    stdout_backlog: false,
+                    stderr_backlog: false,
                 });
                 self.inputs.push_back(Input::AdapterSpawned { pid });
                 if !registered {
@@ -614,6 +653,7 @@ impl Runtime {
         };
         let mut lines = Vec::new();
         let drained = running.process.drain_stdout(&mut lines);
+        running.stdout_backlog = drained == Drained::Budget;
         for line in lines {
             self.inputs.push_back(match line {
                 Line::Complete(bytes) => Input::AdapterLine(bytes),
@@ -635,6 +675,7 @@ impl Runtime {
         };
         let mut lines = Vec::new();
         let drained = running.process.drain_stderr(&mut lines);
+        running.stderr_backlog = drained == Drained::Budget;
         let pid = running.process.pid();
         if drained == Drained::Eof && running.stderr_open {
             running.stderr_open = false;
@@ -645,10 +686,26 @@ impl Runtime {
         for line in lines {
             let text = match line {
                 Line::Complete(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
-                Line::TooLong { len } => format!("({len} bytes, not shown)"),
+                Line::TooLong { len } => format!("(at least {len} bytes, not shown)"),
             };
             self.log
                 .event("adapter-stderr", json!({ "pid": pid, "line": text }));
+        }
+    }
+
+    /// Reads on where a pipe's last read stopped at its budget (the lines
+    /// read then were handled in the previous turn), unless this turn read
+    /// that pipe already.
+    fn read_adapter_backlog(&mut self, read_stdout: bool, read_stderr: bool) {
+        let Some(running) = self.adapter.as_ref() else {
+            return;
+        };
+        let (stdout, stderr) = (running.stdout_backlog, running.stderr_backlog);
+        if stdout && !read_stdout {
+            self.on_adapter_stdout();
+        }
+        if stderr && !read_stderr {
+            self.on_adapter_stderr();
         }
     }
 
@@ -679,11 +736,25 @@ impl Runtime {
         let Some(status) = running.process.try_reap() else {
             return;
         };
-        // Whatever it wrote before dying counts: read it first.
-        self.on_adapter_stdout();
-        self.on_adapter_stderr();
+        // The group lives as long as the adapter: helpers it left behind
+        // would hold its pipes or keep acting for it.
+        running.process.kill();
+        // Whatever it wrote before dying counts: read it first, all of it
+        // that a pipe can hold (the default maximum pipe size is 1 MiB).
+        for _ in 0..(1024 * 1024 / PIPE_READ_BUDGET).max(1) {
+            self.on_adapter_stdout();
+            self.on_adapter_stderr();
+            if !self
+                .adapter
+                .as_ref()
+                .is_some_and(RunningAdapter::has_backlog)
+            {
+                break;
+            }
+        }
         if let Some(running) = self.adapter.take() {
             self.deregister_pipes(&running);
+            adapter_group::forget(&self.paths);
             if running.stdout_open {
                 self.inputs.push_back(Input::AdapterEof);
             }
@@ -709,13 +780,22 @@ impl Runtime {
                 json!({ "error": format!("{err:#}") }),
             );
         }
-        if let Some(running) = self.adapter.take() {
+        if let Some(mut running) = self.adapter.take() {
             self.deregister_pipes(&running);
-            running.process.terminate();
-            self.zombies.push(running.process);
+            let pid = running.process.pid();
+            let stopped = running.process.stop(ADAPTER_STOP_GRACE);
+            self.log.event(
+                "adapter-stopped",
+                json!({ "pid": pid, "how": stopped.as_str() }),
+            );
+        }
+        adapter_group::forget(&self.paths);
+        for zombie in &mut self.zombies {
+            zombie.try_reap();
         }
         let _ = fs::remove_file(self.paths.sidecar_socket());
         let _ = fs::remove_file(self.paths.sidecar_pid());
+        self.log.summarize_all();
         self.log.event("sidecar-stopped", json!({}));
     }
 

@@ -5,8 +5,16 @@
 //! sidecar closes it. The socket is private (0700 directory, 0600 socket) and
 //! every peer's uid must be the sidecar's, exactly as for the PTY host.
 //! Replies are queued and written as the peer reads, never blocking the loop.
+//!
+//! What a peer can make the sidecar hold is bounded: its request line (at
+//! most [`MAX_REQUEST`] bytes, refused as soon as it passes that, newline or
+//! not) and one reply. Nothing is read after the request, so a peer that
+//! pipelines more and never reads has its bytes wait in its own socket
+//! buffer. At most [`MAX_PEERS`] connections are open at once; a new one
+//! past that closes the oldest, so peers that never read cannot keep the
+//! socket from answering anyone else.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::io::{self, Read, Write};
 use std::path::Path;
 
@@ -19,7 +27,9 @@ use super::lines::{Line, LineBuffer};
 use crate::pty::socket::{bind_private, peer_credentials};
 
 /// The longest request line accepted.
-const MAX_REQUEST: usize = 4096;
+pub const MAX_REQUEST: usize = 4096;
+/// Most connections open at once; each holds at most one status document.
+pub const MAX_PEERS: usize = 8;
 
 /// A request a peer may make.
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
@@ -49,7 +59,8 @@ impl Peer {
 pub struct StatusServer {
     listener: UnixListener,
     token: Token,
-    peers: HashMap<Token, Peer>,
+    /// By token; tokens only grow, so the first is the oldest.
+    peers: BTreeMap<Token, Peer>,
     next_token: usize,
     uid: u32,
 }
@@ -67,7 +78,7 @@ impl StatusServer {
         Ok(StatusServer {
             listener,
             token,
-            peers: HashMap::new(),
+            peers: BTreeMap::new(),
             next_token: first_peer_token,
             uid: nix::unistd::geteuid().as_raw(),
         })
@@ -112,10 +123,12 @@ impl StatusServer {
                 let _ = registry.deregister(&mut peer.stream);
             }
         } else if let Some(peer) = self.peers.get_mut(&token) {
-            let interest = if peer.unsent().is_empty() {
-                Interest::READABLE
+            // Once answered, only the reply matters: the peer's further
+            // bytes are never read, and no longer wake the loop.
+            let interest = if peer.answered {
+                Interest::WRITABLE
             } else {
-                Interest::READABLE | Interest::WRITABLE
+                Interest::READABLE
             };
             let _ = registry.reregister(&mut peer.stream, token, interest);
         }
@@ -128,6 +141,11 @@ impl StatusServer {
                     if peer_credentials(&stream).ok().map(|(uid, _)| uid) != Some(self.uid) {
                         let _ = stream.write_all(b"{\"error\":\"forbidden\",\"message\":\"peer uid is not the sidecar's\"}\n");
                         continue;
+                    }
+                    if self.peers.len() >= MAX_PEERS
+                        && let Some((_, mut oldest)) = self.peers.pop_first()
+                    {
+                        let _ = registry.deregister(&mut oldest.stream);
                     }
                     let token = Token(self.next_token);
                     self.next_token += 1;
@@ -153,26 +171,27 @@ impl StatusServer {
     }
 }
 
-/// Reads what the peer sent. Returns its first request (once), and whether
-/// the peer closed its side or failed.
+/// Reads what the peer sent, up to its first line and never past it.
+/// Returns that request (once), and whether the peer closed its side or
+/// failed before sending one.
 fn read_request(peer: &mut Peer) -> (Option<StatusRequest>, bool) {
-    let mut chunk = [0u8; 4096];
+    if peer.answered {
+        return (None, false);
+    }
+    let mut chunk = [0u8; MAX_REQUEST];
     let mut lines = Vec::new();
-    let mut closed = false;
-    loop {
+    while lines.is_empty() {
         match peer.stream.read(&mut chunk) {
-            Ok(0) => {
-                closed = true;
-                break;
-            }
+            Ok(0) => return (None, true),
             Ok(n) => peer.lines.push(&chunk[..n], &mut lines),
             Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
-            Err(err) if err.kind() == io::ErrorKind::WouldBlock => break,
+            Err(err) if err.kind() == io::ErrorKind::WouldBlock => return (None, false),
             Err(_) => return (None, true),
         }
     }
-    let Some(line) = lines.into_iter().next().filter(|_| !peer.answered) else {
-        return (None, closed && peer.unsent().is_empty());
+    // Whatever followed the first line in this chunk is dropped unread.
+    let Some(line) = lines.into_iter().next() else {
+        return (None, false);
     };
     peer.answered = true;
     let error = match line {

@@ -34,6 +34,19 @@ impl Emitted {
     }
 }
 
+/// The decision tags of `records`, in order.
+pub fn decision_tags(records: &[Record]) -> Vec<String> {
+    records
+        .iter()
+        .map(|r| {
+            serde_json::to_value(r).unwrap()["decision"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect()
+}
+
 pub fn names(list: &[ding::core::message::MessageName]) -> Vec<String> {
     list.iter().map(|name| name.as_str().to_string()).collect()
 }

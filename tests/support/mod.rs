@@ -3,7 +3,9 @@
 #![allow(dead_code)]
 
 pub mod core_driver;
+pub mod flood;
 mod pty_host;
+pub mod real_pane;
 pub mod sidecar_agent;
 
 #[allow(unused_imports)]

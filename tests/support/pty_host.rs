@@ -111,28 +111,7 @@ impl Host {
         patience: Duration,
         ready: impl Fn(&Snapshot) -> bool,
     ) -> Snapshot {
-        let mut watcher = self.client();
-        let mut revision = watcher.watch().expect("watch");
-        let mut reader = self.client();
-        let deadline = Instant::now() + patience;
-        loop {
-            let snapshot = reader.snapshot().expect("snapshot");
-            if ready(&snapshot) {
-                return snapshot;
-            }
-            let left = deadline.saturating_duration_since(Instant::now());
-            assert!(
-                !left.is_zero(),
-                "screen never matched:\n{}",
-                snapshot.rows.join("\n")
-            );
-            if let Some(seen) = watcher
-                .wait_revision_above(revision.max(snapshot.revision), left)
-                .expect("watch")
-            {
-                revision = seen;
-            }
-        }
+        wait_snapshot(&self.socket, patience, "the awaited screen", ready)
     }
 
     /// Waits until the file `name` in the host's cwd has at least `len` bytes.
@@ -201,6 +180,41 @@ impl Drop for Host {
             let _ = self.wait_exit(Duration::from_secs(5));
             let _ = self.process.kill();
             let _ = self.process.wait();
+        }
+    }
+}
+
+/// Waits until the snapshot of the host at `socket` satisfies `ready`,
+/// re-checking on every revision push; panics with the last screen after
+/// `patience`, saying it waited for `what`.
+pub fn wait_snapshot(
+    socket: &Path,
+    patience: Duration,
+    what: &str,
+    ready: impl Fn(&Snapshot) -> bool,
+) -> Snapshot {
+    let mut watcher = Client::connect(socket).expect("connect");
+    let mut revision = watcher.watch().expect("watch");
+    let mut reader = Client::connect(socket).expect("connect");
+    let deadline = Instant::now() + patience;
+    loop {
+        let snapshot = reader.snapshot().expect("snapshot");
+        if ready(&snapshot) {
+            return snapshot;
+        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        assert!(
+            !left.is_zero(),
+            "the screen never showed {what}:\n{}",
+            snapshot.rows.join("\n")
+        );
+        // The watch began before the snapshot, so any change after it is a
+        // revision above the snapshot's.
+        if let Some(seen) = watcher
+            .wait_revision_above(revision.max(snapshot.revision), left)
+            .expect("watch")
+        {
+            revision = seen;
         }
     }
 }

@@ -51,11 +51,19 @@ mkfifo "$fifo" || exit 1
 exec cat 0<>"$fifo"
 "#;
 
+/// A harness that only waits.
+pub const SLEEPING_HARNESS: &str = r#"command "sleep" "600""#;
+
 /// A declaration of agent `name` with `harness` (a `command` line) under
 /// the rich policy with the scripted adapter, plus `extra` ding settings.
 pub fn rich_decl(name: &str, harness: &str, extra: &str) -> String {
+    rich_decl_with_adapter(name, harness, SCRIPTED_ADAPTER, extra)
+}
+
+/// [`rich_decl`] with the adapter `adapter` (a `command` line).
+pub fn rich_decl_with_adapter(name: &str, harness: &str, adapter: &str, extra: &str) -> String {
     format!(
-        "agent \"{name}\" {{\n  {harness}\n  ding {{\n    delivery \"turn-boundary+fresh-idle\"\n    adapter {{ {SCRIPTED_ADAPTER} }}\n    {extra}\n  }}\n}}\n"
+        "agent \"{name}\" {{\n  {harness}\n  ding {{\n    delivery \"turn-boundary+fresh-idle\"\n    adapter {{ {adapter} }}\n    {extra}\n  }}\n}}\n"
     )
 }
 
@@ -121,7 +129,20 @@ impl Agent {
 
     /// Runs `ding ARGS` in the agent's directory and environment.
     pub fn ding(&self, args: &[&str]) -> Output {
-        let mut command = Command::new(DING);
+        self.ding_under(&[], args)
+    }
+
+    /// [`Agent::ding`] run by `wrapper` (a program and its first
+    /// arguments; `ding` and ARGS follow them), or directly if it is empty.
+    pub fn ding_under(&self, wrapper: &[&str], args: &[&str]) -> Output {
+        let mut command = match wrapper.split_first() {
+            Some((program, first)) => {
+                let mut command = Command::new(program);
+                command.args(first).arg(DING);
+                command
+            }
+            None => Command::new(DING),
+        };
         command
             .args(args)
             .current_dir(self.dir.path())
@@ -334,6 +355,12 @@ impl Agent {
 
     /// Makes the scripted adapter with pid `adapter` print `line`.
     pub fn feed(&self, adapter: i32, line: &Value) {
+        self.feed_all(adapter, std::slice::from_ref(line));
+    }
+
+    /// Makes the scripted adapter with pid `adapter` print `lines`, in
+    /// order, as fast as it can.
+    pub fn feed_all(&self, adapter: i32, lines: &[Value]) {
         let fifo = self.path(&format!("feeds/{adapter}"));
         let deadline = Instant::now() + DEADLINE;
         // Non-blocking open: a FIFO without a reader fails (ENXIO) instead
@@ -355,8 +382,17 @@ impl Agent {
                 }
             }
         };
-        let mut bytes = line.to_string().into_bytes();
-        bytes.push(b'\n');
+        // Opened: from here on, wait for the adapter to take every byte.
+        nix::fcntl::fcntl(
+            &writer,
+            nix::fcntl::FcntlArg::F_SETFL(nix::fcntl::OFlag::empty()),
+        )
+        .expect("blocking writes");
+        let mut bytes = Vec::new();
+        for line in lines {
+            bytes.extend_from_slice(line.to_string().as_bytes());
+            bytes.push(b'\n');
+        }
         writer.write_all(&bytes).expect("feed the adapter");
     }
 
@@ -457,6 +493,25 @@ pub fn process_alive(pid: i32) -> bool {
             stat.rsplit_once(')')
                 .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'))
         })
+}
+
+/// The blocked and ignored signal masks of `pid` (`SigBlk`, `SigIgn` in
+/// /proc), as numbers.
+pub fn signal_masks(pid: i32) -> (u64, u64) {
+    let status = fs::read_to_string(format!("/proc/{pid}/status")).expect("proc status");
+    let mask = |name: &str| {
+        status
+            .lines()
+            .find_map(|line| line.strip_prefix(name))
+            .and_then(|hex| u64::from_str_radix(hex.trim(), 16).ok())
+            .unwrap_or_else(|| panic!("no {name} for pid {pid}"))
+    };
+    (mask("SigBlk:"), mask("SigIgn:"))
+}
+
+/// The bit of `signal` in a /proc signal mask.
+pub fn signal_bit(signal: Signal) -> u64 {
+    1 << (signal as i32 - 1)
 }
 
 fn read_pid(path: &Path) -> Option<i32> {

@@ -32,8 +32,8 @@ use anyhow::{Context, Result};
 use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token};
 use nix::errno::Errno;
-use nix::sys::signal::{SigSet, Signal, killpg};
-use nix::sys::signalfd::{SfdFlags, SignalFd};
+use nix::sys::signal::{Signal, killpg};
+use nix::sys::signalfd::SignalFd;
 use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
 use nix::unistd::{Pid, Uid};
 use serde_json::json;
@@ -49,6 +49,7 @@ use crate::pty::wire::{
     Push, Reply, Request, SendIfReply, ServerLine, Size, Status, parse_frame, parse_resize,
     push_frame,
 };
+use crate::signals;
 
 mod input;
 mod lifecycle;
@@ -164,21 +165,14 @@ struct Host {
 
 impl Host {
     fn new(config: Config) -> Result<Host> {
-        // Block the signals before anything can deliver them, so that none is
-        // lost between now and the signalfd existing; the child unblocks them
-        // before exec.
-        let mut mask = SigSet::empty();
-        for signal in [
+        // Before anything can deliver them, so that none is lost between now
+        // and the signalfd existing; the child starts clean (see `child`).
+        let signals = signals::read_through_signalfd(&[
             Signal::SIGCHLD,
             Signal::SIGTERM,
             Signal::SIGHUP,
             Signal::SIGINT,
-        ] {
-            mask.add(signal);
-        }
-        mask.thread_block().context("block host signals")?;
-        let signals = SignalFd::with_flags(&mask, SfdFlags::SFD_NONBLOCK | SfdFlags::SFD_CLOEXEC)
-            .context("create signalfd")?;
+        ])?;
         let mut listener = socket::bind_private(&config.socket)?;
         let socket_path = std::path::absolute(&config.socket).context("resolve socket path")?;
         let poll = Poll::new().context("create poll")?;
@@ -281,10 +275,12 @@ impl Host {
         }
     }
 
-    /// Whether a client has unread bytes (see `Connection::stalled`) and the
-    /// input queue has room for them: then the loop must not sleep.
+    /// Whether a client has unread bytes (see `Connection::stalled`) that
+    /// may be read now: the input queue has room and its replies are not
+    /// waiting for it. Then the loop must not sleep.
     fn can_resume_reading(&self) -> bool {
-        self.pending_input() < MAX_PENDING_INPUT && self.clients.values().any(|c| c.stalled)
+        self.pending_input() < MAX_PENDING_INPUT
+            && self.clients.values().any(Connection::may_resume)
     }
 
     /// The earliest timer: a transaction's wait, the exit grace, or a
@@ -314,7 +310,7 @@ impl Host {
             let stalled: Vec<Token> = self
                 .clients
                 .iter()
-                .filter(|(_, c)| c.stalled)
+                .filter(|(_, c)| c.may_resume())
                 .map(|(t, _)| *t)
                 .collect();
             for token in stalled {
@@ -322,13 +318,13 @@ impl Host {
             }
         }
         let revision = self.revision;
-        // A redraw renders the whole screen: only for a client that needs it.
-        let redraw = self
-            .clients
-            .values()
-            .any(|c| c.mode == Mode::Attach && c.needs_redraw && c.outbuf.is_empty())
-            .then(|| self.screen.redraw());
+        // A redraw renders the whole screen: only once, and only if needed.
+        let mut redraw: Option<Vec<u8>> = None;
+        let screen = &self.screen;
         for client in self.clients.values_mut() {
+            // First what the socket takes now: a push or redraw waits for an
+            // empty queue, and no later event may come to say it emptied.
+            client.flush();
             if client.mode == Mode::Watch
                 && client.outbuf.is_empty()
                 && client.pushed_revision < revision
@@ -336,12 +332,9 @@ impl Host {
                 client.pushed_revision = revision;
                 client.send_line(&ServerLine::Push(Push::Revision { revision }));
             }
-            if let Some(redraw) = &redraw
-                && client.mode == Mode::Attach
-                && client.needs_redraw
-                && client.outbuf.is_empty()
-            {
+            if client.mode == Mode::Attach && client.needs_redraw && client.outbuf.is_empty() {
                 client.needs_redraw = false;
+                let redraw = redraw.get_or_insert_with(|| screen.redraw());
                 push_frame(&mut client.outbuf, FrameKind::Data, redraw);
             }
             client.flush();

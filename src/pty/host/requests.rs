@@ -45,29 +45,41 @@ impl Host {
         }
     }
 
+    /// Handles what the client already sent, then reads and handles more,
+    /// chunk by chunk, while it may: until WouldBlock, or until this turn's
+    /// budget is spent, the input queue is full or the client's replies are
+    /// unread (then it is `stalled`, and read again once that has changed).
     pub(super) fn read_client(&mut self, token: Token) {
-        let over = self.pending_input() >= MAX_PENDING_INPUT;
-        let Some(client) = self.clients.get_mut(&token) else {
-            return;
-        };
-        if client.dead || client.closing {
-            return;
-        }
-        if over {
-            client.stalled = true;
-            return;
-        }
-        client.stalled = false;
-        let fill = client.fill(MAX_REQUEST_LINE + 1);
-        self.process_client(token);
-        if let Some(client) = self.clients.get_mut(&token) {
-            match fill {
+        let mut budget = MAX_REQUEST_LINE + 1;
+        loop {
+            self.process_client(token);
+            let over = self.pending_input() >= MAX_PENDING_INPUT;
+            let Some(client) = self.clients.get_mut(&token) else {
+                return;
+            };
+            if client.dead || client.closing {
+                return;
+            }
+            if over || client.replies_unread() || budget == 0 {
+                client.stalled = true;
+                return;
+            }
+            client.stalled = false;
+            match client.fill_once(MAX_REQUEST_LINE + 1) {
+                Fill::Read(n) => budget = budget.saturating_sub(n),
+                Fill::Drained => return,
+                // `process_client` leaves a full buffer only when the
+                // client's replies stopped it; come back when they drain.
+                Fill::Full => {
+                    client.stalled = true;
+                    return;
+                }
                 // A peer that only shut down its write side still gets the
                 // replies already queued for it.
-                Fill::Closed => client.closing = true,
-                // More may be waiting and mio will not say so again.
-                Fill::Limit => client.stalled = true,
-                Fill::Drained => {}
+                Fill::Closed => {
+                    client.closing = true;
+                    return;
+                }
             }
         }
     }
@@ -83,6 +95,11 @@ impl Host {
             }
             match client.mode {
                 Mode::Control | Mode::Watch => {
+                    if client.replies_unread() {
+                        // The rest waits until the peer reads its replies.
+                        client.stalled = true;
+                        return;
+                    }
                     let Some(end) = client.inbuf.iter().position(|&b| b == b'\n') else {
                         if client.inbuf.len() >= MAX_REQUEST_LINE {
                             client.inbuf.clear();

@@ -1,0 +1,10 @@
+//! Codex CLI 0.169.0: its model API (OpenAI Responses) for the loopback
+//! model server, and a scratch `CODEX_HOME` that starts it model-free.
+//!
+//! * `responses`: the wire format (`POST /v1/responses`, SSE, title
+//!   requests told apart).
+//! * `home`: `config.toml` with the mock provider, approvals, sandbox and
+//!   project trust, and the environment.
+
+pub mod home;
+pub mod responses;

@@ -1,0 +1,589 @@
+//! The OpenAI Responses API as Codex CLI 0.169.0 speaks it, for the
+//! loopback model server: `POST /v1/responses`, always streamed as
+//! server-sent events.
+//!
+//! What a request looks like (observed, docs/providers/model-servers.md):
+//! `input` is a list of items: `message`s with role `developer` (the
+//! harness's instructions and hook context) or `user` (harness context in
+//! `<environment_context>` elements, then the prompt), `function_call`s and
+//! their `function_call_output`s. The header `x-codex-turn-metadata` (also
+//! `client_metadata` in the body) carries the harness's `turn_id`, and
+//! `thread_source: "thread_title"` on the title request Codex makes after
+//! a prompt; that request also asks for a JSON `{"title": ...}` through
+//! `text.format` and offers no tools. A compaction (`/compact`) request
+//! says `request_kind: "compaction"` there (a turn says `"turn"`).
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::eval::http::Request;
+use crate::eval::model_server::{
+    Event, Ids, Reading, Reply, RoleText, WireFormat, prompt_text, slow_pieces,
+};
+use crate::eval::script::{Class, Command, Plan};
+
+pub struct Responses;
+
+pub fn wire_format() -> Box<dyn WireFormat> {
+    Box::new(Responses)
+}
+
+impl WireFormat for Responses {
+    fn read(&self, request: &Request, body: Option<&Value>) -> Reading {
+        let metadata = turn_metadata(request, body);
+        let class = match (request.method.as_str(), request.path(), body) {
+            ("POST", "/v1/responses", Some(body)) => {
+                if is_title_request(&metadata, body) {
+                    Class::Title
+                } else if metadata["request_kind"] == "compaction" {
+                    Class::Compaction
+                } else {
+                    classify(body)
+                }
+            }
+            _ => Class::Unknown,
+        };
+        let empty = Value::Null;
+        let body = body.unwrap_or(&empty);
+        Reading {
+            class,
+            prompt: class.is_turn_call().then(|| latest_prompt(body)).flatten(),
+            texts: texts(body),
+            turn_key: metadata["turn_id"].as_str().map(str::to_string),
+            still_running: still_running(body),
+        }
+    }
+
+    fn render(&self, request: &Request, body: Option<&Value>, plan: &Plan, ids: &Ids) -> Reply {
+        let empty = Value::Null;
+        let body = body.unwrap_or(&empty);
+        let model = body["model"].as_str().unwrap_or("mock-model");
+        let response_id = ids.fresh("resp");
+        let (item, pieces, pace) = match plan {
+            Plan::NotFound => return Reply::NotFound,
+            Plan::Tokens(tokens) => return Reply::Json(json!({"input_tokens": tokens})),
+            Plan::Text(text) | Plan::Summary(text) => (
+                Item::Message(ids.fresh("msg")),
+                vec![text.clone()],
+                Duration::ZERO,
+            ),
+            Plan::Title(title) => (
+                Item::Message(ids.fresh("msg")),
+                vec![json!({"title": title}).to_string()],
+                Duration::ZERO,
+            ),
+            Plan::Slow { text, seconds } => {
+                let (pieces, pace) = slow_pieces(text, *seconds);
+                (Item::Message(ids.fresh("msg")), pieces, pace)
+            }
+            Plan::Wait(session) => {
+                let call = Item::Call {
+                    id: ids.fresh("fc"),
+                    call_id: ids.fresh("call"),
+                    name: "write_stdin",
+                    arguments: wait_arguments(session).to_string(),
+                };
+                (call, Vec::new(), Duration::ZERO)
+            }
+            Plan::Command(command) => {
+                let sandboxed =
+                    turn_metadata(request, Some(body))["sandbox_mode"] != "danger-full-access";
+                let (name, arguments) = tool_call(body, command, sandboxed);
+                let call = Item::Call {
+                    id: ids.fresh("fc"),
+                    call_id: ids.fresh("call"),
+                    name,
+                    arguments: arguments.to_string(),
+                };
+                (call, Vec::new(), Duration::ZERO)
+            }
+        };
+        Reply::Events(events(&response_id, model, &item, &pieces, pace))
+    }
+}
+
+/// The output item of a reply.
+enum Item {
+    Message(String),
+    Call {
+        id: String,
+        call_id: String,
+        name: &'static str,
+        arguments: String,
+    },
+}
+
+/// The `x-codex-turn-metadata` object (a JSON string in the header, and
+/// again under `client_metadata` in the body); `Null` when absent.
+fn turn_metadata(request: &Request, body: Option<&Value>) -> Value {
+    let text = request
+        .header("x-codex-turn-metadata")
+        .or_else(|| body?["client_metadata"]["x-codex-turn-metadata"].as_str());
+    text.and_then(|text| serde_json::from_str(text).ok())
+        .unwrap_or(Value::Null)
+}
+
+/// Codex 0.169 title request: `thread_source` is `thread_title`, and the
+/// body asks for a JSON object with just a `title`.
+fn is_title_request(metadata: &Value, body: &Value) -> bool {
+    let schema = &body["text"]["format"]["schema"];
+    metadata["thread_source"] == "thread_title"
+        || (schema["required"] == json!(["title"])
+            && body["tools"].as_array().is_none_or(Vec::is_empty))
+}
+
+/// The latest input decides: a tool output continues the turn, a `user`
+/// message is a prompt. `developer` messages (hook context) are skipped.
+fn classify(body: &Value) -> Class {
+    let latest = input(body)
+        .iter()
+        .rev()
+        .find(|item| is_tool_output(item) || (item["type"] == "message" && item["role"] == "user"));
+    match latest {
+        Some(item) if is_tool_output(item) => Class::ToolResult,
+        Some(_) => Class::Prompt,
+        None => Class::Side,
+    }
+}
+
+fn is_tool_output(item: &Value) -> bool {
+    matches!(
+        item["type"].as_str(),
+        Some("function_call_output" | "custom_tool_call_output")
+    )
+}
+
+fn input(body: &Value) -> &[Value] {
+    body["input"].as_array().map_or(&[], Vec::as_slice)
+}
+
+/// The text of the last `user` message after the last tool output (none
+/// after a tool output means the request has no new prompt).
+fn latest_prompt(body: &Value) -> Option<String> {
+    let message = input(body)
+        .iter()
+        .rev()
+        .take_while(|item| !is_tool_output(item))
+        .find(|item| item["type"] == "message" && item["role"] == "user")?;
+    prompt_text(content_texts(&message["content"]))
+}
+
+fn content_texts(content: &Value) -> Vec<&str> {
+    if let Some(text) = content.as_str() {
+        return vec![text];
+    }
+    content
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|part| part["text"].as_str())
+        .collect()
+}
+
+/// Every text the model sees: `instructions`, each message's text parts,
+/// and tool outputs, with their roles.
+fn texts(body: &Value) -> Vec<RoleText> {
+    let mut out = Vec::new();
+    if let Some(instructions) = body["instructions"]
+        .as_str()
+        .filter(|text| !text.is_empty())
+    {
+        out.push(RoleText::new("system", instructions));
+    }
+    for item in input(body) {
+        if item["type"] == "message" {
+            let role = item["role"].as_str().unwrap_or("unknown");
+            for text in content_texts(&item["content"]) {
+                out.push(RoleText::new(role, text));
+            }
+        } else if is_tool_output(item) {
+            let output = &item["output"];
+            let text = output
+                .as_str()
+                .map(str::to_string)
+                .unwrap_or_else(|| output.to_string());
+            out.push(RoleText::new("tool", &text));
+        }
+    }
+    out
+}
+
+/// Codex 0.169 `exec_command` waits at most 30 s (`yield_time_ms`), then
+/// answers with the output so far and `Process running with session ID N`.
+const STILL_RUNNING: &str = "Process running with session ID ";
+
+/// The session id of a command the latest tool output says is still
+/// running.
+fn still_running(body: &Value) -> Option<String> {
+    let output = input(body).iter().rev().find(|item| is_tool_output(item))?;
+    let text = output["output"].as_str()?;
+    let (_, rest) = text.split_once(STILL_RUNNING)?;
+    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    (!digits.is_empty()).then_some(digits)
+}
+
+/// `write_stdin` arguments that poll session `session` without writing,
+/// for as long as Codex allows (an empty poll may wait up to 300 s).
+fn wait_arguments(session: &str) -> Value {
+    let id = session
+        .parse::<u64>()
+        .map_or_else(|_| json!(session), |id| json!(id));
+    json!({"session_id": id, "chars": "", "yield_time_ms": 300_000})
+}
+
+/// The command tool the request offers, and its arguments for `command`.
+/// Codex 0.169 offers `exec_command` (unified exec: `cmd`, waiting up to
+/// `yield_time_ms` before it reports a still-running process); older
+/// configurations offer `shell_command` or `shell`.
+///
+/// A command that needs permission asks to leave the sandbox
+/// (`require_escalated`), which opens the approval dialog; unless there is
+/// no sandbox (`danger-full-access`), where Codex runs it as it is and would
+/// refuse the escalation request under `approval_policy = "never"`.
+fn tool_call(body: &Value, command: &Command, sandboxed: bool) -> (&'static str, Value) {
+    let offered = |name: &str| {
+        body["tools"]
+            .as_array()
+            .is_some_and(|tools| tools.iter().any(|tool| tool["name"] == name))
+    };
+    let wait_ms = ((u64::from(command.seconds) + 5) * 1000).min(30_000);
+    let (name, mut arguments) = if offered("shell_command") && !offered("exec_command") {
+        (
+            "shell_command",
+            json!({"command": command.line, "timeout_ms": wait_ms}),
+        )
+    } else if offered("shell") && !offered("exec_command") {
+        (
+            "shell",
+            json!({"command": ["bash", "-lc", command.line], "timeout_ms": wait_ms}),
+        )
+    } else {
+        (
+            "exec_command",
+            json!({"cmd": command.line, "yield_time_ms": wait_ms}),
+        )
+    };
+    if command.needs_permission && sandboxed {
+        arguments["sandbox_permissions"] = json!("require_escalated");
+        arguments["justification"] = json!(command.description);
+    }
+    (name, arguments)
+}
+
+fn usage() -> Value {
+    json!({
+        "input_tokens": 1000,
+        "input_tokens_details": {"cached_tokens": 0},
+        "output_tokens": 10,
+        "output_tokens_details": {"reasoning_tokens": 0},
+        "total_tokens": 1010,
+    })
+}
+
+fn events(
+    response_id: &str,
+    model: &str,
+    item: &Item,
+    pieces: &[String],
+    pace: Duration,
+) -> Vec<Event> {
+    let response = |status: &str, output: Value| json!({"id": response_id, "object": "response", "status": status, "model": model, "output": output});
+    let mut events = vec![Event::now(json!({
+        "type": "response.created",
+        "response": response("in_progress", json!([])),
+    }))];
+    let done = match item {
+        Item::Message(id) => {
+            let text = pieces.concat();
+            let part = |text: &str| json!({"type": "output_text", "text": text, "annotations": []});
+            events.push(Event::now(json!({
+                "type": "response.output_item.added", "output_index": 0,
+                "item": {"type": "message", "id": id, "status": "in_progress", "role": "assistant", "content": []},
+            })));
+            events.push(Event::now(json!({
+                "type": "response.content_part.added", "item_id": id, "output_index": 0,
+                "content_index": 0, "part": part(""),
+            })));
+            for piece in pieces {
+                events.push(Event::after(
+                    pace,
+                    json!({
+                        "type": "response.output_text.delta", "item_id": id, "output_index": 0,
+                        "content_index": 0, "delta": piece,
+                    }),
+                ));
+            }
+            events.push(Event::now(json!({
+                "type": "response.output_text.done", "item_id": id, "output_index": 0,
+                "content_index": 0, "text": text,
+            })));
+            events.push(Event::now(json!({
+                "type": "response.content_part.done", "item_id": id, "output_index": 0,
+                "content_index": 0, "part": part(&text),
+            })));
+            json!({"type": "message", "id": id, "status": "completed", "role": "assistant", "content": [part(&text)]})
+        }
+        Item::Call {
+            id,
+            call_id,
+            name,
+            arguments,
+        } => {
+            let call = |status: &str, arguments: &str| json!({"type": "function_call", "id": id, "call_id": call_id, "name": name, "arguments": arguments, "status": status});
+            events.push(Event::now(json!({
+                "type": "response.output_item.added", "output_index": 0, "item": call("in_progress", ""),
+            })));
+            events.push(Event::now(json!({
+                "type": "response.function_call_arguments.delta", "item_id": id, "output_index": 0,
+                "delta": arguments,
+            })));
+            events.push(Event::now(json!({
+                "type": "response.function_call_arguments.done", "item_id": id, "output_index": 0,
+                "arguments": arguments,
+            })));
+            call("completed", arguments)
+        }
+    };
+    events.push(Event::now(json!({
+        "type": "response.output_item.done", "output_index": 0, "item": done,
+    })));
+    let mut completed = response("completed", json!([done]));
+    completed["usage"] = usage();
+    events.push(Event::now(
+        json!({"type": "response.completed", "response": completed}),
+    ));
+    events
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::eval::script::{Directive, plan, run_command};
+
+    fn post(metadata: Option<Value>) -> Request {
+        let mut request = Request {
+            method: "POST".into(),
+            target: "/v1/responses".into(),
+            ..Request::default()
+        };
+        if let Some(metadata) = metadata {
+            request
+                .headers
+                .push(("x-codex-turn-metadata".into(), metadata.to_string()));
+        }
+        request
+    }
+
+    fn message(role: &str, text: &str) -> Value {
+        json!({"type": "message", "role": role, "content": [{"type": "input_text", "text": text}]})
+    }
+
+    #[test]
+    fn a_prompt_is_read_after_the_environment_context_and_keeps_its_turn_id() {
+        let body = json!({"input": [
+            message("developer", "You are a harness."),
+            message("user", "<environment_context>\n  <cwd>/p</cwd>\n</environment_context>"),
+            message("user", "please mock:slow 2"),
+            message("developer", "hook context: 0001.md"),
+        ]});
+        let metadata = json!({"turn_id": "t-1", "thread_source": "user"});
+        let reading = Responses.read(&post(Some(metadata)), Some(&body));
+        assert_eq!(reading.class, Class::Prompt);
+        assert_eq!(reading.prompt.as_deref(), Some("please mock:slow 2"));
+        assert_eq!(reading.turn_key.as_deref(), Some("t-1"));
+        assert_eq!(
+            reading.texts.last(),
+            Some(&RoleText::new("developer", "hook context: 0001.md"))
+        );
+    }
+
+    #[test]
+    fn a_tool_output_continues_the_turn_even_with_developer_context_after_it() {
+        let body = json!({"input": [
+            message("user", "mock:run 1"),
+            {"type": "function_call", "call_id": "c1", "name": "exec_command", "arguments": "{}"},
+            {"type": "function_call_output", "call_id": "c1", "output": "mock-run-done"},
+            message("developer", "post tool context"),
+        ]});
+        let reading = Responses.read(&post(None), Some(&body));
+        assert_eq!(reading.class, Class::ToolResult);
+        assert_eq!(reading.prompt, None);
+        assert!(
+            reading
+                .texts
+                .contains(&RoleText::new("tool", "mock-run-done"))
+        );
+    }
+
+    #[test]
+    fn the_title_request_is_told_apart_by_its_metadata_or_its_schema() {
+        let body = json!({"input": [message("user", "Generate a concise title")], "tools": []});
+        let by_metadata = Responses.read(
+            &post(Some(json!({"thread_source": "thread_title"}))),
+            Some(&body),
+        );
+        assert_eq!(by_metadata.class, Class::Title);
+        assert_eq!(by_metadata.prompt, None);
+        let schema_only = json!({
+            "input": [message("user", "Generate a concise title")],
+            "tools": [],
+            "text": {"format": {"type": "json_schema", "schema": {"required": ["title"]}}},
+        });
+        assert_eq!(
+            Responses.read(&post(None), Some(&schema_only)).class,
+            Class::Title
+        );
+        let reply = Responses.render(
+            &post(None),
+            Some(&body),
+            &Plan::Title("T".into()),
+            &Ids::new("n"),
+        );
+        let Reply::Events(events) = reply else {
+            panic!("not a stream");
+        };
+        let done = events
+            .iter()
+            .find(|e| e.name == "response.output_text.done")
+            .expect("done");
+        assert_eq!(done.data["text"], r#"{"title":"T"}"#);
+    }
+
+    #[test]
+    fn a_compaction_request_is_told_apart_by_its_request_kind() {
+        let body = json!({"input": [message("user", "hi"), message("user", "You are performing a CONTEXT CHECKPOINT COMPACTION.")]});
+        let metadata =
+            json!({"turn_id": "t-9", "request_kind": "compaction", "thread_source": "user"});
+        let reading = Responses.read(&post(Some(metadata)), Some(&body));
+        assert_eq!(reading.class, Class::Compaction);
+        assert_eq!(reading.prompt, None);
+    }
+
+    fn stream_of(body: &Value, plan: &Plan, ids: &Ids) -> Vec<Event> {
+        match Responses.render(&post(None), Some(body), plan, ids) {
+            Reply::Events(events) => events,
+            other => panic!("not a stream: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_text_reply_streams_the_response_events_in_order() {
+        let events = stream_of(&json!({}), &Plan::Text("hello".into()), &Ids::new("n"));
+        let names: Vec<&str> = events.iter().map(|e| e.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "response.created",
+                "response.output_item.added",
+                "response.content_part.added",
+                "response.output_text.delta",
+                "response.output_text.done",
+                "response.content_part.done",
+                "response.output_item.done",
+                "response.completed"
+            ]
+        );
+        assert_eq!(events[7].data["response"]["usage"]["total_tokens"], 1010);
+    }
+
+    #[test]
+    fn a_command_is_an_exec_command_call_that_waits_for_it() {
+        let body = json!({"tools": [{"type": "function", "name": "exec_command"}]});
+        let ids = Ids::new("n");
+        let run = plan(Class::Prompt, &Directive::Run { seconds: 4 }, 1, None);
+        let first = stream_of(&body, &run, &ids);
+        let second = stream_of(&body, &run, &ids);
+        let item = &first[first.len() - 2].data["item"];
+        assert_eq!(item["type"], "function_call");
+        assert_eq!(item["name"], "exec_command");
+        let arguments: Value =
+            serde_json::from_str(item["arguments"].as_str().expect("args")).expect("json");
+        assert_eq!(arguments["cmd"], run_command(4).line);
+        assert_eq!(arguments["yield_time_ms"], 9_000);
+        assert!(arguments.get("sandbox_permissions").is_none());
+        let other = &second[second.len() - 2].data["item"];
+        assert_ne!(item["call_id"], other["call_id"]);
+        assert_ne!(item["id"], other["id"]);
+    }
+
+    #[test]
+    fn a_permission_command_asks_for_escalation() {
+        let body = json!({"tools": [{"type": "function", "name": "exec_command"}]});
+        let marker = plan(
+            Class::Prompt,
+            &Directive::Permission {
+                marker: "/tmp/m".into(),
+            },
+            1,
+            None,
+        );
+        let events = stream_of(&body, &marker, &Ids::new("n"));
+        let item = &events[events.len() - 2].data["item"];
+        let arguments: Value =
+            serde_json::from_str(item["arguments"].as_str().expect("args")).expect("json");
+        assert_eq!(arguments["cmd"], "touch /tmp/m");
+        assert_eq!(arguments["sandbox_permissions"], "require_escalated");
+        let full_access = Request {
+            headers: vec![(
+                "x-codex-turn-metadata".into(),
+                json!({"sandbox_mode": "danger-full-access"}).to_string(),
+            )],
+            ..post(None)
+        };
+        let Reply::Events(events) =
+            Responses.render(&full_access, Some(&body), &marker, &Ids::new("n"))
+        else {
+            panic!("not a stream");
+        };
+        let item = &events[events.len() - 2].data["item"];
+        let arguments: Value =
+            serde_json::from_str(item["arguments"].as_str().expect("args")).expect("json");
+        assert_eq!(arguments["cmd"], "touch /tmp/m");
+        assert!(
+            arguments.get("sandbox_permissions").is_none(),
+            "{arguments}"
+        );
+    }
+
+    #[test]
+    fn a_command_still_running_after_the_wait_is_polled_until_it_ends() {
+        let body = json!({"input": [
+            message("user", "mock:run 40"),
+            {"type": "function_call", "call_id": "c1", "name": "exec_command", "arguments": "{}"},
+            {"type": "function_call_output", "call_id": "c1",
+             "output": "Chunk ID: 2e\nWall time: 30.0 seconds\nProcess running with session ID 97317\nOutput:\n"},
+        ]});
+        let reading = Responses.read(&post(None), Some(&body));
+        assert_eq!(reading.class, Class::ToolResult);
+        assert_eq!(reading.still_running.as_deref(), Some("97317"));
+        let wait = plan(
+            reading.class,
+            &Directive::Text,
+            1,
+            reading.still_running.as_deref(),
+        );
+        let events = stream_of(&body, &wait, &Ids::new("n"));
+        let item = &events[events.len() - 2].data["item"];
+        assert_eq!(item["name"], "write_stdin");
+        let arguments: Value =
+            serde_json::from_str(item["arguments"].as_str().expect("args")).expect("json");
+        assert_eq!(arguments["session_id"], 97317);
+        assert_eq!(arguments["chars"], "");
+        let finished = json!({"input": [
+            {"type": "function_call_output", "call_id": "c2", "output": "Process exited with code 0\nOutput:\nmock-run-done\n"},
+        ]});
+        assert_eq!(
+            Responses.read(&post(None), Some(&finished)).still_running,
+            None
+        );
+    }
+
+    #[test]
+    fn older_shell_tools_get_their_own_arguments() {
+        let body = json!({"tools": [{"type": "function", "name": "shell"}]});
+        let (name, arguments) = tool_call(&body, &run_command(1), true);
+        assert_eq!(name, "shell");
+        assert_eq!(arguments["command"][2], run_command(1).line);
+    }
+}

@@ -1,0 +1,67 @@
+//! The real Codex CLI 0.169.0 TUI, model-free: `ding eval-model-server
+//! --api openai` on loopback, a scratch `CODEX_HOME` from `ding
+//! eval-harness-env codex`, the harness under `ding up` with the default
+//! (aggressive) policy, and one inbox message from `ding send` that must
+//! reach a model request by its exact filename. Codex's background
+//! `codex app-server` daemon outlives the TUI: the test ends it by pid.
+
+mod support;
+
+use std::time::Duration;
+
+use ding::pty::wire::Snapshot;
+use support::real_pane::*;
+use support::sidecar_agent::Agent;
+
+/// Codex 0.169.0 empty composer: the prompt `› ` followed by a dim
+/// placeholder and nothing else on the row (an approval dialog's selected
+/// row also starts with `› `, but bold and inverse, never dim).
+fn empty_composer(snapshot: &Snapshot) -> bool {
+    snapshot.rows.iter().enumerate().any(|(row, text)| {
+        let Some(placeholder) = text.strip_prefix("› ") else {
+            return false;
+        };
+        !placeholder.is_empty()
+            && snapshot.runs.iter().any(|run| {
+                usize::from(run.row) == row && run.col == 2 && run.dim && run.text == placeholder
+            })
+    })
+}
+
+#[test]
+fn an_inbox_message_reaches_the_real_codex_by_its_exact_filename() {
+    let binary = harness_binary("DING_HARNESS_CODEX");
+    let agent = Agent::new("codex-pane", "");
+    let model = ModelServer::start("openai", &agent.path("model"));
+    let launch = prepare_harness(&agent, "codex", &binary, &model);
+    let codex_home = agent.path("home/.codex");
+    assert_eq!(
+        launch["env"]["CODEX_HOME"],
+        codex_home.to_str().expect("utf-8")
+    );
+
+    up_until_empty_composer(&agent, &model, empty_composer);
+    let request = deliver_one_message(&agent, &model);
+    assert_eq!(request["path"], "/v1/responses");
+    assert!(request["turnKey"].is_string(), "Codex names its turns");
+
+    // Shut down by pid: the agent's sidecar and PTY host (ding down), then
+    // every `codex app-server` under this CODEX_HOME that outlived the TUI,
+    // then whatever else kept the agent's runtime directory, then the
+    // model server.
+    agent.ding_ok(&["down", &agent.name]);
+    let outlived = processes_with("CODEX_HOME", &codex_home, "app-server");
+    eprintln!("codex app-server processes left after ding down: {outlived:?}");
+    for pid in outlived {
+        end_process(pid);
+    }
+    wait_until("no codex app-server left", Duration::from_secs(10), || {
+        processes_with("CODEX_HOME", &codex_home, "app-server")
+            .is_empty()
+            .then_some(())
+    });
+    drop(agent);
+    let server = model.pid();
+    drop(model);
+    assert!(!support::sidecar_agent::process_alive(server));
+}

@@ -1,0 +1,296 @@
+//! Shared harness for the real-pane tests: a real harness binary installed
+//! by `scripts/install-harnesses.sh`, the loopback model server run as the
+//! real `ding eval-model-server` process, a scratch home prepared by the
+//! real `ding eval-harness-env`, and waits on PTY snapshots and on the
+//! model server's request log, each with a generous deadline and never a
+//! fixed sleep.
+//!
+//! Provider names stay in the provider tests: this file takes them as
+//! arguments.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use ding::pty::wire::Snapshot;
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+use serde_json::Value;
+
+use super::sidecar_agent::{Agent, DING, process_alive};
+
+/// How long a real harness may take for any awaited step. Generous: the
+/// machine is shared, and waiting polls, so a passing test never waits
+/// this long.
+pub const PATIENCE: Duration = Duration::from_secs(45);
+
+const INSTALL_SCRIPT: &str = "scripts/install-harnesses.sh";
+
+/// The installed binary that the install script names `variable` (e.g.
+/// `DING_HARNESS_...`). Fails, never skips, when the harnesses are not
+/// installed.
+pub fn harness_binary(variable: &str) -> PathBuf {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join(INSTALL_SCRIPT);
+    let output = Command::new("bash")
+        .arg(&script)
+        .arg("--check")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run the install script");
+    assert!(
+        output.status.success(),
+        "the pinned real harnesses are not installed: run {INSTALL_SCRIPT} (make harnesses; make test does it)\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let path = stdout
+        .lines()
+        .find_map(|line| line.strip_prefix(&format!("{variable}=")))
+        .unwrap_or_else(|| panic!("{INSTALL_SCRIPT} --check names no {variable}: {stdout}"));
+    let path = PathBuf::from(path);
+    assert!(
+        path.is_file(),
+        "{} is missing: run {INSTALL_SCRIPT}",
+        path.display()
+    );
+    path
+}
+
+/// A running `ding eval-model-server`, killed by pid when dropped.
+pub struct ModelServer {
+    process: Child,
+    pub log: PathBuf,
+    pub port: u16,
+}
+
+impl ModelServer {
+    /// Starts a server speaking `api`, logging into `dir`, and waits for
+    /// its port file.
+    pub fn start(api: &str, dir: &Path) -> ModelServer {
+        fs::create_dir_all(dir).expect("model server dir");
+        let log = dir.join("requests.jsonl");
+        let port_file = dir.join("port");
+        let process = Command::new(DING)
+            .args(["eval-model-server", "--api", api, "--log"])
+            .arg(&log)
+            .arg("--port-file")
+            .arg(&port_file)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(fs::File::create(dir.join("stderr")).expect("stderr file"))
+            .spawn()
+            .expect("spawn ding eval-model-server");
+        let mut server = ModelServer {
+            process,
+            log,
+            port: 0,
+        };
+        server.port = wait_until(
+            "the model server's port file",
+            Duration::from_secs(10),
+            || fs::read_to_string(&port_file).ok()?.trim().parse().ok(),
+        );
+        server
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    pub fn pid(&self) -> i32 {
+        i32::try_from(self.process.id()).expect("pid")
+    }
+
+    /// Every request logged so far, one JSON object per line.
+    pub fn requests(&self) -> Vec<Value> {
+        fs::read_to_string(&self.log)
+            .unwrap_or_default()
+            .lines()
+            .map(|line| serde_json::from_str(line).expect("each log line is JSON"))
+            .collect()
+    }
+
+    /// Waits until a logged request satisfies `wanted`; returns it.
+    pub fn wait_request(&self, what: &str, wanted: impl Fn(&Value) -> bool) -> Value {
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            let requests = self.requests();
+            if let Some(found) = requests.iter().find(|request| wanted(request)) {
+                return found.clone();
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the model server never saw {what}; it logged:\n{}",
+                summary(&requests)
+            );
+            thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for ModelServer {
+    fn drop(&mut self) {
+        let _ = self.process.kill();
+        let _ = self.process.wait();
+    }
+}
+
+/// One line per logged request: seq, class, turn, call, prompt.
+pub fn summary(requests: &[Value]) -> String {
+    requests
+        .iter()
+        .map(|r| {
+            format!(
+                "{} {} {} turn={} call={} prompt={}",
+                r["seq"], r["path"], r["class"], r["turn"], r["callInTurn"], r["prompt"]
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Whether any text the model saw in `request` contains `needle`.
+pub fn carries(request: &Value, needle: &str) -> bool {
+    request["texts"].as_array().is_some_and(|texts| {
+        texts
+            .iter()
+            .any(|text| text["text"].as_str().is_some_and(|t| t.contains(needle)))
+    })
+}
+
+/// Prepares `harness`'s scratch home under the agent's directory with the
+/// real `ding eval-harness-env`, writing the agent's declaration, and
+/// returns the printed launch.
+pub fn prepare_harness(agent: &Agent, harness: &str, binary: &Path, model: &ModelServer) -> Value {
+    let declaration = agent.declaration();
+    let home = agent.path("home");
+    let project = agent.path("project");
+    let args = [
+        "eval-harness-env",
+        harness,
+        "--binary",
+        binary.to_str().expect("utf-8 binary path"),
+        "--home",
+        home.to_str().expect("utf-8 home"),
+        "--cwd",
+        project.to_str().expect("utf-8 project"),
+        "--model-url",
+        &model.url(),
+        "--permission",
+        "manual",
+        "--decl",
+        declaration.to_str().expect("utf-8 declaration"),
+        "--agent",
+        &agent.name,
+    ];
+    serde_json::from_str(&agent.ding_ok(&args)).expect("the launch is JSON")
+}
+
+/// Waits until the agent's PTY snapshot satisfies `ready`, re-checking on
+/// every revision push; returns it. Fails with the last screen.
+pub fn wait_screen(agent: &Agent, what: &str, ready: impl Fn(&Snapshot) -> bool) -> Snapshot {
+    super::wait_snapshot(&agent.paths().pty_socket(), PATIENCE, what, ready)
+}
+
+/// Starts the declared agent with `ding up` and waits until `empty_composer`
+/// holds on its screen; checks that the harness asked the model nothing on
+/// the way. Returns how long it took.
+pub fn up_until_empty_composer(
+    agent: &Agent,
+    model: &ModelServer,
+    empty_composer: impl Fn(&Snapshot) -> bool,
+) -> Duration {
+    let started = Instant::now();
+    agent.up(&[]);
+    wait_screen(agent, "the empty composer", empty_composer);
+    let took = started.elapsed();
+    eprintln!("the empty composer showed {took:?} after ding up began");
+    let requests = model.requests();
+    assert!(
+        requests.is_empty(),
+        "the harness made requests at startup:\n{}",
+        summary(&requests)
+    );
+    took
+}
+
+/// Sends one inbox message with `ding send` and waits until a model call
+/// carries its exact filename: under the default policy, DING's notice is
+/// the prompt of the conversation's first turn. Then waits for the mock
+/// model's reply on the screen. Returns that request's log line.
+pub fn deliver_one_message(agent: &Agent, model: &ModelServer) -> Value {
+    fs::write(agent.path("task.md"), "please look at the parser\n").expect("message");
+    let sent = agent.ding_ok(&["send", &agent.name, "task.md", "--decl", "agent.kdl"]);
+    let filename = sent.trim().to_string();
+    let request = model.wait_request(&format!("a model call carrying {filename}"), |request| {
+        carries(request, &filename) && request["callInTurn"].is_u64()
+    });
+    let log = summary(&model.requests());
+    assert_eq!(request["class"], "prompt", "{log}");
+    assert_eq!(request["turn"], 1, "{log}");
+    assert_eq!(request["callInTurn"], 1, "{log}");
+    assert!(
+        request["prompt"]
+            .as_str()
+            .is_some_and(|prompt| prompt.starts_with("[ding] 1 unread inbox message")),
+        "the notice is the prompt: {}",
+        request["prompt"]
+    );
+    wait_screen(agent, "the mock model's reply", |snapshot| {
+        shows(snapshot, "mock reply to turn 1.")
+    });
+    request
+}
+
+/// Whether any row of `snapshot` contains `text`.
+pub fn shows(snapshot: &Snapshot, text: &str) -> bool {
+    snapshot.rows.iter().any(|row| row.contains(text))
+}
+
+/// Ends `pid` by its pid: SIGTERM, then SIGKILL if it is still alive after
+/// a few seconds.
+pub fn end_process(pid: i32) {
+    let _ = kill(Pid::from_raw(pid), Signal::SIGTERM);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while process_alive(pid) && Instant::now() < deadline {
+        thread::sleep(Duration::from_millis(20));
+    }
+    if process_alive(pid) {
+        let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
+    }
+}
+
+/// Live processes whose environment has `NAME=VALUE` and whose command line
+/// contains `needle`.
+pub fn processes_with(name: &str, value: &Path, needle: &str) -> Vec<i32> {
+    let mut marker = format!("{name}=").into_bytes();
+    marker.extend_from_slice(value.as_os_str().as_encoded_bytes());
+    let me = std::process::id() as i32;
+    let Ok(entries) = fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|&pid| pid != me && process_alive(pid))
+        .filter(|pid| {
+            let cmdline = fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            String::from_utf8_lossy(&cmdline).contains(needle)
+                && fs::read(format!("/proc/{pid}/environ"))
+                    .is_ok_and(|environ| environ.split(|&b| b == 0).any(|var| var == marker))
+        })
+        .collect()
+}
+
+/// Polls `probe` until it answers, failing after `patience`.
+pub fn wait_until<T>(what: &str, patience: Duration, probe: impl Fn() -> Option<T>) -> T {
+    let deadline = Instant::now() + patience;
+    loop {
+        if let Some(value) = probe() {
+            return value;
+        }
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        thread::sleep(Duration::from_millis(10));
+    }
+}
