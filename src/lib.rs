@@ -34,5 +34,6 @@ pub mod line_server;
 pub mod private_dir;
 pub mod providers;
 pub mod pty;
+pub mod raw_mode;
 pub mod sidecar;
 pub mod signals;

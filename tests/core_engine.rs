@@ -40,13 +40,13 @@ fn receipt_line(sequence: u64, incarnation: &str, files: &[&str]) -> Vec<u8> {
     .into_bytes()
 }
 
-fn rich() -> EngineConfig {
+fn careful() -> EngineConfig {
     EngineConfig::new(Policy::TurnBoundaryFreshIdle, "worker", "inbox/new")
 }
 
-/// A rich engine with its adapter up and the PTY known at `incarnation`.
+/// A careful engine with its adapter up and the PTY known at `incarnation`.
 fn started(journal: Option<&Journal>, incarnation: &str, at: u64) -> Driver {
-    let mut driver = Driver::new(Engine::new(rich(), journal, Time::from_millis(at)));
+    let mut driver = Driver::new(Engine::new(careful(), journal, Time::from_millis(at)));
     driver.input(Input::AdapterSpawned { pid: 9 }, Time::from_millis(at));
     driver.input(
         Input::PtyStatus {

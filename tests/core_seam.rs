@@ -52,7 +52,7 @@ fn idle(sequence: u64, composer: &str, revision: u64) -> Input {
     )
 }
 
-/// A rich engine with its adapter up and the PTY at `inc-1`, revision 10,
+/// A careful engine with its adapter up and the PTY at `inc-1`, revision 10,
 /// with `files` unread.
 fn started(files: &[&str]) -> Driver {
     let config = EngineConfig::new(Policy::TurnBoundaryFreshIdle, "worker", "inbox/new");

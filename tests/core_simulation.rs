@@ -6,7 +6,7 @@
 //! and PTY host. An independent oracle, written from the spec rather than from
 //! the engine, checks after every step that:
 //!
-//! * under the rich policy no PTY send happens without a fresh lease, an empty
+//! * under the careful policy no PTY send happens without a fresh lease, an empty
 //!   composer and the matching tuple, and never an unconditional one;
 //! * no message is lost (the engine lists exactly the unread files);
 //! * every transaction names the oldest sendable files (FIFO);
@@ -341,7 +341,7 @@ impl Sim {
                 self.fail("a compare-and-send under the aggressive policy")
             }
             (Policy::TurnBoundaryFreshIdle, false) => {
-                self.fail("an unconditional send under the rich policy")
+                self.fail("an unconditional send under the careful policy")
             }
             _ => {}
         }

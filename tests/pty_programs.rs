@@ -3,7 +3,7 @@
 
 mod support;
 
-use ding::pty::transport::Step;
+use ding::pty::transport::WireStep;
 use ding::pty::wire::{Colour, SendIfReply};
 use support::{Host, write};
 
@@ -46,7 +46,7 @@ fn bash_bracketed_paste_arrives_as_one_literal_line() {
         .send_if(
             &identity,
             revision,
-            &[write(&paste(notice)), Step::WaitMs(50)],
+            &[write(&paste(notice)), WireStep::WaitMs(50)],
         )
         .expect("send-if");
     assert!(matches!(reply, SendIfReply::Sent { .. }), "{reply:?}");

@@ -81,7 +81,7 @@ fn send_if_under_contention_is_all_or_nothing() {
         let status = sender.status().expect("status");
         let steps = [
             write(format!("<T{n}:").as_bytes()),
-            ding::pty::transport::Step::WaitMs(2),
+            ding::pty::transport::WireStep::WaitMs(2),
             write(b"abc>"),
         ];
         match sender
@@ -143,7 +143,7 @@ fn matching_send_if_writes_once_and_later_input_lands_after() {
         expected_revision: revision,
         steps: vec![
             write(b"A"),
-            ding::pty::transport::Step::WaitMs(300),
+            ding::pty::transport::WireStep::WaitMs(300),
             write(b"B"),
         ],
     };

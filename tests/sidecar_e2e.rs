@@ -8,7 +8,7 @@ mod support;
 use std::fs;
 use std::time::Instant;
 
-use ding::pty::transport::Step;
+use ding::pty::transport::WireStep;
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use serde_json::Value;
@@ -121,8 +121,8 @@ fn aggressive_rings_with_the_exact_transport_and_runs_no_adapter() {
 }
 
 #[test]
-fn rich_delivers_only_after_idle_with_an_empty_composer() {
-    let agent = Agent::new("rich", &rich_decl("rich", RECORDING_HARNESS, ""));
+fn careful_delivers_only_after_idle_with_an_empty_composer() {
+    let agent = Agent::new("careful", &careful_decl("careful", RECORDING_HARNESS, ""));
     agent.up_recording();
     let adapter = agent.wait_adapter_up();
     agent.drop_message("m1.md", "first");
@@ -153,7 +153,7 @@ fn rich_delivers_only_after_idle_with_an_empty_composer() {
 
 #[test]
 fn typist_between_lease_and_send_makes_a_conflict_with_zero_bytes_then_next_lease_delivers() {
-    let agent = Agent::new("typist", &rich_decl("typist", RECORDING_HARNESS, ""));
+    let agent = Agent::new("typist", &careful_decl("typist", RECORDING_HARNESS, ""));
     agent.up_recording();
     let adapter = agent.wait_adapter_up();
     agent.drop_message("m1.md", "first");
@@ -163,7 +163,7 @@ fn typist_between_lease_and_send_makes_a_conflict_with_zero_bytes_then_next_leas
     let observed = agent.revision();
     let (typed, written) = agent
         .pty()
-        .send(&[Step::Write(b"x".to_vec())])
+        .send(&[WireStep::Write(b"x".to_vec())])
         .expect("type");
     assert_eq!(written, 1);
     assert!(typed > observed);
@@ -195,7 +195,7 @@ fn typist_between_lease_and_send_makes_a_conflict_with_zero_bytes_then_next_leas
 
 #[test]
 fn killed_adapter_holds_work_as_adapter_down_and_respawns_with_backoff() {
-    let agent = Agent::new("fault", &rich_decl("fault", RECORDING_HARNESS, ""));
+    let agent = Agent::new("fault", &careful_decl("fault", RECORDING_HARNESS, ""));
     agent.up_recording();
     let first = agent.wait_adapter_up();
     agent.drop_message("m1.md", "first");
@@ -265,7 +265,7 @@ fn killed_adapter_holds_work_as_adapter_down_and_respawns_with_backoff() {
 fn sigkilled_sidecar_restarts_without_loss_or_repeated_rings() {
     let agent = Agent::new(
         "crash",
-        &rich_decl("crash", RECORDING_HARNESS, "notice-max-files 2"),
+        &careful_decl("crash", RECORDING_HARNESS, "notice-max-files 2"),
     );
     agent.up_recording();
     let first = agent.wait_adapter_up();

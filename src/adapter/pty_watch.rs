@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use mio::net::UnixStream;
 use mio::{Interest, Registry, Token};
 
-use crate::pty::wire::{Push, Reply, Request, ServerLine, Snapshot, Status};
+use crate::pty::wire::{HostStatus, Push, Reply, Request, ServerLine, Snapshot};
 use crate::sidecar::lines::{Line, LineBuffer};
 
 /// A snapshot of a 1000x1000 screen with styles stays below this.
@@ -29,7 +29,7 @@ pub enum PtyEvent {
     /// The snapshot asked for.
     Snapshot(Box<Snapshot>),
     /// The status asked for.
-    Status(Box<Status>),
+    Status(Box<HostStatus>),
     /// The connection is gone (`why`); the kit opens a new one when it needs it.
     Lost(String),
 }

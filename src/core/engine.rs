@@ -57,7 +57,7 @@ use super::protocol::{
     self, ActivityState, Body, Claim, ClaimScope, ClaimWants, Composer, Event, Lifecycle,
     ProtocolError,
 };
-use super::status::{EvidenceView, HoldView, MessageStatus, PtyView, Status};
+use super::status::{EngineStatus, EvidenceView, HoldView, MessageStatus, PtyView};
 use super::time::Time;
 use super::transport::Transport;
 
@@ -327,7 +327,7 @@ impl Engine {
     }
 
     /// A snapshot of everything `ding status` shows.
-    pub fn status(&self, now: Time) -> Status {
+    pub fn status(&self, now: Time) -> EngineStatus {
         let now = now.max(self.now);
         let pending_hold = self
             .gate(now)
@@ -346,7 +346,7 @@ impl Engine {
             fence: self.config.tunables.fence,
             adapter_reason: self.adapter_reason.clone(),
         };
-        let mut status = Status::new(
+        let mut status = EngineStatus::new(
             &self.config,
             now,
             &self.adapter,

@@ -28,7 +28,7 @@ pub struct PtyView {
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Status {
+pub struct EngineStatus {
     pub policy: Policy,
     pub now: Time,
     pub adapter: AdapterStatus,
@@ -150,7 +150,7 @@ impl MessageStatus {
     }
 }
 
-impl Status {
+impl EngineStatus {
     pub fn new(
         config: &EngineConfig,
         now: Time,
@@ -159,12 +159,12 @@ impl Status {
         pty: &PtyView,
         evidence: EvidenceView,
         messages: Vec<MessageStatus>,
-    ) -> Status {
+    ) -> EngineStatus {
         let pending = messages
             .iter()
             .filter(|m| m.state == MessageState::Pending)
             .count();
-        Status {
+        EngineStatus {
             policy: config.policy,
             now,
             adapter: AdapterStatus {

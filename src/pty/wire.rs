@@ -11,7 +11,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::pty::transport::Step;
+use crate::pty::transport::WireStep;
 
 /// The longest request line the host accepts, newline included. A longer
 /// line gets an `oversized-request` error and the connection is closed,
@@ -34,13 +34,13 @@ pub enum Request {
         incarnation: String,
         generation: String,
         expected_revision: u64,
-        steps: Vec<Step>,
+        steps: Vec<WireStep>,
     },
     /// Unconditional send. `origin` says who types, for the host's log: a
     /// supervisor's intervention (the default) or DING's own delivery (the
     /// aggressive policy's ring).
     Send {
-        steps: Vec<Step>,
+        steps: Vec<WireStep>,
         #[serde(default, skip_serializing_if = "Origin::is_intervention")]
         origin: Origin,
     },
@@ -77,7 +77,7 @@ impl Origin {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "kebab-case")]
 pub enum Reply {
-    Status(Status),
+    Status(HostStatus),
     Snapshot(Snapshot),
     SendIf(SendIfReply),
     #[serde(rename_all = "camelCase")]
@@ -103,7 +103,7 @@ pub enum Reply {
 /// `status`: everything a client needs to build a send-if tuple.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Status {
+pub struct HostStatus {
     pub session: String,
     pub incarnation: String,
     pub generation: String,

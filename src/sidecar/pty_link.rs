@@ -22,9 +22,9 @@ use crate::core::identity::Identity;
 use crate::core::ownership::RequestId;
 use crate::core::time::Time;
 use crate::core::transport::{self, Transport};
-use crate::pty::transport::Step as WireStep;
+use crate::pty::transport::WireStep;
 use crate::pty::wire::{
-    ChildState, ErrorKind, Origin, Push, Reply, Request, SendIfReply, ServerLine, Status,
+    ChildState, ErrorKind, HostStatus, Origin, Push, Reply, Request, SendIfReply, ServerLine,
 };
 
 const MIN_BACKOFF: Duration = Duration::from_millis(100);
@@ -324,7 +324,7 @@ impl PtyLink {
         }
     }
 
-    fn on_status(&mut self, status: &Status) {
+    fn on_status(&mut self, status: &HostStatus) {
         let identity = Identity {
             session: status.session.clone(),
             incarnation: status.incarnation.clone(),

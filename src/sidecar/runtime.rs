@@ -248,7 +248,7 @@ impl Runtime {
             shutdown_deadline: None,
             started: now,
         };
-        // The engine's first outputs (a spawn request under the rich policy).
+        // The engine's first outputs (a spawn request under the careful policy).
         runtime.carry_out_outputs(now);
         // Scan right after the watch exists, so nothing slips between them.
         runtime.rescan();

@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use super::inbox::Unreadable;
 use crate::core::config::Policy;
-use crate::core::status::Status;
+use crate::core::status::EngineStatus;
 use crate::decl::FingerprintInput;
 
 #[derive(Serialize)]
@@ -35,7 +35,7 @@ pub struct StatusDocument<'a> {
     #[serde(serialize_with = "lossy_path")]
     pub journal: PathBuf,
     pub unreadable: Vec<UnreadableView>,
-    pub engine: Status,
+    pub engine: EngineStatus,
     /// One human line per message, in FIFO order (what `ding status` shows).
     pub lines: Vec<String>,
 }

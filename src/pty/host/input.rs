@@ -68,8 +68,8 @@ impl Host {
             .steps
             .iter()
             .map(|s| match s {
-                Step::Write(b) => b.len(),
-                Step::WaitMs(_) => 0,
+                WireStep::Write(b) => b.len(),
+                WireStep::WaitMs(_) => 0,
             })
             .sum();
         log(json!({
@@ -125,14 +125,14 @@ impl Host {
                 continue;
             }
             match tx.steps.pop_front() {
-                Some(Step::Write(bytes)) => {
+                Some(WireStep::Write(bytes)) => {
                     tx.written += bytes.len();
                     self.commit(&bytes);
                 }
-                Some(Step::WaitMs(ms)) => {
+                Some(WireStep::WaitMs(ms)) => {
                     if !self.to_master.is_empty() {
                         // The wait starts when the earlier bytes have landed.
-                        tx.steps.push_front(Step::WaitMs(ms));
+                        tx.steps.push_front(WireStep::WaitMs(ms));
                         return;
                     }
                     tx.wait_until = Some(now + Duration::from_millis(ms));

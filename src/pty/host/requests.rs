@@ -241,7 +241,7 @@ impl Host {
         token: Token,
         condition: Option<Condition>,
         origin: Origin,
-        steps: Vec<Step>,
+        steps: Vec<WireStep>,
     ) {
         let bytes = match transport::validate(&steps) {
             Ok(bytes) => bytes,
@@ -289,8 +289,8 @@ impl Host {
         }
     }
 
-    pub(super) fn status(&self) -> Status {
-        Status {
+    pub(super) fn status(&self) -> HostStatus {
+        HostStatus {
             session: self.session.clone(),
             incarnation: self.child.incarnation.clone(),
             generation: self.generation.clone(),
