@@ -394,3 +394,62 @@ fn a_send_refused_because_the_harness_exited_writes_nothing_and_holds() {
         "harness-exited"
     );
 }
+
+#[test]
+fn an_exited_harness_stays_held_through_an_outage_and_a_reply_timeout() {
+    // An outage, then a status of the same (dead) harness.
+    let mut driver = started(&["001.md"]);
+    driver.input(
+        Input::HarnessExited {
+            request: None,
+            status: "exit code 3".into(),
+        },
+        at(10),
+    );
+    driver.input(Input::PtyUnreachable, at(20));
+    driver.input(
+        Input::PtyStatus {
+            identity: identity("inc-1"),
+            revision: 11,
+        },
+        at(30),
+    );
+    driver.input(idle(1, "empty", 11), at(40));
+    assert!(driver.take().0.send_ifs.is_empty());
+    let hold = driver.engine.status(at(40)).messages[0].hold.clone().unwrap();
+    assert_eq!(hold.reason.code(), "harness-exited");
+
+    // A transaction in flight when the harness exits, whose reply never comes.
+    let mut driver = started(&["001.md"]);
+    driver.input(idle(1, "empty", 10), at(10));
+    driver.input(
+        Input::HarnessExited {
+            request: None,
+            status: "exit code 3".into(),
+        },
+        at(11),
+    );
+    driver.run_until(at(60_000));
+    driver.input(idle(2, "empty", 10), at(60_000));
+    let (emitted, _) = driver.take();
+    assert_eq!(emitted.send_ifs.len(), 1, "only the first attempt");
+    let status = driver.engine.status(at(60_000));
+    assert_eq!(
+        status.messages[0].state,
+        MessageState::Staged {
+            incarnation: Some("inc-1".into()),
+            confirmed: false
+        }
+    );
+    driver.input(Input::InboxAdded(name("002.md")), at(60_001));
+    driver.input(idle(3, "empty", 10), at(60_002));
+    assert!(driver.take().0.send_ifs.is_empty(), "no retry revives it");
+    let hold = driver.engine.status(at(60_002)).messages[1].hold.clone().unwrap();
+    assert_eq!(hold.reason.code(), "harness-exited");
+    assert_eq!(
+        driver.engine.next_deadline(),
+        // The reply timed out at 10 + 5 s, staging the file unconfirmed.
+        Some(at(5_010 + 600_000)),
+        "only the re-ring timer: a dead harness is not retried"
+    );
+}

@@ -905,11 +905,26 @@ impl Engine {
     fn block_pty_for_retry(&mut self, detail: String) {
         let delay = self.pty_retry_delay;
         self.pty_retry_delay = (delay * 2).min(PTY_RETRY_MAX);
-        self.pty_block = Some(PtyBlock {
+        self.block_pty(PtyBlock {
             reason: HoldReason::PtyError { detail },
             since: self.now,
             retry_at: Some(self.now.saturating_add(delay)),
         });
+    }
+
+    /// Blocks the PTY, unless its harness has exited: that block lasts until
+    /// a new harness reports in (spec §4.3), so a later error, timeout or
+    /// outage must not replace it with one that a timer or a status of the
+    /// dead harness would lift.
+    fn block_pty(&mut self, block: PtyBlock) {
+        if self
+            .pty_block
+            .as_ref()
+            .is_some_and(|current| matches!(current.reason, HoldReason::HarnessExited { .. }))
+        {
+            return;
+        }
+        self.pty_block = Some(block);
     }
 
     fn on_pty_mismatch(&mut self, request: RequestId, part: IdentityPart, actual: u64) {
@@ -965,7 +980,7 @@ impl Engine {
         }
         if self.pty.reachable || self.pty_block.is_none() {
             self.pty.reachable = false;
-            self.pty_block = Some(PtyBlock {
+            self.block_pty(PtyBlock {
                 reason: HoldReason::PtyUnreachable,
                 since: self.now,
                 retry_at: None,
