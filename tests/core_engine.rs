@@ -154,6 +154,35 @@ fn restart_under_a_new_incarnation_releases_journaled_ownership() {
 }
 
 #[test]
+fn a_new_incarnation_reported_before_the_first_scan_still_rewrites_the_journal() {
+    let journal = journal_with_owned_work();
+    let config = rich();
+    let mut second = Driver::new(Engine::new(config, Some(&journal), Time::from_millis(50)));
+    // The host answers before the inbox is listed, and it runs another harness.
+    second.input(
+        Input::PtyStatus {
+            identity: identity("inc-2"),
+            revision: 10,
+        },
+        Time::from_millis(50),
+    );
+    assert!(
+        second.take().0.journals.is_empty(),
+        "no write before the scan: it would erase what the scan restores"
+    );
+    second.input(
+        Input::InboxScan(vec![name("001.md"), name("002.md")]),
+        Time::from_millis(51),
+    );
+    let (emitted, _) = second.take();
+    assert_eq!(
+        emitted.journals,
+        [Journal::new(Vec::new())],
+        "the journal on disk must stop naming the old harness's files"
+    );
+}
+
+#[test]
 fn journaled_files_archived_while_down_are_forgotten() {
     let journal = journal_with_owned_work();
     let mut second = started(Some(&journal), "inc-1", 50);

@@ -74,6 +74,10 @@ pub struct Ownership {
     /// in count and age, because a name that never appears must not be
     /// remembered forever.
     unseen: BTreeMap<MessageName, (MessageState, Time)>,
+    /// Whether journaled memories were dropped for another incarnation
+    /// before the first scan: the journal on disk then names files it no
+    /// longer should, and the scan must have it rewritten.
+    memories_dropped: bool,
 }
 
 /// How long a hook-owned name that has not been seen is remembered.
@@ -192,10 +196,11 @@ impl Ownership {
     }
 
     /// Forgets every remembered journal entry the inbox scan did not confirm.
-    /// Returns whether there was anything to forget (the journal on disk
-    /// then still names files it no longer should).
+    /// Returns whether there was anything to forget, now or earlier for
+    /// another incarnation (the journal on disk then still names files it no
+    /// longer should).
     pub fn forget_unconfirmed_memories(&mut self) -> bool {
-        let had = !self.remembered.is_empty();
+        let had = !self.remembered.is_empty() || std::mem::take(&mut self.memories_dropped);
         self.remembered.clear();
         // A full listing is the truth: a name it lacks is not coming.
         self.unseen.clear();
@@ -214,7 +219,9 @@ impl Ownership {
             }
             _ => false,
         };
+        let remembered = self.remembered.len();
         self.remembered.retain(|_, (state, _)| keep(state));
+        self.memories_dropped |= self.remembered.len() != remembered;
         self.unseen.retain(|_, (state, _)| keep(state));
     }
 
