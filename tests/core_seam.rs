@@ -453,3 +453,21 @@ fn an_exited_harness_stays_held_through_an_outage_and_a_reply_timeout() {
         "only the re-ring timer: a dead harness is not retried"
     );
 }
+
+#[test]
+fn evidence_is_not_wanted_for_a_transaction_whose_files_a_hook_took() {
+    let mut driver = started(&["001.md"]);
+    driver.input(idle(1, "empty", 10), at(10));
+    driver.take();
+    // A hook injects the file while its transaction is in flight.
+    driver.input(
+        line(2, "inc-1", r#""kind":"turn-boundary","messages":["001.md"]"#),
+        at(11),
+    );
+    assert!(driver.engine.is_in_flight());
+    assert_eq!(
+        driver.take().0.downlinks,
+        [Downlink::Evidence { wanted: false }],
+        "nothing the terminal could deliver is left"
+    );
+}

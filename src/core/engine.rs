@@ -1149,12 +1149,23 @@ impl Engine {
 
     /// Tells the adapter when evidence becomes wanted or unwanted: wanted
     /// while unread work exists that terminal input could deliver (pending,
-    /// or in flight, which a conflict returns to pending).
+    /// or in flight, which a conflict returns to pending). A transaction
+    /// whose files were all archived or taken by a hook meanwhile holds no
+    /// such work.
     fn signal_demand(&mut self) {
         if !self.adapter.is_up() {
             return;
         }
-        let wanted = self.ownership.pending_len() > 0 || self.in_flight.is_some();
+        let in_flight = self.in_flight.as_ref().is_some_and(|flight| {
+            let state = MessageState::InFlight {
+                request: flight.request,
+            };
+            flight
+                .messages
+                .iter()
+                .any(|name| self.ownership.state(name) == Some(&state))
+        });
+        let wanted = self.ownership.pending_len() > 0 || in_flight;
         if self.demand.is_some_and(|demand| demand.wanted == wanted) {
             return;
         }
