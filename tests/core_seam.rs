@@ -471,3 +471,25 @@ fn evidence_is_not_wanted_for_a_transaction_whose_files_a_hook_took() {
         "nothing the terminal could deliver is left"
     );
 }
+
+#[test]
+fn a_claimed_file_seen_later_is_journaled_when_it_becomes_hook_owned() {
+    let mut driver = started(&[]);
+    driver.input(
+        line(
+            1,
+            "inc-1",
+            r#""kind":"claim","claim":1,"messages":["009.md"]"#,
+        ),
+        at(10),
+    );
+    driver.take();
+    driver.input(Input::InboxAdded(name("009.md")), at(12));
+    let (emitted, _) = driver.take();
+    let journal = emitted
+        .journals
+        .last()
+        .expect("the new ownership is journaled when the file is seen");
+    let owned: Vec<&str> = journal.entries.iter().map(|e| e.name.as_str()).collect();
+    assert_eq!(owned, ["009.md"]);
+}

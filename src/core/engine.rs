@@ -52,7 +52,7 @@ use super::journal::Journal;
 use super::lease::{Lease, LeaseSlot, RevisionSource};
 use super::message::MessageName;
 use super::notice::Notice;
-use super::ownership::{MessageState, Ownership, RequestId};
+use super::ownership::{MessageState, Ownership, RequestId, Seen};
 use super::protocol::{
     self, ActivityState, Body, Claim, ClaimScope, ClaimWants, Composer, Event, Lifecycle,
     ProtocolError,
@@ -288,7 +288,7 @@ impl Engine {
         match input {
             Input::InboxScan(names) => self.on_scan(names),
             Input::InboxAdded(name) => {
-                if self.ownership.add(name.clone(), self.now) {
+                if self.on_seen(name.clone()) {
                     self.record(Decision::Arrived { message: name });
                 }
             }
@@ -467,7 +467,7 @@ impl Engine {
         }
         let mut added = 0;
         for name in listed {
-            if self.ownership.add(name, self.now) {
+            if self.on_seen(name) {
                 added += 1;
             }
         }
@@ -481,6 +481,20 @@ impl Engine {
             added,
             removed,
         });
+    }
+
+    /// Records a file seen in `new/`; returns whether it was new. A file a
+    /// hook took before the watch reported it is hook-owned from now on, and
+    /// the journal must say so (spec §6.1).
+    fn on_seen(&mut self, name: MessageName) -> bool {
+        match self.ownership.add(name, self.now) {
+            Seen::Known => false,
+            Seen::New => true,
+            Seen::NewHookOwned => {
+                self.journal_dirty = true;
+                true
+            }
+        }
     }
 
     fn on_removed(&mut self, name: MessageName) {

@@ -80,6 +80,18 @@ pub struct Ownership {
     memories_dropped: bool,
 }
 
+/// What [`Ownership::add`] made of a file seen in `new/`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Seen {
+    /// It was already known; nothing changed.
+    Known,
+    /// New unread work: pending, or owned as the journal on disk remembers.
+    New,
+    /// A hook took it before it was seen: hook-owned from now on, which the
+    /// journal on disk does not say yet.
+    NewHookOwned,
+}
+
 /// How long a hook-owned name that has not been seen is remembered.
 pub const UNSEEN_MEMORY: Duration = Duration::from_secs(60);
 
@@ -148,22 +160,26 @@ impl Ownership {
             .map(|(name, entry)| (name, &entry.state, entry.since))
     }
 
-    /// Records a file seen in `new/`. Returns false if it was already known.
-    /// A file the journal remembers gets its remembered ownership back; a
-    /// file a hook already took is hook-owned.
-    pub fn add(&mut self, name: MessageName, now: Time) -> bool {
+    /// Records a file seen in `new/`. A file the journal remembers gets its
+    /// remembered ownership back; a file a hook already took is hook-owned.
+    pub fn add(&mut self, name: MessageName, now: Time) -> Seen {
         if self.entries.contains_key(&name) {
-            return false;
+            return Seen::Known;
         }
         let unseen = self
             .unseen
             .remove(&name)
             .filter(|(_, at)| now.since(*at) < UNSEEN_MEMORY);
+        let seen = if unseen.is_some() {
+            Seen::NewHookOwned
+        } else {
+            Seen::New
+        };
         let (state, since) = unseen
             .or_else(|| self.remembered.remove(&name))
             .unwrap_or((MessageState::Pending, now));
         self.insert(name, state, since);
-        true
+        seen
     }
 
     /// Remembers that a hook took `name` before it was seen in `new/`.
