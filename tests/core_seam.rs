@@ -493,3 +493,30 @@ fn a_claimed_file_seen_later_is_journaled_when_it_becomes_hook_owned() {
     let owned: Vec<&str> = journal.entries.iter().map(|e| e.name.as_str()).collect();
     assert_eq!(owned, ["009.md"]);
 }
+
+#[test]
+fn a_clear_returns_a_file_claimed_before_it_was_seen_to_pending() {
+    let mut driver = started(&[]);
+    driver.input(
+        line(
+            1,
+            "inc-1",
+            r#""kind":"claim","claim":1,"messages":["009.md"]"#,
+        ),
+        at(10),
+    );
+    // The context the hook injected it into is gone.
+    driver.input(
+        line(2, "inc-1", r#""kind":"lifecycle","event":"clear""#),
+        at(11),
+    );
+    driver.input(Input::InboxAdded(name("009.md")), at(12));
+    assert_eq!(state(&driver, "009.md"), Some(MessageState::Pending));
+    driver.take();
+    driver.input(idle(3, "empty", 10), at(13));
+    assert_eq!(
+        driver.take().0.send_ifs[0].messages,
+        names(&["009.md"]),
+        "it rings like any other pending file"
+    );
+}

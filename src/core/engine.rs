@@ -656,6 +656,9 @@ impl Engine {
                 if matches!(fact, Lifecycle::Clear | Lifecycle::Crash) {
                     let owned = self.ownership.owned();
                     self.release(owned, ReleaseCause::Lifecycle);
+                    // A file a hook took before the watch reported it went
+                    // into the context that is gone, too (spec §7 rule 3).
+                    self.ownership.forget_unseen();
                 }
             }
         }

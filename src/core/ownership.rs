@@ -223,6 +223,13 @@ impl Ownership {
         had
     }
 
+    /// Forgets the files hooks took before the inbox watch reported them:
+    /// the context they were put into is gone (a clear or a crash), so they
+    /// are pending work when they are seen.
+    pub fn forget_unseen(&mut self) {
+        self.unseen.clear();
+    }
+
     /// Forgets remembered ownership that belongs to another incarnation: a
     /// harness that was restarted while the sidecar was down never saw it.
     pub fn forget_memories_outside(&mut self, incarnation: &str) {
