@@ -416,7 +416,10 @@ fn an_exited_harness_stays_held_through_an_outage_and_a_reply_timeout() {
     );
     driver.input(idle(1, "empty", 11), at(40));
     assert!(driver.take().0.send_ifs.is_empty());
-    let hold = driver.engine.status(at(40)).messages[0].hold.clone().unwrap();
+    let hold = driver.engine.status(at(40)).messages[0]
+        .hold
+        .clone()
+        .unwrap();
     assert_eq!(hold.reason.code(), "harness-exited");
 
     // A transaction in flight when the harness exits, whose reply never comes.
@@ -444,7 +447,10 @@ fn an_exited_harness_stays_held_through_an_outage_and_a_reply_timeout() {
     driver.input(Input::InboxAdded(name("002.md")), at(60_001));
     driver.input(idle(3, "empty", 10), at(60_002));
     assert!(driver.take().0.send_ifs.is_empty(), "no retry revives it");
-    let hold = driver.engine.status(at(60_002)).messages[1].hold.clone().unwrap();
+    let hold = driver.engine.status(at(60_002)).messages[1]
+        .hold
+        .clone()
+        .unwrap();
     assert_eq!(hold.reason.code(), "harness-exited");
     assert_eq!(
         driver.engine.next_deadline(),
@@ -461,7 +467,11 @@ fn evidence_is_not_wanted_for_a_transaction_whose_files_a_hook_took() {
     driver.take();
     // A hook injects the file while its transaction is in flight.
     driver.input(
-        line(2, "inc-1", r#""kind":"turn-boundary","messages":["001.md"]"#),
+        line(
+            2,
+            "inc-1",
+            r#""kind":"turn-boundary","messages":["001.md"]"#,
+        ),
         at(11),
     );
     assert!(driver.engine.is_in_flight());
