@@ -182,6 +182,142 @@ fn a_new_incarnation_reported_before_the_first_scan_still_rewrites_the_journal()
     );
 }
 
+fn adapter_line(sequence: u64, incarnation: &str, rest: &str) -> Input {
+    Input::AdapterLine(
+        format!(
+            r#"{{"v":1,"session":"host.worker","incarnation":"{incarnation}","generation":"sha256:g","sequence":{sequence},{rest}}}"#
+        )
+        .into_bytes(),
+    )
+}
+
+#[test]
+fn every_input_that_changes_ownership_emits_one_journal_changed() {
+    let idle =
+        |sequence, incarnation| Input::AdapterLine(idle_line(sequence, incarnation, "empty", 10));
+    let sent = |request| Input::PtySent {
+        request,
+        revision: 11,
+    };
+    let re_ring = 10 * 60 * 1000;
+    // Each input, when, and the owned files after it if it changed them
+    // (`None`: it must not emit JournalChanged).
+    let script: Vec<(Input, u64, Option<&[&str]>)> = vec![
+        (
+            Input::InboxScan(vec![name("001.md"), name("002.md"), name("003.md")]),
+            1,
+            None,
+        ),
+        (
+            Input::AdapterLine(receipt_line(1, "inc-1", &["001.md"])),
+            2,
+            Some(&["001.md"]),
+        ),
+        (idle(2, "inc-1"), 3, None),
+        (sent(1), 4, Some(&["001.md", "002.md", "003.md"])),
+        (Input::InboxAdded(name("004.md")), 5, None),
+        (idle(3, "inc-1"), 6, None),
+        (
+            Input::PtyConflict {
+                request: 2,
+                actual: 12,
+            },
+            7,
+            None,
+        ),
+        (
+            Input::InboxRemoved(name("002.md")),
+            8,
+            Some(&["001.md", "003.md"]),
+        ),
+        (
+            adapter_line(4, "inc-1", r#""kind":"claim","claim":1,"limit":1"#),
+            9,
+            Some(&["001.md", "003.md", "004.md"]),
+        ),
+        (
+            Input::InboxRemoved(name("004.md")),
+            10,
+            Some(&["001.md", "003.md"]),
+        ),
+        (Input::InboxAdded(name("005.md")), 11, None),
+        (Input::InboxRemoved(name("005.md")), 12, None),
+        (
+            adapter_line(5, "inc-1", r#""kind":"lifecycle","event":"clear""#),
+            13,
+            Some(&[]),
+        ),
+        (idle(6, "inc-1"), 14, None),
+        // The host vanishes mid-transaction: staged, unconfirmed.
+        (Input::PtyUnreachable, 15, Some(&["001.md", "003.md"])),
+        (
+            Input::PtyStatus {
+                identity: identity("inc-1"),
+                revision: 12,
+            },
+            16,
+            None,
+        ),
+        (
+            Input::PtyStatus {
+                identity: identity("inc-2"),
+                revision: 13,
+            },
+            17,
+            Some(&[]),
+        ),
+        (idle(7, "inc-2"), 18, None),
+        (sent(4), 19, Some(&["001.md", "003.md"])),
+        (Input::InboxAdded(name("006.md")), 20, None),
+        (idle(8, "inc-2"), 21, None),
+    ];
+    let mut driver = started(None, "inc-1", 0);
+    driver.take();
+    for (step, (input, at, owned)) in script.into_iter().enumerate() {
+        let what = match &input {
+            Input::AdapterLine(line) => format!("step {step}: {}", String::from_utf8_lossy(line)),
+            other => format!("step {step}: {other:?}"),
+        };
+        driver.input(input, Time::from_millis(at));
+        check_journal_output(&mut driver, owned, &what);
+    }
+    // Timers change ownership too: the reply timeout stages, unconfirmed.
+    driver.run_until(Time::from_millis(21 + 5_000));
+    check_journal_output(
+        &mut driver,
+        Some(&["001.md", "003.md", "006.md"]),
+        "reply timeout",
+    );
+    // And the re-ring timer returns staged work to pending.
+    driver.run_until(Time::from_millis(19 + re_ring));
+    check_journal_output(&mut driver, Some(&["006.md"]), "re-ring");
+}
+
+/// What one input emitted: one `JournalChanged` whose journal names `owned`,
+/// or none.
+fn check_journal_output(driver: &mut Driver, owned: Option<&[&str]>, what: &str) {
+    let (emitted, _) = driver.take();
+    let written: Vec<Vec<String>> = emitted
+        .journals
+        .iter()
+        .map(|journal| journal.entries.iter().map(|e| e.name.to_string()).collect())
+        .collect();
+    match owned {
+        None => assert!(
+            written.is_empty(),
+            "{what}: wrote {written:?} with no ownership change"
+        ),
+        Some(owned) => {
+            assert_eq!(
+                written,
+                [owned.to_vec()],
+                "{what}: exactly one JournalChanged"
+            );
+            assert_eq!(emitted.journals[0], driver.engine.journal(), "{what}");
+        }
+    }
+}
+
 #[test]
 fn journaled_files_archived_while_down_are_forgotten() {
     let journal = journal_with_owned_work();
@@ -249,6 +385,53 @@ fn an_idle_engine_asks_for_no_wake_up() {
     let mut driver = started(None, "i", 0);
     driver.input(Input::InboxAdded(name("001.md")), Time::ZERO);
     assert_eq!(driver.engine.next_deadline(), None);
+}
+
+#[test]
+fn a_deadline_that_passed_between_inputs_is_processed_before_the_next_input() {
+    let mut driver = started(None, "inc-1", 0);
+    driver.input(Input::InboxAdded(name("001.md")), Time::from_millis(1));
+    driver.input(
+        Input::AdapterLine(idle_line(1, "inc-1", "empty", 10)),
+        Time::from_millis(10),
+    );
+    let deadline = driver.engine.next_deadline().expect("the reply timeout");
+    assert_eq!(deadline, Time::from_millis(10 + 5_000));
+    driver.take();
+    // No timeout call: the runtime was busy. The reply comes after the
+    // deadline, and the deadline happened first: the outcome was already
+    // unknown, so the late reply confirms nothing.
+    driver.input(
+        Input::PtySent {
+            request: 1,
+            revision: 11,
+        },
+        Time::from_millis(6_000),
+    );
+    let (emitted, _) = driver.take();
+    let tags: Vec<String> = emitted
+        .records
+        .iter()
+        .map(|record| {
+            serde_json::to_value(record).unwrap()["decision"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    let unknown = tags.iter().position(|tag| tag == "outcome-unknown");
+    let ignored = tags.iter().position(|tag| tag == "ignored");
+    assert!(
+        unknown.is_some() && unknown < ignored,
+        "the timeout, then the late reply: {tags:?}"
+    );
+    assert_eq!(
+        driver.engine.status(Time::from_millis(6_000)).messages[0].state,
+        MessageState::Staged {
+            incarnation: Some("inc-1".into()),
+            confirmed: false
+        }
+    );
 }
 
 #[test]
