@@ -188,3 +188,64 @@ fn aggressive_transport_waits_longer_than_paste_burst_suppression_before_return(
     assert!(wait > Duration::from_millis(120));
     assert_eq!(transport.steps.last(), Some(&Step::Write(b"\r".to_vec())));
 }
+
+/// The transaction each policy writes for one file on an idle terminal with
+/// `submit_delay`.
+fn transport_of(policy: Policy, submit_delay: Duration) -> Transport {
+    let mut config = EngineConfig::new(policy, "worker", "inbox/new");
+    config.tunables.submit_delay = submit_delay;
+    let mut driver = Driver::new(Engine::new(config, None, Time::ZERO));
+    let idle = screens_named("idle.txt");
+    driver.input(
+        Input::PtyStatus {
+            identity: Identity {
+                session: "host.worker".into(),
+                incarnation: "a".into(),
+                generation: "sha256:g".into(),
+            },
+            revision: idle.len() as u64,
+        },
+        Time::ZERO,
+    );
+    if policy.uses_adapter() {
+        driver.input(Input::AdapterSpawned { pid: 7 }, Time::from_millis(1));
+        let evidence = format!(
+            r#"{{"v":1,"kind":"activity","session":"host.worker","incarnation":"a","generation":"sha256:g","sequence":1,"state":"idle","composer":"empty","validForMs":5000,"revision":{}}}"#,
+            idle.len()
+        );
+        driver.input(
+            Input::AdapterLine(evidence.into_bytes()),
+            Time::from_millis(2),
+        );
+    }
+    driver.input(
+        Input::InboxAdded(MessageName::new("20261130T101500Z-7f3a.md").unwrap()),
+        Time::from_millis(3),
+    );
+    let (emitted, _) = driver.take();
+    let mut transports: Vec<Transport> = emitted.sends.into_iter().map(|s| s.transport).collect();
+    transports.extend(emitted.send_ifs.into_iter().map(|s| s.transport));
+    assert_eq!(transports.len(), 1, "{policy:?} rings once");
+    transports.remove(0)
+}
+
+#[test]
+fn both_policies_write_the_same_transport() {
+    let default = transport_of(Policy::Aggressive, Duration::from_millis(200));
+    assert_eq!(default, expected_transport());
+    assert_eq!(
+        transport_of(Policy::TurnBoundaryFreshIdle, Duration::from_millis(200)),
+        default,
+        "the compare-and-send carries the same three steps"
+    );
+    // A declared submit-delay applies to both, and only to the wait.
+    let slower = Duration::from_millis(450);
+    let aggressive = transport_of(Policy::Aggressive, slower);
+    assert_eq!(
+        aggressive,
+        transport_of(Policy::TurnBoundaryFreshIdle, slower)
+    );
+    assert_eq!(aggressive.steps[1], Step::Wait(slower));
+    assert_eq!(aggressive.steps[0], default.steps[0]);
+    assert_eq!(aggressive.steps[2], default.steps[2]);
+}

@@ -11,6 +11,7 @@ use ding::core::journal::{Journal, Owner};
 use ding::core::message::MessageName;
 use ding::core::ownership::MessageState;
 use ding::core::time::Time;
+use serde_json::{Value, json};
 use support::core_driver::Driver;
 
 fn name(text: &str) -> MessageName {
@@ -497,4 +498,80 @@ fn a_silent_adapter_is_reported_silent_since_evidence_was_wanted() {
         driver.engine.status(later).messages[0].describe(later),
         "001.md  held: composer nonempty (adapter, 24 s ago)"
     );
+}
+
+#[test]
+fn status_shows_the_adapter_the_lease_and_the_pty_identity_and_revision() {
+    let mut driver = started(None, "inc-1", 0);
+    driver.input(
+        Input::InboxScan(vec![name("002.md"), name("001.md")]),
+        Time::from_millis(1000),
+    );
+    driver.input(
+        Input::AdapterLine(idle_line(1, "inc-1", "nonempty", 10)),
+        Time::from_millis(2000),
+    );
+    let status = serde_json::to_value(driver.engine.status(Time::from_millis(2500))).unwrap();
+    let adapter = &status["adapter"];
+    assert_eq!(
+        (&adapter["state"], &adapter["pid"], &adapter["since"]),
+        (&json!("up"), &json!(9), &json!(0))
+    );
+    assert_eq!(adapter["last_line"], 2000, "when the adapter last spoke");
+    assert_eq!(adapter["last_sequence"], 1);
+    assert_eq!(adapter["nextBackoffMs"], 1000);
+    let lease = &status["lease"];
+    assert_eq!(lease["state"], "granted");
+    assert_eq!(lease["identity"]["incarnation"], "inc-1");
+    assert_eq!(lease["revision"], 10);
+    assert_eq!(lease["composer"], "nonempty");
+    assert_eq!(
+        (&lease["freshness"], &lease["ageMs"], &lease["remainingMs"]),
+        (&json!("fresh"), &json!(500), &json!(500))
+    );
+    let pty = &status["pty"];
+    assert_eq!(pty["reachable"], true);
+    assert_eq!(
+        pty["identity"],
+        json!({"session": "host.worker", "incarnation": "inc-1", "generation": "sha256:g"})
+    );
+    assert_eq!(pty["revision"], 10);
+    let files: Vec<&Value> = status["messages"].as_array().unwrap().iter().collect();
+    assert_eq!(
+        files
+            .iter()
+            .map(|m| m["name"].as_str().unwrap())
+            .collect::<Vec<_>>(),
+        ["001.md", "002.md"],
+        "every unread file, in FIFO order"
+    );
+    assert!(
+        files
+            .iter()
+            .all(|m| m["state"] == "pending" && m["hold"]["code"] == "composer-nonempty")
+    );
+
+    // The harness restarts and the adapter dies: status follows both.
+    driver.input(
+        Input::PtyStatus {
+            identity: identity("inc-2"),
+            revision: 20,
+        },
+        Time::from_millis(3000),
+    );
+    driver.input(Input::AdapterEof, Time::from_millis(3500));
+    let status = serde_json::to_value(driver.engine.status(Time::from_millis(3600))).unwrap();
+    assert_eq!(status["pty"]["identity"]["incarnation"], "inc-2");
+    assert_eq!(status["pty"]["revision"], 20);
+    assert_eq!(status["adapter"]["state"], "down");
+    assert_eq!(status["adapter"]["down"]["cause"], "eof");
+    assert_eq!(status["adapter"]["retry_at"], 4500);
+    assert_eq!(status["lease"]["state"], "ended");
+    assert_eq!(status["lease"]["reason"]["code"], "adapter-down");
+    // An outage keeps the last identity and revision known, marked unreachable.
+    driver.input(Input::PtyUnreachable, Time::from_millis(3700));
+    let status = serde_json::to_value(driver.engine.status(Time::from_millis(3700))).unwrap();
+    assert_eq!(status["pty"]["reachable"], false);
+    assert_eq!(status["pty"]["identity"]["incarnation"], "inc-2");
+    assert_eq!(status["pty"]["revision"], 20);
 }
