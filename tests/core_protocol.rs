@@ -150,3 +150,58 @@ fn a_null_optional_field_takes_its_default() {
     let body = serde_json::to_value(&event.body).unwrap();
     assert_eq!(body["scope"], "pending", "{body}");
 }
+
+fn claim_line(rest: &str) -> Vec<u8> {
+    format!(
+        r#"{{"v":1,"kind":"claim","session":"s","incarnation":"i","generation":"g","sequence":1,{rest}}}"#
+    )
+    .into_bytes()
+}
+
+#[test]
+fn a_claim_names_files_or_a_limit_and_nothing_else() {
+    use ding::core::protocol::{Body, Claim, ClaimScope, ClaimWants};
+    let body = |rest: &str| -> Result<Option<Claim>, ProtocolError> {
+        let line = claim_line(rest);
+        parse_line(&line).map(|event| match event.body {
+            Body::Claim(claim) => Some(claim),
+            _ => None,
+        })
+    };
+    let Ok(Some(claim)) = body(r#""claim":4,"limit":1024"#) else {
+        panic!("a limit of 1,024 is allowed")
+    };
+    assert_eq!(
+        (claim.claim, claim.wants, claim.scope),
+        (4, ClaimWants::Oldest(1024), ClaimScope::Pending)
+    );
+    let Ok(Some(claim)) = body(r#""claim":0,"messages":["b.md","a.md"],"scope":"unread""#) else {
+        panic!("named files")
+    };
+    assert_eq!(claim.scope, ClaimScope::Unread);
+    assert!(matches!(claim.wants, ClaimWants::Named(names) if names.len() == 2));
+
+    let invalid = |rest: &str, field: &str| {
+        let result = body(rest);
+        assert!(
+            matches!(&result, Err(ProtocolError::InvalidField { field: named, .. }) if *named == field),
+            "{rest}: expected invalid {field}, got {result:?}"
+        );
+    };
+    invalid(r#""claim":1,"limit":2,"messages":["a.md"]"#, "limit");
+    invalid(r#""claim":1,"limit":0"#, "limit");
+    invalid(r#""claim":1,"limit":1025"#, "limit");
+    invalid(r#""claim":1,"limit":"2""#, "limit");
+    invalid(r#""claim":1,"messages":[]"#, "messages");
+    invalid(r#""claim":1,"messages":["a.md","a.md"]"#, "messages");
+    invalid(r#""claim":1,"limit":2,"scope":"all""#, "scope");
+    invalid(r#""claim":-1,"limit":2"#, "claim");
+    assert!(matches!(
+        body(r#""claim":1"#),
+        Err(ProtocolError::MissingField { .. })
+    ));
+    assert_eq!(
+        body(r#""limit":2"#),
+        Err(ProtocolError::MissingField { field: "claim" })
+    );
+}
