@@ -80,6 +80,30 @@ fn state(driver: &Driver, file: &str) -> Option<MessageState> {
         .map(|message| message.state)
 }
 
+/// A hook claims `009.md`, which the inbox watch has not reported yet.
+fn claim_unseen_file(driver: &mut Driver) {
+    driver.input(
+        line(
+            1,
+            "inc-1",
+            r#""kind":"claim","claim":1,"messages":["009.md"]"#,
+        ),
+        at(10),
+    );
+}
+
+/// The harness exits, as a push (`request` none) or as the reply refusing
+/// `request`.
+fn harness_exits(driver: &mut Driver, request: Option<u64>, status: &str, when: Time) {
+    driver.input(
+        Input::HarnessExited {
+            request,
+            status: status.into(),
+        },
+        when,
+    );
+}
+
 fn claimed(driver: &mut Driver) -> Claimed {
     let (emitted, _) = driver.take();
     let answers: Vec<Claimed> = emitted
@@ -224,14 +248,7 @@ fn a_claim_is_refused_whole_for_another_incarnation_an_unknown_pty_or_a_stale_se
 #[test]
 fn a_claimed_file_the_watch_has_not_reported_is_hook_owned_when_it_appears() {
     let mut driver = started(&[]);
-    driver.input(
-        line(
-            1,
-            "inc-1",
-            r#""kind":"claim","claim":1,"messages":["009.md"]"#,
-        ),
-        at(10),
-    );
+    claim_unseen_file(&mut driver);
     assert_eq!(claimed(&mut driver).granted, names(&["009.md"]));
     driver.input(idle(2, "empty", 10), at(11));
     driver.input(Input::InboxAdded(name("009.md")), at(12));
@@ -335,13 +352,7 @@ fn a_mismatch_reply_ends_the_lease_and_returns_the_files() {
 #[test]
 fn an_exited_harness_holds_work_until_a_new_incarnation() {
     let mut driver = started(&["001.md"]);
-    driver.input(
-        Input::HarnessExited {
-            request: None,
-            status: "exit code 3".into(),
-        },
-        at(10),
-    );
+    harness_exits(&mut driver, None, "exit code 3", at(10));
     driver.input(idle(1, "empty", 10), at(20));
     let status = driver.engine.status(at(20));
     assert_eq!(
@@ -380,13 +391,7 @@ fn a_send_refused_because_the_harness_exited_writes_nothing_and_holds() {
     let mut driver = started(&["001.md"]);
     driver.input(idle(1, "empty", 10), at(10));
     driver.take();
-    driver.input(
-        Input::HarnessExited {
-            request: Some(1),
-            status: "exited".into(),
-        },
-        at(11),
-    );
+    harness_exits(&mut driver, Some(1), "exited", at(11));
     assert_eq!(state(&driver, "001.md"), Some(MessageState::Pending));
     let status = driver.engine.status(at(11));
     assert_eq!(
@@ -399,13 +404,7 @@ fn a_send_refused_because_the_harness_exited_writes_nothing_and_holds() {
 fn an_exited_harness_stays_held_through_an_outage_and_a_reply_timeout() {
     // An outage, then a status of the same (dead) harness.
     let mut driver = started(&["001.md"]);
-    driver.input(
-        Input::HarnessExited {
-            request: None,
-            status: "exit code 3".into(),
-        },
-        at(10),
-    );
+    harness_exits(&mut driver, None, "exit code 3", at(10));
     driver.input(Input::PtyUnreachable, at(20));
     driver.input(
         Input::PtyStatus {
@@ -425,13 +424,7 @@ fn an_exited_harness_stays_held_through_an_outage_and_a_reply_timeout() {
     // A transaction in flight when the harness exits, whose reply never comes.
     let mut driver = started(&["001.md"]);
     driver.input(idle(1, "empty", 10), at(10));
-    driver.input(
-        Input::HarnessExited {
-            request: None,
-            status: "exit code 3".into(),
-        },
-        at(11),
-    );
+    harness_exits(&mut driver, None, "exit code 3", at(11));
     driver.run_until(at(60_000));
     driver.input(idle(2, "empty", 10), at(60_000));
     let (emitted, _) = driver.take();
@@ -485,14 +478,7 @@ fn evidence_is_not_wanted_for_a_transaction_whose_files_a_hook_took() {
 #[test]
 fn a_claimed_file_seen_later_is_journaled_when_it_becomes_hook_owned() {
     let mut driver = started(&[]);
-    driver.input(
-        line(
-            1,
-            "inc-1",
-            r#""kind":"claim","claim":1,"messages":["009.md"]"#,
-        ),
-        at(10),
-    );
+    claim_unseen_file(&mut driver);
     driver.take();
     driver.input(Input::InboxAdded(name("009.md")), at(12));
     let (emitted, _) = driver.take();
@@ -507,14 +493,7 @@ fn a_claimed_file_seen_later_is_journaled_when_it_becomes_hook_owned() {
 #[test]
 fn a_clear_returns_a_file_claimed_before_it_was_seen_to_pending() {
     let mut driver = started(&[]);
-    driver.input(
-        line(
-            1,
-            "inc-1",
-            r#""kind":"claim","claim":1,"messages":["009.md"]"#,
-        ),
-        at(10),
-    );
+    claim_unseen_file(&mut driver);
     // The context the hook injected it into is gone.
     driver.input(
         line(2, "inc-1", r#""kind":"lifecycle","event":"clear""#),
