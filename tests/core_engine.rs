@@ -11,7 +11,8 @@ use ding::core::journal::{Journal, Owner};
 use ding::core::message::MessageName;
 use ding::core::ownership::MessageState;
 use ding::core::time::Time;
-use support::core_driver::{Driver, decision_tags};
+use serde_json::{Value, json};
+use support::core_driver::Driver;
 
 fn name(text: &str) -> MessageName {
     MessageName::new(text).unwrap()
@@ -154,6 +155,171 @@ fn restart_under_a_new_incarnation_releases_journaled_ownership() {
 }
 
 #[test]
+fn a_new_incarnation_reported_before_the_first_scan_still_rewrites_the_journal() {
+    let journal = journal_with_owned_work();
+    let config = careful();
+    let mut second = Driver::new(Engine::new(config, Some(&journal), Time::from_millis(50)));
+    // The host answers before the inbox is listed, and it runs another harness.
+    second.input(
+        Input::PtyStatus {
+            identity: identity("inc-2"),
+            revision: 10,
+        },
+        Time::from_millis(50),
+    );
+    assert!(
+        second.take().0.journals.is_empty(),
+        "no write before the scan: it would erase what the scan restores"
+    );
+    second.input(
+        Input::InboxScan(vec![name("001.md"), name("002.md")]),
+        Time::from_millis(51),
+    );
+    let (emitted, _) = second.take();
+    assert_eq!(
+        emitted.journals,
+        [Journal::new(Vec::new())],
+        "the journal on disk must stop naming the old harness's files"
+    );
+}
+
+fn adapter_line(sequence: u64, incarnation: &str, rest: &str) -> Input {
+    Input::AdapterLine(
+        format!(
+            r#"{{"v":1,"session":"host.worker","incarnation":"{incarnation}","generation":"sha256:g","sequence":{sequence},{rest}}}"#
+        )
+        .into_bytes(),
+    )
+}
+
+#[test]
+fn every_input_that_changes_ownership_emits_one_journal_changed() {
+    let idle =
+        |sequence, incarnation| Input::AdapterLine(idle_line(sequence, incarnation, "empty", 10));
+    let sent = |request| Input::PtySent {
+        request,
+        revision: 11,
+    };
+    let re_ring = 10 * 60 * 1000;
+    // Each input, when, and the owned files after it if it changed them
+    // (`None`: it must not emit JournalChanged).
+    let script: Vec<(Input, u64, Option<&[&str]>)> = vec![
+        (
+            Input::InboxScan(vec![name("001.md"), name("002.md"), name("003.md")]),
+            1,
+            None,
+        ),
+        (
+            Input::AdapterLine(receipt_line(1, "inc-1", &["001.md"])),
+            2,
+            Some(&["001.md"]),
+        ),
+        (idle(2, "inc-1"), 3, None),
+        (sent(1), 4, Some(&["001.md", "002.md", "003.md"])),
+        (Input::InboxAdded(name("004.md")), 5, None),
+        (idle(3, "inc-1"), 6, None),
+        (
+            Input::PtyConflict {
+                request: 2,
+                actual: 12,
+            },
+            7,
+            None,
+        ),
+        (
+            Input::InboxRemoved(name("002.md")),
+            8,
+            Some(&["001.md", "003.md"]),
+        ),
+        (
+            adapter_line(4, "inc-1", r#""kind":"claim","claim":1,"limit":1"#),
+            9,
+            Some(&["001.md", "003.md", "004.md"]),
+        ),
+        (
+            Input::InboxRemoved(name("004.md")),
+            10,
+            Some(&["001.md", "003.md"]),
+        ),
+        (Input::InboxAdded(name("005.md")), 11, None),
+        (Input::InboxRemoved(name("005.md")), 12, None),
+        (
+            adapter_line(5, "inc-1", r#""kind":"lifecycle","event":"clear""#),
+            13,
+            Some(&[]),
+        ),
+        (idle(6, "inc-1"), 14, None),
+        // The host vanishes mid-transaction: staged, unconfirmed.
+        (Input::PtyUnreachable, 15, Some(&["001.md", "003.md"])),
+        (
+            Input::PtyStatus {
+                identity: identity("inc-1"),
+                revision: 12,
+            },
+            16,
+            None,
+        ),
+        (
+            Input::PtyStatus {
+                identity: identity("inc-2"),
+                revision: 13,
+            },
+            17,
+            Some(&[]),
+        ),
+        (idle(7, "inc-2"), 18, None),
+        (sent(4), 19, Some(&["001.md", "003.md"])),
+        (Input::InboxAdded(name("006.md")), 20, None),
+        (idle(8, "inc-2"), 21, None),
+    ];
+    let mut driver = started(None, "inc-1", 0);
+    driver.take();
+    for (step, (input, at, owned)) in script.into_iter().enumerate() {
+        let what = match &input {
+            Input::AdapterLine(line) => format!("step {step}: {}", String::from_utf8_lossy(line)),
+            other => format!("step {step}: {other:?}"),
+        };
+        driver.input(input, Time::from_millis(at));
+        check_journal_output(&mut driver, owned, &what);
+    }
+    // Timers change ownership too: the reply timeout stages, unconfirmed.
+    driver.run_until(Time::from_millis(21 + 5_000));
+    check_journal_output(
+        &mut driver,
+        Some(&["001.md", "003.md", "006.md"]),
+        "reply timeout",
+    );
+    // And the re-ring timer returns staged work to pending.
+    driver.run_until(Time::from_millis(19 + re_ring));
+    check_journal_output(&mut driver, Some(&["006.md"]), "re-ring");
+}
+
+/// What one input emitted: one `JournalChanged` whose journal names `owned`,
+/// or none.
+fn check_journal_output(driver: &mut Driver, owned: Option<&[&str]>, what: &str) {
+    let (emitted, _) = driver.take();
+    let written: Vec<Vec<String>> = emitted
+        .journals
+        .iter()
+        .map(|journal| journal.entries.iter().map(|e| e.name.to_string()).collect())
+        .collect();
+    match owned {
+        None => assert!(
+            written.is_empty(),
+            "{what}: wrote {written:?} with no ownership change"
+        ),
+        Some(owned) => {
+            assert_eq!(
+                written,
+                [owned.to_vec()],
+                "{what}: exactly one JournalChanged"
+            );
+            assert_eq!(emitted.journals[0], driver.engine.journal(), "{what}");
+        }
+    }
+}
+
+#[test]
 fn journaled_files_archived_while_down_are_forgotten() {
     let journal = journal_with_owned_work();
     let mut second = started(Some(&journal), "inc-1", 50);
@@ -223,6 +389,53 @@ fn an_idle_engine_asks_for_no_wake_up() {
 }
 
 #[test]
+fn a_deadline_that_passed_between_inputs_is_processed_before_the_next_input() {
+    let mut driver = started(None, "inc-1", 0);
+    driver.input(Input::InboxAdded(name("001.md")), Time::from_millis(1));
+    driver.input(
+        Input::AdapterLine(idle_line(1, "inc-1", "empty", 10)),
+        Time::from_millis(10),
+    );
+    let deadline = driver.engine.next_deadline().expect("the reply timeout");
+    assert_eq!(deadline, Time::from_millis(10 + 5_000));
+    driver.take();
+    // No timeout call: the runtime was busy. The reply comes after the
+    // deadline, and the deadline happened first: the outcome was already
+    // unknown, so the late reply confirms nothing.
+    driver.input(
+        Input::PtySent {
+            request: 1,
+            revision: 11,
+        },
+        Time::from_millis(6_000),
+    );
+    let (emitted, _) = driver.take();
+    let tags: Vec<String> = emitted
+        .records
+        .iter()
+        .map(|record| {
+            serde_json::to_value(record).unwrap()["decision"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    let unknown = tags.iter().position(|tag| tag == "outcome-unknown");
+    let ignored = tags.iter().position(|tag| tag == "ignored");
+    assert!(
+        unknown.is_some() && unknown < ignored,
+        "the timeout, then the late reply: {tags:?}"
+    );
+    assert_eq!(
+        driver.engine.status(Time::from_millis(6_000)).messages[0].state,
+        MessageState::Staged {
+            incarnation: Some("inc-1".into()),
+            confirmed: false
+        }
+    );
+}
+
+#[test]
 fn a_spurious_early_timeout_changes_nothing() {
     let mut driver = started(None, "inc-1", 0);
     driver.input(Input::AdapterEof, Time::from_millis(10));
@@ -287,65 +500,78 @@ fn a_silent_adapter_is_reported_silent_since_evidence_was_wanted() {
     );
 }
 
-fn active_line(sequence: u64, incarnation: &str) -> Vec<u8> {
-    format!(
-        r#"{{"v":1,"kind":"activity","session":"host.worker","incarnation":"{incarnation}","generation":"sha256:g","sequence":{sequence},"state":"active","validForMs":1000}}"#
-    )
-    .into_bytes()
-}
-
 #[test]
-fn evidence_that_changes_nothing_records_nothing() {
+fn status_shows_the_adapter_the_lease_and_the_pty_identity_and_revision() {
     let mut driver = started(None, "inc-1", 0);
     driver.input(
-        Input::InboxScan(vec![name("001.md"), name("002.md")]),
-        Time::ZERO,
-    );
-    driver.take();
-
-    // Without a lease, `active` ends nothing: the hold is announced once.
-    for sequence in 1..=1000 {
-        driver.input(
-            Input::AdapterLine(active_line(sequence, "inc-1")),
-            Time::from_millis(sequence),
-        );
-    }
-    let (emitted, _) = driver.take();
-    assert_eq!(decision_tags(&emitted.records), ["held"]);
-
-    // A lease that existed ends with a record, once.
-    driver.input(
-        Input::AdapterLine(idle_line(1001, "inc-1", "nonempty", 10)),
-        Time::from_millis(1001),
+        Input::InboxScan(vec![name("002.md"), name("001.md")]),
+        Time::from_millis(1000),
     );
     driver.input(
-        Input::AdapterLine(active_line(1002, "inc-1")),
-        Time::from_millis(1002),
+        Input::AdapterLine(idle_line(1, "inc-1", "nonempty", 10)),
+        Time::from_millis(2000),
     );
-    driver.input(
-        Input::AdapterLine(active_line(1003, "inc-1")),
-        Time::from_millis(1003),
-    );
-    let (emitted, _) = driver.take();
+    let status = serde_json::to_value(driver.engine.status(Time::from_millis(2500))).unwrap();
+    let adapter = &status["adapter"];
     assert_eq!(
-        decision_tags(&emitted.records),
-        ["lease-granted", "held", "lease-ended", "held"]
+        (&adapter["state"], &adapter["pid"], &adapter["since"]),
+        (&json!("up"), &json!(9), &json!(0))
+    );
+    assert_eq!(adapter["last_line"], 2000, "when the adapter last spoke");
+    assert_eq!(adapter["last_sequence"], 1);
+    assert_eq!(adapter["nextBackoffMs"], 1000);
+    let lease = &status["lease"];
+    assert_eq!(lease["state"], "granted");
+    assert_eq!(lease["identity"]["incarnation"], "inc-1");
+    assert_eq!(lease["revision"], 10);
+    assert_eq!(lease["composer"], "nonempty");
+    assert_eq!(
+        (&lease["freshness"], &lease["ageMs"], &lease["remainingMs"]),
+        (&json!("fresh"), &json!(500), &json!(500))
+    );
+    let pty = &status["pty"];
+    assert_eq!(pty["reachable"], true);
+    assert_eq!(
+        pty["identity"],
+        json!({"session": "host.worker", "incarnation": "inc-1", "generation": "sha256:g"})
+    );
+    assert_eq!(pty["revision"], 10);
+    let files: Vec<&Value> = status["messages"].as_array().unwrap().iter().collect();
+    assert_eq!(
+        files
+            .iter()
+            .map(|m| m["name"].as_str().unwrap())
+            .collect::<Vec<_>>(),
+        ["001.md", "002.md"],
+        "every unread file, in FIFO order"
+    );
+    assert!(
+        files
+            .iter()
+            .all(|m| m["state"] == "pending" && m["hold"]["code"] == "composer-nonempty")
     );
 
-    // The same receipt again changes no ownership: no record, no journal.
+    // The harness restarts and the adapter dies: status follows both.
     driver.input(
-        Input::AdapterLine(receipt_line(1004, "inc-1", &["001.md"])),
-        Time::from_millis(1004),
+        Input::PtyStatus {
+            identity: identity("inc-2"),
+            revision: 20,
+        },
+        Time::from_millis(3000),
     );
-    let (first, _) = driver.take();
-    assert!(decision_tags(&first.records).contains(&"hook-owned".to_string()));
-    for sequence in 1005..1100 {
-        driver.input(
-            Input::AdapterLine(receipt_line(sequence, "inc-1", &["001.md"])),
-            Time::from_millis(sequence),
-        );
-    }
-    let (repeated, _) = driver.take();
-    assert_eq!(decision_tags(&repeated.records), Vec::<String>::new());
-    assert!(repeated.journals.is_empty(), "nothing to journal");
+    driver.input(Input::AdapterEof, Time::from_millis(3500));
+    let status = serde_json::to_value(driver.engine.status(Time::from_millis(3600))).unwrap();
+    assert_eq!(status["pty"]["identity"]["incarnation"], "inc-2");
+    assert_eq!(status["pty"]["revision"], 20);
+    assert_eq!(status["adapter"]["state"], "down");
+    assert_eq!(status["adapter"]["down"]["cause"], "eof");
+    assert_eq!(status["adapter"]["retry_at"], 4500);
+    assert_eq!(status["lease"]["state"], "ended");
+    assert_eq!(status["lease"]["reason"]["code"], "adapter-down");
+    // An outage keeps the last identity and revision known, marked unreachable.
+    driver.input(Input::PtyUnreachable, Time::from_millis(3700));
+    let status = serde_json::to_value(driver.engine.status(Time::from_millis(3700))).unwrap();
+    assert_eq!(status["pty"]["reachable"], false);
+    assert_eq!(status["pty"]["identity"]["incarnation"], "inc-2");
+    assert_eq!(status["pty"]["revision"], 20);
 }

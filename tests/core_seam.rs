@@ -80,6 +80,30 @@ fn state(driver: &Driver, file: &str) -> Option<MessageState> {
         .map(|message| message.state)
 }
 
+/// A hook claims `009.md`, which the inbox watch has not reported yet.
+fn claim_unseen_file(driver: &mut Driver) {
+    driver.input(
+        line(
+            1,
+            "inc-1",
+            r#""kind":"claim","claim":1,"messages":["009.md"]"#,
+        ),
+        at(10),
+    );
+}
+
+/// The harness exits, as a push (`request` none) or as the reply refusing
+/// `request`.
+fn harness_exits(driver: &mut Driver, request: Option<u64>, status: &str, when: Time) {
+    driver.input(
+        Input::HarnessExited {
+            request,
+            status: status.into(),
+        },
+        when,
+    );
+}
+
 fn claimed(driver: &mut Driver) -> Claimed {
     let (emitted, _) = driver.take();
     let answers: Vec<Claimed> = emitted
@@ -224,14 +248,7 @@ fn a_claim_is_refused_whole_for_another_incarnation_an_unknown_pty_or_a_stale_se
 #[test]
 fn a_claimed_file_the_watch_has_not_reported_is_hook_owned_when_it_appears() {
     let mut driver = started(&[]);
-    driver.input(
-        line(
-            1,
-            "inc-1",
-            r#""kind":"claim","claim":1,"messages":["009.md"]"#,
-        ),
-        at(10),
-    );
+    claim_unseen_file(&mut driver);
     assert_eq!(claimed(&mut driver).granted, names(&["009.md"]));
     driver.input(idle(2, "empty", 10), at(11));
     driver.input(Input::InboxAdded(name("009.md")), at(12));
@@ -335,13 +352,7 @@ fn a_mismatch_reply_ends_the_lease_and_returns_the_files() {
 #[test]
 fn an_exited_harness_holds_work_until_a_new_incarnation() {
     let mut driver = started(&["001.md"]);
-    driver.input(
-        Input::HarnessExited {
-            request: None,
-            status: "exit code 3".into(),
-        },
-        at(10),
-    );
+    harness_exits(&mut driver, None, "exit code 3", at(10));
     driver.input(idle(1, "empty", 10), at(20));
     let status = driver.engine.status(at(20));
     assert_eq!(
@@ -380,17 +391,121 @@ fn a_send_refused_because_the_harness_exited_writes_nothing_and_holds() {
     let mut driver = started(&["001.md"]);
     driver.input(idle(1, "empty", 10), at(10));
     driver.take();
-    driver.input(
-        Input::HarnessExited {
-            request: Some(1),
-            status: "exited".into(),
-        },
-        at(11),
-    );
+    harness_exits(&mut driver, Some(1), "exited", at(11));
     assert_eq!(state(&driver, "001.md"), Some(MessageState::Pending));
     let status = driver.engine.status(at(11));
     assert_eq!(
         status.messages[0].hold.as_ref().unwrap().reason.code(),
         "harness-exited"
+    );
+}
+
+#[test]
+fn an_exited_harness_stays_held_through_an_outage_and_a_reply_timeout() {
+    // An outage, then a status of the same (dead) harness.
+    let mut driver = started(&["001.md"]);
+    harness_exits(&mut driver, None, "exit code 3", at(10));
+    driver.input(Input::PtyUnreachable, at(20));
+    driver.input(
+        Input::PtyStatus {
+            identity: identity("inc-1"),
+            revision: 11,
+        },
+        at(30),
+    );
+    driver.input(idle(1, "empty", 11), at(40));
+    assert!(driver.take().0.send_ifs.is_empty());
+    let hold = driver.engine.status(at(40)).messages[0]
+        .hold
+        .clone()
+        .unwrap();
+    assert_eq!(hold.reason.code(), "harness-exited");
+
+    // A transaction in flight when the harness exits, whose reply never comes.
+    let mut driver = started(&["001.md"]);
+    driver.input(idle(1, "empty", 10), at(10));
+    harness_exits(&mut driver, None, "exit code 3", at(11));
+    driver.run_until(at(60_000));
+    driver.input(idle(2, "empty", 10), at(60_000));
+    let (emitted, _) = driver.take();
+    assert_eq!(emitted.send_ifs.len(), 1, "only the first attempt");
+    let status = driver.engine.status(at(60_000));
+    assert_eq!(
+        status.messages[0].state,
+        MessageState::Staged {
+            incarnation: Some("inc-1".into()),
+            confirmed: false
+        }
+    );
+    driver.input(Input::InboxAdded(name("002.md")), at(60_001));
+    driver.input(idle(3, "empty", 10), at(60_002));
+    assert!(driver.take().0.send_ifs.is_empty(), "no retry revives it");
+    let hold = driver.engine.status(at(60_002)).messages[1]
+        .hold
+        .clone()
+        .unwrap();
+    assert_eq!(hold.reason.code(), "harness-exited");
+    assert_eq!(
+        driver.engine.next_deadline(),
+        // The reply timed out at 10 + 5 s, staging the file unconfirmed.
+        Some(at(5_010 + 600_000)),
+        "only the re-ring timer: a dead harness is not retried"
+    );
+}
+
+#[test]
+fn evidence_is_not_wanted_for_a_transaction_whose_files_a_hook_took() {
+    let mut driver = started(&["001.md"]);
+    driver.input(idle(1, "empty", 10), at(10));
+    driver.take();
+    // A hook injects the file while its transaction is in flight.
+    driver.input(
+        line(
+            2,
+            "inc-1",
+            r#""kind":"turn-boundary","messages":["001.md"]"#,
+        ),
+        at(11),
+    );
+    assert!(driver.engine.is_in_flight());
+    assert_eq!(
+        driver.take().0.downlinks,
+        [Downlink::Evidence { wanted: false }],
+        "nothing the terminal could deliver is left"
+    );
+}
+
+#[test]
+fn a_claimed_file_seen_later_is_journaled_when_it_becomes_hook_owned() {
+    let mut driver = started(&[]);
+    claim_unseen_file(&mut driver);
+    driver.take();
+    driver.input(Input::InboxAdded(name("009.md")), at(12));
+    let (emitted, _) = driver.take();
+    let journal = emitted
+        .journals
+        .last()
+        .expect("the new ownership is journaled when the file is seen");
+    let owned: Vec<&str> = journal.entries.iter().map(|e| e.name.as_str()).collect();
+    assert_eq!(owned, ["009.md"]);
+}
+
+#[test]
+fn a_clear_returns_a_file_claimed_before_it_was_seen_to_pending() {
+    let mut driver = started(&[]);
+    claim_unseen_file(&mut driver);
+    // The context the hook injected it into is gone.
+    driver.input(
+        line(2, "inc-1", r#""kind":"lifecycle","event":"clear""#),
+        at(11),
+    );
+    driver.input(Input::InboxAdded(name("009.md")), at(12));
+    assert_eq!(state(&driver, "009.md"), Some(MessageState::Pending));
+    driver.take();
+    driver.input(idle(3, "empty", 10), at(13));
+    assert_eq!(
+        driver.take().0.send_ifs[0].messages,
+        names(&["009.md"]),
+        "it rings like any other pending file"
     );
 }

@@ -52,7 +52,7 @@ use super::journal::Journal;
 use super::lease::{Lease, LeaseSlot, RevisionSource};
 use super::message::MessageName;
 use super::notice::Notice;
-use super::ownership::{MessageState, Ownership, RequestId};
+use super::ownership::{MessageState, Ownership, RequestId, Seen};
 use super::protocol::{
     self, ActivityState, Body, Claim, ClaimScope, ClaimWants, Composer, Event, Lifecycle,
     ProtocolError,
@@ -289,7 +289,7 @@ impl Engine {
         match input {
             Input::InboxScan(names) => self.on_scan(names),
             Input::InboxAdded(name) => {
-                if self.ownership.add(name.clone(), self.now) {
+                if self.on_seen(name.clone()) {
                     self.record(Decision::Arrived { message: name });
                 }
             }
@@ -468,7 +468,7 @@ impl Engine {
         }
         let mut added = 0;
         for name in listed {
-            if self.ownership.add(name, self.now) {
+            if self.on_seen(name) {
                 added += 1;
             }
         }
@@ -482,6 +482,20 @@ impl Engine {
             added,
             removed,
         });
+    }
+
+    /// Records a file seen in `new/`; returns whether it was new. A file a
+    /// hook took before the watch reported it is hook-owned from now on, and
+    /// the journal must say so (spec §6.1).
+    fn on_seen(&mut self, name: MessageName) -> bool {
+        match self.ownership.add(name, self.now) {
+            Seen::Known => false,
+            Seen::New => true,
+            Seen::NewHookOwned => {
+                self.journal_dirty = true;
+                true
+            }
+        }
     }
 
     fn on_removed(&mut self, name: MessageName) {
@@ -643,6 +657,9 @@ impl Engine {
                 if matches!(fact, Lifecycle::Clear | Lifecycle::Crash) {
                     let owned = self.ownership.owned();
                     self.release(owned, ReleaseCause::Lifecycle);
+                    // A file a hook took before the watch reported it went
+                    // into the context that is gone, too (spec §7 rule 3).
+                    self.ownership.forget_unseen();
                 }
             }
         }
@@ -922,11 +939,26 @@ impl Engine {
     fn block_pty_for_retry(&mut self, detail: String) {
         let delay = self.pty_retry_delay;
         self.pty_retry_delay = (delay * 2).min(PTY_RETRY_MAX);
-        self.pty_block = Some(PtyBlock {
+        self.block_pty(PtyBlock {
             reason: HoldReason::PtyError { detail },
             since: self.now,
             retry_at: Some(self.now.saturating_add(delay)),
         });
+    }
+
+    /// Blocks the PTY, unless its harness has exited: that block lasts until
+    /// a new harness reports in (spec §4.3), so a later error, timeout or
+    /// outage must not replace it with one that a timer or a status of the
+    /// dead harness would lift.
+    fn block_pty(&mut self, block: PtyBlock) {
+        if self
+            .pty_block
+            .as_ref()
+            .is_some_and(|current| matches!(current.reason, HoldReason::HarnessExited { .. }))
+        {
+            return;
+        }
+        self.pty_block = Some(block);
     }
 
     fn on_pty_mismatch(&mut self, request: RequestId, part: IdentityPart, actual: u64) {
@@ -982,7 +1014,7 @@ impl Engine {
         }
         if self.pty.reachable || self.pty_block.is_none() {
             self.pty.reachable = false;
-            self.pty_block = Some(PtyBlock {
+            self.block_pty(PtyBlock {
                 reason: HoldReason::PtyUnreachable,
                 since: self.now,
                 retry_at: None,
@@ -1151,12 +1183,23 @@ impl Engine {
 
     /// Tells the adapter when evidence becomes wanted or unwanted: wanted
     /// while unread work exists that terminal input could deliver (pending,
-    /// or in flight, which a conflict returns to pending).
+    /// or in flight, which a conflict returns to pending). A transaction
+    /// whose files were all archived or taken by a hook meanwhile holds no
+    /// such work.
     fn signal_demand(&mut self) {
         if !self.adapter.is_up() {
             return;
         }
-        let wanted = self.ownership.pending_len() > 0 || self.in_flight.is_some();
+        let in_flight = self.in_flight.as_ref().is_some_and(|flight| {
+            let state = MessageState::InFlight {
+                request: flight.request,
+            };
+            flight
+                .messages
+                .iter()
+                .any(|name| self.ownership.state(name) == Some(&state))
+        });
+        let wanted = self.ownership.pending_len() > 0 || in_flight;
         if self.demand.is_some_and(|demand| demand.wanted == wanted) {
             return;
         }

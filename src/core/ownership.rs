@@ -74,6 +74,22 @@ pub struct Ownership {
     /// in count and age, because a name that never appears must not be
     /// remembered forever.
     unseen: BTreeMap<MessageName, (MessageState, Time)>,
+    /// Whether journaled memories were dropped for another incarnation
+    /// before the first scan: the journal on disk then names files it no
+    /// longer should, and the scan must have it rewritten.
+    memories_dropped: bool,
+}
+
+/// What [`Ownership::add`] made of a file seen in `new/`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Seen {
+    /// It was already known; nothing changed.
+    Known,
+    /// New unread work: pending, or owned as the journal on disk remembers.
+    New,
+    /// A hook took it before it was seen: hook-owned from now on, which the
+    /// journal on disk does not say yet.
+    NewHookOwned,
 }
 
 /// How long a hook-owned name that has not been seen is remembered.
@@ -144,22 +160,26 @@ impl Ownership {
             .map(|(name, entry)| (name, &entry.state, entry.since))
     }
 
-    /// Records a file seen in `new/`. Returns false if it was already known.
-    /// A file the journal remembers gets its remembered ownership back; a
-    /// file a hook already took is hook-owned.
-    pub fn add(&mut self, name: MessageName, now: Time) -> bool {
+    /// Records a file seen in `new/`. A file the journal remembers gets its
+    /// remembered ownership back; a file a hook already took is hook-owned.
+    pub fn add(&mut self, name: MessageName, now: Time) -> Seen {
         if self.entries.contains_key(&name) {
-            return false;
+            return Seen::Known;
         }
         let unseen = self
             .unseen
             .remove(&name)
             .filter(|(_, at)| now.since(*at) < UNSEEN_MEMORY);
+        let seen = if unseen.is_some() {
+            Seen::NewHookOwned
+        } else {
+            Seen::New
+        };
         let (state, since) = unseen
             .or_else(|| self.remembered.remove(&name))
             .unwrap_or((MessageState::Pending, now));
         self.insert(name, state, since);
-        true
+        seen
     }
 
     /// Remembers that a hook took `name` before it was seen in `new/`.
@@ -192,14 +212,22 @@ impl Ownership {
     }
 
     /// Forgets every remembered journal entry the inbox scan did not confirm.
-    /// Returns whether there was anything to forget (the journal on disk
-    /// then still names files it no longer should).
+    /// Returns whether there was anything to forget, now or earlier for
+    /// another incarnation (the journal on disk then still names files it no
+    /// longer should).
     pub fn forget_unconfirmed_memories(&mut self) -> bool {
-        let had = !self.remembered.is_empty();
+        let had = !self.remembered.is_empty() || std::mem::take(&mut self.memories_dropped);
         self.remembered.clear();
         // A full listing is the truth: a name it lacks is not coming.
         self.unseen.clear();
         had
+    }
+
+    /// Forgets the files hooks took before the inbox watch reported them:
+    /// the context they were put into is gone (a clear or a crash), so they
+    /// are pending work when they are seen.
+    pub fn forget_unseen(&mut self) {
+        self.unseen.clear();
     }
 
     /// Forgets remembered ownership that belongs to another incarnation: a
@@ -214,7 +242,9 @@ impl Ownership {
             }
             _ => false,
         };
+        let remembered = self.remembered.len();
         self.remembered.retain(|_, (state, _)| keep(state));
+        self.memories_dropped |= self.remembered.len() != remembered;
         self.unseen.retain(|_, (state, _)| keep(state));
     }
 
