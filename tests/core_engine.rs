@@ -12,7 +12,7 @@ use ding::core::message::MessageName;
 use ding::core::ownership::MessageState;
 use ding::core::time::Time;
 use serde_json::{Value, json};
-use support::core_driver::Driver;
+use support::core_driver::{Driver, decision_tags};
 
 fn name(text: &str) -> MessageName {
     MessageName::new(text).unwrap()
@@ -574,4 +574,67 @@ fn status_shows_the_adapter_the_lease_and_the_pty_identity_and_revision() {
     assert_eq!(status["pty"]["reachable"], false);
     assert_eq!(status["pty"]["identity"]["incarnation"], "inc-2");
     assert_eq!(status["pty"]["revision"], 20);
+}
+
+fn active_line(sequence: u64, incarnation: &str) -> Vec<u8> {
+    format!(
+        r#"{{"v":1,"kind":"activity","session":"host.worker","incarnation":"{incarnation}","generation":"sha256:g","sequence":{sequence},"state":"active","validForMs":1000}}"#
+    )
+    .into_bytes()
+}
+
+#[test]
+fn evidence_that_changes_nothing_records_nothing() {
+    let mut driver = started(None, "inc-1", 0);
+    driver.input(
+        Input::InboxScan(vec![name("001.md"), name("002.md")]),
+        Time::ZERO,
+    );
+    driver.take();
+
+    // Without a lease, `active` ends nothing: the hold is announced once.
+    for sequence in 1..=1000 {
+        driver.input(
+            Input::AdapterLine(active_line(sequence, "inc-1")),
+            Time::from_millis(sequence),
+        );
+    }
+    let (emitted, _) = driver.take();
+    assert_eq!(decision_tags(&emitted.records), ["held"]);
+
+    // A lease that existed ends with a record, once.
+    driver.input(
+        Input::AdapterLine(idle_line(1001, "inc-1", "nonempty", 10)),
+        Time::from_millis(1001),
+    );
+    driver.input(
+        Input::AdapterLine(active_line(1002, "inc-1")),
+        Time::from_millis(1002),
+    );
+    driver.input(
+        Input::AdapterLine(active_line(1003, "inc-1")),
+        Time::from_millis(1003),
+    );
+    let (emitted, _) = driver.take();
+    assert_eq!(
+        decision_tags(&emitted.records),
+        ["lease-granted", "held", "lease-ended", "held"]
+    );
+
+    // The same receipt again changes no ownership: no record, no journal.
+    driver.input(
+        Input::AdapterLine(receipt_line(1004, "inc-1", &["001.md"])),
+        Time::from_millis(1004),
+    );
+    let (first, _) = driver.take();
+    assert!(decision_tags(&first.records).contains(&"hook-owned".to_string()));
+    for sequence in 1005..1100 {
+        driver.input(
+            Input::AdapterLine(receipt_line(sequence, "inc-1", &["001.md"])),
+            Time::from_millis(sequence),
+        );
+    }
+    let (repeated, _) = driver.take();
+    assert_eq!(decision_tags(&repeated.records), Vec::<String>::new());
+    assert!(repeated.journals.is_empty(), "nothing to journal");
 }

@@ -767,16 +767,14 @@ impl Engine {
         unseen: Vec<MessageName>,
         owner: &MessageState,
     ) {
+        // A file already hook-owned by the same incarnation keeps its state
+        // and its time: a repeated receipt changes nothing, writes no
+        // journal and records nothing.
+        let known: Vec<MessageName> = known
+            .into_iter()
+            .filter(|name| self.ownership.state(name) != Some(owner))
+            .collect();
         if known.is_empty() && unseen.is_empty() {
-            return;
-        }
-        // A receipt repeated for files it already made hook-owned changes
-        // nothing: no journal write, no record.
-        if unseen.is_empty()
-            && known
-                .iter()
-                .all(|name| self.ownership.state(name) == Some(owner))
-        {
             return;
         }
         self.ownership.set(&known, owner, self.now);

@@ -823,6 +823,10 @@ impl Oracle {
     /// now if known, when seen otherwise. A file in flight leaves its request.
     fn take_for_hook(&mut self, name: &str, incarnation: &str, now: Time) {
         if let Some(file) = self.files.get_mut(name) {
+            // Spec §6: already hook-owned by this incarnation changes nothing.
+            if matches!(file, File::HookOwned { incarnation: owner, .. } if owner == incarnation) {
+                return;
+            }
             *file = File::HookOwned {
                 at: now,
                 incarnation: incarnation.to_string(),
