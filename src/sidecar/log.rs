@@ -3,6 +3,12 @@
 //! JSON lines by default, so tools can follow "what happened to my message";
 //! `--log-format human` prints the same facts as short sentences. `ding up`
 //! points stderr at `sidecar.log` in the agent's runtime directory.
+//!
+//! Log lines quote filenames and adapter output, so both formats are
+//! written by the rule of [`crate::core::escape`]: JSON with every
+//! character that is not plain as a `\uXXXX` escape, human lines with it as
+//! `\u{hex}`. A person reading the log with `cat` sees no control, line
+//! break, format or bidi character from anyone else.
 
 use std::io::{self, Write};
 
@@ -10,6 +16,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::core::decision::Record;
+use crate::core::escape::{escape, to_json};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LogFormat {
@@ -42,12 +49,21 @@ impl Log {
 
     /// Logs an engine decision record.
     pub fn decision(&self, record: &Record) {
-        let value = serde_json::to_value(record).unwrap_or(Value::Null);
-        self.write(value);
+        self.write(&self.decision_line(record));
     }
 
     /// Logs a runtime event: `event` names it, `fields` says the rest.
     pub fn event(&self, event: &str, fields: impl Serialize) {
+        self.write(&self.event_line(event, fields));
+    }
+
+    /// The line [`Log::decision`] writes, without its newline.
+    pub fn decision_line(&self, record: &Record) -> String {
+        self.line(serde_json::to_value(record).unwrap_or(Value::Null))
+    }
+
+    /// The line [`Log::event`] writes, without its newline.
+    pub fn event_line(&self, event: &str, fields: impl Serialize) -> String {
         let mut value = serde_json::to_value(fields).unwrap_or(Value::Null);
         if !value.is_object() {
             value = json!({ "detail": value });
@@ -55,27 +71,35 @@ impl Log {
         if let Some(object) = value.as_object_mut() {
             object.insert("event".into(), json!(event));
         }
-        self.write(value);
+        self.line(value)
     }
 
-    fn write(&self, mut value: Value) {
+    fn line(&self, mut value: Value) -> String {
         if let Some(object) = value.as_object_mut() {
             object.insert("agent".into(), json!(self.agent));
         }
-        let line = match self.format {
-            LogFormat::Json => value.to_string(),
+        match self.format {
+            LogFormat::Json => json_text(&value),
             LogFormat::Human => human(&value),
-        };
+        }
+    }
+
+    fn write(&self, line: &str) {
         let stderr = io::stderr();
         let mut lock = stderr.lock();
         let _ = writeln!(lock, "{line}");
     }
 }
 
+/// `value` as escaped JSON; a value serde cannot write (never ours) as null.
+fn json_text(value: &Value) -> String {
+    to_json(value).unwrap_or_else(|_| "null".into())
+}
+
 /// `t+1200ms rang request=1 messages=[a.md]` style rendering.
 fn human(value: &Value) -> String {
     let Some(object) = value.as_object() else {
-        return value.to_string();
+        return json_text(value);
     };
     let what = object
         .get("decision")
@@ -83,18 +107,18 @@ fn human(value: &Value) -> String {
         .and_then(Value::as_str)
         .unwrap_or("?");
     let mut line = match object.get("at").and_then(Value::as_u64) {
-        Some(at) => format!("t+{at}ms {what}"),
-        None => what.to_string(),
+        Some(at) => format!("t+{at}ms {}", escape(what)),
+        None => escape(what),
     };
     for (key, field) in object {
         if matches!(key.as_str(), "decision" | "event" | "at" | "agent") {
             continue;
         }
         let shown = match field {
-            Value::String(text) => text.clone(),
-            other => other.to_string(),
+            Value::String(text) => escape(text),
+            other => json_text(other),
         };
-        line.push_str(&format!(" {key}={shown}"));
+        line.push_str(&format!(" {}={shown}", escape(key)));
     }
     line
 }
