@@ -17,7 +17,9 @@
 //! * `journal_store`: the ownership journal on disk, written atomically;
 //! * `paths`: the per-agent runtime and state directories and the files in
 //!   them;
-//! * `durable`: fsync and no-replace rename helpers.
+//! * `durable`: fsync and no-replace rename helpers;
+//! * `private_file`: reading and replacing the files in those directories
+//!   without following links or blocking on what was planted there.
 
 pub mod adapter_proc;
 pub mod agent_record;
@@ -30,6 +32,7 @@ pub mod lines;
 pub mod log;
 pub mod naming;
 pub mod paths;
+pub mod private_file;
 pub mod pty_link;
 pub mod runtime;
 pub mod status_document;
