@@ -15,8 +15,9 @@ use std::io::{self, Write};
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use super::escaped_json::to_json;
 use crate::core::decision::Record;
-use crate::core::escape::{escape, to_json};
+use crate::core::escape::escape;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LogFormat {

@@ -11,6 +11,7 @@
 //! * `status_document`: the typed status document it answers with;
 //! * `lines`: bounded line assembly;
 //! * `log`: JSON or human log lines;
+//! * `escaped_json`: JSON written by the escape rule, for logs and status;
 //! * `inbox`: the Maildir-like inbox (`tmp/`, `new/`, `archive/`): deliver,
 //!   archive, scan;
 //! * `naming`: sortable, unique arrival names for delivered files;
@@ -25,6 +26,7 @@ pub mod adapter_proc;
 pub mod agent_record;
 pub mod control;
 pub mod durable;
+pub mod escaped_json;
 pub mod inbox;
 pub mod inbox_watch;
 pub mod journal_store;
