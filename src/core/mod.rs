@@ -8,6 +8,7 @@ pub mod adapter;
 pub mod config;
 pub mod decision;
 pub mod engine;
+pub mod escape;
 pub mod hold;
 pub mod identity;
 pub mod journal;
