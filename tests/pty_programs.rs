@@ -66,11 +66,12 @@ fn bash_bracketed_paste_arrives_as_one_literal_line() {
     assert_eq!(first, 1, "the pasted command ran once: {:?}", ran.rows);
 }
 
-/// Why the sidecar must sanitize notices: an `ESC[201~` inside the payload
+/// Why the sidecar must escape notices: an `ESC[201~` inside the payload
 /// ends the paste early, so everything after it is typed as keys. Here the
 /// CR after the early end marker executes a command although the transport
 /// never sent a Return outside a paste. The notice builder must therefore
-/// strip ESC (and all C0 but LF) before wrapping text in paste markers.
+/// escape ESC, every other control and every line break (spec §8) before
+/// wrapping text in paste markers.
 #[test]
 fn early_paste_end_marker_turns_the_rest_into_keystrokes() {
     let host = bash();

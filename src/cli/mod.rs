@@ -1,7 +1,7 @@
 //! The `ding` command line: subcommand dispatch and hand-written help.
 //!
 //! Each subcommand lives in its own file and exposes `run(parser) -> Result<ExitCode>`.
-//! Errors print their whole anyhow chain and exit 2; a broken pipe on stdout is
+//! Errors print their whole anyhow chain, made displayable, and exit 2; a broken pipe on stdout is
 //! success, as in ripgrep, because `ding status | head` is a normal thing to do.
 
 use std::fmt::Display;
@@ -59,7 +59,7 @@ pub fn main() -> ExitCode {
             if is_broken_pipe(&err) {
                 return ExitCode::SUCCESS;
             }
-            eprintln!("ding: {err:#}");
+            eprintln!("ding: {}", error_text(&err));
             ExitCode::from(2)
         }
     }
@@ -114,6 +114,17 @@ pub fn help_asked(arg: &lexopt::Arg<'_>, short: impl Display, long: impl Display
         _ => return Ok(false),
     }
     Ok(true)
+}
+
+/// An error chain as printed: errors quote paths and filenames that are not
+/// ours, so each line is made displayable by the one rule
+/// ([`crate::core::escape`]); the line breaks between our own lines stay.
+fn error_text(err: &anyhow::Error) -> String {
+    format!("{err:#}")
+        .split('\n')
+        .map(crate::core::escape::displayable)
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 fn is_broken_pipe(err: &anyhow::Error) -> bool {

@@ -4,6 +4,13 @@
 //! agent still gets an answer from disk: the inbox is the authority and the
 //! journal says which files were rung or hook-owned. Either way the same
 //! JSON document is printed with `--json`, or rendered for people.
+//!
+//! Filenames, identities and adapter text in the document are not ours, so
+//! everything printed goes through the one rule of [`crate::core::escape`]:
+//! the JSON with every character that is not plain as `\uXXXX`, the human
+//! rendering with raw values escaped as `\u{hex}` and the human lines (which
+//! the sidecar escaped already) made displayable. Nothing a hostile name
+//! holds reaches the operator's terminal as a control or escape sequence.
 
 use std::fs;
 use std::path::PathBuf;
@@ -17,15 +24,18 @@ use serde_json::{Value, json};
 
 use super::agent_decl::load_agent;
 use super::help_asked;
-use crate::core::journal::Owner;
+use crate::core::escape::{displayable, escape};
+use crate::core::journal::{Journal, Owner};
 use crate::core::status::human_age;
 use crate::core::time::Time;
 use crate::decl::{Fingerprinted, drift};
-use crate::sidecar::agent_record::AgentRecord;
+use crate::sidecar::agent_record::{AgentRecord, FILE as AGENT_RECORD};
 use crate::sidecar::control::{live_pid, query_status};
+use crate::sidecar::escaped_json::{to_json, to_json_pretty};
 use crate::sidecar::inbox::Inbox;
-use crate::sidecar::journal_store::JournalStore;
-use crate::sidecar::paths::{AgentPaths, DirsEnv};
+use crate::sidecar::journal_store::{Found, JournalStore};
+use crate::sidecar::paths::{AgentPaths, DirsEnv, check_agent_name};
+use crate::sidecar::status_document::UnreadableView;
 
 const HELP: &str = "\
 Usage: ding status [NAME] [--json] [--decl AGENT.kdl]
@@ -77,11 +87,7 @@ pub fn run(parser: &mut lexopt::Parser) -> Result<ExitCode> {
     let mut document = agent_status(&name, &paths)?;
     add_drift(&mut document, &paths, options.declaration.as_deref())?;
     if options.json {
-        writeln!(
-            std::io::stdout(),
-            "{}",
-            serde_json::to_string_pretty(&document)?
-        )?;
+        writeln!(std::io::stdout(), "{}", to_json_pretty(&document)?)?;
     } else {
         write!(std::io::stdout(), "{}", render(&document))?;
     }
@@ -104,13 +110,19 @@ fn offline_status(name: &str, paths: &AgentPaths) -> Result<Value> {
     let Some(record) = AgentRecord::load(paths.state_dir())? else {
         bail!(
             "agent `{name}` has never run here (no {})\nhint: start it with `ding up AGENT.kdl`, or pass --decl",
-            paths.state_dir().join("agent.json").display()
+            paths.state_dir().join(AGENT_RECORD).display()
         );
     };
-    let journal = JournalStore::new(paths.state_dir())
-        .load()?
-        .into_journal()
-        .unwrap_or_default();
+    let (journal, journal_warning) = match JournalStore::new(paths.state_dir()).read()? {
+        Found::Journal(journal) => (journal, None),
+        Found::Missing => (Journal::default(), None),
+        Found::Unreadable(reason) => (
+            Journal::default(),
+            Some(format!(
+                "the journal is unreadable ({reason}); every message is listed as pending"
+            )),
+        ),
+    };
     let owners: std::collections::BTreeMap<String, Owner> = journal
         .entries
         .iter()
@@ -132,12 +144,18 @@ fn offline_status(name: &str, paths: &AgentPaths) -> Result<Value> {
     let lines: Vec<String> = scan
         .unread
         .iter()
-        .map(|name| match owners.get(name.as_str()) {
-            Some(Owner::Staged) => format!("{name}  staged (journal), awaiting archive"),
-            Some(Owner::HookOwned) => format!("{name}  hook-owned (journal), awaiting archive"),
-            None => format!("{name}  held: sidecar not running"),
+        .map(|name| {
+            let shown = escape(name.as_str());
+            match owners.get(name.as_str()) {
+                Some(Owner::Staged) => format!("{shown}  staged (journal), awaiting archive"),
+                Some(Owner::HookOwned) => {
+                    format!("{shown}  hook-owned (journal), awaiting archive")
+                }
+                None => format!("{shown}  held: sidecar not running"),
+            }
         })
         .collect();
+    let unreadable: Vec<UnreadableView> = scan.unreadable.iter().map(UnreadableView::of).collect();
     Ok(json!({
         "agent": name,
         "running": false,
@@ -147,10 +165,8 @@ fn offline_status(name: &str, paths: &AgentPaths) -> Result<Value> {
         "inbox": record.inbox,
         "declaration": record.declaration,
         "ptyRunning": live_pid(&paths.pty_pid()).is_some(),
-        "unreadable": scan.unreadable.iter().map(|entry| json!({
-            "name": entry.name.to_string_lossy(),
-            "reason": format!("{:?}", entry.reason),
-        })).collect::<Vec<_>>(),
+        "journalWarning": journal_warning,
+        "unreadable": unreadable,
         "engine": { "unread": messages.len(), "messages": messages },
         "lines": lines,
     }))
@@ -164,8 +180,12 @@ fn add_drift(
 ) -> Result<()> {
     let declared_path = match declaration {
         Some(path) => path.to_path_buf(),
+        // The recorded path is data from the state directory: only a
+        // regular file (or a link to one) is opened, never a FIFO.
         None => match AgentRecord::load(paths.state_dir())? {
-            Some(record) if record.declaration.exists() => record.declaration,
+            Some(record) if fs::metadata(&record.declaration).is_ok_and(|m| m.is_file()) => {
+                record.declaration
+            }
             _ => return Ok(()),
         },
     };
@@ -197,12 +217,15 @@ fn list_agents(env: &DirsEnv, as_json: bool) -> Result<ExitCode> {
         .parent()
         .map(PathBuf::from)
         .unwrap_or_default();
+    // Only directories named like agents can be agents; anything else in
+    // the state directory is not listed (and its name never printed).
     let mut names: Vec<String> = fs::read_dir(&base)
         .map(|entries| {
             entries
                 .filter_map(|entry| entry.ok())
-                .filter(|entry| entry.path().join("agent.json").is_file())
+                .filter(|entry| entry.path().join(AGENT_RECORD).is_file())
                 .filter_map(|entry| entry.file_name().into_string().ok())
+                .filter(|name| check_agent_name(name).is_ok())
                 .collect()
         })
         .unwrap_or_default();
@@ -210,44 +233,72 @@ fn list_agents(env: &DirsEnv, as_json: bool) -> Result<ExitCode> {
     let mut documents = Vec::new();
     for name in names {
         let paths = AgentPaths::resolve(&name, env)?;
-        documents.push(agent_status(&name, &paths)?);
+        // One agent that cannot be read does not hide the others.
+        documents.push(
+            agent_status(&name, &paths)
+                .unwrap_or_else(|err| json!({ "agent": name, "error": format!("{err:#}") })),
+        );
     }
     if as_json {
-        writeln!(
-            std::io::stdout(),
-            "{}",
-            serde_json::to_string_pretty(&documents)?
-        )?;
+        writeln!(std::io::stdout(), "{}", to_json_pretty(&documents)?)?;
     } else if documents.is_empty() {
         writeln!(std::io::stdout(), "no agents have run here yet")?;
     } else {
         for document in &documents {
-            writeln!(
-                std::io::stdout(),
-                "{:<20} {:<8} {:<26} {} unread",
-                document["agent"].as_str().unwrap_or("?"),
-                if document["running"].as_bool() == Some(true) {
-                    "running"
-                } else {
-                    "stopped"
-                },
-                document["policy"].as_str().unwrap_or("?"),
-                document["engine"]["unread"].as_u64().unwrap_or(0),
-            )?;
+            let line = match document.get("error") {
+                Some(error) => format!("{:<20} error: {}", text(&document["agent"]), text(error)),
+                None => format!(
+                    "{:<20} {:<8} {:<26} {} unread",
+                    text(&document["agent"]),
+                    if document["running"].as_bool() == Some(true) {
+                        "running"
+                    } else {
+                        "stopped"
+                    },
+                    text(&document["policy"]),
+                    document["engine"]["unread"].as_u64().unwrap_or(0),
+                ),
+            };
+            writeln!(std::io::stdout(), "{line}")?;
         }
     }
     Ok(ExitCode::SUCCESS)
 }
 
-/// The human rendering of a status document.
+/// A raw string of the document as people see it: escaped by the one rule,
+/// `?` when absent.
+fn text(value: &Value) -> String {
+    value.as_str().map(escape).unwrap_or_else(|| "?".into())
+}
+
+/// Any value of the document as people see it: a string escaped, anything
+/// else as escaped JSON.
+fn shown(value: &Value) -> String {
+    match value {
+        Value::String(raw) => escape(raw),
+        other => to_json(other).unwrap_or_else(|_| "?".into()),
+    }
+}
+
+/// A human line the sidecar wrote (already escaped), made displayable in
+/// case it was not.
+fn line(value: &Value) -> String {
+    value
+        .as_str()
+        .map(displayable)
+        .unwrap_or_else(|| "?".into())
+}
+
+/// The human rendering of a status document. Every value is escaped by
+/// the one rule (see the module documentation).
 pub fn render(document: &Value) -> String {
     let mut out = String::new();
-    let name = document["agent"].as_str().unwrap_or("?");
+    let name = text(&document["agent"]);
     let running = document["running"].as_bool() == Some(true);
     if running {
         out.push_str(&format!(
             "agent {name}: running (sidecar pid {}, up {})\n",
-            document["pid"],
+            shown(&document["pid"]),
             human_age(std::time::Duration::from_millis(
                 document["uptimeMs"].as_u64().unwrap_or(0)
             ))
@@ -259,8 +310,8 @@ pub fn render(document: &Value) -> String {
     }
     out.push_str(&format!(
         "  policy       {}\n  fingerprint  {}\n",
-        document["policy"].as_str().unwrap_or("?"),
-        document["fingerprint"].as_str().unwrap_or("?")
+        text(&document["policy"]),
+        text(&document["fingerprint"])
     ));
     match document.get("drift") {
         Some(Value::Array(fields)) if fields.is_empty() => out.push_str("  drift        none\n"),
@@ -269,24 +320,30 @@ pub fn render(document: &Value) -> String {
             for field in fields {
                 out.push_str(&format!(
                     "                 {}: running {} -> declared {}\n",
-                    field["field"].as_str().unwrap_or("?"),
-                    field["running"],
-                    field["declared"]
+                    text(&field["field"]),
+                    shown(&field["running"]),
+                    shown(&field["declared"])
                 ));
             }
         }
         Some(other) if other.get("error").is_some() => {
             out.push_str(&format!(
                 "  drift        unknown ({})\n",
-                other["error"].as_str().unwrap_or("?")
+                text(&other["error"])
             ));
         }
         _ => {}
     }
-    out.push_str(&format!(
-        "  inbox        {}\n",
-        document["inbox"].as_str().unwrap_or("?")
-    ));
+    out.push_str(&format!("  inbox        {}\n", text(&document["inbox"])));
+    if let Some(warning) = document["journalWarning"].as_str() {
+        out.push_str(&format!("  journal      {}\n", escape(warning)));
+    }
+    if let Some(error) = document["journalWriteError"].as_str() {
+        out.push_str(&format!(
+            "  journal      NOT SAVED, retrying: {} (a crash now may ring staged messages again)\n",
+            escape(error)
+        ));
+    }
     if running {
         let engine = &document["engine"];
         let now = Time::from_millis(engine["now"].as_u64().unwrap_or(0));
@@ -323,8 +380,8 @@ pub fn render(document: &Value) -> String {
     }
     let lines = document["lines"].as_array().cloned().unwrap_or_default();
     out.push_str(&format!("  unread       {}\n", lines.len()));
-    for line in lines {
-        out.push_str(&format!("    {}\n", line.as_str().unwrap_or("?")));
+    for human in &lines {
+        out.push_str(&format!("    {}\n", line(human)));
     }
     if let Some(Value::Array(unreadable)) = document.get("unreadable")
         && !unreadable.is_empty()
@@ -333,8 +390,8 @@ pub fn render(document: &Value) -> String {
         for entry in unreadable {
             out.push_str(&format!(
                 "    {}  {}\n",
-                entry["name"].as_str().unwrap_or("?"),
-                entry["reason"].as_str().unwrap_or("?")
+                line(&entry["name"]),
+                text(&entry["reason"])
             ));
         }
     }
@@ -353,7 +410,7 @@ fn render_adapter(adapter: &Value, document: &Value, now: Time) -> String {
         Some("starting") => format!("starting (since {} ago)", ago("since")),
         Some("up") => format!(
             "up, pid {}, since {} ago, last line {}",
-            adapter["pid"],
+            shown(&adapter["pid"]),
             ago("since"),
             match adapter["last_line"].as_u64() {
                 Some(_) => format!("{} ago", ago("last_line")),
@@ -366,12 +423,12 @@ fn render_adapter(adapter: &Value, document: &Value, now: Time) -> String {
                 .map(|at| Time::from_millis(at).since(now));
             format!(
                 "down ({}), respawn in {} (next backoff {} ms)",
-                adapter["down"]["cause"].as_str().unwrap_or("?"),
+                text(&adapter["down"]["cause"]),
                 retry.map(human_age).unwrap_or_else(|| "?".into()),
-                adapter["nextBackoffMs"]
+                shown(&adapter["nextBackoffMs"])
             )
         }
-        _ => format!("{adapter} {}", document["adapterPid"]),
+        _ => format!("{} {}", shown(adapter), shown(&document["adapterPid"])),
     }
 }
 
@@ -379,15 +436,12 @@ fn render_lease(lease: &Value) -> String {
     match lease["freshness"].as_str() {
         Some("fresh") => format!(
             "fresh, {} ms left (composer {}, revision {})",
-            lease["remainingMs"],
-            lease["composer"].as_str().unwrap_or("?"),
-            lease["revision"]
+            shown(&lease["remainingMs"]),
+            text(&lease["composer"]),
+            shown(&lease["revision"])
         ),
-        Some("expired") => format!(
-            "expired (composer {})",
-            lease["composer"].as_str().unwrap_or("?")
-        ),
-        _ => format!("none ({})", lease["reason"]["code"].as_str().unwrap_or("?")),
+        Some("expired") => format!("expired (composer {})", text(&lease["composer"])),
+        _ => format!("none ({})", text(&lease["reason"]["code"])),
     }
 }
 
@@ -408,9 +462,9 @@ fn render_pty(pty: &Value, document: &Value) -> String {
         } else {
             "unreachable, last seen"
         },
-        identity["session"].as_str().unwrap_or("?"),
-        identity["incarnation"].as_str().unwrap_or("?"),
-        identity["generation"].as_str().unwrap_or("?"),
-        pty["revision"]
+        text(&identity["session"]),
+        text(&identity["incarnation"]),
+        text(&identity["generation"]),
+        shown(&pty["revision"])
     )
 }

@@ -22,7 +22,9 @@ use super::help_asked;
 use crate::decl::{AgentSpec, FingerprintInput, drift, expand_argv_from_env};
 use crate::pty::client::Client;
 use crate::sidecar::adapter_group;
-use crate::sidecar::control::{live_pid, query_status, spawn_detached, stop, wait_until};
+use crate::sidecar::control::{
+    live_pid, query_status, spawn_detached, stop, wait_started, write_pid,
+};
 use crate::sidecar::paths::{AgentPaths, DirsEnv};
 use crate::sidecar::runtime::STOP_WITHIN;
 
@@ -157,13 +159,10 @@ fn ensure_pty_host(exe: &Path, spec: &AgentSpec, paths: &AgentPaths) -> Result<&
     args.push("--".into());
     args.extend(argv);
     let pid = spawn_detached(exe, &args, &paths.pty_log())?;
-    std::fs::write(paths.pty_pid(), format!("{pid}\n"))?;
-    if !wait_until(READY_TIMEOUT, || pty_answers(&paths.pty_socket())) {
-        bail!(
-            "the pty host did not come up; see {}",
-            paths.pty_log().display()
-        );
-    }
+    write_pid(&paths.pty_pid(), pid)?;
+    wait_started("pty host", pid, &paths.pty_log(), READY_TIMEOUT, || {
+        pty_answers(&paths.pty_socket())
+    })?;
     Ok("pty host started")
 }
 
@@ -215,17 +214,11 @@ fn ensure_sidecar(
         "--agent".into(),
         spec.name.clone().into(),
     ];
-    spawn_detached(exe, &args, &paths.sidecar_log())?;
-    let ready = wait_until(READY_TIMEOUT, || {
+    let pid = spawn_detached(exe, &args, &paths.sidecar_log())?;
+    wait_started("sidecar", pid, &paths.sidecar_log(), READY_TIMEOUT, || {
         query_status(&paths.sidecar_socket())
             .is_ok_and(|status: Value| status["fingerprint"] == spec.fingerprint())
-    });
-    if !ready {
-        bail!(
-            "the sidecar did not come up; see {}",
-            paths.sidecar_log().display()
-        );
-    }
+    })?;
     Ok(if replace {
         "sidecar replaced".into()
     } else {

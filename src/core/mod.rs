@@ -10,6 +10,7 @@ pub mod decision;
 pub mod downlink;
 pub mod encode;
 pub mod engine;
+pub mod escape;
 pub mod hold;
 pub mod identity;
 pub mod journal;

@@ -1,19 +1,20 @@
 //! The notice: the one line of text DING types into a terminal.
 //!
 //! It names exact filenames and says how to read and archive them. It is
-//! bounded ([`MAX_NOTICE_BYTES`]) and built only from sanitized text, because
-//! a hostile filename must never inject keystrokes. Two layers protect it:
+//! bounded ([`MAX_NOTICE_BYTES`]) and built only from escaped text, because
+//! a hostile filename must never inject keystrokes: every filename, the
+//! unread directory and the agent name are shown by the one rule of
+//! [`super::escape`], so the notice is one line of visible characters with
+//! no line break, no control (C0, DEL, C1), no format or bidi character. A
+//! line feed in a name is the six characters `\u{a}`, and no ESC can
+//! appear, so no `ESC [ 2 0 1 ~` can end the paste early.
 //!
-//! 1. Each filename is *escaped*: every character that sanitizing would remove
-//!    (and the backslash itself) is written as `\u{hex}`, so the agent still
-//!    sees an exact, unambiguous name.
-//! 2. The finished text is *sanitized*: every C0 control but LF, DEL, every C1
-//!    control and the bidi overrides are removed, and the result is checked
-//!    again. Removing characters can never create an ESC, so no
-//!    `ESC [ 2 0 1 ~` can be reassembled from fragments.
+//! [`Notice::hook_context`] builds the same text under a larger bound, for
+//! provider hooks that put unread work into a model's next context.
 
 use serde::Serialize;
 
+use super::escape::{escape, escape_bounded, is_displayable};
 use super::message::MessageName;
 
 /// The longest notice in bytes. One escaped name of the longest length
@@ -23,7 +24,7 @@ pub const MAX_NOTICE_BYTES: usize = 4096;
 /// The longest rendering of the agent name or the unread directory.
 const MAX_LABEL_CHARS: usize = 256;
 
-/// A sanitized notice and the exact files it names, in FIFO order.
+/// A notice and the exact files it names, in FIFO order.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Notice {
     text: String,
@@ -42,19 +43,42 @@ impl Notice {
         agent: &str,
         unread_dir: &str,
     ) -> Option<Notice> {
-        let agent = label(agent);
-        let unread_dir = label(unread_dir);
+        Notice::hook_context(
+            pending,
+            total,
+            max_files,
+            agent,
+            unread_dir,
+            MAX_NOTICE_BYTES,
+        )
+    }
+
+    /// The notice's text for a provider hook's context: the same line,
+    /// escaped the same way, naming as many files as fit in `max_bytes`
+    /// (at least [`MAX_NOTICE_BYTES`], so one file always fits) and saying
+    /// how many more wait. [`Notice::build`] is this at the notice's bound.
+    pub fn hook_context<'a>(
+        pending: impl IntoIterator<Item = &'a MessageName>,
+        total: usize,
+        max_files: usize,
+        agent: &str,
+        unread_dir: &str,
+        max_bytes: usize,
+    ) -> Option<Notice> {
+        let max_bytes = max_bytes.max(MAX_NOTICE_BYTES);
+        let agent = escape_bounded(agent, MAX_LABEL_CHARS);
+        let unread_dir = escape_bounded(unread_dir, MAX_LABEL_CHARS);
         let mut named: Vec<MessageName> = Vec::new();
         let mut listed = String::new();
         for name in pending.into_iter().take(max_files.max(1)) {
-            let shown = escape_name(name.as_str());
+            let shown = escape(name.as_str());
             let separator = if named.is_empty() { "" } else { ", " };
             // The rendered length is the frame's (which depends only on the
             // count, through "and N more") plus the list's, so each
             // candidate costs one short frame render, not a whole notice.
             let frame = render(total, named.len() + 1, "", &agent, &unread_dir).len();
             let candidate = frame + listed.len() + separator.len() + shown.len();
-            if candidate > MAX_NOTICE_BYTES && !named.is_empty() {
+            if candidate > max_bytes && !named.is_empty() {
                 break;
             }
             listed.push_str(separator);
@@ -64,12 +88,17 @@ impl Notice {
         if named.is_empty() {
             return None;
         }
-        let text = sanitize(&render(total, named.len(), &listed, &agent, &unread_dir));
-        debug_assert!(is_clean(&text));
+        let text = render(total, named.len(), &listed, &agent, &unread_dir);
+        // Every part was escaped and the frame is plain ASCII; a notice
+        // that is not displayable would be a bug, and is never typed.
+        if !is_displayable(&text) {
+            debug_assert!(false, "undisplayable notice {text:?}");
+            return None;
+        }
         Some(Notice { text, named })
     }
 
-    /// The sanitized text, without any paste brackets.
+    /// The text, without any paste brackets.
     pub fn text(&self) -> &str {
         &self.text
     }
@@ -92,53 +121,6 @@ fn render(total: usize, named: usize, listed: &str, agent: &str, dir: &str) -> S
         "[ding] {total} unread inbox {noun} in {dir}: {listed}{more}. \
          Read each file, then archive it: ding archive {agent} FILE"
     )
-}
-
-/// Whether `c` must never reach a terminal from notice text.
-pub fn is_forbidden(c: char) -> bool {
-    let code = u32::from(c);
-    (c.is_ascii_control() && c != '\n')
-        || (0x80..=0x9f).contains(&code)
-        || (0x202a..=0x202e).contains(&code)
-        || (0x2066..=0x2069).contains(&code)
-}
-
-/// Removes every forbidden character (see [`is_forbidden`]).
-pub fn sanitize(text: &str) -> String {
-    text.chars().filter(|&c| !is_forbidden(c)).collect()
-}
-
-/// Whether `text` contains no forbidden character.
-pub fn is_clean(text: &str) -> bool {
-    !text.chars().any(is_forbidden)
-}
-
-/// A filename as the notice shows it: forbidden characters and `\` become
-/// `\u{hex}` escapes, so the shown name is printable and unambiguous.
-pub fn escape_name(name: &str) -> String {
-    let mut shown = String::with_capacity(name.len());
-    for c in name.chars() {
-        if is_forbidden(c) || c == '\\' {
-            shown.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
-        } else {
-            shown.push(c);
-        }
-    }
-    shown
-}
-
-/// Configuration text for the notice: sanitized, one line, bounded.
-fn label(text: &str) -> String {
-    let clean: String = sanitize(text)
-        .chars()
-        .map(|c| if c == '\n' { ' ' } else { c })
-        .collect();
-    if clean.chars().count() <= MAX_LABEL_CHARS {
-        return clean;
-    }
-    let mut cut: String = clean.chars().take(MAX_LABEL_CHARS - 3).collect();
-    cut.push_str("...");
-    cut
 }
 
 #[cfg(test)]
@@ -174,22 +156,51 @@ mod tests {
     }
 
     #[test]
-    fn sanitize_removes_every_forbidden_class() {
+    fn a_line_break_in_a_name_never_reaches_the_notice() {
+        let name = "a-nl\nrm -rf --no-preserve-root ~\n.md";
+        let pending = names(&[name]);
+        let notice = Notice::build(&pending, 1, 16, "w", "in\nbox/new").unwrap();
+        let text = notice.text();
+        assert!(!text.contains('\n'), "{text:?}");
+        assert!(
+            text.contains("a-nl\\u{a}rm -rf --no-preserve-root ~\\u{a}.md"),
+            "{text}"
+        );
+        assert!(text.contains(" in in\\u{a}box/new: "), "{text}");
+        assert_eq!(
+            notice.named(),
+            &pending[..],
+            "the exact name is still owned"
+        );
+    }
+
+    #[test]
+    fn every_control_separator_and_format_character_is_escaped() {
         let mut hostile = String::new();
-        for code in (0u32..0x20)
-            .chain([0x7f])
+        // NUL cannot be in a filename; everything else can.
+        for code in (1u32..0x20)
+            .chain([0x7f, 0xad, 0x61c, 0x2028, 0x2029, 0xfeff, 0xe0001, 0x3164])
             .chain(0x80..0xa0)
+            .chain(0x200b..0x2010)
             .chain(0x202a..0x202f)
+            .chain(0x2060..0x2065)
             .chain(0x2066..0x206a)
         {
             hostile.push(char::from_u32(code).unwrap());
         }
-        hostile.push_str("ok\u{2067}");
-        assert_eq!(sanitize(&hostile), "\nok");
+        let pending = names(&[&hostile]);
+        let notice = Notice::build(&pending, 1, 16, "w", "d").unwrap();
+        assert!(is_displayable(notice.text()), "{:?}", notice.text());
+        assert!(
+            notice
+                .text()
+                .chars()
+                .all(|c| c.is_ascii_graphic() || c == ' ')
+        );
     }
 
     #[test]
-    fn no_paste_end_survives_even_when_reassembled_after_stripping() {
+    fn no_paste_end_survives_however_a_name_is_built() {
         // Each of these would spell ESC[201~ if stripping left the ESC behind,
         // or if the 8-bit CSI (U+009B) counted as ESC[.
         let hostile = [
@@ -210,7 +221,7 @@ mod tests {
                 "ESC survived for {name:?}: {text:?}"
             );
             assert!(!text.contains("\u{9b}"), "CSI survived for {name:?}");
-            assert!(is_clean(text));
+            assert!(is_displayable(text));
             assert_eq!(
                 notice.named(),
                 &pending[..],
@@ -220,12 +231,21 @@ mod tests {
     }
 
     #[test]
-    fn escaped_names_stay_exact_and_printable() {
-        assert_eq!(
-            escape_name("a\u{1b}b\\c\u{202e}.md"),
-            "a\\u{1b}b\\u{5c}c\\u{202e}.md"
+    fn hook_context_is_the_notice_under_a_larger_bound() {
+        let many: Vec<MessageName> = (0..300)
+            .map(|i| MessageName::new(&format!("{i:0>250}")).unwrap())
+            .collect();
+        let context = Notice::hook_context(&many, 300, 300, "w", "d", 10_000).unwrap();
+        let notice = Notice::build(&many, 300, 300, "w", "d").unwrap();
+        assert!(context.text().len() <= 10_000);
+        assert!(context.named().len() > notice.named().len());
+        assert!(
+            context
+                .text()
+                .starts_with("[ding] 300 unread inbox messages in d: ")
         );
-        assert_eq!(escape_name("plain-ünïcode.md"), "plain-ünïcode.md");
+        let tiny = Notice::hook_context(&many, 300, 300, "w", "d", 10).unwrap();
+        assert_eq!(tiny, notice, "a bound below the notice's is raised to it");
     }
 
     #[test]
@@ -249,7 +269,7 @@ mod tests {
         );
         // As many as fit: one more name would have broken the bound.
         let n = notice.named().len();
-        let listed: Vec<String> = many[..=n].iter().map(|m| escape_name(m.as_str())).collect();
+        let listed: Vec<String> = many[..=n].iter().map(|m| escape(m.as_str())).collect();
         assert!(render(300, n + 1, &listed.join(", "), "w", "d").len() > MAX_NOTICE_BYTES);
     }
 

@@ -10,6 +10,7 @@ use serde::Serialize;
 
 use super::adapter::{Adapter, AdapterPhase};
 use super::config::{EngineConfig, Fence, Policy};
+use super::escape::{displayable, escape};
 use super::hold::{HoldReason, HoldSource};
 use super::identity::Identity;
 use super::lease::LeaseSlot;
@@ -114,7 +115,9 @@ impl MessageStatus {
         }
     }
 
-    /// One human line: `NAME  STATE[: reason (source, N s ago)]`.
+    /// One human line: `NAME  STATE[: reason (source, N s ago)]`, shown by
+    /// the rule of [`super::escape`]: the name escaped exactly, the rest
+    /// (which may quote adapter or PTY text) made displayable.
     pub fn describe(&self, now: Time) -> String {
         let state = match &self.state {
             MessageState::Pending => match &self.hold {
@@ -146,7 +149,7 @@ impl MessageStatus {
                 human_age(now.since(self.since))
             ),
         };
-        format!("{}  {state}", self.name)
+        format!("{}  {}", escape(self.name.as_str()), displayable(&state))
     }
 }
 

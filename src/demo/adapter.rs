@@ -18,7 +18,7 @@ use anyhow::Result;
 use crate::adapter::kit::{self, KitOptions};
 use crate::adapter::{AgentContext, HookAction, HookAnswer, HookCall, HookPlan, Provider, Reading};
 use crate::core::downlink::Claimed;
-use crate::core::notice::escape_name;
+use crate::core::escape::escape as escape_name;
 use crate::core::protocol::{ActivityState, ClaimScope, ClaimWants, Composer};
 use crate::demo::screen::{ComposerView, Observation, Screen, classify};
 use crate::pty::wire::Snapshot;

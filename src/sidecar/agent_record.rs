@@ -1,14 +1,15 @@
 //! What a sidecar last ran with, kept in the agent's state directory so that
 //! `ding status NAME` can still list the inbox when nothing is running, and
-//! `ding up` can compare a declaration with what runs.
+//! `ding up` can compare a declaration with what runs. Written with
+//! [`replace`] and read with [`read_regular`], so whatever was planted in
+//! its place is replaced or refused, never opened.
 
-use std::fs;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
-use super::durable::fsync_dir;
+use super::private_file::{read_regular, replace};
 use crate::decl::FingerprintInput;
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -22,31 +23,30 @@ pub struct AgentRecord {
     pub fingerprint_input: FingerprintInput,
 }
 
-const FILE: &str = "agent.json";
+pub const FILE: &str = "agent.json";
+
+/// The largest record read; a real one is a few kilobytes.
+const MAX_RECORD_BYTES: u64 = 1024 * 1024;
 
 impl AgentRecord {
     /// Writes the record atomically into `state_dir`.
     pub fn save(&self, state_dir: &Path) -> Result<()> {
-        let path = state_dir.join(FILE);
-        let tmp = state_dir.join(format!("{FILE}.tmp"));
         let text = serde_json::to_vec_pretty(self)?;
-        fs::write(&tmp, text).with_context(|| format!("write {}", tmp.display()))?;
-        fs::File::open(&tmp)?.sync_all()?;
-        fs::rename(&tmp, &path).with_context(|| format!("rename to {}", path.display()))?;
-        fsync_dir(state_dir)?;
-        Ok(())
+        replace(&state_dir.join(FILE), &text, 0o600).context("cannot save the agent record")
     }
 
     /// The record in `state_dir`, if one was written.
     pub fn load(state_dir: &Path) -> Result<Option<AgentRecord>> {
         let path = state_dir.join(FILE);
-        match fs::read(&path) {
-            Ok(bytes) => Ok(Some(
-                serde_json::from_slice(&bytes)
-                    .with_context(|| format!("parse {}", path.display()))?,
-            )),
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(err) => Err(err).with_context(|| format!("read {}", path.display())),
+        let bytes = read_regular(&path, MAX_RECORD_BYTES)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        match bytes {
+            Some(bytes) => {
+                Ok(Some(serde_json::from_slice(&bytes).with_context(|| {
+                    format!("cannot parse {}", path.display())
+                })?))
+            }
+            None => Ok(None),
         }
     }
 }

@@ -1,6 +1,8 @@
 //! The client side of an agent's processes, for the CLI: ask a running
 //! sidecar for its status, find live processes by pid file, start them
-//! detached in their own session, and stop them.
+//! detached in their own session, and stop them. Pid files and logs go
+//! through `private_file`, so a FIFO or link planted in their place can
+//! neither hang `ding status` / `ding down` nor redirect a write.
 
 use std::fs;
 use std::io::{BufRead, BufReader, Write};
@@ -15,6 +17,8 @@ use anyhow::{Context, Result, bail};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use serde_json::Value;
+
+use super::private_file::{open_log, read_regular, read_tail, replace};
 
 /// How long a CLI waits for a sidecar's status reply.
 const STATUS_TIMEOUT: Duration = Duration::from_secs(5);
@@ -37,11 +41,21 @@ pub fn query_status(socket: &Path) -> Result<Value> {
     Ok(value)
 }
 
-/// The pid recorded in `pid_file`, if that process is alive.
+/// The longest pid file read: a pid and a newline.
+const MAX_PID_FILE_BYTES: u64 = 64;
+
+/// The pid recorded in `pid_file`, if that process is alive. A pid file
+/// that is not a regular file, or holds anything but a pid, names none.
 pub fn live_pid(pid_file: &Path) -> Option<i32> {
-    let text = fs::read_to_string(pid_file).ok()?;
-    let pid: i32 = text.trim().parse().ok()?;
+    let bytes = read_regular(pid_file, MAX_PID_FILE_BYTES).ok()??;
+    let pid: i32 = std::str::from_utf8(&bytes).ok()?.trim().parse().ok()?;
     (pid > 0 && is_running(Pid::from_raw(pid))).then_some(pid)
+}
+
+/// Records `pid` in `pid_file`, replacing whatever is there.
+pub fn write_pid(pid_file: &Path, pid: u32) -> Result<()> {
+    replace(pid_file, format!("{pid}\n").as_bytes(), 0o600)
+        .with_context(|| format!("cannot write {}", pid_file.display()))
 }
 
 /// Whether `pid` exists and has not exited. A zombie has exited: it is only
@@ -64,11 +78,7 @@ fn is_running(pid: Pid) -> bool {
 /// Starts `program args` detached: its own session, a clean signal state,
 /// stdin `/dev/null`, stdout and stderr appended to `log`. Returns its pid.
 pub fn spawn_detached(program: &Path, args: &[std::ffi::OsString], log: &Path) -> Result<u32> {
-    let log_file = fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(log)
-        .with_context(|| format!("open log {}", log.display()))?;
+    let log_file = open_log(log).with_context(|| format!("cannot open log {}", log.display()))?;
     let mut command = Command::new(program);
     command
         .args(args)
@@ -89,6 +99,51 @@ pub fn spawn_detached(program: &Path, args: &[std::ffi::OsString], log: &Path) -
         .spawn()
         .with_context(|| format!("start {}", program.display()))?;
     Ok(child.id())
+}
+
+/// Waits until `ready` says the process `pid`, just started with its output
+/// in `log`, has come up. If it exits first this fails at once, quoting the
+/// log's last line (where a failed start says why); after `timeout` it
+/// fails saying so.
+pub fn wait_started(
+    what: &str,
+    pid: u32,
+    log: &Path,
+    timeout: Duration,
+    mut ready: impl FnMut() -> bool,
+) -> Result<()> {
+    let process = Pid::from_raw(pid as i32);
+    let deadline = Instant::now() + timeout;
+    loop {
+        if ready() {
+            return Ok(());
+        }
+        if !is_running(process) {
+            let why = last_line(log).unwrap_or_else(|| "(it logged nothing)".into());
+            bail!(
+                "the {what} (pid {pid}) exited before it came up: {why}\nsee {}",
+                log.display()
+            );
+        }
+        if Instant::now() >= deadline {
+            bail!(
+                "the {what} did not come up within {} s; see {}",
+                timeout.as_secs(),
+                log.display()
+            );
+        }
+        thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The last non-empty line of `log`, from its last few kilobytes.
+fn last_line(log: &Path) -> Option<String> {
+    let tail = read_tail(log, 8 * 1024).ok()??;
+    let text = String::from_utf8_lossy(&tail);
+    text.lines()
+        .rev()
+        .find(|line| !line.trim().is_empty())
+        .map(str::to_string)
 }
 
 /// Waits until `ready` holds, checking every 20 ms, for at most `timeout`.

@@ -6,16 +6,23 @@
 //! in an inbox would destroy a message. Which files to write and in what
 //! order is decided by `inbox` and `journal_store`.
 
-use std::fs::File;
+use std::fs::OpenOptions;
 use std::io;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 use nix::errno::Errno;
 use nix::fcntl::{AT_FDCWD, RenameFlags, renameat2};
 
 /// Flushes `dir`'s entries (creations, renames, removals) to stable storage.
+/// Opened with `O_DIRECTORY`, so a FIFO planted in its place fails at once
+/// instead of blocking the open.
 pub fn fsync_dir(dir: &Path) -> io::Result<()> {
-    File::open(dir)?.sync_all()
+    OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::libc::O_DIRECTORY)
+        .open(dir)?
+        .sync_all()
 }
 
 /// Renames `from` to `to` unless `to` exists, in which case it fails with
@@ -71,5 +78,14 @@ mod tests {
         let temp = tempfile::tempdir().unwrap();
         let err = rename_no_replace(&temp.path().join("a"), &temp.path().join("b")).unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::NotFound);
+    }
+
+    #[test]
+    fn fsync_of_a_fifo_planted_as_the_directory_fails_at_once() {
+        let temp = tempfile::tempdir().unwrap();
+        let fifo = temp.path().join("dir");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+        // Without O_DIRECTORY this open would wait for a writer forever.
+        assert!(fsync_dir(&fifo).is_err());
     }
 }

@@ -91,7 +91,8 @@ pub enum UnreadableReason {
     NotUtf8,
     /// The filename is not a valid message name.
     InvalidName(InvalidName),
-    /// A directory (or socket, FIFO, device) rather than a file.
+    /// A directory (or socket, FIFO, device, dangling link) rather than
+    /// a regular file.
     NotAFile,
 }
 
@@ -104,9 +105,8 @@ pub enum NameClass {
     Unreadable(UnreadableReason),
 }
 
-/// Classifies one filename from `new/` by its name alone. Runtimes that
-/// learn of files from watch events use this so they agree with
-/// [`Inbox::scan_unread`].
+/// Classifies one filename from `new/` by its name alone: the first half
+/// of [`Inbox::classify`], enough for a file that has already left.
 pub fn classify_name(name: &OsStr) -> NameClass {
     if name.as_encoded_bytes().starts_with(b".") {
         return NameClass::Hidden;
@@ -333,7 +333,8 @@ impl Inbox {
     }
 
     /// Lists `new/`: messages in FIFO order, plus every entry that cannot be
-    /// a message. Hidden (`.`-prefixed) entries are skipped.
+    /// a message. Hidden (`.`-prefixed) entries are skipped. Each entry is
+    /// classified as [`Inbox::classify`] does it.
     pub fn scan_unread(&self) -> Result<Scan> {
         let mut scan = Scan::default();
         let entries = fs::read_dir(&self.new)
@@ -341,34 +342,35 @@ impl Inbox {
         for entry in entries {
             let entry = entry.with_context(|| format!("cannot list {}", self.new.display()))?;
             let name = entry.file_name();
-            let class = classify_name(&name);
-            if class == NameClass::Hidden {
-                continue;
-            }
-            // A file that vanished between readdir and this check was just
-            // archived; the next scan or event accounts for it.
-            let is_file = match entry.file_type() {
-                Ok(kind) => kind.is_file() || kind.is_symlink(),
-                Err(err) if err.kind() == ErrorKind::NotFound => continue,
-                Err(err) => {
-                    return Err(err)
-                        .with_context(|| format!("cannot inspect {}", entry.path().display()));
-                }
-            };
+            // The directory listing usually says what the entry is; when it
+            // does not (some filesystems), `classify_entry` asks.
+            let listed = entry.file_type().ok();
+            let class = classify_entry(&self.new, &name, listed)
+                .with_context(|| format!("cannot inspect {}", entry.path().display()))?;
             match class {
-                NameClass::Message(_) if !is_file => scan.unreadable.push(Unreadable {
-                    name,
-                    reason: UnreadableReason::NotAFile,
-                }),
-                NameClass::Message(message) => scan.unread.push(message),
-                NameClass::Unreadable(reason) => scan.unreadable.push(Unreadable { name, reason }),
-                NameClass::Hidden => {}
+                // Gone between readdir and this check: just archived; the
+                // next scan or event accounts for it.
+                None | Some(NameClass::Hidden) => {}
+                Some(NameClass::Message(message)) => scan.unread.push(message),
+                Some(NameClass::Unreadable(reason)) => {
+                    scan.unreadable.push(Unreadable { name, reason })
+                }
             }
         }
         scan.unread.sort_unstable();
         Ok(scan)
     }
 
+    /// Classifies the entry `name` of `new/` as it is now: by its name, and
+    /// for a message name by what the entry is. A regular file (or a
+    /// symbolic link to one) is a message; a directory, FIFO, socket,
+    /// device or dangling link is [`UnreadableReason::NotAFile`]. `None`
+    /// when the entry is gone. Only `lstat`/`stat` are used: nothing is
+    /// opened, so nothing planted there can block. Watch events and scans
+    /// both come through here, so they always agree.
+    pub fn classify(&self, name: &OsStr) -> std::io::Result<Option<NameClass>> {
+        classify_entry(&self.new, name, None)
+    }
     /// Files in `tmp/` last modified more than [`STALE_TMP_AGE`] before
     /// `now`, sorted: writers that died before their rename. Listed for a
     /// person to look at, never deleted.
@@ -395,6 +397,43 @@ impl Inbox {
         stale.sort_unstable();
         Ok(stale)
     }
+}
+
+/// [`Inbox::classify`], given the entry's type when a directory listing
+/// already told it (`None`: ask the filesystem).
+fn classify_entry(
+    dir: &Path,
+    name: &OsStr,
+    listed: Option<fs::FileType>,
+) -> std::io::Result<Option<NameClass>> {
+    let message = match classify_name(name) {
+        NameClass::Message(message) => message,
+        other => return Ok(Some(other)),
+    };
+    let path = dir.join(name);
+    let kind = match listed {
+        Some(kind) => kind,
+        None => match fs::symlink_metadata(&path) {
+            Ok(meta) => meta.file_type(),
+            Err(err) if err.kind() == ErrorKind::NotFound => return Ok(None),
+            Err(err) => return Err(err),
+        },
+    };
+    let is_file = if kind.is_symlink() {
+        match fs::metadata(&path) {
+            Ok(target) => target.is_file(),
+            // Dangling: the link is there, what it names is not.
+            Err(err) if err.kind() == ErrorKind::NotFound => false,
+            Err(err) => return Err(err),
+        }
+    } else {
+        kind.is_file()
+    };
+    Ok(Some(if is_file {
+        NameClass::Message(message)
+    } else {
+        NameClass::Unreadable(UnreadableReason::NotAFile)
+    }))
 }
 
 impl fmt::Display for UnreadableReason {
@@ -582,5 +621,56 @@ mod tests {
             .unwrap();
         fs::write(inbox.tmp_dir().join("fresh"), b"").unwrap();
         assert_eq!(inbox.stale_tmp(now).unwrap(), [OsString::from("old")]);
+    }
+
+    /// What an entry is decides, not only its name: a FIFO, a socket, a
+    /// directory or a link to any of them is never a message, and a scan
+    /// and a single classification (what a watch event uses) agree on each.
+    #[test]
+    fn only_regular_files_are_messages_whether_scanned_or_classified_one_by_one() {
+        let (_temp, inbox) = inbox();
+        let new = inbox.unread_dir();
+        fs::write(new.join("file.md"), b"").unwrap();
+        fs::write(inbox.tmp_dir().join("target"), b"").unwrap();
+        std::os::unix::fs::symlink(inbox.tmp_dir().join("target"), new.join("link.md")).unwrap();
+        nix::unistd::mkfifo(&new.join("fifo.md"), nix::sys::stat::Mode::S_IRWXU).unwrap();
+        std::os::unix::fs::symlink(new.join("fifo.md"), new.join("link-to-fifo.md")).unwrap();
+        std::os::unix::fs::symlink(new.join("nowhere"), new.join("dangling.md")).unwrap();
+        let _socket = std::os::unix::net::UnixListener::bind(new.join("sock.md")).unwrap();
+        fs::create_dir(new.join("dir.md")).unwrap();
+        let scan = inbox.scan_unread().unwrap();
+        let unread: Vec<&str> = scan.unread.iter().map(MessageName::as_str).collect();
+        assert_eq!(unread, ["file.md", "link.md"]);
+        let mut not_files: Vec<&str> = scan
+            .unreadable
+            .iter()
+            .inspect(|entry| assert_eq!(entry.reason, UnreadableReason::NotAFile))
+            .map(|entry| entry.name.to_str().unwrap())
+            .collect();
+        not_files.sort_unstable();
+        assert_eq!(
+            not_files,
+            [
+                "dangling.md",
+                "dir.md",
+                "fifo.md",
+                "link-to-fifo.md",
+                "sock.md"
+            ]
+        );
+        for name in unread.iter().chain(&not_files) {
+            let one = inbox.classify(OsStr::new(name)).unwrap().unwrap();
+            let expected = if unread.contains(name) {
+                NameClass::Message(MessageName::new(name).unwrap())
+            } else {
+                NameClass::Unreadable(UnreadableReason::NotAFile)
+            };
+            assert_eq!(one, expected, "{name}");
+        }
+        assert_eq!(inbox.classify(OsStr::new("gone.md")).unwrap(), None);
+        assert_eq!(
+            inbox.classify(OsStr::new(".hidden")).unwrap(),
+            Some(NameClass::Hidden)
+        );
     }
 }

@@ -9,17 +9,19 @@
 //! only one is the runtime's job, as is deciding when to save (the engine
 //! says when ownership changed; see [`crate::core::journal`]).
 //!
+//! The file is read by [`read_regular`]: never through a symbolic link,
+//! never blocking on a FIFO, at most [`MAX_JOURNAL_BYTES`]. Whatever else
+//! is found there counts as unreadable, like bad content.
+//!
 //! A journal that cannot be read as this build's format (damaged disk, a
-//! hand edit, a newer ding) must not stop the agent: [`JournalStore::load`]
-//! renames it aside to `journal.json.corrupt-<UTC time>` and reports
+//! hand edit, a newer ding, a FIFO or directory in its place) must not stop
+//! the agent: [`JournalStore::load`] renames it aside to `journal.json.corrupt-<UTC time>` and reports
 //! [`Loaded::Quarantined`], and the runtime starts without ownership. The
 //! inbox on disk stays the authority for what is unread, so no message is
 //! lost; the cost is that files that were staged or hook-owned count as
 //! pending again and may be rung once more.
 
-use std::fs::{self, OpenOptions};
-use std::io::{ErrorKind, Write};
-use std::os::unix::fs::OpenOptionsExt;
+use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -27,12 +29,18 @@ use anyhow::{Context, Result};
 
 use super::durable::fsync_dir;
 use super::naming::{micros_since_epoch, utc_stamp};
+use super::private_file::{FileProblem, read_regular, replace};
 use crate::core::journal::{JOURNAL_VERSION, Journal};
 use crate::private_dir::{Privacy, current_uid, ensure_dir};
 
 /// The journal's file name in the state directory.
 pub const JOURNAL_FILE: &str = "journal.json";
+#[cfg(test)]
 const JOURNAL_TMP_FILE: &str = "journal.json.tmp";
+
+/// The largest journal read: about half a million owned files. A larger
+/// file is treated as unreadable (quarantined), never read into memory.
+pub const MAX_JOURNAL_BYTES: u64 = 64 * 1024 * 1024;
 
 /// The journal file of one agent.
 #[derive(Clone, Debug)]
@@ -52,6 +60,15 @@ pub enum Loaded {
         moved_to: PathBuf,
         reason: String,
     },
+}
+
+/// What is at the journal's path, read without changing anything.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Found {
+    Missing,
+    Journal(Journal),
+    /// Bad content, another version, or not a regular file at all.
+    Unreadable(String),
 }
 
 impl Loaded {
@@ -95,25 +112,36 @@ impl JournalStore {
         self.load_at(SystemTime::now())
     }
 
-    fn load_at(&self, now: SystemTime) -> Result<Loaded> {
+    /// Reads the journal without changing anything (for `ding status`).
+    /// `Err` only for I/O errors; what cannot be used is
+    /// [`Found::Unreadable`].
+    pub fn read(&self) -> Result<Found> {
         let path = self.path();
-        let bytes = match fs::read(&path) {
-            Ok(bytes) => bytes,
-            Err(err) if err.kind() == ErrorKind::NotFound => return Ok(Loaded::Missing),
-            Err(err) => {
-                return Err(err).with_context(|| format!("cannot read {}", path.display()));
+        let bytes = match read_regular(&path, MAX_JOURNAL_BYTES) {
+            Ok(Some(bytes)) => bytes,
+            Ok(None) => return Ok(Found::Missing),
+            Err(problem @ FileProblem::Io(_)) => {
+                return Err(problem).with_context(|| format!("cannot read {}", path.display()));
             }
+            Err(problem) => return Ok(Found::Unreadable(problem.to_string())),
         };
-        let reason = match serde_json::from_slice::<Journal>(&bytes) {
-            Ok(journal) if journal.version == JOURNAL_VERSION => {
-                return Ok(Loaded::Restored(journal));
-            }
-            Ok(journal) => format!(
+        Ok(match serde_json::from_slice::<Journal>(&bytes) {
+            Ok(journal) if journal.version == JOURNAL_VERSION => Found::Journal(journal),
+            Ok(journal) => Found::Unreadable(format!(
                 "journal version {} is not the supported version {JOURNAL_VERSION}",
                 journal.version
-            ),
-            Err(err) => format!("not a valid journal: {err}"),
+            )),
+            Err(err) => Found::Unreadable(format!("not a valid journal: {err}")),
+        })
+    }
+
+    fn load_at(&self, now: SystemTime) -> Result<Loaded> {
+        let reason = match self.read()? {
+            Found::Journal(journal) => return Ok(Loaded::Restored(journal)),
+            Found::Missing => return Ok(Loaded::Missing),
+            Found::Unreadable(reason) => reason,
         };
+        let path = self.path();
         let moved_to = self.dir.join(format!(
             "{JOURNAL_FILE}.corrupt-{}",
             utc_stamp(micros_since_epoch(now))
@@ -128,28 +156,14 @@ impl JournalStore {
         Ok(Loaded::Quarantined { moved_to, reason })
     }
 
-    /// Replaces the journal atomically: tmp, fsync, rename, fsync dir.
-    /// Creates the state directory (mode 0700) when missing.
+    /// Replaces the journal atomically: tmp, fsync, rename, fsync dir (see
+    /// [`replace`]). Creates the state directory (mode 0700) when missing.
     pub fn save(&self, journal: &Journal) -> Result<()> {
         ensure_dir(&self.dir, current_uid(), Privacy::NoForeignWrites)
             .context("unusable state directory")?;
-        let tmp = self.dir.join(JOURNAL_TMP_FILE);
         let mut bytes = serde_json::to_vec(journal).context("cannot encode the journal")?;
         bytes.push(b'\n');
-        let mut file = OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .mode(0o600)
-            .open(&tmp)
-            .with_context(|| format!("cannot create {}", tmp.display()))?;
-        file.write_all(&bytes)
-            .and_then(|()| file.sync_all())
-            .with_context(|| format!("cannot write {}", tmp.display()))?;
-        drop(file);
-        let path = self.path();
-        fs::rename(&tmp, &path).with_context(|| format!("cannot replace {}", path.display()))?;
-        fsync_dir(&self.dir).with_context(|| format!("cannot fsync {}", self.dir.display()))
+        replace(&self.path(), &bytes, 0o600).context("cannot save the journal")
     }
 }
 
@@ -245,5 +259,48 @@ mod tests {
         };
         assert!(reason.contains("version 99"), "{reason}");
         assert_eq!(loaded.into_journal(), None);
+    }
+
+    /// A FIFO, a symbolic link, a directory or an oversized file planted as
+    /// the journal: read at once (no open blocks), reported, quarantined.
+    #[test]
+    fn a_journal_that_is_not_a_regular_file_or_too_large_is_quarantined_at_once() {
+        type Plant = (&'static str, fn(&Path));
+        let plant: [Plant; 4] = [
+            ("a FIFO", |path| {
+                nix::unistd::mkfifo(path, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap()
+            }),
+            ("a symbolic link", |path| {
+                std::os::unix::fs::symlink("/dev/zero", path).unwrap()
+            }),
+            ("a directory", |path| fs::create_dir(path).unwrap()),
+            ("bytes, more than the limit", |path| {
+                fs::File::create(path)
+                    .unwrap()
+                    .set_len(MAX_JOURNAL_BYTES + 1)
+                    .unwrap()
+            }),
+        ];
+        for (what, plant) in plant {
+            let temp = tempfile::tempdir().unwrap();
+            let store = JournalStore::new(temp.path());
+            plant(&store.path());
+            let Found::Unreadable(reason) = store.read().unwrap() else {
+                panic!("{what}: not unreadable");
+            };
+            assert!(reason.contains(what), "{what}: {reason}");
+            assert!(
+                store.path().symlink_metadata().is_ok(),
+                "read moves nothing"
+            );
+            let loaded = store.load().unwrap();
+            assert!(
+                matches!(loaded, Loaded::Quarantined { .. }),
+                "{what}: {loaded:?}"
+            );
+            assert_eq!(store.load().unwrap(), Loaded::Missing, "{what}");
+            store.save(&journal()).unwrap();
+            assert_eq!(store.load().unwrap(), Loaded::Restored(journal()), "{what}");
+        }
     }
 }

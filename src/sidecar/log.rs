@@ -18,16 +18,24 @@
 //! * No string in a record carries more than [`MAX_LOGGED_STRING`] bytes;
 //!   longer ones are cut and say how much was cut.
 //! * The file is capped and rotated (`log_file`).
+//!
+//! Log lines quote filenames and adapter output, so both formats are
+//! written by the rule of [`crate::core::escape`]: JSON with every
+//! character that is not plain as a `\uXXXX` escape, human lines with it as
+//! `\u{hex}`. A person reading the log with `cat` sees no control, line
+//! break, format or bidi character from anyone else.
 
 use std::path::Path;
 
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use super::escaped_json::to_json;
 use super::log_file::LogSink;
 pub use super::log_limit::{LOG_BURST, LOG_WINDOW};
 use super::log_limit::{RepeatLimiter, Suppressed};
 use crate::core::decision::Record;
+use crate::core::escape::escape;
 use crate::core::time::Time;
 
 /// The most bytes of one string a record carries.
@@ -100,20 +108,27 @@ impl Log {
 
     /// Logs an engine decision record.
     pub fn decision(&mut self, record: &Record) {
-        let value = serde_json::to_value(record).unwrap_or(Value::Null);
-        self.write(value);
+        self.write(serde_json::to_value(record).unwrap_or(Value::Null));
     }
 
     /// Logs a runtime event: `event` names it, `fields` says the rest.
     pub fn event(&mut self, event: &str, fields: impl Serialize) {
-        let mut value = serde_json::to_value(fields).unwrap_or(Value::Null);
-        if !value.is_object() {
-            value = json!({ "detail": value });
-        }
-        if let Some(object) = value.as_object_mut() {
-            object.insert("event".into(), json!(event));
-        }
-        self.write(value);
+        self.write(event_value(event, fields));
+    }
+
+    /// The line [`Log::decision`] writes (past the limiter), without its
+    /// newline.
+    pub fn decision_line(&self, record: &Record) -> String {
+        let mut value = serde_json::to_value(record).unwrap_or(Value::Null);
+        cap_strings(&mut value);
+        self.render(value)
+    }
+
+    /// The line [`Log::event`] writes (past the limiter), without its newline.
+    pub fn event_line(&self, event: &str, fields: impl Serialize) -> String {
+        let mut value = event_value(event, fields);
+        cap_strings(&mut value);
+        self.render(value)
     }
 
     /// When the next `suppressed` summary is due, for the sidecar's timer.
@@ -159,27 +174,44 @@ impl Log {
         }));
     }
 
-    fn emit(&mut self, mut value: Value) {
-        if let Some(object) = value.as_object_mut() {
-            object.insert("agent".into(), json!(self.agent));
-        }
-        let line = match self.format {
-            LogFormat::Json => value.to_string(),
-            LogFormat::Human => human(&value),
-        };
+    fn emit(&mut self, value: Value) {
+        let line = self.render(value);
         if let Some(previous) = self.sink.write_line(&line) {
-            let note = json!({
+            let note = self.render(json!({
                 "event": "log-rotated",
                 "previous": previous,
-                "agent": self.agent,
-            });
-            let note = match self.format {
-                LogFormat::Json => note.to_string(),
-                LogFormat::Human => human(&note),
-            };
+            }));
             self.sink.write_line(&note);
         }
     }
+
+    /// One line in this log's format, with the agent's name.
+    fn render(&self, mut value: Value) -> String {
+        if let Some(object) = value.as_object_mut() {
+            object.insert("agent".into(), json!(self.agent));
+        }
+        match self.format {
+            LogFormat::Json => json_text(&value),
+            LogFormat::Human => human(&value),
+        }
+    }
+}
+
+/// A runtime event as a record: its fields, named by `event`.
+fn event_value(event: &str, fields: impl Serialize) -> Value {
+    let mut value = serde_json::to_value(fields).unwrap_or(Value::Null);
+    if !value.is_object() {
+        value = json!({ "detail": value });
+    }
+    if let Some(object) = value.as_object_mut() {
+        object.insert("event".into(), json!(event));
+    }
+    value
+}
+
+/// `value` as escaped JSON; a value serde cannot write (never ours) as null.
+fn json_text(value: &Value) -> String {
+    to_json(value).unwrap_or_else(|_| "null".into())
 }
 
 /// The kind a record is counted under, or `None` if it is always written.
@@ -230,7 +262,7 @@ fn cap_strings(value: &mut Value) {
 /// `t+1200ms rang request=1 messages=[a.md]` style rendering.
 fn human(value: &Value) -> String {
     let Some(object) = value.as_object() else {
-        return value.to_string();
+        return json_text(value);
     };
     let what = object
         .get("decision")
@@ -238,18 +270,18 @@ fn human(value: &Value) -> String {
         .and_then(Value::as_str)
         .unwrap_or("?");
     let mut line = match object.get("at").and_then(Value::as_u64) {
-        Some(at) => format!("t+{at}ms {what}"),
-        None => what.to_string(),
+        Some(at) => format!("t+{at}ms {}", escape(what)),
+        None => escape(what),
     };
     for (key, field) in object {
         if matches!(key.as_str(), "decision" | "event" | "at" | "agent") {
             continue;
         }
         let shown = match field {
-            Value::String(text) => text.clone(),
-            other => other.to_string(),
+            Value::String(text) => escape(text),
+            other => json_text(other),
         };
-        line.push_str(&format!(" {key}={shown}"));
+        line.push_str(&format!(" {}={shown}", escape(key)));
     }
     line
 }

@@ -13,19 +13,23 @@
 //! * `lines`: bounded line assembly;
 //! * `log`: JSON or human log lines, bounded: `log_limit` counts repeated
 //!   records, `log_file` caps and rotates the file;
+//! * `escaped_json`: JSON written by the escape rule, for logs and status;
 //! * `inbox`: the Maildir-like inbox (`tmp/`, `new/`, `archive/`): deliver,
 //!   archive, scan;
 //! * `naming`: sortable, unique arrival names for delivered files;
 //! * `journal_store`: the ownership journal on disk, written atomically;
 //! * `paths`: the per-agent runtime and state directories and the files in
 //!   them;
-//! * `durable`: fsync and no-replace rename helpers.
+//! * `durable`: fsync and no-replace rename helpers;
+//! * `private_file`: reading and replacing the files in those directories
+//!   without following links or blocking on what was planted there.
 
 pub mod adapter_group;
 pub mod adapter_proc;
 pub mod agent_record;
 pub mod control;
 pub mod durable;
+pub mod escaped_json;
 pub mod inbox;
 pub mod inbox_watch;
 pub mod journal_store;
@@ -35,6 +39,7 @@ pub mod log_file;
 pub mod log_limit;
 pub mod naming;
 pub mod paths;
+pub mod private_file;
 pub mod pty_link;
 pub mod runtime;
 pub mod status_document;

@@ -44,7 +44,8 @@ use super::adapter_proc::{
     ADAPTER_KILL_WAIT, ADAPTER_STOP_GRACE, AdapterProcess, Drained, PIPE_READ_BUDGET, describe_exit,
 };
 use super::agent_record::AgentRecord;
-use super::inbox::{Inbox, NameClass, Unreadable, classify_name};
+use super::control::write_pid;
+use super::inbox::{Inbox, NameClass, Scan, Unreadable, classify_name};
 use super::inbox_watch::{InboxEvent, InboxWatch};
 use super::journal_store::JournalStore;
 use super::lines::Line;
@@ -54,6 +55,7 @@ use super::pty_link::{LinkNote, PtyLink};
 use super::status_document::{StatusDocument, UnreadableView};
 use super::status_server::{StatusRequest, StatusServer};
 use crate::core::engine::{Engine, Input, Output};
+use crate::core::escape::escape_bytes;
 use crate::core::time::Time;
 use crate::decl::{AgentSpec, expand_argv_from_env};
 use crate::signals::read_through_signalfd;
@@ -125,6 +127,10 @@ struct Runtime {
     /// Downlink lines of this turn, sent once the journal is written.
     downlink: Vec<String>,
     journal_dirty: bool,
+    /// Why the journal was quarantined at start, for status.
+    journal_warning: Option<String>,
+    /// Why the last journal write failed, until one succeeds, for status.
+    journal_write_error: Option<String>,
     shutdown_deadline: Option<Time>,
     started: Time,
 }
@@ -187,6 +193,14 @@ impl Runtime {
             Interest::READABLE,
         )?;
 
+        // Claim the agent first: binding refuses a second live sidecar, and
+        // the pid file then lets `ding down` find this one even if what
+        // follows fails or takes long.
+        let status =
+            StatusServer::bind(&paths.sidecar_socket(), registry, STATUS, FIRST_STATUS_PEER)?;
+        write_pid(&paths.sidecar_pid(), std::process::id())?;
+        let claim = Claim(Some(paths.clone()));
+
         let inbox = Inbox::open_or_create(&spec.inbox)?;
         let watch = InboxWatch::new(inbox.root())
             .with_context(|| format!("watch inbox {}", inbox.root().display()))?;
@@ -202,15 +216,11 @@ impl Runtime {
         record.save(paths.state_dir())?;
         let store = JournalStore::new(paths.state_dir());
         let loaded = store.load()?;
-        if let Some(warning) = loaded.warning() {
+        let journal_warning = loaded.warning();
+        if let Some(warning) = &journal_warning {
             log.event("journal-quarantined", json!({ "detail": warning }));
         }
         let journal = loaded.into_journal();
-
-        let status =
-            StatusServer::bind(&paths.sidecar_socket(), registry, STATUS, FIRST_STATUS_PEER)?;
-        fs::write(paths.sidecar_pid(), format!("{}\n", std::process::id()))
-            .with_context(|| format!("write {}", paths.sidecar_pid().display()))?;
 
         let now = monotonic_now();
         let engine = Engine::new(spec.engine_config(), journal.as_ref(), now);
@@ -245,6 +255,8 @@ impl Runtime {
             inputs: VecDeque::new(),
             downlink: Vec::new(),
             journal_dirty: false,
+            journal_warning,
+            journal_write_error: None,
             shutdown_deadline: None,
             started: now,
         };
@@ -254,6 +266,7 @@ impl Runtime {
         runtime.rescan();
         runtime.connect_pty(now);
         runtime.settle(now)?;
+        claim.keep();
         Ok(runtime)
     }
 
@@ -312,15 +325,7 @@ impl Runtime {
         self.feed_inputs(now);
         if self.journal_dirty {
             self.journal_dirty = false;
-            if let Err(err) = self.store.save(&self.engine.journal()) {
-                // The inbox stays the authority; a lost journal write can cost
-                // one duplicate ring after a crash, never a message.
-                self.log.event(
-                    "journal-write-failed",
-                    json!({ "error": format!("{err:#}") }),
-                );
-                self.journal_dirty = true;
-            }
+            self.save_journal();
         }
         self.send_downlink();
         self.arm_timer(now);
@@ -352,6 +357,29 @@ impl Runtime {
     fn flush_downlink(&mut self) {
         if let Some(running) = self.adapter.as_mut() {
             running.process.flush_stdin();
+        }
+    }
+
+    /// Writes the journal; a failure is logged once per cause, shown in
+    /// status and retried at the end of every later turn. The inbox stays
+    /// the authority: a lost journal write can cost one duplicate ring after
+    /// a crash, never a message.
+    fn save_journal(&mut self) {
+        match self.store.save(&self.engine.journal()) {
+            Ok(()) => {
+                if self.journal_write_error.take().is_some() {
+                    self.log.event("journal-write-recovered", json!({}));
+                }
+            }
+            Err(err) => {
+                let error = format!("{err:#}");
+                if self.journal_write_error.as_deref() != Some(error.as_str()) {
+                    self.log
+                        .event("journal-write-failed", json!({ "error": error }));
+                }
+                self.journal_write_error = Some(error);
+                self.journal_dirty = true;
+            }
         }
     }
 
@@ -462,28 +490,41 @@ impl Runtime {
         for event in events {
             match event {
                 InboxEvent::Rescan => rescan = true,
-                InboxEvent::Added(name) => match classify_name(&name) {
-                    NameClass::Message(message) => {
-                        self.inputs.push_back(Input::InboxAdded(message))
+                InboxEvent::Added(name) => match self.inbox.classify(&name) {
+                    Ok(Some(NameClass::Message(message))) => {
+                        self.unreadable.remove(&name);
+                        self.inputs.push_back(Input::InboxAdded(message));
                     }
-                    NameClass::Hidden => {}
-                    NameClass::Unreadable(reason) => {
+                    Ok(Some(NameClass::Unreadable(reason))) => {
                         self.log.event(
                             "inbox-unreadable",
-                            json!({ "name": name.to_string_lossy(), "reason": format!("{reason:?}") }),
+                            json!({ "name": escape_bytes(name.as_encoded_bytes()), "reason": reason.to_string() }),
                         );
+                        // A message that was replaced by something else
+                        // under the same name is no longer one.
+                        if let NameClass::Message(message) = classify_name(&name) {
+                            self.inputs.push_back(Input::InboxRemoved(message));
+                        }
                         self.unreadable
                             .insert(name.clone(), Unreadable { name, reason });
                     }
-                },
-                InboxEvent::Removed(name) => match classify_name(&name) {
-                    NameClass::Message(message) => {
-                        self.inputs.push_back(Input::InboxRemoved(message))
+                    // Hidden, or gone already (its removal event follows).
+                    Ok(Some(NameClass::Hidden) | None) => {}
+                    Err(err) => {
+                        self.log.event(
+                            "inbox-inspect-failed",
+                            json!({ "name": escape_bytes(name.as_encoded_bytes()), "error": err.to_string() }),
+                        );
+                        rescan = true;
                     }
-                    _ => {
-                        self.unreadable.remove(&name);
-                    }
                 },
+                InboxEvent::Removed(name) => {
+                    if self.unreadable.remove(&name).is_none()
+                        && let NameClass::Message(message) = classify_name(&name)
+                    {
+                        self.inputs.push_back(Input::InboxRemoved(message));
+                    }
+                }
             }
         }
         if rescan {
@@ -491,13 +532,22 @@ impl Runtime {
         }
     }
 
-    /// Lists `new/` and hands the engine the whole truth. Recreates the inbox
-    /// directories if someone removed them.
+    /// Lists `new/` and hands the engine the whole truth. Recreates the
+    /// inbox's subdirectories if someone removed them; a root that is gone
+    /// (moved away, not yet replaced) is an empty inbox, not recreated, so
+    /// that whoever is replacing it is not raced. Its watch reports the new
+    /// one.
     fn rescan(&mut self) {
-        let scan = self.inbox.scan_unread().or_else(|_| {
-            self.inbox = Inbox::open_or_create(&self.spec.inbox)?;
-            self.inbox.scan_unread()
-        });
+        let scan = if self.inbox.root().exists() {
+            self.inbox.scan_unread().or_else(|_| {
+                self.inbox = Inbox::open(&self.spec.inbox)?;
+                self.inbox.scan_unread()
+            })
+        } else {
+            self.log
+                .event("inbox-missing", json!({ "inbox": self.inbox.root() }));
+            Ok(Scan::default())
+        };
         match scan {
             Ok(scan) => {
                 self.unreadable = scan
@@ -774,12 +824,7 @@ impl Runtime {
     }
 
     fn shut_down(&mut self) {
-        if let Err(err) = self.store.save(&self.engine.journal()) {
-            self.log.event(
-                "journal-write-failed",
-                json!({ "error": format!("{err:#}") }),
-            );
-        }
+        self.save_journal();
         if let Some(mut running) = self.adapter.take() {
             self.deregister_pipes(&running);
             let pid = running.process.pid();
@@ -837,6 +882,8 @@ fn status_document(runtime: &Runtime, now: Time) -> Vec<u8> {
             .as_ref()
             .map(|running| running.process.pid()),
         journal: runtime.store.path(),
+        journal_warning: runtime.journal_warning.as_deref(),
+        journal_write_error: runtime.journal_write_error.as_deref(),
         unreadable: runtime
             .unreadable
             .values()
@@ -846,6 +893,25 @@ fn status_document(runtime: &Runtime, now: Time) -> Vec<u8> {
         lines,
     }
     .to_json()
+}
+
+/// The socket and pid file of a start that has claimed the agent, removed
+/// again if the start fails before the loop runs.
+struct Claim(Option<AgentPaths>);
+
+impl Claim {
+    fn keep(mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for Claim {
+    fn drop(&mut self) {
+        if let Some(paths) = self.0.take() {
+            let _ = fs::remove_file(paths.sidecar_socket());
+            let _ = fs::remove_file(paths.sidecar_pid());
+        }
+    }
 }
 
 fn argv_text(argv: &[OsString]) -> Vec<String> {

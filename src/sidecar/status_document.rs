@@ -12,6 +12,7 @@ use serde::Serialize;
 
 use super::inbox::Unreadable;
 use crate::core::config::Policy;
+use crate::core::escape::escape_bytes;
 use crate::core::status::EngineStatus;
 use crate::decl::FingerprintInput;
 
@@ -34,23 +35,32 @@ pub struct StatusDocument<'a> {
     pub adapter_pid: Option<u32>,
     #[serde(serialize_with = "lossy_path")]
     pub journal: PathBuf,
+    /// Why the journal found at start was quarantined.
+    pub journal_warning: Option<&'a str>,
+    /// Why saving the journal fails, while it does.
+    pub journal_write_error: Option<&'a str>,
     pub unreadable: Vec<UnreadableView>,
     pub engine: EngineStatus,
     /// One human line per message, in FIFO order (what `ding status` shows).
     pub lines: Vec<String>,
 }
 
+/// An entry of `new/` that cannot be a message, as status shows it.
 #[derive(Serialize)]
 pub struct UnreadableView {
+    /// The name as people see it, escaped by the one rule
+    /// ([`crate::core::escape`]): a byte that is not UTF-8 is `\x{hex}`,
+    /// so the entry can be found and renamed.
     pub name: String,
+    /// Why it is not delivered, in words.
     pub reason: String,
 }
 
 impl UnreadableView {
     pub fn of(entry: &Unreadable) -> UnreadableView {
         UnreadableView {
-            name: entry.name.to_string_lossy().into_owned(),
-            reason: format!("{:?}", entry.reason),
+            name: escape_bytes(entry.name.as_encoded_bytes()),
+            reason: entry.reason.to_string(),
         }
     }
 }

@@ -77,6 +77,8 @@ pub struct Agent {
     pub dir: tempfile::TempDir,
     pub name: String,
     sequence: Cell<u64>,
+    /// Commands run under a deadline so far, to name their output files.
+    runs: Cell<u64>,
 }
 
 impl Agent {
@@ -91,6 +93,7 @@ impl Agent {
             dir,
             name: name.to_string(),
             sequence: Cell::new(0),
+            runs: Cell::new(0),
         };
         agent.write_declaration(declaration);
         agent
@@ -127,14 +130,21 @@ impl Agent {
         ]
     }
 
-    /// Runs `ding ARGS` in the agent's directory and environment.
-    pub fn ding(&self, args: &[&str]) -> Output {
-        self.ding_under(&[], args)
-    }
-
     /// [`Agent::ding`] run by `wrapper` (a program and its first
     /// arguments; `ding` and ARGS follow them), or directly if it is empty.
     pub fn ding_under(&self, wrapper: &[&str], args: &[&str]) -> Output {
+        self.command_under(wrapper, args)
+            .output()
+            .expect("run ding")
+    }
+
+    /// `ding ARGS` in the agent's directory and environment, stdin closed.
+    fn command(&self, args: &[&str]) -> Command {
+        self.command_under(&[], args)
+    }
+
+    /// [`Agent::command`] run by `wrapper`, or directly if it is empty.
+    fn command_under(&self, wrapper: &[&str], args: &[&str]) -> Command {
         let mut command = match wrapper.split_first() {
             Some((program, first)) => {
                 let mut command = Command::new(program);
@@ -156,7 +166,57 @@ impl Agent {
             command.env_remove(key);
         }
         command.envs(self.environment());
-        command.output().expect("run ding")
+        command
+    }
+
+    /// Runs `ding ARGS` in the agent's directory and environment.
+    pub fn ding(&self, args: &[&str]) -> Output {
+        self.command(args).output().expect("run ding")
+    }
+
+    /// Runs `ding ARGS` like [`Agent::ding`], but fails the test if it has
+    /// not finished within `patience` (the process is killed first), so a
+    /// command that hangs is a failure, not a hung test run. Output goes
+    /// to files, so a large output cannot stall it.
+    pub fn ding_within(&self, patience: Duration, args: &[&str]) -> Output {
+        match self.run_within(patience, args) {
+            Ok(output) => output,
+            Err(stderr) => {
+                panic!("ding {args:?} did not finish within {patience:?}; stderr so far: {stderr}")
+            }
+        }
+    }
+
+    /// [`Agent::ding_within`] without the panic: `Err(stderr so far)` if
+    /// it had to be killed.
+    fn run_within(&self, patience: Duration, args: &[&str]) -> Result<Output, String> {
+        let stamp = self.runs.get() + 1;
+        self.runs.set(stamp);
+        let stdout = self.path(&format!("ding-{stamp}.out"));
+        let stderr = self.path(&format!("ding-{stamp}.err"));
+        let mut child = self
+            .command(args)
+            .stdout(fs::File::create(&stdout).expect("stdout file"))
+            .stderr(fs::File::create(&stderr).expect("stderr file"))
+            .spawn()
+            .expect("run ding");
+        let deadline = Instant::now() + patience;
+        let status = loop {
+            if let Some(status) = child.try_wait().expect("wait for ding") {
+                break status;
+            }
+            if Instant::now() >= deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(fs::read_to_string(&stderr).unwrap_or_default());
+            }
+            thread::sleep(Duration::from_millis(10));
+        };
+        Ok(Output {
+            status,
+            stdout: fs::read(&stdout).unwrap_or_default(),
+            stderr: fs::read(&stderr).unwrap_or_default(),
+        })
     }
 
     /// Runs `ding ARGS`, requires success, returns stdout.
@@ -418,7 +478,8 @@ impl Agent {
 
 impl Drop for Agent {
     fn drop(&mut self) {
-        let _ = self.ding(&["down", &self.name]);
+        // Bounded: a `ding down` that hangs must not hang the test run.
+        let _ = self.run_within(DEADLINE, &["down", &self.name]);
         // Whatever survived (an adapter orphaned by a SIGKILLed sidecar, a
         // harness that ignored the hangup) is killed by pid.
         for _ in 0..50 {

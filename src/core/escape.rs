@@ -1,0 +1,172 @@
+//! How DING shows text it does not control: the one rule.
+//!
+//! Filenames from an inbox, adapter and PTY reports, anything read back
+//! from disk can hold bytes a terminal or a line editor acts on: a line
+//! feed that submits a line, `ESC ]52;` that writes the clipboard, a C1
+//! control, a bidi override or a zero-width character that makes a name
+//! look like another. Every path that prints such text (the notice, hook
+//! context, `ding status`, the logs) goes through this module, so the rule
+//! is written once.
+//!
+//! The rule is a whitelist ([`is_plain`]): printable ASCII other than the
+//! backslash, and non-ASCII letters and digits other than the invisible
+//! Hangul fillers, are shown as themselves. Every other character is
+//! written as `\u{hex}` (so a backslash is `\u{5c}`), and every byte that
+//! is not UTF-8 as `\x{hex}`. The result is one line of visible
+//! characters, and it is exact: the original can be read back from it.
+//!
+//! JSON is written by the same rule in `crate::sidecar::escaped_json`,
+//! outside this sans-IO room, because serde's writer is an I/O trait.
+
+use std::fmt::Write as _;
+
+/// Letters that draw nothing at all: the Hangul fillers, which Unicode
+/// counts as letters but which are default-ignorable (invisible).
+const INVISIBLE_LETTERS: [char; 4] = ['\u{115f}', '\u{1160}', '\u{3164}', '\u{ffa0}'];
+
+/// Whether `c` is shown as itself: printable ASCII (space to `~`) other
+/// than `\`, or a non-ASCII letter or digit that is visible. Everything
+/// else (controls, line and paragraph separators, every space but the
+/// ASCII one, format and bidi characters, marks, symbols) is escaped.
+pub fn is_plain(c: char) -> bool {
+    if c.is_ascii() {
+        (' '..='~').contains(&c) && c != '\\'
+    } else {
+        c.is_alphanumeric() && !INVISIBLE_LETTERS.contains(&c)
+    }
+}
+
+/// `text` by the rule: every character that is not [`is_plain`] as
+/// `\u{hex}`. Exact and unambiguous, because `\` itself is escaped.
+pub fn escape(text: &str) -> String {
+    let mut shown = String::with_capacity(text.len());
+    push_escaped(&mut shown, text);
+    shown
+}
+
+/// [`escape`] for bytes that may not be UTF-8 (a filename on Linux): each
+/// byte that is not part of a UTF-8 character is written as `\x{hex}`.
+pub fn escape_bytes(bytes: &[u8]) -> String {
+    let mut shown = String::with_capacity(bytes.len());
+    for chunk in bytes.utf8_chunks() {
+        push_escaped(&mut shown, chunk.valid());
+        for byte in chunk.invalid() {
+            let _ = write!(shown, "\\x{{{byte:x}}}");
+        }
+    }
+    shown
+}
+
+/// [`escape`], cut to at most `max_chars` characters (an escape is never
+/// split) and marked with `...` when it was cut.
+pub fn escape_bounded(text: &str, max_chars: usize) -> String {
+    let shown = escape(text);
+    if shown.chars().count() <= max_chars {
+        return shown;
+    }
+    let budget = max_chars.saturating_sub(3);
+    let mut cut = String::new();
+    let mut count = 0;
+    let mut piece = String::new();
+    for c in text.chars() {
+        piece.clear();
+        push_char(&mut piece, c);
+        count += piece.chars().count();
+        if count > budget {
+            break;
+        }
+        cut.push_str(&piece);
+    }
+    cut.push_str("...");
+    cut
+}
+
+/// For text that is already meant for people (an error message, a status
+/// line this module escaped): every character that is not plain is
+/// escaped except `\`, which is kept, so text already shown by the rule
+/// passes unchanged. Not exact; use [`escape`] for raw data.
+pub fn displayable(text: &str) -> String {
+    let mut shown = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c == '\\' {
+            shown.push(c);
+        } else {
+            push_char(&mut shown, c);
+        }
+    }
+    shown
+}
+
+/// Whether `text` holds only what this module ever writes: plain
+/// characters and `\`. No control, line break, format or bidi character.
+pub fn is_displayable(text: &str) -> bool {
+    text.chars().all(|c| c == '\\' || is_plain(c))
+}
+
+fn push_escaped(out: &mut String, text: &str) {
+    for c in text.chars() {
+        push_char(out, c);
+    }
+}
+
+fn push_char(out: &mut String, c: char) {
+    if is_plain(c) {
+        out.push(c);
+    } else {
+        let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_text_is_shown_as_itself() {
+        assert_eq!(escape("0001-task.md"), "0001-task.md");
+        assert_eq!(escape("plain-ünïcode Ω 日本.md"), "plain-ünïcode Ω 日本.md");
+    }
+
+    #[test]
+    fn line_breaks_controls_and_invisible_characters_are_escaped() {
+        assert_eq!(
+            escape("a\nb\rc\u{b}\u{c}\u{85}\u{2028}\u{2029}"),
+            "a\\u{a}b\\u{d}c\\u{b}\\u{c}\\u{85}\\u{2028}\\u{2029}"
+        );
+        assert_eq!(
+            escape("\u{1b}]52;c;eA==\u{7}\u{9b}\u{7f}"),
+            "\\u{1b}]52;c;eA==\\u{7}\\u{9b}\\u{7f}"
+        );
+        assert_eq!(
+            escape("\u{200b}\u{200d}\u{202e}\u{2066}\u{feff}\u{ad}\u{e0041}\u{3164}"),
+            "\\u{200b}\\u{200d}\\u{202e}\\u{2066}\\u{feff}\\u{ad}\\u{e0041}\\u{3164}"
+        );
+        assert_eq!(escape("back\\slash"), "back\\u{5c}slash");
+        assert_eq!(escape("no\u{a0}break"), "no\\u{a0}break");
+    }
+
+    #[test]
+    fn bytes_that_are_not_utf8_are_shown_as_hex() {
+        assert_eq!(escape_bytes(b"bad-\xff\xfe.md"), "bad-\\x{ff}\\x{fe}.md");
+        assert_eq!(escape_bytes("é\n".as_bytes()), "é\\u{a}");
+    }
+
+    #[test]
+    fn bounded_escapes_are_never_cut_in_the_middle() {
+        assert_eq!(escape_bounded("short", 256), "short");
+        assert_eq!(escape_bounded("abcdefghij", 10), "abcdefghij");
+        assert_eq!(escape_bounded("abcdefghijk", 10), "abcdefg...");
+        assert_eq!(escape_bounded("abcde\n", 10), "abcde\\u{a}");
+        assert_eq!(escape_bounded("abcde\nz", 10), "abcde...");
+        let long: String = std::iter::repeat_n('\u{1b}', 300).collect();
+        let shown = escape_bounded(&long, 256);
+        assert!(shown.chars().count() <= 256 && shown.ends_with("\\u{1b}..."));
+    }
+
+    #[test]
+    fn displayable_keeps_backslashes_and_escapes_the_rest() {
+        assert_eq!(displayable("a\\u{a}b"), "a\\u{a}b");
+        assert_eq!(displayable("x\ny\u{1b}"), "x\\u{a}y\\u{1b}");
+        assert!(is_displayable(&displayable("\u{9b}\\\u{2028}")));
+    }
+}
