@@ -509,3 +509,45 @@ fn a_clear_returns_a_file_claimed_before_it_was_seen_to_pending() {
         "it rings like any other pending file"
     );
 }
+
+#[test]
+fn a_claim_with_a_name_budget_grants_only_what_its_hook_can_name() {
+    let long = "x".repeat(200);
+    let files = [format!("001-{long}.md"), "002.md".into(), "003.md".into()];
+    let refs: Vec<&str> = files.iter().map(String::as_str).collect();
+    let mut driver = started(&refs);
+    // The first name alone is over the budget: it is granted anyway, the
+    // rest wait for the next claim.
+    driver.input(
+        line(
+            1,
+            "inc-1",
+            r#""kind":"claim","claim":1,"limit":3,"nameBytes":20"#,
+        ),
+        at(10),
+    );
+    let answer = claimed(&mut driver);
+    assert_eq!(answer.granted, names(&[refs[0]]));
+    assert_eq!(
+        answer
+            .refused
+            .iter()
+            .map(|refusal| (refusal.name.as_str(), refusal.state))
+            .collect::<Vec<_>>(),
+        [
+            ("002.md", RefusedState::OverBudget),
+            ("003.md", RefusedState::OverBudget)
+        ]
+    );
+    assert_eq!(state(&driver, "002.md"), Some(MessageState::Pending));
+    // "002.md, 003.md" is 14 bytes.
+    driver.input(
+        line(
+            2,
+            "inc-1",
+            r#""kind":"claim","claim":2,"limit":3,"nameBytes":14"#,
+        ),
+        at(20),
+    );
+    assert_eq!(claimed(&mut driver).granted, names(&["002.md", "003.md"]));
+}

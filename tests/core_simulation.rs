@@ -564,10 +564,16 @@ impl Sim {
                 true
             }
         };
+        // Now and then a budget of escaped name bytes small enough to bite.
+        let name_bytes = self.rng.chance(30).then(|| 1 + self.rng.below(40) as usize);
+        if let Some(bytes) = name_bytes {
+            line.insert("nameBytes".into(), json!(bytes));
+        }
         Body::Claim {
             id,
             wants,
             unread_scope,
+            name_bytes,
         }
     }
 

@@ -28,10 +28,9 @@ use mio::{Events, Interest, Poll, Token};
 use super::hook_wire::{HOOK_WIRE_VERSION, HookAnswer, HookCall, HookRefusal, MAX_CALL_BYTES};
 use super::pty_watch::{PtyEvent, PtyWatch};
 use super::uplink::Uplink;
-use super::{AgentContext, HookAction, Provider, Reading, identity_from_env};
+use super::{AgentContext, ClaimRequest, HookAction, Provider, Reading, identity_from_env};
 use crate::core::downlink::{ClaimRefusal, Claimed, Downlink};
 use crate::core::identity::Identity;
-use crate::core::protocol::{ClaimScope, ClaimWants};
 use crate::line_server::{LineServer, ServerEvent};
 use crate::sidecar::adapter_proc::set_nonblocking;
 use crate::sidecar::lines::{Line, LineBuffer};
@@ -93,8 +92,7 @@ impl KitOptions {
 struct Waiting {
     call: HookCall,
     /// The claim asked for (kept to ask again after an identity change).
-    wants: ClaimWants,
-    scope: ClaimScope,
+    request: ClaimRequest,
     /// The claim id in flight, or `None` while waiting for the identity.
     claim: Option<u64>,
     /// Whether the claim was already asked again once.
@@ -412,13 +410,12 @@ impl<P: Provider> Kit<P> {
         self.moved = true;
         match plan.action {
             HookAction::Answer(answer) => self.answer(peer, &answer),
-            HookAction::Claim { wants, scope } => {
+            HookAction::Claim(request) => {
                 self.waiting.insert(
                     peer,
                     Waiting {
                         call,
-                        wants,
-                        scope,
+                        request,
                         claim: None,
                         retried: false,
                         deadline: Instant::now() + CLAIM_DEADLINE,
@@ -449,8 +446,8 @@ impl<P: Provider> Kit<P> {
         };
         let claim = self.next_claim;
         self.next_claim += 1;
-        let (wants, scope) = (waiting.wants.clone(), waiting.scope);
-        self.uplink.claim(&identity, claim, wants, scope);
+        let request = waiting.request.clone();
+        self.uplink.claim(&identity, claim, &request);
         if let Some(waiting) = self.waiting.get_mut(&token) {
             waiting.claim = Some(claim);
         }

@@ -67,6 +67,17 @@ pub struct AgentContext {
     pub inbox: PathBuf,
 }
 
+/// Which files a hook asks to inject (protocol v1 `claim`, spec §2.2).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClaimRequest {
+    pub wants: ClaimWants,
+    pub scope: ClaimScope,
+    /// The most bytes the granted names may take, escaped and joined with
+    /// `", "`: a hook with a bounded context asks for no more than it can
+    /// name (at least one file is granted whatever its length).
+    pub name_bytes: Option<u64>,
+}
+
 /// What a provider wants done with a hook call.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum HookAction {
@@ -74,10 +85,7 @@ pub enum HookAction {
     Answer(HookAnswer),
     /// Claim files first; the kit calls [`Provider::on_claimed`] with the
     /// sidecar's answer and sends what it returns.
-    Claim {
-        wants: ClaimWants,
-        scope: ClaimScope,
-    },
+    Claim(ClaimRequest),
 }
 
 /// A provider's reaction to one hook call.

@@ -12,9 +12,9 @@ use std::io::{self, Write};
 use std::time::Duration;
 
 use crate::core::identity::{ClaimedIdentity, Identity};
-use crate::core::protocol::{Activity, Body, Claim, ClaimScope, ClaimWants, Event, Lifecycle};
+use crate::core::protocol::{Activity, Body, Claim, Event, Lifecycle};
 
-use super::Reading;
+use super::{ClaimRequest, Reading};
 
 pub struct Uplink<W: Write> {
     out: W,
@@ -69,13 +69,19 @@ impl<W: Write> Uplink<W> {
     }
 
     /// Asks which files a hook may inject; `claim` is echoed in the answer.
-    pub fn claim(&mut self, identity: &Identity, claim: u64, wants: ClaimWants, scope: ClaimScope) {
+    pub fn claim(&mut self, identity: &Identity, claim: u64, request: &ClaimRequest) {
+        let ClaimRequest {
+            wants,
+            scope,
+            name_bytes,
+        } = request.clone();
         self.write(
             identity,
             Body::Claim(Claim {
                 claim,
                 wants,
                 scope,
+                name_bytes,
             }),
         );
     }
@@ -141,7 +147,7 @@ fn bounded(reason: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::protocol::{ActivityState, Composer, parse_line};
+    use crate::core::protocol::{ActivityState, ClaimScope, ClaimWants, Composer, parse_line};
 
     #[test]
     fn lines_parse_and_sequences_increase() {
@@ -158,7 +164,15 @@ mod tests {
         };
         uplink.activity(&identity, &reading, 7, Duration::from_millis(900));
         uplink.lifecycle(&identity, Lifecycle::Clear);
-        uplink.claim(&identity, 3, ClaimWants::Oldest(4), ClaimScope::Pending);
+        uplink.claim(
+            &identity,
+            3,
+            &ClaimRequest {
+                wants: ClaimWants::Oldest(4),
+                scope: ClaimScope::Pending,
+                name_bytes: Some(100),
+            },
+        );
         assert!(!uplink.flush().unwrap());
         let text = String::from_utf8(uplink.out.clone()).unwrap();
         let sequences: Vec<u64> = text

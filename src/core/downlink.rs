@@ -67,6 +67,9 @@ pub enum RefusedState {
     Staged,
     /// Already injected into this context (scope `pending` only).
     HookOwned,
+    /// Its name did not fit the claim's `nameBytes` after the files before
+    /// it; claim it again.
+    OverBudget,
 }
 
 /// Why a whole claim was refused.

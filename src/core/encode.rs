@@ -76,6 +76,9 @@ impl Claim {
             ClaimWants::Oldest(limit) => line.number("limit", *limit),
         }
         line.string("scope", self.scope.token());
+        if let Some(bytes) = self.name_bytes {
+            line.number("nameBytes", bytes);
+        }
     }
 }
 
@@ -251,13 +254,16 @@ mod tests {
             names().prop_map(ClaimWants::Named),
             (1..=crate::core::protocol::MAX_CLAIM_LIMIT).prop_map(ClaimWants::Oldest)
         ];
-        let claim = (any::<u64>(), wants, scope).prop_map(|(claim, wants, scope)| {
-            Body::Claim(Claim {
-                claim,
-                wants,
-                scope,
-            })
-        });
+        let budget = proptest::option::of(1..=crate::core::protocol::MAX_CLAIM_NAME_BYTES);
+        let claim =
+            (any::<u64>(), wants, scope, budget).prop_map(|(claim, wants, scope, name_bytes)| {
+                Body::Claim(Claim {
+                    claim,
+                    wants,
+                    scope,
+                    name_bytes,
+                })
+            });
         prop_oneof![
             activity,
             names().prop_map(|messages| Body::TurnBoundary { messages }),

@@ -46,6 +46,7 @@ use super::adapter::{Adapter, AdapterPhase};
 use super::config::{EngineConfig, Fence, Policy};
 use super::decision::{Decision, Record, ReleaseCause};
 use super::downlink::{ClaimRefusal, Claimed, Downlink, Refusal, RefusedState};
+use super::escape::escape;
 use super::hold::{AdapterDown, HoldReason};
 use super::identity::{Identity, IdentityPart};
 use super::journal::Journal;
@@ -717,6 +718,16 @@ impl Engine {
                 };
             }
         }
+        if let Some(budget) = claim.name_bytes {
+            let (kept, over) = within_budget(granted, unseen, budget);
+            granted = kept.0;
+            unseen = kept.1;
+            refused.extend(over.into_iter().map(|name| Refusal {
+                name,
+                state: RefusedState::OverBudget,
+            }));
+            refused.sort_by(|a, b| a.name.cmp(&b.name));
+        }
         let taken = granted.len() + unseen.len();
         let refused_count = refused.len();
         let mut all: Vec<MessageName> = granted.iter().chain(unseen.iter()).cloned().collect();
@@ -1223,6 +1234,40 @@ impl Engine {
             oldest,
         });
     }
+}
+
+/// The granted (known) and unseen names that fit `budget` bytes of escaped
+/// names joined with `", "`, in name order, always at least the first; and
+/// the names that did not fit.
+#[allow(clippy::type_complexity)]
+fn within_budget(
+    known: Vec<MessageName>,
+    unseen: Vec<MessageName>,
+    budget: u64,
+) -> ((Vec<MessageName>, Vec<MessageName>), Vec<MessageName>) {
+    let mut all: Vec<(MessageName, bool)> = known
+        .into_iter()
+        .map(|name| (name, true))
+        .chain(unseen.into_iter().map(|name| (name, false)))
+        .collect();
+    all.sort();
+    let budget = usize::try_from(budget).unwrap_or(usize::MAX);
+    let (mut kept_known, mut kept_unseen, mut over) = (Vec::new(), Vec::new(), Vec::new());
+    let mut used = 0usize;
+    for (index, (name, is_known)) in all.into_iter().enumerate() {
+        let cost = escape(name.as_str()).len() + if index == 0 { 0 } else { 2 };
+        if index > 0 && (used + cost > budget || !over.is_empty()) {
+            over.push(name);
+            continue;
+        }
+        used += cost;
+        if is_known {
+            kept_known.push(name);
+        } else {
+            kept_unseen.push(name);
+        }
+    }
+    ((kept_known, kept_unseen), over)
 }
 
 /// Whether a claim of `scope` may take a file in `state`.

@@ -33,6 +33,9 @@ pub const MAX_RECEIPT_MESSAGES: usize = 1024;
 /// The most files one `claim` may ask for by count (`limit`).
 pub const MAX_CLAIM_LIMIT: u64 = MAX_RECEIPT_MESSAGES as u64;
 
+/// The largest `nameBytes` budget a claim may give.
+pub const MAX_CLAIM_NAME_BYTES: u64 = 1 << 20;
+
 /// The protocol version this module speaks.
 pub const VERSION: u64 = 1;
 
@@ -67,6 +70,11 @@ pub struct Claim {
     pub claim: u64,
     pub wants: ClaimWants,
     pub scope: ClaimScope,
+    /// The most bytes the granted names may take, escaped by the notice's
+    /// rule and joined with `", "`, so that a hook with a bounded context
+    /// can name every file it is granted. At least one claimable file is
+    /// granted whatever its length.
+    pub name_bytes: Option<u64>,
 }
 
 /// Which files a claim asks for.
@@ -216,6 +224,7 @@ struct RawLine<'a> {
     claim: Option<Value<'a>>,
     limit: Option<Value<'a>>,
     scope: Option<Value<'a>>,
+    name_bytes: Option<Value<'a>>,
 }
 
 impl From<JsonError> for ProtocolError {
@@ -251,6 +260,7 @@ impl<'a> RawLine<'a> {
                 "claim" => &mut raw.claim,
                 "limit" => &mut raw.limit,
                 "scope" => &mut raw.scope,
+                "nameBytes" => &mut raw.name_bytes,
                 _ => {
                     reader.value()?;
                     continue;
@@ -325,6 +335,7 @@ impl<'a> RawLine<'a> {
                     None => ClaimScope::Pending,
                     Some(value) => claim_scope(value)?,
                 },
+                name_bytes: present(self.name_bytes).map(claim_name_bytes).transpose()?,
             }),
             _ => Body::Lifecycle {
                 event: lifecycle(required("event", self.event)?)?,
@@ -445,6 +456,17 @@ fn claim_limit(value: Value<'_>) -> Result<u64, ProtocolError> {
         ));
     }
     Ok(limit)
+}
+
+fn claim_name_bytes(value: Value<'_>) -> Result<u64, ProtocolError> {
+    let bytes = uint("nameBytes", value)?;
+    if !(1..=MAX_CLAIM_NAME_BYTES).contains(&bytes) {
+        return Err(invalid(
+            "nameBytes",
+            format!("must be 1 to {MAX_CLAIM_NAME_BYTES}, found {bytes}"),
+        ));
+    }
+    Ok(bytes)
 }
 
 fn claim_scope(value: Value<'_>) -> Result<ClaimScope, ProtocolError> {

@@ -16,9 +16,11 @@ use std::time::Duration;
 use anyhow::Result;
 
 use crate::adapter::kit::{self, KitOptions};
-use crate::adapter::{AgentContext, HookAction, HookAnswer, HookCall, HookPlan, Provider, Reading};
+use crate::adapter::{
+    AgentContext, ClaimRequest, HookAction, HookAnswer, HookCall, HookPlan, Provider, Reading,
+};
 use crate::core::downlink::Claimed;
-use crate::core::escape::escape as escape_name;
+use crate::core::notice::{MAX_NOTICE_BYTES, Notice};
 use crate::core::protocol::{ActivityState, ClaimScope, ClaimWants, Composer};
 use crate::demo::screen::{ComposerView, Observation, Screen, classify};
 use crate::pty::wire::Snapshot;
@@ -61,6 +63,10 @@ pub struct DemoProvider;
 /// The most files one hook answer names.
 const HOOK_CLAIM_LIMIT: u64 = 16;
 
+/// The most bytes of names one hook answer carries (the frame around them
+/// is a few hundred bytes more).
+const HOOK_NAME_BYTES: u64 = 8192;
+
 impl Provider for DemoProvider {
     fn name(&self) -> &'static str {
         "demo"
@@ -80,42 +86,37 @@ impl Provider for DemoProvider {
         };
         HookPlan {
             facts: Vec::new(),
-            action: HookAction::Claim {
+            action: HookAction::Claim(ClaimRequest {
                 wants: ClaimWants::Oldest(HOOK_CLAIM_LIMIT),
                 scope,
-            },
+                name_bytes: Some(HOOK_NAME_BYTES),
+            }),
         }
     }
 
+    /// One plain line naming every granted file: the notice's own text and
+    /// escaping, under the larger bound of a hook's context.
     fn on_claimed(
         &mut self,
         _call: &HookCall,
         claimed: &Claimed,
         agent: &AgentContext,
     ) -> HookAnswer {
-        if claimed.granted.is_empty() {
+        let unread_dir = agent.inbox.join("new");
+        let total = claimed.granted.len() + claimed.not_granted;
+        let Some(context) = Notice::hook_context(
+            &claimed.granted,
+            total,
+            claimed.granted.len(),
+            &agent.agent,
+            &unread_dir.to_string_lossy(),
+            HOOK_NAME_BYTES as usize + MAX_NOTICE_BYTES,
+        ) else {
             return HookAnswer::default();
-        }
-        let names: Vec<String> = claimed
-            .granted
-            .iter()
-            .map(|name| escape_name(name.as_str()))
-            .collect();
-        let more = if claimed.not_granted > 0 {
-            format!(
-                " ({} more unread: `ding status {}`)",
-                claimed.not_granted, agent.agent
-            )
-        } else {
-            String::new()
         };
+        debug_assert_eq!(context.named(), &claimed.granted[..]);
         HookAnswer {
-            stdout: format!(
-                "[ding] unread inbox work in {}: {}{more}. Read each file, then archive it: ding archive {} FILE\n",
-                agent.inbox.join("new").display(),
-                names.join(", "),
-                agent.agent
-            ),
+            stdout: format!("{}\n", context.text()),
             ..HookAnswer::default()
         }
     }

@@ -147,6 +147,8 @@ pub enum Body {
         id: u64,
         wants: Wants,
         unread_scope: bool,
+        /// `nameBytes`: the most bytes of escaped names joined by ", ".
+        name_bytes: Option<usize>,
     },
     /// `compaction` keeps ownership; `clear` and `crash` release it.
     Lifecycle {
@@ -784,9 +786,10 @@ impl Oracle {
                 id,
                 wants,
                 unread_scope,
+                name_bytes,
             } => {
                 self.lease = Lease::Ended("turn-boundary");
-                let answer = self.claim(*id, wants, *unread_scope, &incarnation, now);
+                let answer = self.claim(*id, wants, *unread_scope, *name_bytes, &incarnation, now);
                 self.expect.downlinks.push(Downlink::Claimed(answer));
             }
             Body::Lifecycle { releases } => {
@@ -846,6 +849,7 @@ impl Oracle {
         id: u64,
         wants: &Wants,
         unread_scope: bool,
+        name_bytes: Option<usize>,
         incarnation: &str,
         now: Time,
     ) -> Claimed {
@@ -880,6 +884,28 @@ impl Oracle {
                     .map(|(name, _)| name.clone())
                     .collect();
             }
+        }
+        // Spec §6.1: names past the budget are refused `over-budget`, the
+        // first always fits.
+        if let Some(budget) = name_bytes {
+            granted.sort();
+            let mut used = 0;
+            let mut fits = 0;
+            for (index, name) in granted.iter().enumerate() {
+                let cost = ding::core::escape::escape(name).len() + if index == 0 { 0 } else { 2 };
+                if index > 0 && used + cost > budget {
+                    break;
+                }
+                used += cost;
+                fits += 1;
+            }
+            for name in granted.split_off(fits) {
+                refused.push(Refusal {
+                    name: MessageName::new(&name).unwrap(),
+                    state: RefusedState::OverBudget,
+                });
+            }
+            refused.sort_by(|a, b| a.name.cmp(&b.name));
         }
         for name in &granted {
             self.take_for_hook(name, incarnation, now);
