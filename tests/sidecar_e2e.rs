@@ -120,6 +120,62 @@ fn aggressive_rings_with_the_exact_transport_and_runs_no_adapter() {
     assert_no_adapter(&agent);
 }
 
+/// A harness that records, for every read of its terminal, the monotonic
+/// time in nanoseconds and the bytes in hex, one line each.
+const TIMING_HARNESS: &str = r#"command "python3" "-c" "import os, sys, time, tty\ntty.setraw(0)\nsys.stdout.write('READY')\nsys.stdout.flush()\nout = open('reads', 'a')\nwhile True:\n    data = os.read(0, 4096)\n    out.write('%d %s\\n' % (time.monotonic_ns(), data.hex()))\n    out.flush()""#;
+
+#[test]
+fn aggressive_waits_the_submit_delay_between_the_paste_and_return() {
+    let agent = Agent::new(
+        "delay",
+        &format!(
+            "agent \"delay\" {{\n  {TIMING_HARNESS}\n  ding {{ submit-delay \"300ms\" }}\n}}\n"
+        ),
+    );
+    agent.up(&[]);
+    agent.wait_screen("READY");
+    agent.drop_message("0001.md", "one");
+    let reads = || -> Vec<(u64, Vec<u8>)> {
+        fs::read_to_string(agent.path("reads"))
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|line| {
+                let (time, hex) = line.split_once(' ')?;
+                let bytes = (0..hex.len())
+                    .step_by(2)
+                    .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).ok())
+                    .collect::<Option<Vec<u8>>>()?;
+                Some((time.parse().ok()?, bytes))
+            })
+            .collect()
+    };
+    wait_for("the paste and the Return", || {
+        reads().iter().any(|(_, bytes)| bytes.ends_with(b"\r"))
+    });
+    let reads = reads();
+    let paste_end = reads
+        .iter()
+        .find(|(_, bytes)| bytes.windows(6).any(|w| w == b"\x1b[201~"))
+        .map(|(at, _)| *at)
+        .expect("the paste ends");
+    let enter = reads
+        .iter()
+        .find(|(_, bytes)| bytes.ends_with(b"\r"))
+        .map(|(at, _)| *at)
+        .expect("the Return");
+    let all: Vec<u8> = reads.iter().flat_map(|(_, bytes)| bytes.clone()).collect();
+    assert_eq!(all.last(), Some(&b'\r'), "Return comes last: {all:?}");
+    assert!(
+        !reads.iter().any(|(_, bytes)| bytes.windows(6).any(|w| w == b"\x1b[201~") && bytes.ends_with(b"\r")),
+        "the Return is not in the same read as the paste"
+    );
+    let gap_ms = (enter - paste_end) / 1_000_000;
+    assert!(
+        gap_ms >= 290,
+        "Return {gap_ms} ms after the paste; the declared submit delay is 300 ms"
+    );
+}
+
 #[test]
 fn careful_delivers_only_after_idle_with_an_empty_composer() {
     let agent = Agent::new("careful", &careful_decl("careful", RECORDING_HARNESS, ""));
