@@ -94,6 +94,11 @@ fn a_hook_claims_pending_work_and_the_terminal_never_gets_it() {
         agent.drop_message(name, "work");
     }
     agent.wait_held("002.md", "composer-nonempty");
+    let shown = agent.ding_ok(&["status", "kit"]);
+    assert!(
+        shown.contains("adapter says prompt ready, draft in composer"),
+        "{shown}"
+    );
     let answer = hook(&agent, "turn-start");
     assert!(
         answer.contains("001.md") && answer.contains("002.md"),

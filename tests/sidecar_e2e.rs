@@ -177,6 +177,25 @@ fn aggressive_waits_the_submit_delay_between_the_paste_and_return() {
 }
 
 #[test]
+fn status_shows_the_adapters_latest_reason_escaped() {
+    let agent = Agent::new("why", &careful_decl("why", RECORDING_HARNESS, ""));
+    agent.up_recording();
+    let adapter = agent.wait_adapter_up();
+    agent.drop_message("m1.md", "first");
+    agent.wait_held("m1.md", "no-evidence");
+    let mut line = agent.activity("idle", "nonempty", Some(agent.revision()));
+    line["reason"] = Value::from("draft seen \u{1b}]52;c;aGk=\u{7}\u{202e}evil");
+    agent.feed(adapter, &line);
+    agent.wait_held("m1.md", "composer-nonempty");
+    let shown = agent.ding_ok(&["status", "why"]);
+    assert!(
+        shown.contains(r"adapter says draft seen \u{1b}]52;c;aGk=\u{7}\u{202e}evil"),
+        "{shown}"
+    );
+    assert!(!shown.contains('\u{1b}') && !shown.contains('\u{202e}'));
+}
+
+#[test]
 fn careful_delivers_only_after_idle_with_an_empty_composer() {
     let agent = Agent::new("careful", &careful_decl("careful", RECORDING_HARNESS, ""));
     agent.up_recording();

@@ -372,6 +372,9 @@ pub fn render(document: &Value) -> String {
                     "not wanted (nothing for the terminal to deliver)"
                 }
             ));
+            if let Some(reason) = engine["evidence"]["adapterReason"].as_str() {
+                out.push_str(&format!("  adapter says {}\n", escape(reason)));
+            }
         }
         out.push_str(&format!(
             "  pty          {}\n",
