@@ -2,7 +2,8 @@
 //!
 //! Prints figures; asserts nothing. Targets from the core issue:
 //! * protocol v1 validation >= 1,000,000 events/s on one core;
-//! * engine decisions with 100,000 unread files, ownership O(log n).
+//! * engine decisions with 100,000 unread files, ownership O(log n);
+//! * a journal write with 100,000 unread files costs O(owned), not O(unread).
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -175,6 +176,62 @@ fn scaling() {
     }
 }
 
+/// A claim line that makes the `owned` oldest pending files hook-owned.
+fn claim(sequence: u64, owned: usize) -> Vec<u8> {
+    format!(
+        r#"{{"v":1,"kind":"claim","session":"host.worker","incarnation":"9f2c4e1a","generation":"sha256:4c1d2b7e9a0f3c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5","sequence":{sequence},"claim":1,"limit":{owned}}}"#
+    )
+    .into_bytes()
+}
+
+/// The journal is O(owned), not O(unread): what a `JournalChanged` costs the
+/// runtime with 100,000 unread files, 10 or 1,000 of them owned, next to
+/// 1,000 unread. `snapshot + encode` is `Engine::journal()` and the JSON
+/// encoding `JournalStore::save` writes; `durable save` adds the file write
+/// (tmp, fsync, rename, fsync of the directory) into a temporary directory,
+/// which the disk dominates.
+fn journal() {
+    let state = tempfile::tempdir().expect("a temporary state directory");
+    let store = ding::sidecar::journal_store::JournalStore::new(state.path());
+    for (unread, owned) in [(1_000, 10), (100_000, 10), (1_000, 1_000), (100_000, 1_000)] {
+        let (mut engine, _) = engine_with_backlog(unread);
+        engine.handle_input(Input::AdapterLine(claim(1, owned)), Time::ZERO);
+        let mut changed = false;
+        while let Some(output) = engine.poll_output() {
+            changed |= matches!(output, Output::JournalChanged);
+        }
+        assert!(changed, "the claim changed ownership");
+        assert_eq!(engine.journal().entries.len(), owned);
+        let bytes = serde_json::to_vec(&engine.journal()).unwrap().len();
+        // Enough rounds for a stable mean, bounded in time either way.
+        let rounds = if owned > 100 { 2_000u32 } else { 200_000 };
+        let start = thread_cpu();
+        for _ in 0..rounds {
+            let journal = black_box(&engine).journal();
+            black_box(serde_json::to_vec(&journal).unwrap());
+        }
+        let snapshot = (thread_cpu() - start) / rounds;
+        let saves = 50u32;
+        let wall = Instant::now();
+        for _ in 0..saves {
+            store.save(&engine.journal()).expect("journal saved");
+        }
+        let save = wall.elapsed() / saves;
+        println!(
+            "journal with {unread:>6} unread, {owned:>4} owned ({bytes:>6} bytes): snapshot + encode {snapshot:>9.2?} CPU, durable save {save:>9.2?} wall"
+        );
+        if owned == 10 {
+            // For scale: what one walk of every unread file costs.
+            let start = thread_cpu();
+            black_box(engine.status(Time::ZERO));
+            println!(
+                "  for scale, status() walking all {unread} unread: {:.2?} CPU",
+                thread_cpu() - start
+            );
+        }
+    }
+}
+
 /// `cargo bench --bench core -- NAME...` runs only the named parts.
 fn main() {
     // `cargo test --all-targets` also runs this binary, in debug and
@@ -187,10 +244,11 @@ fn main() {
         .skip(1)
         .filter(|arg| !arg.starts_with('-'))
         .collect();
-    let parts: [(&str, fn()); 3] = [
+    let parts: [(&str, fn()); 4] = [
         ("validation", validation),
         ("decisions", decisions),
         ("scaling", scaling),
+        ("journal", journal),
     ];
     for (name, part) in parts {
         if wanted.is_empty() || wanted.iter().any(|w| w == name) {

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use ding::core::identity::Identity;
 use ding::pty::client::Client;
-use ding::pty::transport::Step;
+use ding::pty::transport::WireStep;
 use ding::pty::wire::SendIfReply;
 
 const BIN: &str = env!("CARGO_BIN_EXE_ding");
@@ -158,7 +158,7 @@ fn ding_round_trips(dir: &Path) -> (Duration, Duration, u64) {
         generation: status.generation,
     };
     let mut revision = status.revision;
-    let steps = [Step::Write(b"x".to_vec())];
+    let steps = [WireStep::Write(b"x".to_vec())];
     let mut samples = Vec::with_capacity(ROUND_TRIPS);
     let mut conflicts = 0;
     for _ in 0..ROUND_TRIPS {

@@ -103,14 +103,18 @@ fn main() {
     let bench = Bench::new();
     println!("ding sidecar benchmark (release build, {} cores)", cores());
     println!();
+    if std::env::var_os("DING_BENCH_ONLY_WHOLE_AGENT").is_some() {
+        bench.whole_agent_idle(idle_secs);
+        return;
+    }
 
     println!(
         "end-to-end latency, inbox rename -> first notice byte read in the terminal ({messages} messages, one at a time):"
     );
     let aggressive = bench.ding_latency("aggressive", messages);
     print_latency("ding, aggressive", &aggressive);
-    let rich = bench.ding_latency("rich", messages);
-    print_latency("ding, turn-boundary+fresh-idle, ready lease", &rich);
+    let careful = bench.ding_latency("careful", messages);
+    print_latency("ding, turn-boundary+fresh-idle, ready lease", &careful);
     let mut baselines = Vec::new();
     if tool_available("tmux", "-V") && tool_available("inotifywait", "--help") {
         let inotify = bench.tmux_latency(Baseline::Inotify, messages);
@@ -134,7 +138,7 @@ fn main() {
     println!("  target: ding p99 under 5 ms");
     println!("ratios, baseline / ding (p50, p99):");
     for (label, baseline) in &baselines {
-        for (ding_label, ding) in [("aggressive", &aggressive), ("ready lease", &rich)] {
+        for (ding_label, ding) in [("aggressive", &aggressive), ("ready lease", &careful)] {
             println!(
                 "  {label:<18} / ding {ding_label:<12} p50 {:7.1}x   p99 {:7.1}x",
                 ratio(baseline.at(0.50), ding.at(0.50)),
@@ -145,6 +149,8 @@ fn main() {
     println!();
 
     bench.idle_cost(idle_secs);
+    println!();
+    bench.whole_agent_idle(idle_secs);
     println!();
     bench.many_unread(unread);
 }
@@ -466,7 +472,7 @@ fn measure(
 }
 
 impl Bench {
-    /// `policy` is `aggressive` or `rich` (turn-boundary+fresh-idle with the
+    /// `policy` is `aggressive` or `careful` (turn-boundary+fresh-idle with the
     /// scripted adapter that keeps a lease ready).
     fn ding_latency(&self, policy: &str, count: usize) -> Samples {
         let name = format!("lat-{policy}");
@@ -477,7 +483,7 @@ impl Bench {
         // The shortest allowed submit delay: the wait after the first byte
         // only spaces the messages out, it is not part of the latency.
         let mut block = String::from("    submit-delay \"121ms\"\n");
-        if policy == "rich" {
+        if policy == "careful" {
             block.push_str(&format!(
                 "    delivery \"turn-boundary+fresh-idle\"\n    adapter {{\n      command {:?} \"{ADAPTER_ROLE}\" \"keep-ready\"\n    }}\n",
                 std::env::current_exe()
@@ -488,17 +494,17 @@ impl Bench {
         }
         let agent = self.agent(&name, &recorder, &block);
         await_ready(&reports, &name);
-        let rich = policy == "rich";
+        let careful = policy == "careful";
         measure(&agent.inbox, &reports, count, || {
             // The previous message is archived and its transaction is over;
-            // under the rich policy, a lease for the current revision waits.
+            // under the careful policy, a lease for the current revision waits.
             agent.wait_status("settled", |engine| {
                 let settled = engine["inFlight"].is_null() && engine["unread"] == 0;
                 let lease = &engine["lease"];
                 let ready = lease["freshness"] == "fresh"
                     && lease["remainingMs"].as_u64().unwrap_or(0) > 500
                     && lease["revision"] == engine["pty"]["revision"];
-                settled && (!rich || ready)
+                settled && (!careful || ready)
             });
         })
     }
@@ -588,7 +594,7 @@ fn stop_group(child: &mut Child) {
 
 // ---- idle cost and memory --------------------------------------------------
 
-/// The `ding {}` block of a rich agent whose adapter (this bench executable)
+/// The `ding {}` block of a careful agent whose adapter (this bench executable)
 /// reports the harness active once and then stays silent.
 fn active_once_adapter() -> String {
     format!(
@@ -607,10 +613,10 @@ impl Bench {
         );
         let quiet = self.agent("idle-aggressive", QUIET_HARNESS, "");
         let adapter = active_once_adapter();
-        let rich_empty = self.agent("idle-rich-empty", QUIET_HARNESS, &adapter);
-        let rich_held = self.agent("idle-rich-held", QUIET_HARNESS, &adapter);
-        fs::write(rich_held.inbox.join("new/msg-000000.md"), "held\n").expect("write message");
-        rich_held.wait_status("listed the held message", |engine| {
+        let careful_empty = self.agent("idle-careful-empty", QUIET_HARNESS, &adapter);
+        let careful_held = self.agent("idle-careful-held", QUIET_HARNESS, &adapter);
+        fs::write(careful_held.inbox.join("new/msg-000000.md"), "held\n").expect("write message");
+        careful_held.wait_status("listed the held message", |engine| {
             engine["unread"] == 1 && engine["pending"] == 1
         });
         // Let start-up work (PTY connection, adapter spawn) finish.
@@ -620,12 +626,12 @@ impl Bench {
             (&quiet, "aggressive, nothing pending", "sidecar.pid"),
             (&quiet, "  (its ding pty host, quiet harness)", "pty.pid"),
             (
-                &rich_empty,
+                &careful_empty,
                 "turn-boundary+fresh-idle, nothing pending, adapter reported active once",
                 "sidecar.pid",
             ),
             (
-                &rich_held,
+                &careful_held,
                 "turn-boundary+fresh-idle, 1 held message, adapter reported active once",
                 "sidecar.pid",
             ),
@@ -640,7 +646,7 @@ impl Bench {
             let after = proc_status(pid, "voluntary_ctxt_switches");
             println!("  {label:<75} {:6}", after.saturating_sub(before));
         }
-        let held = rich_held.status();
+        let held = careful_held.status();
         println!(
             "  (the held message: {})",
             held["lines"][0].as_str().unwrap_or("?")
@@ -649,12 +655,80 @@ impl Bench {
         println!("resident memory (VmRSS; target under 8 MiB idle):");
         for (agent, label) in [
             (&quiet, "sidecar idle, aggressive"),
-            (&rich_empty, "sidecar idle, turn-boundary+fresh-idle"),
+            (&careful_empty, "sidecar idle, turn-boundary+fresh-idle"),
         ] {
             println!(
                 "  {label:<75} {:6} KiB",
                 proc_status(agent.sidecar_pid(), "VmRSS")
             );
+        }
+    }
+
+    /// Wake-ups of a whole agent under `turn-boundary+fresh-idle` with a
+    /// real kit-based adapter: the demo agent, its PTY host, its sidecar and
+    /// `ding demo-adapter`, over `secs` seconds, with nothing pending and
+    /// with one message held by a draft in the composer.
+    fn whole_agent_idle(&self, secs: u64) {
+        println!(
+            "whole agent idle over {secs} s (voluntary context switches per minute; demo agent + ding demo-adapter; target 0 with nothing pending):"
+        );
+        let block = format!(
+            "    delivery \"turn-boundary+fresh-idle\"\n    adapter {{\n      command {BIN:?} \"demo-adapter\"\n    }}\n"
+        );
+        let harness = [BIN, "demo-agent"];
+        let empty = self.agent("whole-empty", &harness, &block);
+        let held = self.agent("whole-held", &harness, &block);
+        for agent in [&empty, &held] {
+            agent.wait_status("the adapter up", |engine| {
+                engine["adapter"]["state"] == "up"
+            });
+        }
+        // A draft in the composer holds the message (the evidence is wanted
+        // the whole time, so the adapter keeps re-reading the screen).
+        let typed = self
+            .ding()
+            .args(["intervene", "whole-held", "a draft", "--no-enter"])
+            .status()
+            .expect("ding intervene");
+        assert!(typed.success());
+        fs::write(held.inbox.join("new/msg-000000.md"), "held\n").expect("write message");
+        held.wait_status("the message held by the draft", |engine| {
+            engine["messages"][0]["hold"]["code"] == "composer-nonempty"
+        });
+        thread::sleep(Duration::from_secs(1));
+        let processes = |agent: &Agent<'_>| -> Vec<(&'static str, i32)> {
+            let status = agent.status();
+            let adapter = status["adapterPid"].as_i64().unwrap_or(0) as i32;
+            let pty = agent.pid("pty.pid");
+            let harness = fs::read_to_string(format!("/proc/{pty}/task/{pty}/children"))
+                .ok()
+                .and_then(|text| text.split_whitespace().next().and_then(|p| p.parse().ok()))
+                .unwrap_or(0);
+            vec![
+                ("pty host", pty),
+                ("sidecar", agent.sidecar_pid()),
+                ("adapter", adapter),
+                ("harness (demo agent)", harness),
+            ]
+        };
+        let watched: Vec<(&str, &str, i32)> =
+            [("nothing pending", &empty), ("1 held message", &held)]
+                .into_iter()
+                .flat_map(|(label, agent)| {
+                    processes(agent)
+                        .into_iter()
+                        .map(move |(role, pid)| (label, role, pid))
+                })
+                .collect();
+        let before: Vec<u64> = watched
+            .iter()
+            .map(|(_, _, pid)| proc_status(*pid, "voluntary_ctxt_switches"))
+            .collect();
+        thread::sleep(Duration::from_secs(secs));
+        for ((label, role, pid), before) in watched.iter().zip(before) {
+            let after = proc_status(*pid, "voluntary_ctxt_switches");
+            let per_minute = after.saturating_sub(before) as f64 * 60.0 / secs as f64;
+            println!("  {label:<16} {role:<22} {per_minute:8.1}/min");
         }
     }
 
@@ -732,7 +806,7 @@ impl Bench {
 
 // ---- the scripted adapter ----------------------------------------------------
 
-/// The adapter the rich runs use, started by the sidecar as
+/// The adapter the careful runs use, started by the sidecar as
 /// `<this executable> adapter-role MODE`:
 ///
 /// * `keep-ready`: reports `idle` with an empty composer at the PTY's

@@ -77,12 +77,11 @@ message() { printf '%s\n' "$2" | ding send "$1" - >/dev/null; }
 for agent in aggressive careful; do
   ding up "$work/agents.kdl" --agent "$agent" | sed -n 1p
 done
-wait_for careful "lease        fresh"
+wait_for careful "adapter      up"
 
 say "a human starts typing in both terminals, then a message arrives"
 ding intervene aggressive "refactor the par" --no-enter >/dev/null
 ding intervene careful "refactor the par" --no-enter >/dev/null
-wait_for careful "composer nonempty\|lease        fresh"
 message aggressive "Please review PR 12."
 message careful "Please review PR 12."
 wait_for careful "held: composer nonempty"

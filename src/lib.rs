@@ -4,6 +4,8 @@
 //!
 //! The crate has rooms with hard walls between them:
 //!
+//! * [`adapter`]: the neutral adapter kit every provider adapter shares
+//!   (uplink, downlink, hook channel, PTY view, one mio loop).
 //! * [`core`]: the sans-IO engine. It makes every delivery decision and owns no
 //!   file, socket, process or clock. It never names a provider.
 //! * `decl`: KDL agent declarations, lowered into typed specs.
@@ -22,13 +24,16 @@
 //!   wire formats and scratch homes of the real harnesses.
 //! * `demo`: the bundled generic demo agent and its scripted adapter.
 
+pub mod adapter;
 pub mod cli;
 pub mod core;
 pub mod decl;
 pub mod demo;
 pub mod eval;
+pub mod line_server;
 pub mod private_dir;
 pub mod providers;
 pub mod pty;
+pub mod raw_mode;
 pub mod sidecar;
 pub mod signals;

@@ -11,6 +11,7 @@ use ding::core::journal::{Journal, Owner};
 use ding::core::message::MessageName;
 use ding::core::ownership::MessageState;
 use ding::core::time::Time;
+use serde_json::{Value, json};
 use support::core_driver::{Driver, decision_tags};
 
 fn name(text: &str) -> MessageName {
@@ -40,13 +41,13 @@ fn receipt_line(sequence: u64, incarnation: &str, files: &[&str]) -> Vec<u8> {
     .into_bytes()
 }
 
-fn rich() -> EngineConfig {
+fn careful() -> EngineConfig {
     EngineConfig::new(Policy::TurnBoundaryFreshIdle, "worker", "inbox/new")
 }
 
-/// A rich engine with its adapter up and the PTY known at `incarnation`.
+/// A careful engine with its adapter up and the PTY known at `incarnation`.
 fn started(journal: Option<&Journal>, incarnation: &str, at: u64) -> Driver {
-    let mut driver = Driver::new(Engine::new(rich(), journal, Time::from_millis(at)));
+    let mut driver = Driver::new(Engine::new(careful(), journal, Time::from_millis(at)));
     driver.input(Input::AdapterSpawned { pid: 9 }, Time::from_millis(at));
     driver.input(
         Input::PtyStatus {
@@ -154,6 +155,171 @@ fn restart_under_a_new_incarnation_releases_journaled_ownership() {
 }
 
 #[test]
+fn a_new_incarnation_reported_before_the_first_scan_still_rewrites_the_journal() {
+    let journal = journal_with_owned_work();
+    let config = careful();
+    let mut second = Driver::new(Engine::new(config, Some(&journal), Time::from_millis(50)));
+    // The host answers before the inbox is listed, and it runs another harness.
+    second.input(
+        Input::PtyStatus {
+            identity: identity("inc-2"),
+            revision: 10,
+        },
+        Time::from_millis(50),
+    );
+    assert!(
+        second.take().0.journals.is_empty(),
+        "no write before the scan: it would erase what the scan restores"
+    );
+    second.input(
+        Input::InboxScan(vec![name("001.md"), name("002.md")]),
+        Time::from_millis(51),
+    );
+    let (emitted, _) = second.take();
+    assert_eq!(
+        emitted.journals,
+        [Journal::new(Vec::new())],
+        "the journal on disk must stop naming the old harness's files"
+    );
+}
+
+fn adapter_line(sequence: u64, incarnation: &str, rest: &str) -> Input {
+    Input::AdapterLine(
+        format!(
+            r#"{{"v":1,"session":"host.worker","incarnation":"{incarnation}","generation":"sha256:g","sequence":{sequence},{rest}}}"#
+        )
+        .into_bytes(),
+    )
+}
+
+#[test]
+fn every_input_that_changes_ownership_emits_one_journal_changed() {
+    let idle =
+        |sequence, incarnation| Input::AdapterLine(idle_line(sequence, incarnation, "empty", 10));
+    let sent = |request| Input::PtySent {
+        request,
+        revision: 11,
+    };
+    let re_ring = 10 * 60 * 1000;
+    // Each input, when, and the owned files after it if it changed them
+    // (`None`: it must not emit JournalChanged).
+    let script: Vec<(Input, u64, Option<&[&str]>)> = vec![
+        (
+            Input::InboxScan(vec![name("001.md"), name("002.md"), name("003.md")]),
+            1,
+            None,
+        ),
+        (
+            Input::AdapterLine(receipt_line(1, "inc-1", &["001.md"])),
+            2,
+            Some(&["001.md"]),
+        ),
+        (idle(2, "inc-1"), 3, None),
+        (sent(1), 4, Some(&["001.md", "002.md", "003.md"])),
+        (Input::InboxAdded(name("004.md")), 5, None),
+        (idle(3, "inc-1"), 6, None),
+        (
+            Input::PtyConflict {
+                request: 2,
+                actual: 12,
+            },
+            7,
+            None,
+        ),
+        (
+            Input::InboxRemoved(name("002.md")),
+            8,
+            Some(&["001.md", "003.md"]),
+        ),
+        (
+            adapter_line(4, "inc-1", r#""kind":"claim","claim":1,"limit":1"#),
+            9,
+            Some(&["001.md", "003.md", "004.md"]),
+        ),
+        (
+            Input::InboxRemoved(name("004.md")),
+            10,
+            Some(&["001.md", "003.md"]),
+        ),
+        (Input::InboxAdded(name("005.md")), 11, None),
+        (Input::InboxRemoved(name("005.md")), 12, None),
+        (
+            adapter_line(5, "inc-1", r#""kind":"lifecycle","event":"clear""#),
+            13,
+            Some(&[]),
+        ),
+        (idle(6, "inc-1"), 14, None),
+        // The host vanishes mid-transaction: staged, unconfirmed.
+        (Input::PtyUnreachable, 15, Some(&["001.md", "003.md"])),
+        (
+            Input::PtyStatus {
+                identity: identity("inc-1"),
+                revision: 12,
+            },
+            16,
+            None,
+        ),
+        (
+            Input::PtyStatus {
+                identity: identity("inc-2"),
+                revision: 13,
+            },
+            17,
+            Some(&[]),
+        ),
+        (idle(7, "inc-2"), 18, None),
+        (sent(4), 19, Some(&["001.md", "003.md"])),
+        (Input::InboxAdded(name("006.md")), 20, None),
+        (idle(8, "inc-2"), 21, None),
+    ];
+    let mut driver = started(None, "inc-1", 0);
+    driver.take();
+    for (step, (input, at, owned)) in script.into_iter().enumerate() {
+        let what = match &input {
+            Input::AdapterLine(line) => format!("step {step}: {}", String::from_utf8_lossy(line)),
+            other => format!("step {step}: {other:?}"),
+        };
+        driver.input(input, Time::from_millis(at));
+        check_journal_output(&mut driver, owned, &what);
+    }
+    // Timers change ownership too: the reply timeout stages, unconfirmed.
+    driver.run_until(Time::from_millis(21 + 5_000));
+    check_journal_output(
+        &mut driver,
+        Some(&["001.md", "003.md", "006.md"]),
+        "reply timeout",
+    );
+    // And the re-ring timer returns staged work to pending.
+    driver.run_until(Time::from_millis(19 + re_ring));
+    check_journal_output(&mut driver, Some(&["006.md"]), "re-ring");
+}
+
+/// What one input emitted: one `JournalChanged` whose journal names `owned`,
+/// or none.
+fn check_journal_output(driver: &mut Driver, owned: Option<&[&str]>, what: &str) {
+    let (emitted, _) = driver.take();
+    let written: Vec<Vec<String>> = emitted
+        .journals
+        .iter()
+        .map(|journal| journal.entries.iter().map(|e| e.name.to_string()).collect())
+        .collect();
+    match owned {
+        None => assert!(
+            written.is_empty(),
+            "{what}: wrote {written:?} with no ownership change"
+        ),
+        Some(owned) => {
+            assert_eq!(
+                written,
+                [owned.to_vec()],
+                "{what}: exactly one JournalChanged"
+            );
+            assert_eq!(emitted.journals[0], driver.engine.journal(), "{what}");
+        }
+    }
+}
+
+#[test]
 fn journaled_files_archived_while_down_are_forgotten() {
     let journal = journal_with_owned_work();
     let mut second = started(Some(&journal), "inc-1", 50);
@@ -223,6 +389,53 @@ fn an_idle_engine_asks_for_no_wake_up() {
 }
 
 #[test]
+fn a_deadline_that_passed_between_inputs_is_processed_before_the_next_input() {
+    let mut driver = started(None, "inc-1", 0);
+    driver.input(Input::InboxAdded(name("001.md")), Time::from_millis(1));
+    driver.input(
+        Input::AdapterLine(idle_line(1, "inc-1", "empty", 10)),
+        Time::from_millis(10),
+    );
+    let deadline = driver.engine.next_deadline().expect("the reply timeout");
+    assert_eq!(deadline, Time::from_millis(10 + 5_000));
+    driver.take();
+    // No timeout call: the runtime was busy. The reply comes after the
+    // deadline, and the deadline happened first: the outcome was already
+    // unknown, so the late reply confirms nothing.
+    driver.input(
+        Input::PtySent {
+            request: 1,
+            revision: 11,
+        },
+        Time::from_millis(6_000),
+    );
+    let (emitted, _) = driver.take();
+    let tags: Vec<String> = emitted
+        .records
+        .iter()
+        .map(|record| {
+            serde_json::to_value(record).unwrap()["decision"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    let unknown = tags.iter().position(|tag| tag == "outcome-unknown");
+    let ignored = tags.iter().position(|tag| tag == "ignored");
+    assert!(
+        unknown.is_some() && unknown < ignored,
+        "the timeout, then the late reply: {tags:?}"
+    );
+    assert_eq!(
+        driver.engine.status(Time::from_millis(6_000)).messages[0].state,
+        MessageState::Staged {
+            incarnation: Some("inc-1".into()),
+            confirmed: false
+        }
+    );
+}
+
+#[test]
 fn a_spurious_early_timeout_changes_nothing() {
     let mut driver = started(None, "inc-1", 0);
     driver.input(Input::AdapterEof, Time::from_millis(10));
@@ -256,19 +469,111 @@ fn a_huge_backlog_is_kept_whole_and_in_order() {
 }
 
 #[test]
-fn a_silent_adapter_is_reported_silent_since_it_last_spoke() {
+fn a_silent_adapter_is_reported_silent_since_evidence_was_wanted() {
+    // An adapter owes nothing while nothing is pending: silence counts from
+    // the later of its last line and the moment evidence became wanted.
     let mut driver = started(None, "inc-1", 0);
     driver.input(
         Input::AdapterLine(idle_line(1, "inc-1", "nonempty", 10)),
         Time::from_millis(1_000),
     );
     driver.input(Input::InboxAdded(name("001.md")), Time::from_millis(40_000));
-    let now = Time::from_millis(45_000);
-    let status = driver.engine.status(now);
+    let early = Time::from_millis(45_000);
     assert_eq!(
-        status.messages[0].describe(now),
-        "001.md  held: adapter silent (adapter, 44 s ago)"
+        driver.engine.status(early).messages[0].describe(early),
+        "001.md  held: composer nonempty (adapter, 44 s ago)",
+        "one hour of quiet before the demand is not silence"
     );
+    let late = Time::from_millis(75_000);
+    assert_eq!(
+        driver.engine.status(late).messages[0].describe(late),
+        "001.md  held: adapter silent (adapter, 35 s ago)"
+    );
+    driver.input(
+        Input::AdapterLine(idle_line(2, "inc-1", "nonempty", 10)),
+        Time::from_millis(76_000),
+    );
+    let later = Time::from_millis(100_000);
+    assert_eq!(
+        driver.engine.status(later).messages[0].describe(later),
+        "001.md  held: composer nonempty (adapter, 24 s ago)"
+    );
+}
+
+#[test]
+fn status_shows_the_adapter_the_lease_and_the_pty_identity_and_revision() {
+    let mut driver = started(None, "inc-1", 0);
+    driver.input(
+        Input::InboxScan(vec![name("002.md"), name("001.md")]),
+        Time::from_millis(1000),
+    );
+    driver.input(
+        Input::AdapterLine(idle_line(1, "inc-1", "nonempty", 10)),
+        Time::from_millis(2000),
+    );
+    let status = serde_json::to_value(driver.engine.status(Time::from_millis(2500))).unwrap();
+    let adapter = &status["adapter"];
+    assert_eq!(
+        (&adapter["state"], &adapter["pid"], &adapter["since"]),
+        (&json!("up"), &json!(9), &json!(0))
+    );
+    assert_eq!(adapter["last_line"], 2000, "when the adapter last spoke");
+    assert_eq!(adapter["last_sequence"], 1);
+    assert_eq!(adapter["nextBackoffMs"], 1000);
+    let lease = &status["lease"];
+    assert_eq!(lease["state"], "granted");
+    assert_eq!(lease["identity"]["incarnation"], "inc-1");
+    assert_eq!(lease["revision"], 10);
+    assert_eq!(lease["composer"], "nonempty");
+    assert_eq!(
+        (&lease["freshness"], &lease["ageMs"], &lease["remainingMs"]),
+        (&json!("fresh"), &json!(500), &json!(500))
+    );
+    let pty = &status["pty"];
+    assert_eq!(pty["reachable"], true);
+    assert_eq!(
+        pty["identity"],
+        json!({"session": "host.worker", "incarnation": "inc-1", "generation": "sha256:g"})
+    );
+    assert_eq!(pty["revision"], 10);
+    let files: Vec<&Value> = status["messages"].as_array().unwrap().iter().collect();
+    assert_eq!(
+        files
+            .iter()
+            .map(|m| m["name"].as_str().unwrap())
+            .collect::<Vec<_>>(),
+        ["001.md", "002.md"],
+        "every unread file, in FIFO order"
+    );
+    assert!(
+        files
+            .iter()
+            .all(|m| m["state"] == "pending" && m["hold"]["code"] == "composer-nonempty")
+    );
+
+    // The harness restarts and the adapter dies: status follows both.
+    driver.input(
+        Input::PtyStatus {
+            identity: identity("inc-2"),
+            revision: 20,
+        },
+        Time::from_millis(3000),
+    );
+    driver.input(Input::AdapterEof, Time::from_millis(3500));
+    let status = serde_json::to_value(driver.engine.status(Time::from_millis(3600))).unwrap();
+    assert_eq!(status["pty"]["identity"]["incarnation"], "inc-2");
+    assert_eq!(status["pty"]["revision"], 20);
+    assert_eq!(status["adapter"]["state"], "down");
+    assert_eq!(status["adapter"]["down"]["cause"], "eof");
+    assert_eq!(status["adapter"]["retry_at"], 4500);
+    assert_eq!(status["lease"]["state"], "ended");
+    assert_eq!(status["lease"]["reason"]["code"], "adapter-down");
+    // An outage keeps the last identity and revision known, marked unreachable.
+    driver.input(Input::PtyUnreachable, Time::from_millis(3700));
+    let status = serde_json::to_value(driver.engine.status(Time::from_millis(3700))).unwrap();
+    assert_eq!(status["pty"]["reachable"], false);
+    assert_eq!(status["pty"]["identity"]["incarnation"], "inc-2");
+    assert_eq!(status["pty"]["revision"], 20);
 }
 
 fn active_line(sequence: u64, incarnation: &str) -> Vec<u8> {

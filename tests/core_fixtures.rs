@@ -61,6 +61,11 @@ fn config_from(header: &Map<String, Value>) -> EngineConfig {
             }
             "noticeMaxFiles" => config.tunables.notice_max_files = value.as_u64().unwrap() as usize,
             "ptyReplyTimeoutMs" => config.pty_reply_timeout = millis(),
+            "unsafeReceiptFence" => {
+                if value.as_bool().expect("a boolean") {
+                    config.tunables.fence = ding::core::config::Fence::ReceiptUnsafe;
+                }
+            }
             other => panic!("unknown tunable {other}"),
         }
     }
@@ -70,7 +75,7 @@ fn config_from(header: &Map<String, Value>) -> EngineConfig {
 impl Script {
     fn new(header: &Map<String, Value>) -> Script {
         let config = config_from(header);
-        let rich = config.policy.uses_adapter();
+        let careful = config.policy.uses_adapter();
         let mut script = Script {
             driver: Driver::new(Engine::new(config, None, Time::ZERO)),
             identity: Identity {
@@ -87,7 +92,7 @@ impl Script {
             ever_sent: 0,
         };
         if header.get("setup").and_then(Value::as_bool).unwrap_or(true) {
-            if rich {
+            if careful {
                 script
                     .driver
                     .input(Input::AdapterSpawned { pid: 100 }, Time::ZERO);

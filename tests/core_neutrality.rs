@@ -68,15 +68,28 @@ fn core_sources_and_fixtures_name_no_provider_or_glyph() {
     );
 }
 
-/// The rest of the crate is neutral too: only `src/providers/` may name a
-/// provider (the evaluation groundwork in `src/eval/` reaches the provider
-/// rooms through their registry, by names it never spells).
+/// The rest of the crate is neutral too: only `src/providers/` and
+/// `fixtures/providers/` may name a provider (the adapter kit in
+/// `src/adapter/` and the evaluation groundwork in `src/eval/` reach the
+/// provider rooms through their registry, by names they never spell), and
+/// the normative spec names none.
 #[test]
 fn sources_outside_the_provider_rooms_name_no_provider_or_glyph() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = Vec::new();
     files_under(&root.join("src"), &mut files);
-    files.retain(|path| !path.starts_with(root.join("src/providers")));
+    files_under(&root.join("fixtures"), &mut files);
+    files.push(root.join("docs/vrs/01-ding/spec.md"));
+    files.retain(|path| {
+        !path.starts_with(root.join("src/providers"))
+            && !path.starts_with(root.join("fixtures/providers"))
+    });
+    assert!(
+        files
+            .iter()
+            .any(|path| path.starts_with(root.join("src/adapter"))),
+        "the walk found the adapter kit"
+    );
     assert!(
         files
             .iter()

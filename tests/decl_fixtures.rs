@@ -15,17 +15,26 @@ use ding::decl::{self, Checked};
 /// repository is checked out.
 const BASE_DIR: &str = "/srv/agents";
 
+/// The declarations of `fixtures/decl/KIND/`; valid ones also include the
+/// seed example, which names a provider's adapter and so lives in that
+/// provider's fixture room.
 fn fixtures(kind: &str) -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures/decl")
-        .join(kind);
-    let mut files: Vec<PathBuf> = fs::read_dir(&dir)
-        .unwrap_or_else(|err| panic!("cannot list {}: {err}", dir.display()))
-        .map(|entry| entry.expect("directory entry").path())
-        .filter(|path| path.extension().is_some_and(|ext| ext == "kdl"))
-        .collect();
-    files.sort();
-    assert!(!files.is_empty(), "no fixtures in {}", dir.display());
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut dirs = vec![root.join("fixtures/decl").join(kind)];
+    if kind == "valid" {
+        dirs.push(root.join("fixtures/providers/codex/declarations"));
+    }
+    let mut files = Vec::new();
+    for dir in dirs {
+        let mut found: Vec<PathBuf> = fs::read_dir(&dir)
+            .unwrap_or_else(|err| panic!("cannot list {}: {err}", dir.display()))
+            .map(|entry| entry.expect("directory entry").path())
+            .filter(|path| path.extension().is_some_and(|ext| ext == "kdl"))
+            .collect();
+        assert!(!found.is_empty(), "no fixtures in {}", dir.display());
+        found.sort();
+        files.extend(found);
+    }
     files
 }
 

@@ -8,7 +8,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use ding::core::config::{EngineConfig, Policy, Tunables};
+use ding::core::config::{EngineConfig, Fence, Policy, Tunables};
 use ding::decl::{
     self, AgentSpec, DingSpec, ExpandError, FieldDrift, FingerprintInput, Fingerprinted, drift,
     expand_argv,
@@ -81,7 +81,8 @@ fn explicit_defaults_do_not_change_the_lowered_spec() {
 
 #[test]
 fn seed_example_lowers_to_fresh_idle_with_its_literal_adapter() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/decl/valid/seed.kdl");
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/providers/codex/declarations/seed.kdl");
     let spec = agent(&fs::read_to_string(path).expect("seed fixture"));
     assert_eq!(spec.name, "worker");
     assert_eq!(spec.ding.policy, Policy::TurnBoundaryFreshIdle);
@@ -128,7 +129,7 @@ fn tunables_lower_into_core_tunables() {
         r#"agent "w" { command "h"; ding {
             delivery "turn-boundary+fresh-idle"; adapter { command "a"; }
             lease-cap "750ms"; adapter-silence "2m"; re-ring-after "never"
-            submit-delay "1s"; notice-max-files 4 } }"#,
+            submit-delay "1s"; notice-max-files 4; unsafe-receipt-fence #true } }"#,
     );
     assert_eq!(
         spec.ding.tunables,
@@ -138,6 +139,7 @@ fn tunables_lower_into_core_tunables() {
             re_ring_after: None,
             submit_delay: Duration::from_secs(1),
             notice_max_files: 4,
+            fence: Fence::ReceiptUnsafe,
         }
     );
     assert_eq!(spec.engine_config().tunables, spec.ding.tunables);

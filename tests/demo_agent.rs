@@ -6,7 +6,7 @@ mod support;
 
 use std::fs;
 
-use ding::pty::transport::Step;
+use ding::pty::transport::WireStep;
 use ding::pty::wire::{ChildState, Push, Snapshot};
 use serde_json::Value;
 use support::{BIN, Host, write};
@@ -112,7 +112,7 @@ fn pasted_notice_and_return_submit_one_message() {
     // The aggressive transport: a paste with newlines, a pause, Return.
     let notice = paste(b"You have mail:\r\nread 0001.md\nthen archive it");
     host.client()
-        .send(&[write(&notice), Step::WaitMs(30), write(b"\r")])
+        .send(&[write(&notice), WireStep::WaitMs(30), write(b"\r")])
         .expect("send");
     let lines = transcript_when(&host, "\"turn-end\"");
     let submitted = events(&lines, "submitted");
@@ -164,7 +164,7 @@ fn menu_takes_return_after_a_paste_as_yes() {
     host.client()
         .send(&[
             write(&paste(b"You have mail")),
-            Step::WaitMs(30),
+            WireStep::WaitMs(30),
             write(b"\r"),
         ])
         .expect("send");

@@ -443,7 +443,7 @@ fn a_line_feed_in_a_filename_never_submits_a_line_of_its_own() {
 /// each escaped, live and from disk, and the log holds none of it raw.
 #[test]
 fn status_and_the_log_show_hostile_names_escaped_live_and_from_disk() {
-    let agent = Agent::new("osc", &rich_decl("osc", RECORDING_HARNESS, ""));
+    let agent = Agent::new("osc", &careful_decl("osc", RECORDING_HARNESS, ""));
     agent.up_recording();
     agent.wait_adapter_up();
     let hostile = [

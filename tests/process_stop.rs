@@ -23,7 +23,7 @@ exec sleep 600
 fn stubborn_agent(name: &str) -> Agent {
     let agent = Agent::new(
         name,
-        &rich_decl_with_adapter(
+        &careful_decl_with_adapter(
             name,
             SLEEPING_HARNESS,
             r#"command "sh" "$ST_HOOKS/stubborn.sh""#,
@@ -97,7 +97,7 @@ fn every_process_starts_clean_even_when_ding_up_inherits_ignored_signals() {
     let name = "hostile";
     let agent = Agent::new(
         name,
-        &rich_decl_with_adapter(name, SLEEPING_HARNESS, r#"command "sleep" "600""#, ""),
+        &careful_decl_with_adapter(name, SLEEPING_HARNESS, r#"command "sleep" "600""#, ""),
     );
     // As `nohup`, a supervisor or a shell's `trap '' TERM` might leave it:
     // an ignored signal stays ignored across exec.

@@ -3,7 +3,7 @@
 
 mod support;
 
-use ding::pty::transport::Step;
+use ding::pty::transport::WireStep;
 use ding::pty::wire::{Colour, SendIfReply};
 use support::{Host, write};
 
@@ -46,7 +46,7 @@ fn bash_bracketed_paste_arrives_as_one_literal_line() {
         .send_if(
             &identity,
             revision,
-            &[write(&paste(notice)), Step::WaitMs(50)],
+            &[write(&paste(notice)), WireStep::WaitMs(50)],
         )
         .expect("send-if");
     assert!(matches!(reply, SendIfReply::Sent { .. }), "{reply:?}");
@@ -135,4 +135,16 @@ fn snapshot_matches_styles_the_program_drew() {
         !snap.runs.iter().any(|run| run.text.contains("typed")),
         "default-styled text is not a run"
     );
+}
+
+#[test]
+fn snapshot_rows_keep_a_trailing_no_break_space_the_program_drew() {
+    // Some composers draw their empty prompt as a glyph plus U+00A0; only
+    // the spaces of empty cells are padding.
+    let script = "printf '>\\302\\240\\nplain  \\n\\302\\240\\302\\240'; exec cat";
+    let host = Host::start(&["--size", "40x5"], &["sh", "-c", script]);
+    let snap = host.wait_screen(|s| s.rows[2].contains('\u{a0}'));
+    assert_eq!(snap.rows[0], ">\u{a0}");
+    assert_eq!(snap.rows[1], "plain", "trailing spaces are padding");
+    assert_eq!(snap.rows[2], "\u{a0}\u{a0}");
 }

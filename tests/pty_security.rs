@@ -12,7 +12,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use ding::pty::client::HostError;
-use ding::pty::transport::{MAX_TRANSPORT_BYTES, Step};
+use ding::pty::transport::{MAX_TRANSPORT_BYTES, WireStep};
 use ding::pty::wire::{ErrorKind, MAX_REQUEST_LINE, ServerLine};
 use support::flood::{connect_peers, memory_kib, pipeline_without_reading};
 use support::{BIN, Host, write};
@@ -162,9 +162,9 @@ fn transport_caps_are_enforced_with_zero_bytes_written() {
     let host = Host::recording();
     let mut client = host.client();
     let (identity, revision) = host.identity();
-    let too_big = [Step::Write(vec![b'a'; MAX_TRANSPORT_BYTES + 1])];
-    let too_slow = [write(b"a"), Step::WaitMs(5_001)];
-    let empty = [Step::WaitMs(1)];
+    let too_big = [WireStep::Write(vec![b'a'; MAX_TRANSPORT_BYTES + 1])];
+    let too_slow = [write(b"a"), WireStep::WaitMs(5_001)];
+    let empty = [WireStep::WaitMs(1)];
     for steps in [&too_big[..], &too_slow[..], &empty[..]] {
         let err = host_error(
             client

@@ -11,7 +11,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
 use std::time::Duration;
 
-use ding::pty::wire::{ChildState, FrameKind, IdentityPart, Push, SendIfReply, Size, push_frame};
+use ding::pty::wire::{
+    ChildState, FrameKind, IdentityPart, Origin, Push, Request, SendIfReply, Size, push_frame,
+};
 use support::{Host, PATIENCE, identity_of, write};
 
 /// An attach connection that types like a person: each call sends one data
@@ -79,7 +81,7 @@ fn send_if_under_contention_is_all_or_nothing() {
         let status = sender.status().expect("status");
         let steps = [
             write(format!("<T{n}:").as_bytes()),
-            ding::pty::transport::Step::WaitMs(2),
+            ding::pty::transport::WireStep::WaitMs(2),
             write(b"abc>"),
         ];
         match sender
@@ -134,6 +136,7 @@ fn matching_send_if_writes_once_and_later_input_lands_after() {
     watcher.watch().expect("watch");
     let mut typist = Typist::new(&host);
     let mut sender = host.client();
+    let mut supervisor = host.client();
     let request = ding::pty::wire::Request::SendIf {
         session: identity.session.clone(),
         incarnation: identity.incarnation.clone(),
@@ -141,7 +144,7 @@ fn matching_send_if_writes_once_and_later_input_lands_after() {
         expected_revision: revision,
         steps: vec![
             write(b"A"),
-            ding::pty::transport::Step::WaitMs(300),
+            ding::pty::transport::WireStep::WaitMs(2000),
             write(b"B"),
         ],
     };
@@ -153,19 +156,58 @@ fn matching_send_if_writes_once_and_later_input_lands_after() {
         .wait_revision_above(revision, PATIENCE)
         .expect("watch")
         .expect("A moved the revision");
+    // A person types and a supervisor sends, both during the wait.
     typist.type_bytes(b"1");
     typist.type_bytes(b"2");
     typist.type_bytes(b"3");
+    let send = ding::pty::wire::Request::Send {
+        steps: vec![write(b"X")],
+        origin: ding::pty::wire::Origin::Intervention,
+    };
+    let mut line = serde_json::to_vec(&send).expect("encode");
+    line.push(b'\n');
+    supervisor.write_raw(&line).expect("send");
+    // They raced the transaction: it has not answered yet (its wait is
+    // 2 s), so every byte above reached the host while it was running.
+    sender.set_timeout(Some(Duration::from_millis(100)));
+    let early = sender.read_reply();
+    assert!(
+        early.is_err(),
+        "the transaction was still running when the others arrived: {early:?}"
+    );
+    sender.set_timeout(Some(PATIENCE));
     let reply = sender.read_reply().expect("reply");
-    let ding::pty::wire::Reply::SendIf(SendIfReply::Sent { written, .. }) = reply else {
+    let ding::pty::wire::Reply::SendIf(SendIfReply::Sent {
+        written,
+        revision: done,
+    }) = reply
+    else {
         panic!("expected sent, got {reply:?}");
     };
     assert_eq!(written, 2);
-    let out = host.wait_file("out", 5);
     assert_eq!(
-        out, b"AB123",
-        "typing during the wait must land after the transaction"
+        done,
+        revision + 2,
+        "nothing was committed between A and B: the revision moved once for each"
     );
+    let after = supervisor.read_reply().expect("send reply");
+    let ding::pty::wire::Reply::Send { revision: sent, .. } = after else {
+        panic!("expected send reply, got {after:?}");
+    };
+    assert!(
+        sent > done,
+        "the supervisor's send was written after the transaction"
+    );
+    let out = host.wait_file("out", 6);
+    assert!(
+        out.starts_with(b"AB"),
+        "typing during the wait must land after the transaction: {out:?}"
+    );
+    // Each connection's input in its own order (the two connections may
+    // be read in either order).
+    let typed: Vec<u8> = out[2..].iter().copied().filter(|b| *b != b'X').collect();
+    assert_eq!(typed, b"123", "{out:?}");
+    assert_eq!(out.iter().filter(|b| **b == b'X').count(), 1, "{out:?}");
 }
 
 #[test]
@@ -198,6 +240,46 @@ fn mismatched_identity_writes_zero_bytes() {
             .contains(r#""event":"intervention","op":"send""#),
         "{}",
         host.stderr_text()
+    );
+}
+
+#[test]
+fn the_log_tells_ding_delivery_from_a_supervisors_intervention() {
+    let host = Host::recording();
+    let (identity, revision) = host.identity();
+    let mut client = host.client();
+    let reply = client
+        .send_if(&identity, revision, &[write(b"a")])
+        .expect("send-if");
+    assert!(matches!(reply, SendIfReply::Sent { .. }));
+    let request = Request::Send {
+        steps: vec![write(b"b")],
+        origin: Origin::Delivery,
+    };
+    client.request(&request).expect("delivery send");
+    client.send(&[write(b"c")]).expect("intervention send");
+    assert_eq!(host.wait_file("out", 3), b"abc");
+    let log = host.stderr_text();
+    let events: Vec<(String, String)> = log
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .filter(|line| line["bytes"].is_u64())
+        .map(|line| {
+            (
+                line["event"].as_str().unwrap_or("").to_string(),
+                line["op"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect();
+    let expected = [
+        ("delivery", "send-if"),
+        ("delivery", "send"),
+        ("intervention", "send"),
+    ];
+    assert_eq!(
+        events,
+        expected.map(|(event, op)| (event.to_string(), op.to_string())),
+        "{log}"
     );
 }
 

@@ -24,7 +24,7 @@ fn garbage_agent(name: &str, lines: usize) -> Agent {
     let adapter = format!(r#"command "sh" "$ST_HOOKS/garbage.sh" "{lines}""#);
     let agent = Agent::new(
         name,
-        &rich_decl_with_adapter(name, SLEEPING_HARNESS, &adapter, ""),
+        &careful_decl_with_adapter(name, SLEEPING_HARNESS, &adapter, ""),
     );
     fs::write(agent.path("hooks/garbage.sh"), GARBAGE_ADAPTER).expect("adapter script");
     nix::unistd::mkfifo(&agent.path("feeds/go"), nix::sys::stat::Mode::S_IRWXU).expect("mkfifo");
@@ -78,7 +78,7 @@ const ACTIVE_LINES: usize = 20_000;
 
 #[test]
 fn a_flood_of_valid_active_lines_keeps_the_log_flat() {
-    let agent = Agent::new("active", &rich_decl("active", RECORDING_HARNESS, ""));
+    let agent = Agent::new("active", &careful_decl("active", RECORDING_HARNESS, ""));
     agent.up_recording();
     let adapter = agent.wait_adapter_up();
     agent.drop_message("m1.md", "waiting");
@@ -113,7 +113,7 @@ fn an_adapter_line_that_never_ends_is_reported_as_too_long_at_once() {
     let name = "endless";
     let agent = Agent::new(
         name,
-        &rich_decl_with_adapter(
+        &careful_decl_with_adapter(
             name,
             SLEEPING_HARNESS,
             r#"command "sh" "-c" "head -c 1000000 /dev/zero | tr '\\0' x; exec sleep 600""#,
@@ -139,7 +139,7 @@ const STATUS_MESSAGES: usize = 4000;
 fn status_peers_that_never_read_are_not_read_from_and_status_still_answers() {
     let agent = Agent::new(
         "peers",
-        &rich_decl("peers", RECORDING_HARNESS, "adapter-silence \"1h\""),
+        &careful_decl("peers", RECORDING_HARNESS, "adapter-silence \"1h\""),
     );
     agent.up_recording();
     agent.wait_adapter_up();

@@ -22,7 +22,7 @@ fn a_burst_of_20000_arrivals_is_all_accounted_for_in_fifo_order() {
     const COUNT: usize = 20_000;
     let agent = Agent::new(
         "burst",
-        &rich_decl("burst", RECORDING_HARNESS, "adapter-silence \"1h\""),
+        &careful_decl("burst", RECORDING_HARNESS, "adapter-silence \"1h\""),
     );
     agent.up_recording();
     agent.wait_adapter_up();
@@ -61,7 +61,7 @@ fn a_burst_of_20000_arrivals_is_all_accounted_for_in_fifo_order() {
 
 #[test]
 fn up_adopts_reports_drift_without_restarting_and_replace_restarts() {
-    let agent = Agent::new("drift", &rich_decl("drift", RECORDING_HARNESS, ""));
+    let agent = Agent::new("drift", &careful_decl("drift", RECORDING_HARNESS, ""));
     let printed = agent.up(&[]);
     assert!(printed.contains("pty host started"), "{printed}");
     assert!(printed.contains("sidecar started"), "{printed}");
@@ -124,7 +124,7 @@ fn field<'a>(value: &'a Value, key: &str, check: fn(&Value) -> bool) -> &'a Valu
 
 #[test]
 fn status_json_has_its_schema_running_and_lists_the_inbox_when_stopped() {
-    let agent = Agent::new("schema", &rich_decl("schema", RECORDING_HARNESS, ""));
+    let agent = Agent::new("schema", &careful_decl("schema", RECORDING_HARNESS, ""));
     agent.up_recording();
     agent.wait_adapter_up();
     agent.drop_message("m1.md", "first");

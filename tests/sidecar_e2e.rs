@@ -8,7 +8,7 @@ mod support;
 use std::fs;
 use std::time::Instant;
 
-use ding::pty::transport::Step;
+use ding::pty::transport::WireStep;
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use serde_json::Value;
@@ -120,9 +120,84 @@ fn aggressive_rings_with_the_exact_transport_and_runs_no_adapter() {
     assert_no_adapter(&agent);
 }
 
+/// A harness that records, for every read of its terminal, the monotonic
+/// time in nanoseconds and the bytes in hex, one line each.
+const TIMING_HARNESS: &str = r#"command "python3" "-c" "import os, sys, time, tty\ntty.setraw(0)\nsys.stdout.write('READY')\nsys.stdout.flush()\nout = open('reads', 'a')\nwhile True:\n    data = os.read(0, 4096)\n    out.write('%d %s\\n' % (time.monotonic_ns(), data.hex()))\n    out.flush()""#;
+
 #[test]
-fn rich_delivers_only_after_idle_with_an_empty_composer() {
-    let agent = Agent::new("rich", &rich_decl("rich", RECORDING_HARNESS, ""));
+fn aggressive_waits_the_submit_delay_between_the_paste_and_return() {
+    let agent = Agent::new(
+        "delay",
+        &format!(
+            "agent \"delay\" {{\n  {TIMING_HARNESS}\n  ding {{ submit-delay \"300ms\" }}\n}}\n"
+        ),
+    );
+    agent.up(&[]);
+    agent.wait_screen("READY");
+    agent.drop_message("0001.md", "one");
+    let reads = || -> Vec<(u64, Vec<u8>)> {
+        fs::read_to_string(agent.path("reads"))
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|line| {
+                let (time, hex) = line.split_once(' ')?;
+                let bytes = (0..hex.len())
+                    .step_by(2)
+                    .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).ok())
+                    .collect::<Option<Vec<u8>>>()?;
+                Some((time.parse().ok()?, bytes))
+            })
+            .collect()
+    };
+    wait_for("the paste and the Return", || {
+        reads().iter().any(|(_, bytes)| bytes.ends_with(b"\r"))
+    });
+    let reads = reads();
+    let paste_end = reads
+        .iter()
+        .find(|(_, bytes)| bytes.windows(6).any(|w| w == b"\x1b[201~"))
+        .map(|(at, _)| *at)
+        .expect("the paste ends");
+    let enter = reads
+        .iter()
+        .find(|(_, bytes)| bytes.ends_with(b"\r"))
+        .map(|(at, _)| *at)
+        .expect("the Return");
+    let all: Vec<u8> = reads.iter().flat_map(|(_, bytes)| bytes.clone()).collect();
+    assert_eq!(all.last(), Some(&b'\r'), "Return comes last: {all:?}");
+    assert!(
+        !reads.iter().any(|(_, bytes)| bytes.windows(6).any(|w| w == b"\x1b[201~") && bytes.ends_with(b"\r")),
+        "the Return is not in the same read as the paste"
+    );
+    let gap_ms = (enter - paste_end) / 1_000_000;
+    assert!(
+        gap_ms >= 290,
+        "Return {gap_ms} ms after the paste; the declared submit delay is 300 ms"
+    );
+}
+
+#[test]
+fn status_shows_the_adapters_latest_reason_escaped() {
+    let agent = Agent::new("why", &careful_decl("why", RECORDING_HARNESS, ""));
+    agent.up_recording();
+    let adapter = agent.wait_adapter_up();
+    agent.drop_message("m1.md", "first");
+    agent.wait_held("m1.md", "no-evidence");
+    let mut line = agent.activity("idle", "nonempty", Some(agent.revision()));
+    line["reason"] = Value::from("draft seen \u{1b}]52;c;aGk=\u{7}\u{202e}evil");
+    agent.feed(adapter, &line);
+    agent.wait_held("m1.md", "composer-nonempty");
+    let shown = agent.ding_ok(&["status", "why"]);
+    assert!(
+        shown.contains(r"adapter says draft seen \u{1b}]52;c;aGk=\u{7}\u{202e}evil"),
+        "{shown}"
+    );
+    assert!(!shown.contains('\u{1b}') && !shown.contains('\u{202e}'));
+}
+
+#[test]
+fn careful_delivers_only_after_idle_with_an_empty_composer() {
+    let agent = Agent::new("careful", &careful_decl("careful", RECORDING_HARNESS, ""));
     agent.up_recording();
     let adapter = agent.wait_adapter_up();
     agent.drop_message("m1.md", "first");
@@ -153,7 +228,7 @@ fn rich_delivers_only_after_idle_with_an_empty_composer() {
 
 #[test]
 fn typist_between_lease_and_send_makes_a_conflict_with_zero_bytes_then_next_lease_delivers() {
-    let agent = Agent::new("typist", &rich_decl("typist", RECORDING_HARNESS, ""));
+    let agent = Agent::new("typist", &careful_decl("typist", RECORDING_HARNESS, ""));
     agent.up_recording();
     let adapter = agent.wait_adapter_up();
     agent.drop_message("m1.md", "first");
@@ -163,7 +238,7 @@ fn typist_between_lease_and_send_makes_a_conflict_with_zero_bytes_then_next_leas
     let observed = agent.revision();
     let (typed, written) = agent
         .pty()
-        .send(&[Step::Write(b"x".to_vec())])
+        .send(&[WireStep::Write(b"x".to_vec())])
         .expect("type");
     assert_eq!(written, 1);
     assert!(typed > observed);
@@ -195,7 +270,7 @@ fn typist_between_lease_and_send_makes_a_conflict_with_zero_bytes_then_next_leas
 
 #[test]
 fn killed_adapter_holds_work_as_adapter_down_and_respawns_with_backoff() {
-    let agent = Agent::new("fault", &rich_decl("fault", RECORDING_HARNESS, ""));
+    let agent = Agent::new("fault", &careful_decl("fault", RECORDING_HARNESS, ""));
     agent.up_recording();
     let first = agent.wait_adapter_up();
     agent.drop_message("m1.md", "first");
@@ -265,7 +340,7 @@ fn killed_adapter_holds_work_as_adapter_down_and_respawns_with_backoff() {
 fn sigkilled_sidecar_restarts_without_loss_or_repeated_rings() {
     let agent = Agent::new(
         "crash",
-        &rich_decl("crash", RECORDING_HARNESS, "notice-max-files 2"),
+        &careful_decl("crash", RECORDING_HARNESS, "notice-max-files 2"),
     );
     agent.up_recording();
     let first = agent.wait_adapter_up();

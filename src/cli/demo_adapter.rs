@@ -20,25 +20,27 @@ Report the demo agent's activity as adapter protocol v1 lines on stdout.
 
 Options:
   --socket PATH       the PTY host's socket (default: $DING_PTY_SOCKET)
-  --heartbeat-ms N    report at least this often (default 400)
-  --valid-for-ms N    validForMs of every line (default 1000)
+  --heartbeat-ms N    while wanted, report at least this often (default 4000)
+  --valid-for-ms N    validForMs of every line (default 5000)
   -h, --help          print help
 ";
 
 const LONG: &str = "
-One `activity` line per screen change (revision pushes, coalesced) and per
-heartbeat, with the snapshot's revision. Ready screen: idle; working: active;
-confirmation menu or an unknown screen: unknown. The composer is empty when
-it shows only the dim placeholder. The identity is the PTY host's (status,
-re-read after a restart); DING_SESSION, DING_INCARNATION and DING_GENERATION
-are checked against it. See docs/demo.md.
+Built on the adapter kit: while the sidecar wants evidence (its downlink on
+stdin), one `activity` line per screen change (revision pushes, coalesced)
+and per heartbeat, with the snapshot's revision; nothing at all while it does
+not. Ready screen: idle; working: active; confirmation menu or an unknown
+screen: unknown. The composer is empty when it shows only the dim
+placeholder. The identity is the one the sidecar sends; run by hand (stdin
+not a pipe), evidence is always wanted and the identity is the PTY host's.
+See docs/demo.md.
 ";
 
 pub fn run(parser: &mut lexopt::Parser) -> Result<ExitCode> {
     let Some(options) = parse(parser, std::env::var_os("DING_PTY_SOCKET"))? else {
         return Ok(ExitCode::SUCCESS);
     };
-    adapter::run(&options, &mut std::io::stdout().lock())?;
+    adapter::run(&options)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -50,8 +52,8 @@ pub fn parse(
     let mut socket = env_socket
         .filter(|value| !value.is_empty())
         .map(PathBuf::from);
-    let mut heartbeat = Duration::from_millis(400);
-    let mut valid_for = Duration::from_millis(1000);
+    let mut heartbeat = Duration::from_millis(4000);
+    let mut valid_for = Duration::from_millis(5000);
     while let Some(arg) = parser.next()? {
         if help_asked(&arg, SHORT, format_args!("{SHORT}{LONG}"))? {
             return Ok(None);
@@ -98,8 +100,8 @@ mod tests {
             .expect("parses")
             .expect("options");
         assert_eq!(options.socket, PathBuf::from("/run/a.sock"));
-        assert_eq!(options.heartbeat, Duration::from_millis(400));
-        assert_eq!(options.valid_for, Duration::from_millis(1000));
+        assert_eq!(options.heartbeat, Duration::from_millis(4000));
+        assert_eq!(options.valid_for, Duration::from_millis(5000));
         let options = parse_args(&["--socket", "b.sock"], Some("/run/a.sock"))
             .expect("parses")
             .expect("options");

@@ -13,7 +13,7 @@ use lexopt::{Arg, ValueExt};
 
 use super::help_asked;
 use crate::pty::client::Client;
-use crate::pty::transport::Step;
+use crate::pty::transport::WireStep;
 use crate::sidecar::paths::{AgentPaths, DirsEnv};
 
 const HELP: &str = "\
@@ -46,10 +46,10 @@ pub fn run(parser: &mut lexopt::Parser) -> Result<ExitCode> {
         bail!("`ding intervene` needs an agent name and a text\nUsage: ding intervene NAME TEXT");
     };
     let paths = AgentPaths::resolve(&name, &DirsEnv::from_process())?;
-    let mut steps = vec![Step::Write(text.into_bytes())];
+    let mut steps = vec![WireStep::Write(text.into_bytes())];
     if enter {
-        steps.push(Step::WaitMs(ENTER_DELAY_MS));
-        steps.push(Step::Write(b"\r".to_vec()));
+        steps.push(WireStep::WaitMs(ENTER_DELAY_MS));
+        steps.push(WireStep::Write(b"\r".to_vec()));
     }
     let (revision, written) = Client::connect(&paths.pty_socket())?.send(&steps)?;
     writeln!(

@@ -20,6 +20,7 @@ pub mod demo_agent;
 pub mod down;
 pub mod eval_harness_env;
 pub mod eval_model_server;
+pub mod hook;
 pub mod inbox_target;
 pub mod intervene;
 pub mod pty;
@@ -42,6 +43,7 @@ Commands:
   attach      attach this terminal to a running `ding pty`
   intervene   type supervisor input into an agent's terminal now
   check       validate agent declarations, print their fingerprints
+  hook        relay a harness hook call to the agent's adapter
   sidecar     run one agent's DING sidecar in the foreground
   pty         run a command in the reference PTY host
   help        print this help
@@ -84,6 +86,7 @@ fn run() -> Result<ExitCode> {
         "intervene" => intervene::run(&mut parser),
         "pty" => pty::run(&mut parser),
         "attach" => attach::run(&mut parser),
+        "hook" => hook::run(&mut parser),
         // Hidden: the bundled demo agent and adapter that `make demo` runs.
         "demo-agent" => demo_agent::run(&mut parser),
         "demo-adapter" => demo_adapter::run(&mut parser),

@@ -357,6 +357,25 @@ pub fn render(document: &Value) -> String {
             render_lease(&engine["lease"])
         };
         out.push_str(&format!("  lease        {lease}\n"));
+        if engine["evidence"]["fence"] == "receipt-unsafe" {
+            out.push_str(
+                "  fence        UNSAFE: at receipt (unsafe-receipt-fence), not at the adapter's observation\n",
+            );
+        }
+        if document["policy"] != "aggressive" {
+            let wanted = engine["evidence"]["wanted"].as_bool() == Some(true);
+            out.push_str(&format!(
+                "  evidence     {}\n",
+                if wanted {
+                    "wanted (unread work waits for the terminal)"
+                } else {
+                    "not wanted (nothing for the terminal to deliver)"
+                }
+            ));
+            if let Some(reason) = engine["evidence"]["adapterReason"].as_str() {
+                out.push_str(&format!("  adapter says {}\n", escape(reason)));
+            }
+        }
         out.push_str(&format!(
             "  pty          {}\n",
             render_pty(&engine["pty"], document)

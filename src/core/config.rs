@@ -50,6 +50,32 @@ impl Policy {
     }
 }
 
+/// What a lease's compare-and-send is fenced on (spec §3).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Fence {
+    /// The PTY revision at which the adapter observed its evidence. Idle
+    /// evidence without a `revision` holds as `revision-unknown`.
+    #[default]
+    Evidence,
+    /// **Unsafe**, for adapters that truly cannot see the screen: idle
+    /// evidence without a `revision` is fenced at the revision the sidecar
+    /// knows when the line arrives. A keystroke typed after the adapter
+    /// looked but before its line arrived is then *not* detected, and the
+    /// notice can be glued onto that draft. Declared as
+    /// `unsafe-receipt-fence #true`; `ding check` and `ding status` say so.
+    ReceiptUnsafe,
+}
+
+impl Fence {
+    pub const fn token(self) -> &'static str {
+        match self {
+            Fence::Evidence => "evidence",
+            Fence::ReceiptUnsafe => "receipt-unsafe",
+        }
+    }
+}
+
 /// The settings a declaration may change. Each field's default and bounds are
 /// in [`TUNABLES`].
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
@@ -67,6 +93,8 @@ pub struct Tunables {
     pub submit_delay: Duration,
     /// At most this many filenames in one notice; the rest ring next.
     pub notice_max_files: usize,
+    /// What compare-and-sends are fenced on.
+    pub fence: Fence,
 }
 
 impl Default for Tunables {
@@ -77,6 +105,7 @@ impl Default for Tunables {
             re_ring_after: Some(RE_RING_AFTER.default),
             submit_delay: SUBMIT_DELAY.default,
             notice_max_files: NOTICE_MAX_FILES_DEFAULT,
+            fence: Fence::Evidence,
         }
     }
 }

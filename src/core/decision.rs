@@ -5,6 +5,7 @@
 
 use serde::Serialize;
 
+use super::downlink::ClaimRefusal;
 use super::hold::{AdapterDown, HoldReason};
 use super::identity::Identity;
 use super::message::MessageName;
@@ -89,13 +90,19 @@ pub enum Decision {
         pending: usize,
         oldest: Option<MessageName>,
     },
-    /// A turn-boundary receipt made these files hook-owned.
+    /// A turn-boundary receipt or a claim made these files hook-owned.
+    /// `unseen` are named files the inbox watch has not reported yet: they
+    /// become hook-owned the moment they are seen (spec §6).
     HookOwned {
         messages: Vec<MessageName>,
+        unseen: Vec<MessageName>,
     },
-    /// A turn-boundary receipt named a file that is not unread; nothing changed.
-    ReceiptRejected {
-        not_unread: Vec<MessageName>,
+    /// A claim was answered; `granted` is also recorded as `hook-owned`.
+    Claimed {
+        claim: u64,
+        granted: usize,
+        refused: usize,
+        refusal: Option<ClaimRefusal>,
     },
     /// Owned files went back to pending.
     Released {
@@ -136,6 +143,14 @@ pub enum Decision {
         current: Identity,
     },
     PtyUnreachable,
+    /// The harness process exited (from a push or a transaction's reply).
+    HarnessExited {
+        status: String,
+    },
+    /// Whether activity evidence is wanted changed (the demand signal).
+    EvidenceWanted {
+        wanted: bool,
+    },
     /// An input that does not apply in the current state was ignored.
     Ignored {
         what: String,

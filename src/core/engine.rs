@@ -19,8 +19,8 @@
 //! while let Some(output) = engine.poll_output() {
 //!     match output {
 //!         Output::Send(send) => { /* write send.transport to the PTY host */ }
-//!         Output::SendIf(_) | Output::SpawnAdapter | Output::JournalChanged
-//!         | Output::StatusChanged | Output::Decision(_) => {}
+//!         Output::SendIf(_) | Output::SpawnAdapter | Output::ToAdapter(_)
+//!         | Output::JournalChanged | Output::StatusChanged | Output::Decision(_) => {}
 //!     }
 //! }
 //! // Arm a timer for engine.next_deadline(); on expiry call handle_timeout.
@@ -43,17 +43,22 @@ use std::collections::VecDeque;
 use serde::Serialize;
 
 use super::adapter::{Adapter, AdapterPhase};
-use super::config::{EngineConfig, Policy};
+use super::config::{EngineConfig, Fence, Policy};
 use super::decision::{Decision, Record, ReleaseCause};
+use super::downlink::{ClaimRefusal, Claimed, Downlink, Refusal, RefusedState};
+use super::escape::escape;
 use super::hold::{AdapterDown, HoldReason};
-use super::identity::Identity;
+use super::identity::{Identity, IdentityPart};
 use super::journal::Journal;
 use super::lease::{Lease, LeaseSlot, RevisionSource};
 use super::message::MessageName;
 use super::notice::Notice;
-use super::ownership::{MessageState, Ownership, RequestId};
-use super::protocol::{self, ActivityState, Body, Composer, Event, Lifecycle, ProtocolError};
-use super::status::{HoldView, MessageStatus, PtyView, Status};
+use super::ownership::{MessageState, Ownership, RequestId, Seen};
+use super::protocol::{
+    self, ActivityState, Body, Claim, ClaimScope, ClaimWants, Composer, Event, Lifecycle,
+    ProtocolError,
+};
+use super::status::{EngineStatus, EvidenceView, HoldView, MessageStatus, PtyView};
 use super::time::Time;
 use super::transport::Transport;
 
@@ -87,6 +92,19 @@ pub enum Input {
     PtyConflict { request: RequestId, actual: u64 },
     /// The PTY host answered `request` with an error: zero bytes.
     PtyError { request: RequestId, detail: String },
+    /// The PTY host refused `request` because the tuple names another
+    /// terminal, start or launch: zero bytes. `actual` is its revision.
+    PtyMismatch {
+        request: RequestId,
+        part: IdentityPart,
+        actual: u64,
+    },
+    /// The harness process exited. `request` is the transaction the host
+    /// refused for it (zero bytes), if the news came as a reply.
+    HarnessExited {
+        request: Option<RequestId>,
+        status: String,
+    },
     /// The PTY host cannot be reached (connection lost or refused).
     PtyUnreachable,
 }
@@ -120,6 +138,10 @@ pub enum Output {
     Send(Send),
     /// Start the adapter (killing any previous one first).
     SpawnAdapter,
+    /// Write this line to the adapter's stdin. Write it only after the
+    /// journal of the same input is durable: a `claimed` answer hands files
+    /// to a hook, and that ownership must survive a crash.
+    ToAdapter(Downlink),
     /// Ownership changed: write [`Engine::journal`] atomically before acting
     /// on later outputs that depend on it. Emitted at most once per input; a
     /// runtime may coalesce several into one write per loop turn, because the
@@ -141,10 +163,25 @@ struct InFlight {
     deadline: Time,
 }
 
-/// Why the PTY is not to be used until it next reports its status.
+/// Why the PTY is not to be used for now, and until when.
 #[derive(Clone, Debug)]
 struct PtyBlock {
     reason: HoldReason,
+    since: Time,
+    /// When to try again (an engine timer, with backoff). `None`: until the
+    /// host reports in again (unreachable) or starts a new harness (exited).
+    retry_at: Option<Time>,
+}
+
+/// How long the first retry after a PTY error waits; doubles per error.
+const PTY_RETRY_INITIAL: std::time::Duration = std::time::Duration::from_millis(250);
+/// The longest wait between retries after PTY errors.
+const PTY_RETRY_MAX: std::time::Duration = std::time::Duration::from_secs(8);
+
+/// The demand signal as last told to the adapter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Demand {
+    wanted: bool,
     since: Time,
 }
 
@@ -159,6 +196,13 @@ pub struct Engine {
     in_flight: Option<InFlight>,
     /// The hold last announced, so `Held` is recorded once per change.
     hold: Option<(HoldReason, Time)>,
+    /// What the adapter was last told about wanting evidence; `None` until
+    /// it has been told (after every spawn).
+    demand: Option<Demand>,
+    /// The `reason` of the adapter's latest activity line, for status.
+    adapter_reason: Option<String>,
+    /// The wait before the next PTY retry after an error.
+    pty_retry_delay: std::time::Duration,
     next_request: RequestId,
     outputs: VecDeque<Output>,
     journal_dirty: bool,
@@ -185,6 +229,9 @@ impl Engine {
             pty_block: None,
             in_flight: None,
             hold: None,
+            demand: None,
+            adapter_reason: None,
+            pty_retry_delay: PTY_RETRY_INITIAL,
             next_request: 1,
             outputs: VecDeque::new(),
             journal_dirty: false,
@@ -199,6 +246,11 @@ impl Engine {
 
     pub fn config(&self) -> &EngineConfig {
         &self.config
+    }
+
+    /// The PTY host's identity as the engine knows it.
+    pub fn pty_identity(&self) -> Option<&Identity> {
+        self.pty.identity.as_ref()
     }
 
     /// Whether a transaction's reply is awaited.
@@ -217,7 +269,8 @@ impl Engine {
         let reply = self.in_flight.as_ref().map(|flight| flight.deadline);
         let respawn = self.adapter.retry_at();
         let re_ring = self.ownership.next_re_ring();
-        [reply, respawn, re_ring]
+        let pty_retry = self.pty_block.as_ref().and_then(|block| block.retry_at);
+        [reply, respawn, re_ring, pty_retry]
             .into_iter()
             .flatten()
             .min()
@@ -237,7 +290,7 @@ impl Engine {
         match input {
             Input::InboxScan(names) => self.on_scan(names),
             Input::InboxAdded(name) => {
-                if self.ownership.add(name.clone(), self.now) {
+                if self.on_seen(name.clone()) {
                     self.record(Decision::Arrived { message: name });
                 }
             }
@@ -257,6 +310,12 @@ impl Engine {
             Input::PtySent { request, revision } => self.on_sent(request, revision),
             Input::PtyConflict { request, actual } => self.on_conflict(request, actual),
             Input::PtyError { request, detail } => self.on_pty_error(request, detail),
+            Input::PtyMismatch {
+                request,
+                part,
+                actual,
+            } => self.on_pty_mismatch(request, part, actual),
+            Input::HarnessExited { request, status } => self.on_harness_exited(request, status),
             Input::PtyUnreachable => self.on_pty_unreachable(),
         }
         self.settle();
@@ -269,7 +328,7 @@ impl Engine {
     }
 
     /// A snapshot of everything `ding status` shows.
-    pub fn status(&self, now: Time) -> Status {
+    pub fn status(&self, now: Time) -> EngineStatus {
         let now = now.max(self.now);
         let pending_hold = self
             .gate(now)
@@ -282,33 +341,46 @@ impl Engine {
                 MessageStatus::new(name, state, since, pending_hold.as_ref())
             })
             .collect();
-        Status::new(
+        let evidence = EvidenceView {
+            wanted: self.demand.is_some_and(|demand| demand.wanted),
+            since: self.demand.map(|demand| demand.since),
+            fence: self.config.tunables.fence,
+            adapter_reason: self.adapter_reason.clone(),
+        };
+        let mut status = EngineStatus::new(
             &self.config,
             now,
             &self.adapter,
             &self.lease,
             &self.pty,
-            self.in_flight.as_ref().map(|flight| flight.request),
+            evidence,
             messages,
-        )
+        );
+        status.in_flight = self.in_flight.as_ref().map(|flight| flight.request);
+        status
     }
 
     /// A hold with the time its cause arose, as far as the engine knows it.
     fn hold_view(&self, reason: HoldReason, now: Time) -> HoldView {
         let since = match (&self.hold, &self.lease, &self.pty_block) {
+            // The evidence's own verdict is as old as the evidence.
+            (_, LeaseSlot::Granted(lease), _)
+                if matches!(
+                    reason,
+                    HoldReason::ComposerNonempty | HoldReason::ComposerUnknown
+                ) =>
+            {
+                lease.granted_at
+            }
             (Some((held, since)), _, _) if *held == reason => *since,
             (_, LeaseSlot::Ended { reason: ended, at }, _) if *ended == reason => *at,
             (_, _, Some(block)) if block.reason == reason => block.since,
             (_, LeaseSlot::Granted(lease), _) if reason == HoldReason::LeaseExpired => {
                 lease.expires_at
             }
-            // Silence began when the adapter last spoke (or came up).
-            _ if reason == HoldReason::AdapterSilent => match &self.adapter.phase {
-                AdapterPhase::Up {
-                    since, last_line, ..
-                } => last_line.unwrap_or(*since),
-                _ => now,
-            },
+            // Silence began when the adapter last spoke, came up, or was
+            // asked for evidence, whichever is latest.
+            _ if reason == HoldReason::AdapterSilent => self.silent_since().unwrap_or(now),
             _ => now,
         };
         HoldView {
@@ -331,10 +403,14 @@ impl Engine {
         }));
     }
 
-    /// Fires due timers, attempts delivery, and flushes the journal and
-    /// status outputs once for the whole input.
+    /// Fires due timers, attempts delivery, tells the adapter whether
+    /// evidence is wanted, and flushes the journal and status outputs once
+    /// for the whole input.
     fn settle(&mut self) {
         self.fire_timers();
+        // Before delivery, so the gate's silence rule sees the demand as the
+        // adapter will have seen it.
+        self.signal_demand();
         self.deliver();
         if self.journal_dirty {
             self.journal_dirty = false;
@@ -352,12 +428,12 @@ impl Engine {
             && flight.deadline <= now
         {
             self.outcome_unknown("pty reply timed out");
-            self.pty_block = Some(PtyBlock {
-                reason: HoldReason::PtyError {
-                    detail: "reply timed out".into(),
-                },
-                since: now,
-            });
+            self.block_pty_for_retry("reply timed out".into());
+        }
+        if let Some(block) = &self.pty_block
+            && block.retry_at.is_some_and(|due| due <= now)
+        {
+            self.pty_block = None;
         }
         if self.adapter.retry_at().is_some_and(|due| due <= now) {
             self.adapter.starting(now);
@@ -393,7 +469,7 @@ impl Engine {
         }
         let mut added = 0;
         for name in listed {
-            if self.ownership.add(name, self.now) {
+            if self.on_seen(name) {
                 added += 1;
             }
         }
@@ -407,6 +483,20 @@ impl Engine {
             added,
             removed,
         });
+    }
+
+    /// Records a file seen in `new/`; returns whether it was new. A file a
+    /// hook took before the watch reported it is hook-owned from now on, and
+    /// the journal must say so (spec §6.1).
+    fn on_seen(&mut self, name: MessageName) -> bool {
+        match self.ownership.add(name, self.now) {
+            Seen::Known => false,
+            Seen::New => true,
+            Seen::NewHookOwned => {
+                self.journal_dirty = true;
+                true
+            }
+        }
     }
 
     fn on_removed(&mut self, name: MessageName) {
@@ -434,10 +524,18 @@ impl Engine {
         }
         self.adapter.spawned(pid, self.now);
         self.lease = LeaseSlot::ended(HoldReason::NoEvidence, self.now);
+        self.adapter_reason = None;
         self.record(Decision::AdapterUp { pid });
+        // A new process knows nothing: tell it the terminal, then (in
+        // `settle`) whether evidence is wanted.
+        self.outputs.push_back(Output::ToAdapter(Downlink::Pty {
+            identity: self.pty.identity.clone(),
+        }));
+        self.demand = None;
     }
 
     fn on_adapter_down(&mut self, down: AdapterDown) {
+        self.demand = None;
         if let Some(delay) = self.adapter.went_down(down.clone(), self.now) {
             self.end_lease(HoldReason::AdapterDown { down: down.clone() });
             let retry_in_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX);
@@ -464,10 +562,18 @@ impl Engine {
             Ok(event) => event,
             Err(error) => return self.reject_line(error),
         };
+        // A claim always gets an answer, even a refusal: a hook waits on it.
+        let claim = match &event.body {
+            Body::Claim(claim) => Some(claim.claim),
+            _ => None,
+        };
         if let AdapterPhase::Up { last_sequence, .. } = &mut self.adapter.phase {
             if let Some(last) = *last_sequence
                 && event.sequence <= last
             {
+                if let Some(claim) = claim {
+                    self.refuse_claim(claim, ClaimRefusal::StaleSequence);
+                }
                 return self.reject_line(ProtocolError::StaleSequence {
                     sequence: event.sequence,
                     last,
@@ -476,9 +582,15 @@ impl Engine {
             *last_sequence = Some(event.sequence);
         }
         let Some(current) = self.pty.identity.as_ref() else {
+            if let Some(claim) = claim {
+                self.refuse_claim(claim, ClaimRefusal::PtyUnknown);
+            }
             return self.end_lease(HoldReason::PtyUnknown);
         };
         if let Some(part) = event.identity.mismatch(current) {
+            if let Some(claim) = claim {
+                self.refuse_claim(claim, ClaimRefusal::IdentityMismatch);
+            }
             return self.end_lease(HoldReason::IdentityMismatch { part });
         }
         self.on_event(event);
@@ -492,13 +604,25 @@ impl Engine {
     }
 
     fn on_event(&mut self, event: Event<'_>) {
+        if let Body::Activity(activity) = &event.body {
+            self.adapter_reason = activity.reason.as_deref().map(str::to_owned);
+        }
         match event.body {
             Body::Activity(activity) if activity.state == ActivityState::Idle => {
                 let valid_for = activity.valid_for.min(self.config.tunables.lease_cap);
-                let (revision, revision_source) = match (activity.revision, self.pty.revision) {
-                    (Some(evidence), _) => (Some(evidence), Some(RevisionSource::Evidence)),
-                    (None, Some(known)) => (Some(known), Some(RevisionSource::PtyAtReceipt)),
-                    (None, None) => (None, None),
+                let (revision, revision_source) = match (
+                    activity.revision,
+                    self.pty.revision,
+                    self.config.tunables.fence,
+                ) {
+                    (Some(evidence), _, _) => (Some(evidence), Some(RevisionSource::Evidence)),
+                    // Only the loudly named unsafe fence guesses: the
+                    // revision known at receipt cannot see a keystroke typed
+                    // after the adapter looked.
+                    (None, Some(known), Fence::ReceiptUnsafe) => {
+                        (Some(known), Some(RevisionSource::PtyAtReceipt))
+                    }
+                    (None, _, _) => (None, None),
                 };
                 let lease = Lease {
                     identity: event.identity.into_owned(),
@@ -524,43 +648,155 @@ impl Engine {
                 self.end_lease(HoldReason::TurnBoundary);
                 self.on_receipt(messages, event.identity.incarnation.into_owned());
             }
+            Body::Claim(claim) => {
+                self.end_lease(HoldReason::TurnBoundary);
+                self.on_claim(claim, event.identity.incarnation.into_owned());
+            }
             Body::Lifecycle { event: fact } => {
                 self.record(Decision::LifecycleFact { event: fact });
                 self.end_lease(HoldReason::Lifecycle { event: fact });
                 if matches!(fact, Lifecycle::Clear | Lifecycle::Crash) {
                     let owned = self.ownership.owned();
                     self.release(owned, ReleaseCause::Lifecycle);
+                    // A file a hook took before the watch reported it went
+                    // into the context that is gone, too (spec §7 rule 3).
+                    self.ownership.forget_unseen();
                 }
             }
         }
     }
 
-    fn on_receipt(&mut self, messages: Vec<MessageName>, incarnation: String) {
-        let not_unread: Vec<MessageName> = messages
-            .iter()
-            .filter(|name| !self.ownership.contains(name))
-            .cloned()
-            .collect();
-        if !not_unread.is_empty() {
-            self.record(Decision::ReceiptRejected { not_unread });
-            return;
-        }
-        let mut sorted = messages;
-        sorted.sort();
-        let owned = MessageState::HookOwned {
+    /// A hook put these files into the next context (after the fact). Each
+    /// named file is taken on its own: a known one becomes hook-owned
+    /// whatever its state; one the inbox watch has not reported yet is
+    /// hook-owned the moment it is seen.
+    fn on_receipt(&mut self, mut messages: Vec<MessageName>, incarnation: String) {
+        messages.sort();
+        let owner = MessageState::HookOwned {
             incarnation: Some(incarnation),
         };
-        // A receipt repeated for files it already made hook-owned changes
-        // nothing: no journal write, no record.
-        if sorted
-            .iter()
-            .all(|name| self.ownership.state(name) == Some(&owned))
-        {
+        let (known, unseen): (Vec<MessageName>, Vec<MessageName>) = messages
+            .into_iter()
+            .partition(|name| self.ownership.contains(name));
+        self.take_for_hook(known, unseen, &owner);
+    }
+
+    /// A hook asks which files it may inject. The granted ones are
+    /// hook-owned before the answer leaves, so no file is both injected and
+    /// typed (spec §6.1).
+    fn on_claim(&mut self, claim: Claim, incarnation: String) {
+        let owner = MessageState::HookOwned {
+            incarnation: Some(incarnation),
+        };
+        let mut granted = Vec::new();
+        let mut unseen = Vec::new();
+        let mut refused = Vec::new();
+        match claim.wants {
+            ClaimWants::Named(mut names) => {
+                names.sort();
+                for name in names {
+                    match self.ownership.state(&name) {
+                        None => unseen.push(name),
+                        Some(state) => match claimable(state, claim.scope) {
+                            Ok(()) => granted.push(name),
+                            Err(state) => refused.push(Refusal { name, state }),
+                        },
+                    }
+                }
+            }
+            ClaimWants::Oldest(limit) => {
+                let limit = usize::try_from(limit).unwrap_or(usize::MAX);
+                granted = match claim.scope {
+                    ClaimScope::Pending => self.ownership.pending().take(limit).cloned().collect(),
+                    ClaimScope::Unread => self
+                        .ownership
+                        .unread()
+                        .filter(|(_, state)| claimable(state, claim.scope).is_ok())
+                        .take(limit)
+                        .map(|(name, _)| name.clone())
+                        .collect(),
+                };
+            }
+        }
+        if let Some(budget) = claim.name_bytes {
+            let (kept, over) = within_budget(granted, unseen, budget);
+            granted = kept.0;
+            unseen = kept.1;
+            refused.extend(over.into_iter().map(|name| Refusal {
+                name,
+                state: RefusedState::OverBudget,
+            }));
+            refused.sort_by(|a, b| a.name.cmp(&b.name));
+        }
+        let taken = granted.len() + unseen.len();
+        let refused_count = refused.len();
+        let mut all: Vec<MessageName> = granted.iter().chain(unseen.iter()).cloned().collect();
+        all.sort();
+        self.take_for_hook(granted, unseen, &owner);
+        self.record(Decision::Claimed {
+            claim: claim.claim,
+            granted: taken,
+            refused: refused_count,
+            refusal: None,
+        });
+        let not_granted = self.ownership.len().saturating_sub(
+            all.iter()
+                .filter(|name| self.ownership.contains(name))
+                .count(),
+        );
+        self.outputs
+            .push_back(Output::ToAdapter(Downlink::Claimed(Claimed {
+                claim: claim.claim,
+                granted: all,
+                refused,
+                refusal: None,
+                not_granted,
+            })));
+    }
+
+    fn refuse_claim(&mut self, claim: u64, refusal: ClaimRefusal) {
+        self.record(Decision::Claimed {
+            claim,
+            granted: 0,
+            refused: 0,
+            refusal: Some(refusal),
+        });
+        self.outputs
+            .push_back(Output::ToAdapter(Downlink::Claimed(Claimed {
+                claim,
+                granted: Vec::new(),
+                refused: Vec::new(),
+                refusal: Some(refusal),
+                not_granted: self.ownership.len(),
+            })));
+    }
+
+    /// Makes `known` hook-owned now and `unseen` hook-owned when seen.
+    fn take_for_hook(
+        &mut self,
+        known: Vec<MessageName>,
+        unseen: Vec<MessageName>,
+        owner: &MessageState,
+    ) {
+        // A file already hook-owned by the same incarnation keeps its state
+        // and its time: a repeated receipt changes nothing, writes no
+        // journal and records nothing.
+        let known: Vec<MessageName> = known
+            .into_iter()
+            .filter(|name| self.ownership.state(name) != Some(owner))
+            .collect();
+        if known.is_empty() && unseen.is_empty() {
             return;
         }
-        self.ownership.set(&sorted, &owned, self.now);
+        self.ownership.set(&known, owner, self.now);
+        for name in &unseen {
+            self.ownership.expect(name.clone(), owner.clone(), self.now);
+        }
         self.journal_dirty = true;
-        self.record(Decision::HookOwned { messages: sorted });
+        self.record(Decision::HookOwned {
+            messages: known,
+            unseen,
+        });
     }
 
     /// Ends the lease, if one was granted, and records why. Without a lease
@@ -592,15 +828,31 @@ impl Engine {
     fn on_pty_status(&mut self, identity: Identity, revision: u64) {
         self.pty.reachable = true;
         self.pty.revision = Some(revision);
-        self.pty_block = None;
+        // The host answering ends "unreachable"; an error waits for its retry
+        // timer, and an exited harness for a new one.
+        if self
+            .pty_block
+            .as_ref()
+            .is_some_and(|block| block.reason == HoldReason::PtyUnreachable)
+        {
+            self.pty_block = None;
+        }
         if self.pty.identity.as_ref() == Some(&identity) {
             return;
         }
+        // A new harness (or launch): nothing that blocked the old one applies.
+        self.pty_block = None;
+        self.pty_retry_delay = PTY_RETRY_INITIAL;
         let previous = self.pty.identity.replace(identity.clone());
         self.record(Decision::PtyIdentity {
             previous,
             current: identity.clone(),
         });
+        if self.adapter.is_up() {
+            self.outputs.push_back(Output::ToAdapter(Downlink::Pty {
+                identity: Some(identity.clone()),
+            }));
+        }
         if let LeaseSlot::Granted(lease) = &self.lease
             && let Some(part) = lease.identity.mismatch(&identity)
         {
@@ -649,6 +901,7 @@ impl Engine {
             incarnation: flight.incarnation,
             confirmed: true,
         };
+        self.pty_retry_delay = PTY_RETRY_INITIAL;
         self.ownership.set(&messages, &staged, self.now);
         self.journal_dirty = true;
         self.record(Decision::Sent {
@@ -686,10 +939,81 @@ impl Engine {
             detail: detail.clone(),
             messages,
         });
-        // Retrying at once would spin against a failing host: wait for its next status.
-        self.pty_block = Some(PtyBlock {
+        // Retrying at once would spin against a failing (or busy) host.
+        self.block_pty_for_retry(detail);
+    }
+
+    /// Blocks the PTY for a backoff that doubles with every error and resets
+    /// with a successful send or a new harness.
+    fn block_pty_for_retry(&mut self, detail: String) {
+        let delay = self.pty_retry_delay;
+        self.pty_retry_delay = (delay * 2).min(PTY_RETRY_MAX);
+        self.block_pty(PtyBlock {
             reason: HoldReason::PtyError { detail },
             since: self.now,
+            retry_at: Some(self.now.saturating_add(delay)),
+        });
+    }
+
+    /// Blocks the PTY, unless its harness has exited: that block lasts until
+    /// a new harness reports in (spec §4.3), so a later error, timeout or
+    /// outage must not replace it with one that a timer or a status of the
+    /// dead harness would lift.
+    fn block_pty(&mut self, block: PtyBlock) {
+        if self
+            .pty_block
+            .as_ref()
+            .is_some_and(|current| matches!(current.reason, HoldReason::HarnessExited { .. }))
+        {
+            return;
+        }
+        self.pty_block = Some(block);
+    }
+
+    fn on_pty_mismatch(&mut self, request: RequestId, part: IdentityPart, actual: u64) {
+        let Some((_, messages)) = self.take_flight(request) else {
+            return;
+        };
+        self.pty.revision = Some(actual);
+        self.ownership
+            .set(&messages, &MessageState::Pending, self.now);
+        self.record(Decision::SendFailed {
+            request,
+            detail: format!("{part} mismatch"),
+            messages,
+        });
+        // The lease was about another terminal: end it. The host's next
+        // status tells the engine the identity it really has.
+        self.end_lease(HoldReason::IdentityMismatch { part });
+    }
+
+    fn on_harness_exited(&mut self, request: Option<RequestId>, status: String) {
+        if let Some(request) = request
+            && let Some((_, messages)) = self.take_flight(request)
+        {
+            self.ownership
+                .set(&messages, &MessageState::Pending, self.now);
+            self.record(Decision::SendFailed {
+                request,
+                detail: "the harness has exited".into(),
+                messages,
+            });
+        }
+        let reason = HoldReason::HarnessExited {
+            status: status.clone(),
+        };
+        if self
+            .pty_block
+            .as_ref()
+            .is_some_and(|block| block.reason == reason)
+        {
+            return;
+        }
+        self.record(Decision::HarnessExited { status });
+        self.pty_block = Some(PtyBlock {
+            reason,
+            since: self.now,
+            retry_at: None,
         });
     }
 
@@ -699,9 +1023,10 @@ impl Engine {
         }
         if self.pty.reachable || self.pty_block.is_none() {
             self.pty.reachable = false;
-            self.pty_block = Some(PtyBlock {
+            self.block_pty(PtyBlock {
                 reason: HoldReason::PtyUnreachable,
                 since: self.now,
+                retry_at: None,
             });
             self.record(Decision::PtyUnreachable);
         }
@@ -752,10 +1077,11 @@ impl Engine {
             AdapterPhase::Down { down, .. } => {
                 return Err(HoldReason::AdapterDown { down: down.clone() });
             }
-            AdapterPhase::Up {
-                since, last_line, ..
-            } => {
-                if now.since(last_line.unwrap_or(*since)) >= self.config.tunables.adapter_silence {
+            AdapterPhase::Up { .. } => {
+                if self
+                    .silent_since()
+                    .is_some_and(|since| now.since(since) >= self.config.tunables.adapter_silence)
+                {
                     return Err(HoldReason::AdapterSilent);
                 }
             }
@@ -845,6 +1171,56 @@ impl Engine {
         }
     }
 
+    /// Since when an adapter that is up has been silent: from its last
+    /// line, its start, or the moment evidence became wanted, whichever is
+    /// latest. An adapter owes nothing while nothing is wanted, so it may
+    /// sleep for hours and still answer the next demand in time.
+    fn silent_since(&self) -> Option<Time> {
+        let AdapterPhase::Up {
+            since, last_line, ..
+        } = &self.adapter.phase
+        else {
+            return None;
+        };
+        let spoke = last_line.unwrap_or(*since);
+        let asked = self
+            .demand
+            .filter(|demand| demand.wanted)
+            .map_or(spoke, |demand| demand.since);
+        Some(spoke.max(asked))
+    }
+
+    /// Tells the adapter when evidence becomes wanted or unwanted: wanted
+    /// while unread work exists that terminal input could deliver (pending,
+    /// or in flight, which a conflict returns to pending). A transaction
+    /// whose files were all archived or taken by a hook meanwhile holds no
+    /// such work.
+    fn signal_demand(&mut self) {
+        if !self.adapter.is_up() {
+            return;
+        }
+        let in_flight = self.in_flight.as_ref().is_some_and(|flight| {
+            let state = MessageState::InFlight {
+                request: flight.request,
+            };
+            flight
+                .messages
+                .iter()
+                .any(|name| self.ownership.state(name) == Some(&state))
+        });
+        let wanted = self.ownership.pending_len() > 0 || in_flight;
+        if self.demand.is_some_and(|demand| demand.wanted == wanted) {
+            return;
+        }
+        self.demand = Some(Demand {
+            wanted,
+            since: self.now,
+        });
+        self.record(Decision::EvidenceWanted { wanted });
+        self.outputs
+            .push_back(Output::ToAdapter(Downlink::Evidence { wanted }));
+    }
+
     fn announce_hold(&mut self, reason: HoldReason) {
         if self.hold.as_ref().is_some_and(|(held, _)| *held == reason) {
             return;
@@ -857,5 +1233,52 @@ impl Engine {
             pending: self.ownership.pending_len(),
             oldest,
         });
+    }
+}
+
+/// The granted (known) and unseen names that fit `budget` bytes of escaped
+/// names joined with `", "`, in name order, always at least the first; and
+/// the names that did not fit.
+#[allow(clippy::type_complexity)]
+fn within_budget(
+    known: Vec<MessageName>,
+    unseen: Vec<MessageName>,
+    budget: u64,
+) -> ((Vec<MessageName>, Vec<MessageName>), Vec<MessageName>) {
+    let mut all: Vec<(MessageName, bool)> = known
+        .into_iter()
+        .map(|name| (name, true))
+        .chain(unseen.into_iter().map(|name| (name, false)))
+        .collect();
+    all.sort();
+    let budget = usize::try_from(budget).unwrap_or(usize::MAX);
+    let (mut kept_known, mut kept_unseen, mut over) = (Vec::new(), Vec::new(), Vec::new());
+    let mut used = 0usize;
+    for (index, (name, is_known)) in all.into_iter().enumerate() {
+        let cost = escape(name.as_str()).len() + if index == 0 { 0 } else { 2 };
+        if index > 0 && (used + cost > budget || !over.is_empty()) {
+            over.push(name);
+            continue;
+        }
+        used += cost;
+        if is_known {
+            kept_known.push(name);
+        } else {
+            kept_unseen.push(name);
+        }
+    }
+    ((kept_known, kept_unseen), over)
+}
+
+/// Whether a claim of `scope` may take a file in `state`.
+fn claimable(state: &MessageState, scope: ClaimScope) -> Result<(), RefusedState> {
+    match (state, scope) {
+        (MessageState::Pending, _) => Ok(()),
+        (MessageState::InFlight { .. }, _) => Err(RefusedState::InFlight),
+        (MessageState::Staged { .. } | MessageState::HookOwned { .. }, ClaimScope::Unread) => {
+            Ok(())
+        }
+        (MessageState::Staged { .. }, ClaimScope::Pending) => Err(RefusedState::Staged),
+        (MessageState::HookOwned { .. }, ClaimScope::Pending) => Err(RefusedState::HookOwned),
     }
 }

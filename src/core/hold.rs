@@ -61,8 +61,13 @@ pub enum HoldReason {
     PtyUnknown,
     /// Neither the evidence nor the PTY host gave a revision to fence on.
     RevisionUnknown,
-    /// The PTY host answered a transaction with an error (zero bytes written).
+    /// The PTY host answered a transaction with an error (zero bytes
+    /// written, or a reply that never came); the engine retries after a
+    /// backoff.
     PtyError { detail: String },
+    /// The harness process has exited; nothing is typed until the PTY host
+    /// starts it again (a new incarnation).
+    HarnessExited { status: String },
     /// A transaction is in flight; its reply decides what happens next.
     AwaitingReply,
 }
@@ -96,6 +101,7 @@ impl HoldReason {
             | HoldReason::PtyUnknown
             | HoldReason::RevisionUnknown
             | HoldReason::PtyError { .. }
+            | HoldReason::HarnessExited { .. }
             | HoldReason::AwaitingReply => HoldSource::Pty,
             HoldReason::LeaseExpired | HoldReason::LeaseSpent => HoldSource::Engine,
         }
@@ -122,6 +128,7 @@ impl HoldReason {
             HoldReason::PtyUnknown => "pty-unknown",
             HoldReason::RevisionUnknown => "revision-unknown",
             HoldReason::PtyError { .. } => "pty-error",
+            HoldReason::HarnessExited { .. } => "harness-exited",
             HoldReason::AwaitingReply => "awaiting-reply",
         }
     }
@@ -175,8 +182,11 @@ impl fmt::Display for HoldReason {
             }
             HoldReason::PtyUnreachable => f.write_str("pty unreachable"),
             HoldReason::PtyUnknown => f.write_str("pty identity not known yet"),
-            HoldReason::RevisionUnknown => f.write_str("no pty revision to fence on"),
+            HoldReason::RevisionUnknown => {
+                f.write_str("idle evidence without a pty revision to fence on")
+            }
             HoldReason::PtyError { detail } => write!(f, "pty error ({detail})"),
+            HoldReason::HarnessExited { status } => write!(f, "harness exited ({status})"),
             HoldReason::AwaitingReply => f.write_str("awaiting pty reply"),
         }
     }

@@ -8,12 +8,12 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// `(session, incarnation, generation)` as reported by the PTY host and
 /// stamped on adapter events. All three are opaque strings to the engine; it
 /// only ever compares them for equality.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Identity {
     /// A stable name for the agent's terminal, such as `host.worker`.
     pub session: String,
@@ -24,7 +24,7 @@ pub struct Identity {
 }
 
 /// Which part of two identities differs first, in fence order.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum IdentityPart {
     Session,

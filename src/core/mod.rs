@@ -7,6 +7,8 @@
 pub mod adapter;
 pub mod config;
 pub mod decision;
+pub mod downlink;
+pub mod encode;
 pub mod engine;
 pub mod escape;
 pub mod hold;

@@ -11,9 +11,11 @@
 //! ```
 //!
 //! Order is filename order. Every operation is O(log n) in the number of
-//! unread files (status listing is O(n)). Nothing here ever drops a file: the
-//! only way out is [`Ownership::remove`], which the engine calls when the file
-//! leaves `new/`.
+//! unread files, and everything about owned work (the journal, releases) is
+//! O(owned) through an index, so a journal write costs the same with 10 or
+//! 100,000 pending files (status listing is O(n)). Nothing here ever drops a
+//! file: the only way out is [`Ownership::remove`], which the engine calls
+//! when the file leaves `new/`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
@@ -63,9 +65,38 @@ pub struct Ownership {
     pending: BTreeSet<MessageName>,
     /// Staged files by the time they may ring again.
     re_ring: BTreeSet<(Time, MessageName)>,
+    /// Staged and hook-owned files: the journal's index.
+    owned: BTreeSet<MessageName>,
     /// Journaled ownership waiting for the file to be seen in `new/` again.
     remembered: BTreeMap<MessageName, (MessageState, Time)>,
+    /// Files a hook took before the inbox watch reported them (the hook
+    /// listed `new/` itself): hook-owned the moment they are seen. Bounded
+    /// in count and age, because a name that never appears must not be
+    /// remembered forever.
+    unseen: BTreeMap<MessageName, (MessageState, Time)>,
+    /// Whether journaled memories were dropped for another incarnation
+    /// before the first scan: the journal on disk then names files it no
+    /// longer should, and the scan must have it rewritten.
+    memories_dropped: bool,
 }
+
+/// What [`Ownership::add`] made of a file seen in `new/`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Seen {
+    /// It was already known; nothing changed.
+    Known,
+    /// New unread work: pending, or owned as the journal on disk remembers.
+    New,
+    /// A hook took it before it was seen: hook-owned from now on, which the
+    /// journal on disk does not say yet.
+    NewHookOwned,
+}
+
+/// How long a hook-owned name that has not been seen is remembered.
+pub const UNSEEN_MEMORY: Duration = Duration::from_secs(60);
+
+/// The most hook-owned names remembered before they are seen.
+pub const MAX_UNSEEN: usize = 4096;
 
 impl Ownership {
     /// No unread files yet.
@@ -129,25 +160,51 @@ impl Ownership {
             .map(|(name, entry)| (name, &entry.state, entry.since))
     }
 
-    /// Records a file seen in `new/`. Returns false if it was already known.
-    /// A file the journal remembers gets its remembered ownership back.
-    pub fn add(&mut self, name: MessageName, now: Time) -> bool {
+    /// Records a file seen in `new/`. A file the journal remembers gets its
+    /// remembered ownership back; a file a hook already took is hook-owned.
+    pub fn add(&mut self, name: MessageName, now: Time) -> Seen {
         if self.entries.contains_key(&name) {
-            return false;
+            return Seen::Known;
         }
-        let (state, since) = self
-            .remembered
+        let unseen = self
+            .unseen
             .remove(&name)
+            .filter(|(_, at)| now.since(*at) < UNSEEN_MEMORY);
+        let seen = if unseen.is_some() {
+            Seen::NewHookOwned
+        } else {
+            Seen::New
+        };
+        let (state, since) = unseen
+            .or_else(|| self.remembered.remove(&name))
             .unwrap_or((MessageState::Pending, now));
         self.insert(name, state, since);
-        true
+        seen
+    }
+
+    /// Remembers that a hook took `name` before it was seen in `new/`.
+    pub fn expect(&mut self, name: MessageName, state: MessageState, now: Time) {
+        self.unseen
+            .retain(|_, (_, at)| now.since(*at) < UNSEEN_MEMORY);
+        if self.unseen.len() >= MAX_UNSEEN
+            && let Some(oldest) = self
+                .unseen
+                .iter()
+                .min_by_key(|(_, (_, at))| *at)
+                .map(|(name, _)| name.clone())
+        {
+            self.unseen.remove(&oldest);
+        }
+        self.unseen.insert(name, (state, now));
     }
 
     /// Forgets a file that left `new/`, returning the state it had.
     pub fn remove(&mut self, name: &MessageName) -> Option<MessageState> {
         self.remembered.remove(name);
+        self.unseen.remove(name);
         let entry = self.entries.remove(name)?;
         self.pending.remove(name);
+        self.owned.remove(name);
         if let Some(due) = entry.re_ring_at {
             self.re_ring.remove(&(due, name.clone()));
         }
@@ -155,18 +212,28 @@ impl Ownership {
     }
 
     /// Forgets every remembered journal entry the inbox scan did not confirm.
-    /// Returns whether there was anything to forget (the journal on disk
-    /// then still names files it no longer should).
+    /// Returns whether there was anything to forget, now or earlier for
+    /// another incarnation (the journal on disk then still names files it no
+    /// longer should).
     pub fn forget_unconfirmed_memories(&mut self) -> bool {
-        let had = !self.remembered.is_empty();
+        let had = !self.remembered.is_empty() || std::mem::take(&mut self.memories_dropped);
         self.remembered.clear();
+        // A full listing is the truth: a name it lacks is not coming.
+        self.unseen.clear();
         had
+    }
+
+    /// Forgets the files hooks took before the inbox watch reported them:
+    /// the context they were put into is gone (a clear or a crash), so they
+    /// are pending work when they are seen.
+    pub fn forget_unseen(&mut self) {
+        self.unseen.clear();
     }
 
     /// Forgets remembered ownership that belongs to another incarnation: a
     /// harness that was restarted while the sidecar was down never saw it.
     pub fn forget_memories_outside(&mut self, incarnation: &str) {
-        self.remembered.retain(|_, (state, _)| match state {
+        let keep = |state: &MessageState| match state {
             MessageState::Staged {
                 incarnation: owner, ..
             }
@@ -174,7 +241,11 @@ impl Ownership {
                 owner.as_deref() == Some(incarnation)
             }
             _ => false,
-        });
+        };
+        let remembered = self.remembered.len();
+        self.remembered.retain(|_, (state, _)| keep(state));
+        self.memories_dropped |= self.remembered.len() != remembered;
+        self.unseen.retain(|_, (state, _)| keep(state));
     }
 
     /// Moves files to a new state. Files not currently known are skipped.
@@ -202,37 +273,48 @@ impl Ownership {
 
     /// Owned files whose ownership does not belong to `incarnation`.
     pub fn owned_outside(&self, incarnation: &str) -> Vec<MessageName> {
-        self.select(|state| match state {
-            MessageState::Staged {
-                incarnation: owner, ..
-            }
-            | MessageState::HookOwned { incarnation: owner } => {
-                owner.as_deref() != Some(incarnation)
-            }
-            _ => false,
-        })
+        self.owned_entries()
+            .filter(|(_, entry)| match &entry.state {
+                MessageState::Staged {
+                    incarnation: owner, ..
+                }
+                | MessageState::HookOwned { incarnation: owner } => {
+                    owner.as_deref() != Some(incarnation)
+                }
+                _ => false,
+            })
+            .map(|(name, _)| name.clone())
+            .collect()
     }
 
-    /// Every staged or hook-owned file.
+    /// Every staged or hook-owned file, oldest first.
     pub fn owned(&self) -> Vec<MessageName> {
-        self.select(|state| {
-            matches!(
-                state,
-                MessageState::Staged { .. } | MessageState::HookOwned { .. }
-            )
-        })
+        self.owned.iter().cloned().collect()
     }
 
-    /// Files in flight for `request`.
-    pub fn in_flight(&self, request: RequestId) -> Vec<MessageName> {
-        self.select(|state| *state == MessageState::InFlight { request })
+    /// How many files are staged or hook-owned.
+    pub fn owned_len(&self) -> usize {
+        self.owned.len()
     }
 
-    /// The journal of current ownership, in FIFO order.
+    /// Every unread file in FIFO order with its state (for claims, which may
+    /// take owned work too).
+    pub fn unread(&self) -> impl Iterator<Item = (&MessageName, &MessageState)> {
+        self.entries
+            .iter()
+            .map(|(name, entry)| (name, &entry.state))
+    }
+
+    fn owned_entries(&self) -> impl Iterator<Item = (&MessageName, &Entry)> {
+        self.owned
+            .iter()
+            .filter_map(|name| self.entries.get_key_value(name))
+    }
+
+    /// The journal of current ownership, in FIFO order. O(owned).
     pub fn journal(&self) -> Journal {
         let entries = self
-            .entries
-            .iter()
+            .owned_entries()
             .filter_map(|(name, entry)| {
                 let (owner, incarnation) = match &entry.state {
                     MessageState::Staged { incarnation, .. } => (Owner::Staged, incarnation),
@@ -250,17 +332,15 @@ impl Ownership {
         Journal::new(entries)
     }
 
-    fn select(&self, keep: impl Fn(&MessageState) -> bool) -> Vec<MessageName> {
-        self.entries
-            .iter()
-            .filter(|(_, entry)| keep(&entry.state))
-            .map(|(name, _)| name.clone())
-            .collect()
-    }
-
     fn insert(&mut self, name: MessageName, state: MessageState, since: Time) {
-        if state == MessageState::Pending {
-            self.pending.insert(name.clone());
+        match state {
+            MessageState::Pending => {
+                self.pending.insert(name.clone());
+            }
+            MessageState::Staged { .. } | MessageState::HookOwned { .. } => {
+                self.owned.insert(name.clone());
+            }
+            MessageState::InFlight { .. } => {}
         }
         let re_ring_at = match (&state, self.re_ring_after) {
             (MessageState::Staged { .. }, Some(after)) => Some(since.saturating_add(after)),

@@ -30,6 +30,12 @@ pub const MAX_FIELD_BYTES: usize = 1024;
 /// The most filenames one turn-boundary receipt may name.
 pub const MAX_RECEIPT_MESSAGES: usize = 1024;
 
+/// The most files one `claim` may ask for by count (`limit`).
+pub const MAX_CLAIM_LIMIT: u64 = MAX_RECEIPT_MESSAGES as u64;
+
+/// The largest `nameBytes` budget a claim may give.
+pub const MAX_CLAIM_NAME_BYTES: u64 = 1 << 20;
+
 /// The protocol version this module speaks.
 pub const VERSION: u64 = 1;
 
@@ -49,6 +55,48 @@ pub enum Body<'a> {
     Activity(Activity<'a>),
     TurnBoundary { messages: Vec<MessageName> },
     Lifecycle { event: Lifecycle },
+    Claim(Claim),
+}
+
+/// A hook is about to put unread files into the harness's next context and
+/// asks which it may take. The sidecar answers on the adapter's stdin
+/// (`claimed`, see [`super::downlink`]); the files it grants are hook-owned
+/// from that moment, so no file is both injected by a hook and typed into
+/// the terminal.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Claim {
+    /// The adapter's own id for this claim, echoed in the answer.
+    pub claim: u64,
+    pub wants: ClaimWants,
+    pub scope: ClaimScope,
+    /// The most bytes the granted names may take, escaped by the notice's
+    /// rule and joined with `", "`, so that a hook with a bounded context
+    /// can name every file it is granted. At least one claimable file is
+    /// granted whatever its length.
+    pub name_bytes: Option<u64>,
+}
+
+/// Which files a claim asks for.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ClaimWants {
+    /// Exactly these (the hook listed `new/` itself).
+    Named(Vec<MessageName>),
+    /// The oldest files the scope allows, at most this many.
+    Oldest(u64),
+}
+
+/// Which states of unread work a claim may take.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ClaimScope {
+    /// Only work that no one owns yet (the next prompt's new arrivals).
+    Pending,
+    /// Everything unread that no transaction is typing right now, including
+    /// files already rung or injected: a new or compacted context surfaces
+    /// the whole durable backlog again.
+    Unread,
 }
 
 /// Activity evidence about the harness and its composer.
@@ -173,6 +221,10 @@ struct RawLine<'a> {
     reason: Option<Value<'a>>,
     messages: Option<Value<'a>>,
     event: Option<Value<'a>>,
+    claim: Option<Value<'a>>,
+    limit: Option<Value<'a>>,
+    scope: Option<Value<'a>>,
+    name_bytes: Option<Value<'a>>,
 }
 
 impl From<JsonError> for ProtocolError {
@@ -205,6 +257,10 @@ impl<'a> RawLine<'a> {
                 "reason" => &mut raw.reason,
                 "messages" => &mut raw.messages,
                 "event" => &mut raw.event,
+                "claim" => &mut raw.claim,
+                "limit" => &mut raw.limit,
+                "scope" => &mut raw.scope,
+                "nameBytes" => &mut raw.name_bytes,
                 _ => {
                     reader.value()?;
                     continue;
@@ -229,7 +285,10 @@ impl<'a> RawLine<'a> {
             });
         }
         let kind = string("kind", required("kind", self.kind)?)?;
-        if !matches!(kind.as_ref(), "activity" | "turn-boundary" | "lifecycle") {
+        if !matches!(
+            kind.as_ref(),
+            "activity" | "turn-boundary" | "lifecycle" | "claim"
+        ) {
             return Err(ProtocolError::UnknownKind {
                 found: truncated(&kind),
             });
@@ -262,6 +321,22 @@ impl<'a> RawLine<'a> {
             "turn-boundary" => Body::TurnBoundary {
                 messages: message_list(required("messages", self.messages)?)?,
             },
+            "claim" => Body::Claim(Claim {
+                claim: uint("claim", required("claim", self.claim)?)?,
+                wants: match (present(self.messages), present(self.limit)) {
+                    (Some(_), Some(_)) => {
+                        return Err(invalid("limit", "give `messages` or `limit`, not both"));
+                    }
+                    (Some(messages), None) => ClaimWants::Named(message_list(messages)?),
+                    (None, Some(limit)) => ClaimWants::Oldest(claim_limit(limit)?),
+                    (None, None) => return Err(ProtocolError::MissingField { field: "limit" }),
+                },
+                scope: match present(self.scope) {
+                    None => ClaimScope::Pending,
+                    Some(value) => claim_scope(value)?,
+                },
+                name_bytes: present(self.name_bytes).map(claim_name_bytes).transpose()?,
+            }),
             _ => Body::Lifecycle {
                 event: lifecycle(required("event", self.event)?)?,
             },
@@ -369,6 +444,39 @@ fn lifecycle(value: Value<'_>) -> Result<Lifecycle, ProtocolError> {
         other => Err(ProtocolError::UnknownLifecycle {
             found: truncated(other),
         }),
+    }
+}
+
+fn claim_limit(value: Value<'_>) -> Result<u64, ProtocolError> {
+    let limit = uint("limit", value)?;
+    if !(1..=MAX_CLAIM_LIMIT).contains(&limit) {
+        return Err(invalid(
+            "limit",
+            format!("must be 1 to {MAX_CLAIM_LIMIT}, found {limit}"),
+        ));
+    }
+    Ok(limit)
+}
+
+fn claim_name_bytes(value: Value<'_>) -> Result<u64, ProtocolError> {
+    let bytes = uint("nameBytes", value)?;
+    if !(1..=MAX_CLAIM_NAME_BYTES).contains(&bytes) {
+        return Err(invalid(
+            "nameBytes",
+            format!("must be 1 to {MAX_CLAIM_NAME_BYTES}, found {bytes}"),
+        ));
+    }
+    Ok(bytes)
+}
+
+fn claim_scope(value: Value<'_>) -> Result<ClaimScope, ProtocolError> {
+    match string("scope", value)?.as_ref() {
+        "pending" => Ok(ClaimScope::Pending),
+        "unread" => Ok(ClaimScope::Unread),
+        other => Err(invalid(
+            "scope",
+            format!("expected pending|unread, found {:?}", truncated(other)),
+        )),
     }
 }
 
@@ -644,14 +752,90 @@ mod tests {
         fn parse_line_never_panics_on_arbitrary_bytes(bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..512)) {
             let _ = parse_line(&bytes);
         }
+    }
 
-        /// Valid lines with fields mutated into other JSON types are typed errors, never panics.
-        #[test]
-        fn mistyped_valid_lines_never_panic(field in 0usize..9, replacement in proptest::sample::select(vec!["null", "true", "-1", "1.5", "\"x\"", "[]", "{}", "18446744073709551616"])) {
-            let fields = ["v", "kind", "session", "incarnation", "generation", "sequence", "state", "validForMs", "composer"];
-            let mut value: serde_json::Value = serde_json::from_slice(&line(r#""kind":"activity","sequence":7,"state":"idle","validForMs":250,"composer":"empty""#)).unwrap();
-            value[fields[field]] = serde_json::from_str(replacement).unwrap();
-            let _ = parse_line(value.to_string().as_bytes());
+    /// A valid line with one field replaced by another JSON value never
+    /// panics: it is a typed error naming that field, or, when the
+    /// replacement is valid there, a line that parses with it. Every field
+    /// with every replacement: the space is small enough to walk whole.
+    #[test]
+    fn mistyped_valid_lines_never_panic() {
+        let fields = [
+            "v",
+            "kind",
+            "session",
+            "incarnation",
+            "generation",
+            "sequence",
+            "state",
+            "validForMs",
+            "composer",
+            "revision",
+            "reason",
+        ];
+        let replacements = [
+            "null",
+            "true",
+            "-1",
+            "1.5",
+            "\"x\"",
+            "[]",
+            "{}",
+            "18446744073709551616",
+        ];
+        let valid = line(
+            r#""kind":"activity","sequence":7,"state":"idle","validForMs":250,"composer":"empty","revision":3,"reason":"r""#,
+        );
+        for field in fields {
+            for replacement in replacements {
+                let mut value: serde_json::Value = serde_json::from_slice(&valid).unwrap();
+                value[field] = serde_json::from_str(replacement).unwrap();
+                let text = value.to_string();
+                let result = parse_line(text.as_bytes());
+                assert!(
+                    mistyped_outcome_is_right(field, replacement, &result),
+                    "{field} = {replacement}: {result:?}"
+                );
+            }
+        }
+    }
+
+    /// What replacing `field` of a valid activity line with `replacement`
+    /// must give (spec §2): `null` is absent, so a missing required field or
+    /// an optional one at its default; a string where a string is wanted
+    /// parses (or, for `kind`, is an unknown kind); anything else is
+    /// refused naming the field (`v` as an unknown version, checked first).
+    fn mistyped_outcome_is_right(
+        field: &str,
+        replacement: &str,
+        result: &Result<Event<'_>, ProtocolError>,
+    ) -> bool {
+        let activity = match result {
+            Ok(Event {
+                body: Body::Activity(activity),
+                ..
+            }) => Some(activity),
+            _ => None,
+        };
+        let invalid = matches!(result, Err(ProtocolError::InvalidField { field: named, .. }) if *named == field);
+        match (field, replacement) {
+            ("composer", "null") => activity.is_some_and(|a| a.composer == Composer::Unknown),
+            ("revision", "null") => activity.is_some_and(|a| a.revision.is_none()),
+            ("reason", "null") => activity.is_some_and(|a| a.reason.is_none()),
+            (_, "null") => {
+                matches!(result, Err(ProtocolError::MissingField { field: named }) if *named == field)
+            }
+            ("v", _) => matches!(result, Err(ProtocolError::UnknownVersion { .. })),
+            ("kind", "\"x\"") => {
+                matches!(result, Err(ProtocolError::UnknownKind { found }) if found == "x")
+            }
+            ("session", "\"x\"") => result.as_ref().is_ok_and(|e| e.identity.session == "x"),
+            ("incarnation", "\"x\"") => {
+                result.as_ref().is_ok_and(|e| e.identity.incarnation == "x")
+            }
+            ("generation", "\"x\"") => result.as_ref().is_ok_and(|e| e.identity.generation == "x"),
+            ("reason", "\"x\"") => activity.is_some_and(|a| a.reason.as_deref() == Some("x")),
+            _ => invalid,
         }
     }
 

@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde::Serialize;
 
 use super::adapter::{Adapter, AdapterPhase};
-use super::config::{EngineConfig, Policy};
+use super::config::{EngineConfig, Fence, Policy};
 use super::escape::{displayable, escape};
 use super::hold::{HoldReason, HoldSource};
 use super::identity::Identity;
@@ -29,16 +29,30 @@ pub struct PtyView {
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Status {
+pub struct EngineStatus {
     pub policy: Policy,
     pub now: Time,
     pub adapter: AdapterStatus,
     pub lease: LeaseStatus,
     pub pty: PtyView,
+    pub evidence: EvidenceView,
     pub in_flight: Option<RequestId>,
     pub unread: usize,
     pub pending: usize,
     pub messages: Vec<MessageStatus>,
+}
+
+/// The demand signal, the fence, and what the adapter last said.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EvidenceView {
+    /// Whether the adapter was told that evidence is wanted.
+    pub wanted: bool,
+    /// Since when it was told so (or told it is not).
+    pub since: Option<Time>,
+    pub fence: Fence,
+    /// The opaque `reason` of the adapter's latest activity line.
+    pub adapter_reason: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -139,21 +153,21 @@ impl MessageStatus {
     }
 }
 
-impl Status {
+impl EngineStatus {
     pub fn new(
         config: &EngineConfig,
         now: Time,
         adapter: &Adapter,
         lease: &LeaseSlot,
         pty: &PtyView,
-        in_flight: Option<RequestId>,
+        evidence: EvidenceView,
         messages: Vec<MessageStatus>,
-    ) -> Status {
+    ) -> EngineStatus {
         let pending = messages
             .iter()
             .filter(|m| m.state == MessageState::Pending)
             .count();
-        Status {
+        EngineStatus {
             policy: config.policy,
             now,
             adapter: AdapterStatus {
@@ -162,7 +176,8 @@ impl Status {
             },
             lease: LeaseStatus::new(lease, now),
             pty: pty.clone(),
-            in_flight,
+            evidence,
+            in_flight: None,
             unread: messages.len(),
             pending,
             messages,

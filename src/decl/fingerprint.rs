@@ -24,8 +24,8 @@ use sha2::{Digest, Sha256};
 
 use super::duration::format_duration;
 use super::spec::AgentSpec;
-use super::tunable::{NEVER, NOTICE_MAX_FILES_NAME};
-use crate::core::config::{ADAPTER_SILENCE, LEASE_CAP, RE_RING_AFTER, SUBMIT_DELAY};
+use super::tunable::{NEVER, NOTICE_MAX_FILES_NAME, UNSAFE_RECEIPT_FENCE_NAME};
+use crate::core::config::{ADAPTER_SILENCE, Fence, LEASE_CAP, RE_RING_AFTER, SUBMIT_DELAY};
 
 /// Bumped whenever the canonical form changes, so that a stored input from
 /// an older ding reports drift in `version` instead of a confusing field.
@@ -48,6 +48,14 @@ pub struct FingerprintInput {
     pub re_ring_after_ms: Option<u64>,
     pub submit_delay_ms: u64,
     pub notice_max_files: u64,
+    /// Left out when false, so fingerprints from before the flag existed
+    /// stay the same.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub unsafe_receipt_fence: bool,
+}
+
+fn is_false(flag: &bool) -> bool {
+    !*flag
 }
 
 /// Everything the harness launch depends on.
@@ -154,6 +162,10 @@ impl Fingerprinted for FingerprintInput {
                 ding_path(NOTICE_MAX_FILES_NAME),
                 self.notice_max_files.to_string(),
             ),
+            (
+                ding_path(UNSAFE_RECEIPT_FENCE_NAME),
+                format!("#{}", self.unsafe_receipt_fence),
+            ),
         ]
     }
 }
@@ -210,6 +222,7 @@ impl AgentSpec {
             re_ring_after_ms: tunables.re_ring_after.map(millis),
             submit_delay_ms: millis(tunables.submit_delay),
             notice_max_files: u64::try_from(tunables.notice_max_files).unwrap_or(u64::MAX),
+            unsafe_receipt_fence: tunables.fence == Fence::ReceiptUnsafe,
         }
     }
 

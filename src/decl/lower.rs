@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
 
-use crate::core::config::{Policy, Tunables};
+use crate::core::config::{Fence, Policy, Tunables};
 
 use super::diagnostic::Diagnostic;
 use super::expand::{EXPANDED_VARIABLES, variable_references};
@@ -366,7 +366,17 @@ impl Lowerer<'_> {
             let checked = match &value.value {
                 RawScalar::Text(text) => key.check_text(text),
                 RawScalar::Integer(count) => key.check_count(*count),
+                RawScalar::Flag(flag) => key.check_flag(*flag),
             };
+            if checked == Ok(TunableValue::Flag(true)) && *key == TunableKey::UnsafeReceiptFence {
+                self.push(
+                    Diagnostic::warning(
+                        value.span.clone(),
+                        "`unsafe-receipt-fence` is on: idle evidence without a revision is fenced when it arrives",
+                    )
+                    .hint("a keystroke typed after the adapter looked can then be glued to the notice; send `revision` and remove this"),
+                );
+            }
             match checked {
                 Ok(checked) => apply(&mut tunables, *key, checked),
                 Err(err) => {
@@ -387,6 +397,13 @@ fn apply(tunables: &mut Tunables, key: TunableKey, value: TunableValue) {
         (TunableKey::ReRingAfter, TunableValue::Never) => tunables.re_ring_after = None,
         (TunableKey::SubmitDelay, TunableValue::Duration(d)) => tunables.submit_delay = d,
         (TunableKey::NoticeMaxFiles, TunableValue::Count(n)) => tunables.notice_max_files = n,
+        (TunableKey::UnsafeReceiptFence, TunableValue::Flag(unsafe_fence)) => {
+            tunables.fence = if unsafe_fence {
+                Fence::ReceiptUnsafe
+            } else {
+                Fence::Evidence
+            }
+        }
         // `TunableKey::check_*` only produces the value kind of its key.
         _ => {}
     }

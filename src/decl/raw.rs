@@ -13,7 +13,7 @@ use kdl::{KdlDocument, KdlEntry, KdlNode, KdlValue};
 use super::diagnostic::{Diagnostic, Span};
 use super::source::Source;
 use super::suggest::did_you_mean;
-use super::tunable::TunableKey;
+use super::tunable::{TunableKey, TunableKind};
 
 /// A value and where it was written.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -68,6 +68,7 @@ pub struct RawAdapter {
 pub enum RawScalar {
     Text(String),
     Integer(i128),
+    Flag(bool),
 }
 
 const TOP_LEVEL: [&str; 1] = ["agent"];
@@ -521,16 +522,20 @@ impl Reader<'_> {
 
     fn tunable(&mut self, node: &KdlNode, key: TunableKey) -> Option<Spanned<RawScalar>> {
         let (value, span) = self.one_value(node)?;
-        match (value, key.is_count()) {
-            (KdlValue::String(text), false) => Some(Spanned {
+        match (value, key.kind()) {
+            (KdlValue::String(text), TunableKind::Duration) => Some(Spanned {
                 value: RawScalar::Text(text.clone()),
                 span,
             }),
-            (KdlValue::Integer(count), true) => Some(Spanned {
+            (KdlValue::Integer(count), TunableKind::Count) => Some(Spanned {
                 value: RawScalar::Integer(*count),
                 span,
             }),
-            (other, false) => {
+            (KdlValue::Bool(flag), TunableKind::Flag) => Some(Spanned {
+                value: RawScalar::Flag(*flag),
+                span,
+            }),
+            (other, TunableKind::Duration) => {
                 let hint = match other {
                     KdlValue::Integer(number) => format!(
                         "durations are strings with a unit: write `{} \"{number}ms\"` or `\"{number}s\"`",
@@ -551,8 +556,12 @@ impl Reader<'_> {
                 );
                 None
             }
-            (other, true) => {
+            (other, TunableKind::Count) => {
                 self.wrong_type(node, other, span, "an integer");
+                None
+            }
+            (other, TunableKind::Flag) => {
+                self.wrong_type(node, other, span, "#true or #false");
                 None
             }
         }

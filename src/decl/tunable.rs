@@ -21,6 +21,20 @@ pub const NOTICE_MAX_FILES_NAME: &str = "notice-max-files";
 /// The literal `re-ring-after` accepts for "never ring staged work again".
 pub const NEVER: &str = "never";
 
+/// The declaration name of the unsafe fence flag (`core::config::Fence`).
+pub const UNSAFE_RECEIPT_FENCE_NAME: &str = "unsafe-receipt-fence";
+
+/// What kind of literal a tunable takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TunableKind {
+    /// A duration string such as `"5s"`.
+    Duration,
+    /// A KDL integer.
+    Count,
+    /// `#true` or `#false`.
+    Flag,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum TunableKey {
     LeaseCap,
@@ -28,6 +42,7 @@ pub enum TunableKey {
     ReRingAfter,
     SubmitDelay,
     NoticeMaxFiles,
+    UnsafeReceiptFence,
 }
 
 /// A checked tunable value.
@@ -36,6 +51,7 @@ pub enum TunableValue {
     Duration(Duration),
     Never,
     Count(usize),
+    Flag(bool),
 }
 
 /// Why a tunable value was refused: the message tail and a hint.
@@ -47,18 +63,20 @@ pub struct TunableError {
 
 impl TunableKey {
     /// Documentation order.
-    pub const ALL: [TunableKey; 5] = [
+    pub const ALL: [TunableKey; 6] = [
         TunableKey::LeaseCap,
         TunableKey::AdapterSilence,
         TunableKey::ReRingAfter,
         TunableKey::SubmitDelay,
         TunableKey::NoticeMaxFiles,
+        TunableKey::UnsafeReceiptFence,
     ];
 
     pub fn name(self) -> &'static str {
-        match self.duration_bound() {
-            Some(bound) => bound.name,
-            None => NOTICE_MAX_FILES_NAME,
+        match (self.duration_bound(), self) {
+            (Some(bound), _) => bound.name,
+            (None, TunableKey::UnsafeReceiptFence) => UNSAFE_RECEIPT_FENCE_NAME,
+            (None, _) => NOTICE_MAX_FILES_NAME,
         }
     }
 
@@ -72,29 +90,36 @@ impl TunableKey {
             TunableKey::AdapterSilence => Some(ADAPTER_SILENCE),
             TunableKey::ReRingAfter => Some(RE_RING_AFTER),
             TunableKey::SubmitDelay => Some(SUBMIT_DELAY),
-            TunableKey::NoticeMaxFiles => None,
+            TunableKey::NoticeMaxFiles | TunableKey::UnsafeReceiptFence => None,
         }
     }
 
-    /// Counts are KDL integers; everything else is a duration string.
-    pub fn is_count(self) -> bool {
-        self.duration_bound().is_none()
+    /// The literal this tunable takes.
+    pub fn kind(self) -> TunableKind {
+        match self {
+            TunableKey::NoticeMaxFiles => TunableKind::Count,
+            TunableKey::UnsafeReceiptFence => TunableKind::Flag,
+            _ => TunableKind::Duration,
+        }
     }
 
     /// Whether setting this tunable can change anything under `policy`.
     /// Lease and adapter settings mean nothing without an adapter.
     pub fn applies_to(self, policy: Policy) -> bool {
         match self {
-            TunableKey::LeaseCap | TunableKey::AdapterSilence => policy.uses_adapter(),
+            TunableKey::LeaseCap | TunableKey::AdapterSilence | TunableKey::UnsafeReceiptFence => {
+                policy.uses_adapter()
+            }
             TunableKey::ReRingAfter | TunableKey::SubmitDelay | TunableKey::NoticeMaxFiles => true,
         }
     }
 
     /// The default as it would be written in a declaration.
     pub fn default_literal(self) -> String {
-        match self.duration_bound() {
-            Some(bound) => format!("\"{}\"", format_duration(bound.default)),
-            None => NOTICE_MAX_FILES_DEFAULT.to_string(),
+        match (self.duration_bound(), self.kind()) {
+            (Some(bound), _) => format!("\"{}\"", format_duration(bound.default)),
+            (None, TunableKind::Flag) => "#false".to_string(),
+            (None, _) => NOTICE_MAX_FILES_DEFAULT.to_string(),
         }
     }
 
@@ -114,9 +139,21 @@ impl TunableKey {
                     format_duration(bound.default)
                 )
             }
+            None if self.kind() == TunableKind::Flag => {
+                "allowed: #true or #false (default #false)".to_string()
+            }
             None => format!(
                 "allowed: {NOTICE_MAX_FILES_MIN} to {NOTICE_MAX_FILES_MAX} (default {NOTICE_MAX_FILES_DEFAULT})"
             ),
+        }
+    }
+
+    /// Checks a flag tunable (any boolean is in range).
+    pub fn check_flag(self, flag: bool) -> Result<TunableValue, TunableError> {
+        if self.kind() == TunableKind::Flag {
+            Ok(TunableValue::Flag(flag))
+        } else {
+            Err(self.out_of_range(format!("#{flag}")))
         }
     }
 
@@ -142,7 +179,7 @@ impl TunableKey {
     pub fn check_count(self, count: i128) -> Result<TunableValue, TunableError> {
         let range = NOTICE_MAX_FILES_MIN as i128..=NOTICE_MAX_FILES_MAX as i128;
         match usize::try_from(count) {
-            Ok(count) if self.is_count() && range.contains(&(count as i128)) => {
+            Ok(count) if self.kind() == TunableKind::Count && range.contains(&(count as i128)) => {
                 Ok(TunableValue::Count(count))
             }
             _ => Err(self.out_of_range(count.to_string())),

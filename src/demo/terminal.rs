@@ -15,11 +15,11 @@ use std::os::fd::{AsFd, BorrowedFd};
 use std::path::PathBuf;
 use std::time::Instant;
 
+use crate::raw_mode::RawMode;
 use anyhow::{Context, Result, bail};
 use nix::errno::Errno;
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use nix::sys::signal::Signal;
-use nix::sys::termios::{self, SetArg, Termios};
 
 use crate::demo::agent::{Agent, Config};
 use crate::demo::keys::KeyDecoder;
@@ -42,28 +42,23 @@ pub struct Options {
     pub transcript: Option<PathBuf>,
 }
 
-/// Raw mode and screen modes, undone when dropped.
+/// Raw mode and the demo agent's screen modes, undone when dropped (the
+/// screen modes first, while the terminal is still raw).
 struct TerminalGuard<'a> {
-    fd: BorrowedFd<'a>,
-    saved: Termios,
+    _raw: RawMode<'a>,
 }
 
 impl<'a> TerminalGuard<'a> {
     fn enter(fd: BorrowedFd<'a>) -> Result<TerminalGuard<'a>> {
-        let saved = termios::tcgetattr(fd).context("read terminal settings")?;
-        let mut raw = saved.clone();
-        termios::cfmakeraw(&mut raw);
-        termios::tcsetattr(fd, SetArg::TCSADRAIN, &raw).context("enter raw mode")?;
-        let guard = TerminalGuard { fd, saved };
+        let raw = RawMode::enter(fd)?;
         write_all(ENTER)?;
-        Ok(guard)
+        Ok(TerminalGuard { _raw: raw })
     }
 }
 
 impl Drop for TerminalGuard<'_> {
     fn drop(&mut self) {
         let _ = write_all(LEAVE);
-        let _ = termios::tcsetattr(self.fd, SetArg::TCSADRAIN, &self.saved);
     }
 }
 

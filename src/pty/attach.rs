@@ -13,12 +13,12 @@ use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::net::UnixStream;
 use std::path::Path;
 
+use crate::raw_mode::RawMode;
 use anyhow::{Context, Result, bail};
 use nix::errno::Errno;
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use nix::sys::signal::Signal;
 use nix::sys::signalfd::SignalFd;
-use nix::sys::termios::{self, SetArg, Termios};
 
 use crate::pty::child::get_size;
 use crate::pty::client::Client;
@@ -47,28 +47,6 @@ pub fn parse_detach_key(text: &str) -> Result<Option<u8>> {
             Ok(Some(c.to_ascii_uppercase() ^ 0x40))
         }
         _ => bail!("--detach-key wants ^X (a control key) or `none`, got `{text}`"),
-    }
-}
-
-/// Puts the terminal back as it was when dropped.
-struct RawMode<'a> {
-    fd: BorrowedFd<'a>,
-    saved: Termios,
-}
-
-impl<'a> RawMode<'a> {
-    fn enter(fd: BorrowedFd<'a>) -> Result<RawMode<'a>> {
-        let saved = termios::tcgetattr(fd).context("read terminal settings")?;
-        let mut raw = saved.clone();
-        termios::cfmakeraw(&mut raw);
-        termios::tcsetattr(fd, SetArg::TCSADRAIN, &raw).context("enter raw mode")?;
-        Ok(RawMode { fd, saved })
-    }
-}
-
-impl Drop for RawMode<'_> {
-    fn drop(&mut self) {
-        let _ = termios::tcsetattr(self.fd, SetArg::TCSADRAIN, &self.saved);
     }
 }
 

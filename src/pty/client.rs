@@ -16,9 +16,9 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 
 use crate::core::identity::Identity;
-use crate::pty::transport::Step;
+use crate::pty::transport::WireStep;
 use crate::pty::wire::{
-    ErrorKind, Push, Reply, Request, SendIfReply, ServerLine, Size, Snapshot, Status,
+    ErrorKind, HostStatus, Push, Reply, Request, SendIfReply, ServerLine, Size, Snapshot,
 };
 
 /// An error reply from the host, kept typed so callers can tell
@@ -134,7 +134,7 @@ impl Client {
         }
     }
 
-    pub fn status(&mut self) -> Result<Status> {
+    pub fn status(&mut self) -> Result<HostStatus> {
         match self.request(&Request::Status {})? {
             Reply::Status(status) => Ok(status),
             other => bail!("unexpected reply to status: {other:?}"),
@@ -154,7 +154,7 @@ impl Client {
         &mut self,
         identity: &Identity,
         expected_revision: u64,
-        steps: &[Step],
+        steps: &[WireStep],
     ) -> Result<SendIfReply> {
         let request = Request::SendIf {
             session: identity.session.clone(),
@@ -170,9 +170,10 @@ impl Client {
     }
 
     /// Unconditional intervention; returns `(revision, written)`.
-    pub fn send(&mut self, steps: &[Step]) -> Result<(u64, usize)> {
+    pub fn send(&mut self, steps: &[WireStep]) -> Result<(u64, usize)> {
         let request = Request::Send {
             steps: steps.to_vec(),
+            origin: crate::pty::wire::Origin::Intervention,
         };
         match self.request(&request)? {
             Reply::Send { revision, written } => Ok((revision, written)),

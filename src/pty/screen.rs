@@ -59,7 +59,9 @@ impl Screen {
         let (cursor_row, cursor_col) = screen.cursor_position();
         let text_rows: Vec<String> = screen
             .rows(0, cols.get())
-            .map(|row| row.trim_end().to_string())
+            // Empty cells read as spaces: only those are padding. Anything
+            // a program drew stays, a trailing no-break space included.
+            .map(|row| row.trim_end_matches(' ').to_string())
             .collect();
         let mut runs = Vec::new();
         for row in 0..rows.get() {

@@ -21,7 +21,7 @@ pub const MAX_TRANSPORT_STEPS: usize = 256;
 /// One step of a transport.
 #[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub enum Step {
+pub enum WireStep {
     /// Write these bytes to the terminal. On the wire: `{"write":"<base64>"}`.
     Write(#[serde(serialize_with = "to_base64", deserialize_with = "from_base64")] Vec<u8>),
     /// Wait this long, measured from the moment every earlier byte reached
@@ -29,11 +29,11 @@ pub enum Step {
     WaitMs(u64),
 }
 
-impl fmt::Debug for Step {
+impl fmt::Debug for WireStep {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Step::Write(bytes) => write!(f, "Write({:?})", String::from_utf8_lossy(bytes)),
-            Step::WaitMs(ms) => write!(f, "WaitMs({ms})"),
+            WireStep::Write(bytes) => write!(f, "Write({:?})", String::from_utf8_lossy(bytes)),
+            WireStep::WaitMs(ms) => write!(f, "WaitMs({ms})"),
         }
     }
 }
@@ -76,7 +76,7 @@ impl fmt::Display for TransportError {
 /// Checks the caps; returns the total number of bytes the steps write.
 /// A transport that writes nothing is refused: it could only move the
 /// revision's meaning without doing anything.
-pub fn validate(steps: &[Step]) -> Result<usize, TransportError> {
+pub fn validate(steps: &[WireStep]) -> Result<usize, TransportError> {
     if steps.len() > MAX_TRANSPORT_STEPS {
         return Err(TransportError::TooManySteps(steps.len()));
     }
@@ -84,8 +84,8 @@ pub fn validate(steps: &[Step]) -> Result<usize, TransportError> {
     let mut wait = 0u64;
     for step in steps {
         match step {
-            Step::Write(data) => bytes = bytes.saturating_add(data.len()),
-            Step::WaitMs(ms) => wait = wait.saturating_add(*ms),
+            WireStep::Write(data) => bytes = bytes.saturating_add(data.len()),
+            WireStep::WaitMs(ms) => wait = wait.saturating_add(*ms),
         }
     }
     if bytes > MAX_TRANSPORT_BYTES {
@@ -165,10 +165,13 @@ mod tests {
 
     #[test]
     fn steps_use_the_documented_json_shape() {
-        let steps = vec![Step::Write(b"\x1b[200~hi".to_vec()), Step::WaitMs(150)];
+        let steps = vec![
+            WireStep::Write(b"\x1b[200~hi".to_vec()),
+            WireStep::WaitMs(150),
+        ];
         let json = serde_json::to_string(&steps).expect("serializes");
         assert_eq!(json, r#"[{"write":"G1syMDB+aGk="},{"waitMs":150}]"#);
-        let back: Vec<Step> = serde_json::from_str(&json).expect("parses");
+        let back: Vec<WireStep> = serde_json::from_str(&json).expect("parses");
         assert_eq!(back, steps);
     }
 
@@ -182,35 +185,38 @@ mod tests {
     #[test]
     fn caps_refuse_oversized_transports() {
         assert_eq!(validate(&[]), Err(TransportError::Empty));
-        assert_eq!(validate(&[Step::WaitMs(1)]), Err(TransportError::Empty));
-        let big = vec![Step::Write(vec![0; MAX_TRANSPORT_BYTES + 1])];
+        assert_eq!(validate(&[WireStep::WaitMs(1)]), Err(TransportError::Empty));
+        let big = vec![WireStep::Write(vec![0; MAX_TRANSPORT_BYTES + 1])];
         assert!(matches!(
             validate(&big),
             Err(TransportError::TooManyBytes(_))
         ));
         let slow = vec![
-            Step::Write(vec![1]),
-            Step::WaitMs(MAX_TRANSPORT_WAIT_MS + 1),
+            WireStep::Write(vec![1]),
+            WireStep::WaitMs(MAX_TRANSPORT_WAIT_MS + 1),
         ];
         assert!(matches!(
             validate(&slow),
             Err(TransportError::TooLongWait(_))
         ));
         let overflow = vec![
-            Step::Write(vec![1]),
-            Step::WaitMs(u64::MAX),
-            Step::WaitMs(9),
+            WireStep::Write(vec![1]),
+            WireStep::WaitMs(u64::MAX),
+            WireStep::WaitMs(9),
         ];
         assert!(matches!(
             validate(&overflow),
             Err(TransportError::TooLongWait(_))
         ));
-        let many = vec![Step::Write(vec![1]); MAX_TRANSPORT_STEPS + 1];
+        let many = vec![WireStep::Write(vec![1]); MAX_TRANSPORT_STEPS + 1];
         assert!(matches!(
             validate(&many),
             Err(TransportError::TooManySteps(_))
         ));
-        assert_eq!(validate(&[Step::Write(vec![1, 2]), Step::WaitMs(5)]), Ok(2));
+        assert_eq!(
+            validate(&[WireStep::Write(vec![1, 2]), WireStep::WaitMs(5)]),
+            Ok(2)
+        );
     }
 
     proptest! {

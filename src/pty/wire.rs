@@ -11,7 +11,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::pty::transport::Step;
+use crate::pty::transport::WireStep;
 
 /// The longest request line the host accepts, newline included. A longer
 /// line gets an `oversized-request` error and the connection is closed,
@@ -34,10 +34,16 @@ pub enum Request {
         incarnation: String,
         generation: String,
         expected_revision: u64,
-        steps: Vec<Step>,
+        steps: Vec<WireStep>,
     },
-    /// Unconditional supervisor intervention; logged by the host as such.
-    Send { steps: Vec<Step> },
+    /// Unconditional send. `origin` says who types, for the host's log: a
+    /// supervisor's intervention (the default) or DING's own delivery (the
+    /// aggressive policy's ring).
+    Send {
+        steps: Vec<WireStep>,
+        #[serde(default, skip_serializing_if = "Origin::is_intervention")]
+        origin: Origin,
+    },
     /// Turn this connection into a push stream of revision changes and child
     /// lifecycle events (requests are still answered on it).
     Watch {},
@@ -50,11 +56,28 @@ pub enum Request {
     Attach {},
 }
 
+/// Who an unconditional send is typed for.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Origin {
+    /// A supervisor's explicit input (`ding intervene`, a test, a script).
+    #[default]
+    Intervention,
+    /// DING's automatic delivery.
+    Delivery,
+}
+
+impl Origin {
+    pub fn is_intervention(&self) -> bool {
+        *self == Origin::Intervention
+    }
+}
+
 /// A successful reply line, tagged by the operation it answers.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "kebab-case")]
 pub enum Reply {
-    Status(Status),
+    Status(HostStatus),
     Snapshot(Snapshot),
     SendIf(SendIfReply),
     #[serde(rename_all = "camelCase")]
@@ -80,7 +103,7 @@ pub enum Reply {
 /// `status`: everything a client needs to build a send-if tuple.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Status {
+pub struct HostStatus {
     pub session: String,
     pub incarnation: String,
     pub generation: String,
@@ -124,14 +147,9 @@ pub enum SendIfReply {
     Exited { revision: u64 },
 }
 
-/// Which part of a send-if tuple differs first, in fence order.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum IdentityPart {
-    Session,
-    Incarnation,
-    Generation,
-}
+/// Which part of a send-if tuple differs first, in fence order: the same
+/// type the engine fences with, so the two can never disagree on a name.
+pub use crate::core::identity::IdentityPart;
 
 /// `snapshot`: what the screen shows, at which revision.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -140,7 +158,8 @@ pub struct Snapshot {
     pub revision: u64,
     pub size: Size,
     pub cursor: Cursor,
-    /// Each visible row as text, trailing blanks trimmed.
+    /// Each visible row as text; only the spaces of empty cells at its end
+    /// are trimmed (a drawn trailing U+00A0 stays).
     pub rows: Vec<String>,
     /// Maximal runs of cells that share a non-default style.
     pub runs: Vec<Run>,

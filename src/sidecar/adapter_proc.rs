@@ -1,5 +1,6 @@
 //! The adapter child process: spawned from an opaque argv with no shell,
-//! stdin `/dev/null`, stdout read as protocol lines, stderr read as log lines.
+//! stdin carrying the downlink (sidecar to adapter lines), stdout read as
+//! protocol lines, stderr read as log lines.
 //!
 //! The adapter leads its own process group and starts with a clean signal
 //! state ([`crate::signals::start_clean`]), so it can be stopped: every
@@ -13,11 +14,11 @@
 //! SIGCHLD.
 
 use std::ffi::OsString;
-use std::io::{self, Read};
+use std::io::{self, Read, Write};
 use std::os::fd::{AsFd, AsRawFd, RawFd};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::Path;
-use std::process::{Child, ChildStderr, ChildStdout, Command, ExitStatus, Stdio};
+use std::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -56,8 +57,17 @@ pub enum Drained {
     Eof,
 }
 
+/// The most downlink bytes queued for an adapter that does not read its
+/// stdin. Past it, further lines are dropped (and logged): the adapter is not
+/// listening, and the sidecar must not grow for it.
+pub const MAX_STDIN_QUEUE: usize = 256 * 1024;
+
 pub struct AdapterProcess {
     child: Child,
+    stdin: Option<ChildStdin>,
+    /// Downlink bytes not yet taken by the pipe, written from `stdin_sent`.
+    stdin_queue: Vec<u8>,
+    stdin_sent: usize,
     stdout: Option<ChildStdout>,
     stderr: Option<ChildStderr>,
     stdout_lines: LineBuffer,
@@ -83,7 +93,7 @@ impl AdapterProcess {
             .args(args)
             .envs(env.iter().map(|(key, value)| (key, value)))
             .current_dir(cwd)
-            .stdin(Stdio::null())
+            .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .process_group(0);
@@ -91,8 +101,12 @@ impl AdapterProcess {
         // the adapter must act on the SIGTERM that stops it.
         signals::start_clean(&mut command);
         let mut child = command.spawn()?;
+        let stdin = child.stdin.take();
         let stdout = child.stdout.take();
         let stderr = child.stderr.take();
+        if let Some(pipe) = &stdin {
+            set_nonblocking(pipe)?;
+        }
         if let Some(pipe) = &stdout {
             set_nonblocking(pipe)?;
         }
@@ -101,6 +115,9 @@ impl AdapterProcess {
         }
         Ok(AdapterProcess {
             child,
+            stdin,
+            stdin_queue: Vec::new(),
+            stdin_sent: 0,
             stdout,
             stderr,
             stdout_lines: LineBuffer::new(MAX_LINE_BYTES),
@@ -110,6 +127,53 @@ impl AdapterProcess {
 
     pub fn pid(&self) -> u32 {
         self.child.id()
+    }
+
+    pub fn stdin_fd(&self) -> Option<RawFd> {
+        self.stdin.as_ref().map(AsRawFd::as_raw_fd)
+    }
+
+    /// Queues one downlink line (newline added). Returns false, queueing
+    /// nothing, when the adapter has closed its stdin or let
+    /// [`MAX_STDIN_QUEUE`] bytes pile up.
+    pub fn queue_line(&mut self, line: &str) -> bool {
+        let queued = self.stdin_queue.len() - self.stdin_sent;
+        if self.stdin.is_none() || queued + line.len() + 1 > MAX_STDIN_QUEUE {
+            return false;
+        }
+        self.stdin_queue.extend_from_slice(line.as_bytes());
+        self.stdin_queue.push(b'\n');
+        true
+    }
+
+    /// Writes queued downlink bytes until the pipe is full. Returns whether
+    /// bytes still wait (the runtime then asks for writability).
+    pub fn flush_stdin(&mut self) -> bool {
+        let Some(pipe) = self.stdin.as_mut() else {
+            self.stdin_queue.clear();
+            self.stdin_sent = 0;
+            return false;
+        };
+        while self.stdin_sent < self.stdin_queue.len() {
+            match pipe.write(&self.stdin_queue[self.stdin_sent..]) {
+                Ok(0) => break,
+                Ok(n) => self.stdin_sent += n,
+                Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
+                Err(err) if err.kind() == io::ErrorKind::WouldBlock => break,
+                Err(_) => {
+                    // The adapter closed its stdin: it does not listen.
+                    self.stdin = None;
+                    self.stdin_queue.clear();
+                    self.stdin_sent = 0;
+                    return false;
+                }
+            }
+        }
+        if self.stdin_sent == self.stdin_queue.len() {
+            self.stdin_queue.clear();
+            self.stdin_sent = 0;
+        }
+        !self.stdin_queue.is_empty()
     }
 
     pub fn stdout_fd(&self) -> Option<RawFd> {

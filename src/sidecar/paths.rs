@@ -136,6 +136,12 @@ impl AgentPaths {
         self.runtime.join("sidecar.sock")
     }
 
+    /// The hook channel: the adapter listens here; hooks running inside the
+    /// harness connect (the harness's environment names it).
+    pub fn hook_socket(&self) -> PathBuf {
+        self.runtime.join("hook.sock")
+    }
+
     pub fn sidecar_pid(&self) -> PathBuf {
         self.runtime.join("sidecar.pid")
     }

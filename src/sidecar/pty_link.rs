@@ -22,8 +22,10 @@ use crate::core::identity::Identity;
 use crate::core::ownership::RequestId;
 use crate::core::time::Time;
 use crate::core::transport::{self, Transport};
-use crate::pty::transport::Step as WireStep;
-use crate::pty::wire::{Push, Reply, Request, SendIfReply, ServerLine, Status};
+use crate::pty::transport::WireStep;
+use crate::pty::wire::{
+    ChildState, ErrorKind, HostStatus, Origin, Push, Reply, Request, SendIfReply, ServerLine,
+};
 
 const MIN_BACKOFF: Duration = Duration::from_millis(100);
 const MAX_BACKOFF: Duration = Duration::from_secs(5);
@@ -145,6 +147,7 @@ impl PtyLink {
     pub fn send(&mut self, registry: &Registry, now: Time, send: &Send) {
         let request = Request::Send {
             steps: wire_steps(&send.transport),
+            origin: Origin::Delivery,
         };
         self.transact(
             registry,
@@ -240,6 +243,14 @@ impl PtyLink {
             ServerLine::Error(error) => {
                 let detail = format!("{:?}: {}", error.error, error.message);
                 match self.awaiting.pop_front() {
+                    Some(Awaiting::SendIf(request) | Awaiting::Send(request))
+                        if error.error == ErrorKind::ChildExited =>
+                    {
+                        self.inputs.push(Input::HarnessExited {
+                            request: Some(request),
+                            status: "exited".into(),
+                        });
+                    }
                     Some(Awaiting::SendIf(request) | Awaiting::Send(request)) => {
                         self.inputs.push(Input::PtyError { request, detail });
                     }
@@ -268,6 +279,10 @@ impl PtyLink {
             Push::Exit { child, revision } => {
                 self.notes.push(LinkNote::ChildExited(format!("{child:?}")));
                 self.report(revision);
+                self.inputs.push(Input::HarnessExited {
+                    request: None,
+                    status: describe_child(child),
+                });
             }
         }
     }
@@ -277,23 +292,28 @@ impl PtyLink {
             (Some(Awaiting::Watch), Reply::Watch { .. }) => {}
             (Some(Awaiting::Status), Reply::Status(status)) => self.on_status(&status),
             (Some(Awaiting::SendIf(request)), Reply::SendIf(result)) => {
-                self.inputs.push(match result {
+                let input = match result {
                     SendIfReply::Sent { revision, .. } => Input::PtySent { request, revision },
                     SendIfReply::Conflict { revision } => Input::PtyConflict {
                         request,
                         actual: revision,
                     },
                     // Another identity answered: zero bytes, and the terminal is not
-                    // the one the lease was about. Fresh status follows via push.
-                    SendIfReply::Mismatch { revision, .. } => Input::PtyConflict {
-                        request,
-                        actual: revision,
+                    // the one the lease was about. Ask for the identity it has.
+                    SendIfReply::Mismatch { part, revision } => {
+                        self.queue(&Request::Status {}, Awaiting::Status);
+                        Input::PtyMismatch {
+                            request,
+                            part,
+                            actual: revision,
+                        }
+                    }
+                    SendIfReply::Exited { .. } => Input::HarnessExited {
+                        request: Some(request),
+                        status: "exited".into(),
                     },
-                    SendIfReply::Exited { .. } => Input::PtyError {
-                        request,
-                        detail: "the harness has exited".into(),
-                    },
-                })
+                };
+                self.inputs.push(input);
             }
             (Some(Awaiting::Send(request)), Reply::Send { revision, .. }) => {
                 self.inputs.push(Input::PtySent { request, revision });
@@ -304,7 +324,7 @@ impl PtyLink {
         }
     }
 
-    fn on_status(&mut self, status: &Status) {
+    fn on_status(&mut self, status: &HostStatus) {
         let identity = Identity {
             session: status.session.clone(),
             incarnation: status.incarnation.clone(),
@@ -315,6 +335,12 @@ impl PtyLink {
             identity,
             revision: status.revision,
         });
+        if !matches!(status.child, ChildState::Running { .. }) {
+            self.inputs.push(Input::HarnessExited {
+                request: None,
+                status: describe_child(status.child),
+            });
+        }
     }
 
     fn report(&mut self, revision: u64) {
@@ -380,6 +406,15 @@ impl PtyLink {
             // Log the first failure of a series, not every retry.
             self.notes.push(LinkNote::Lost(why.to_string()));
         }
+    }
+}
+
+/// `exit code 3`, `signal 9`: how a child's end reads in holds and logs.
+pub fn describe_child(child: ChildState) -> String {
+    match child {
+        ChildState::Running { pid } => format!("running as pid {pid}"),
+        ChildState::Exited { code } => format!("exit code {code}"),
+        ChildState::Killed { signal } => format!("signal {signal}"),
     }
 }
 

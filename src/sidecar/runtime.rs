@@ -8,15 +8,18 @@
 //! | `TIMER` | timerfd, armed to the earliest deadline | `handle_timeout`, PTY reconnect |
 //! | `INBOX` | inotify on `new/` and the root | inbox inputs, rescans |
 //! | `ADAPTER_OUT` / `ADAPTER_ERR` | the adapter's pipes | protocol lines / log lines |
+//! | `ADAPTER_IN` | the adapter's stdin (writable) | queued downlink lines flushed |
 //! | `PTY` | the PTY host's control socket | PTY inputs |
 //! | `STATUS` and peers | `sidecar.sock` | status replies |
 //!
 //! Every readable descriptor is drained until `WouldBlock` (mio is
 //! edge-triggered). Each fact becomes one engine input, after which the
 //! engine's outputs are drained and carried out before the next input. After
-//! each turn the journal is written if ownership changed, and the timerfd is
-//! re-armed to the earliest deadline, or disarmed: an idle sidecar sleeps in
-//! `poll` with no timeout at all.
+//! each turn the journal is written if ownership changed, then the downlink
+//! lines of that turn go to the adapter (a `claimed` answer hands files to a
+//! hook, so the ownership it grants is durable before the hook hears of it),
+//! and the timerfd is re-armed to the earliest deadline, or disarmed: an idle
+//! sidecar sleeps in `poll` with no timeout at all.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::ffi::OsString;
@@ -64,6 +67,7 @@ const ADAPTER_OUT: Token = Token(3);
 const ADAPTER_ERR: Token = Token(4);
 const PTY: Token = Token(5);
 const STATUS: Token = Token(6);
+const ADAPTER_IN: Token = Token(7);
 const FIRST_STATUS_PEER: usize = 100;
 
 /// How long a shutdown waits for an in-flight transaction's reply, so that
@@ -120,6 +124,8 @@ struct Runtime {
     /// Entries of `new/` that cannot be messages, by name, for status.
     unreadable: BTreeMap<OsString, Unreadable>,
     inputs: VecDeque<Input>,
+    /// Downlink lines of this turn, sent once the journal is written.
+    downlink: Vec<String>,
     journal_dirty: bool,
     /// Why the journal was quarantined at start, for status.
     journal_warning: Option<String>,
@@ -247,13 +253,14 @@ impl Runtime {
             zombies: Vec::new(),
             unreadable: BTreeMap::new(),
             inputs: VecDeque::new(),
+            downlink: Vec::new(),
             journal_dirty: false,
             journal_warning,
             journal_write_error: None,
             shutdown_deadline: None,
             started: now,
         };
-        // The engine's first outputs (a spawn request under the rich policy).
+        // The engine's first outputs (a spawn request under the careful policy).
         runtime.carry_out_outputs(now);
         // Scan right after the watch exists, so nothing slips between them.
         runtime.rescan();
@@ -294,6 +301,7 @@ impl Runtime {
                         read_stderr = true;
                         self.on_adapter_stderr();
                     }
+                    ADAPTER_IN => self.flush_downlink(),
                     PTY => {
                         self.link.on_ready(self.poll.registry(), now);
                         self.absorb_link();
@@ -319,8 +327,37 @@ impl Runtime {
             self.journal_dirty = false;
             self.save_journal();
         }
+        self.send_downlink();
         self.arm_timer(now);
         Ok(())
+    }
+
+    /// Hands this turn's downlink lines to the adapter's stdin queue.
+    fn send_downlink(&mut self) {
+        let lines = std::mem::take(&mut self.downlink);
+        let Some(running) = self.adapter.as_mut() else {
+            return;
+        };
+        let pid = running.process.pid();
+        let mut dropped = 0;
+        for line in lines {
+            if !running.process.queue_line(&line) {
+                dropped += 1;
+            }
+        }
+        if dropped > 0 {
+            self.log.event(
+                "adapter-stdin-full",
+                json!({ "pid": pid, "dropped": dropped }),
+            );
+        }
+        self.flush_downlink();
+    }
+
+    fn flush_downlink(&mut self) {
+        if let Some(running) = self.adapter.as_mut() {
+            running.process.flush_stdin();
+        }
     }
 
     /// Writes the journal; a failure is logged once per cause, shown in
@@ -365,6 +402,7 @@ impl Runtime {
                     self.absorb_link();
                 }
                 Output::SpawnAdapter => self.spawn_adapter(),
+                Output::ToAdapter(line) => self.downlink.push(line.to_line()),
                 Output::JournalChanged => self.journal_dirty = true,
                 Output::StatusChanged => {}
                 Output::Decision(record) => self.log.decision(&record),
@@ -559,6 +597,13 @@ impl Runtime {
                         .register(&mut SourceFd(&fd), ADAPTER_ERR, Interest::READABLE)
                         .is_ok();
                 }
+                // Edge-triggered: a writable event comes only after the pipe
+                // filled and drained again, so this never spins.
+                if let Some(fd) = process.stdin_fd() {
+                    registered &= registry
+                        .register(&mut SourceFd(&fd), ADAPTER_IN, Interest::WRITABLE)
+                        .is_ok();
+                }
                 let pid = process.pid();
                 adapter_group::record(&self.paths, pid);
                 self.log.event(
@@ -590,9 +635,22 @@ impl Runtime {
         }
     }
 
-    /// The adapter's environment: where everything is, so it needs no flags.
+    /// The adapter's environment: where everything is, so it needs no flags,
+    /// and the terminal identity when the sidecar already knows it (the
+    /// downlink's `pty` line says it again, and every change after).
     fn adapter_env(&self) -> Vec<(String, OsString)> {
+        let identity = self.engine.pty_identity();
+        let part = |get: fn(&crate::core::identity::Identity) -> &String| -> OsString {
+            identity.map(get).cloned().unwrap_or_default().into()
+        };
         vec![
+            ("DING_SESSION".into(), part(|id| &id.session)),
+            ("DING_INCARNATION".into(), part(|id| &id.incarnation)),
+            ("DING_GENERATION".into(), part(|id| &id.generation)),
+            (
+                "DING_HOOK_SOCKET".into(),
+                self.paths.hook_socket().into_os_string(),
+            ),
             ("DING_AGENT".into(), self.spec.name.clone().into()),
             (
                 "DING_PTY_SOCKET".into(),
@@ -632,6 +690,9 @@ impl Runtime {
         if running.stderr_open
             && let Some(fd) = running.process.stderr_fd()
         {
+            let _ = registry.deregister(&mut SourceFd(&fd));
+        }
+        if let Some(fd) = running.process.stdin_fd() {
             let _ = registry.deregister(&mut SourceFd(&fd));
         }
     }

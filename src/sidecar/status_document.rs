@@ -13,7 +13,7 @@ use serde::Serialize;
 use super::inbox::Unreadable;
 use crate::core::config::Policy;
 use crate::core::escape::escape_bytes;
-use crate::core::status::Status;
+use crate::core::status::EngineStatus;
 use crate::decl::FingerprintInput;
 
 #[derive(Serialize)]
@@ -40,7 +40,7 @@ pub struct StatusDocument<'a> {
     /// Why saving the journal fails, while it does.
     pub journal_write_error: Option<&'a str>,
     pub unreadable: Vec<UnreadableView>,
-    pub engine: Status,
+    pub engine: EngineStatus,
     /// One human line per message, in FIFO order (what `ding status` shows).
     pub lines: Vec<String>,
 }

@@ -2,6 +2,7 @@
 //! feeds inputs, drains outputs after each, and keeps what they said.
 
 use ding::core::decision::Record;
+use ding::core::downlink::Downlink;
 use ding::core::engine::{Engine, Input, Output, Send, SendIf};
 use ding::core::journal::Journal;
 use ding::core::time::Time;
@@ -15,6 +16,8 @@ pub struct Emitted {
     pub journals: Vec<Journal>,
     pub records: Vec<Record>,
     pub status_changes: usize,
+    /// Lines for the adapter's stdin, in order.
+    pub downlinks: Vec<Downlink>,
 }
 
 impl Emitted {
@@ -102,6 +105,7 @@ impl Driver {
                 Output::JournalChanged => self.emitted.journals.push(self.engine.journal()),
                 Output::StatusChanged => self.emitted.status_changes += 1,
                 Output::Decision(record) => self.emitted.records.push(record.clone()),
+                Output::ToAdapter(line) => self.emitted.downlinks.push(line.clone()),
             }
             self.order.push(output);
         }

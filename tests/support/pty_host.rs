@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 
 use ding::core::identity::Identity;
 use ding::pty::client::Client;
-use ding::pty::transport::Step;
-use ding::pty::wire::{Snapshot, Status};
+use ding::pty::transport::WireStep;
+use ding::pty::wire::{HostStatus, Snapshot};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 
@@ -219,7 +219,7 @@ pub fn wait_snapshot(
     }
 }
 
-pub fn identity_of(status: &Status) -> Identity {
+pub fn identity_of(status: &HostStatus) -> Identity {
     Identity {
         session: status.session.clone(),
         incarnation: status.incarnation.clone(),
@@ -227,8 +227,8 @@ pub fn identity_of(status: &Status) -> Identity {
     }
 }
 
-pub fn write(bytes: &[u8]) -> Step {
-    Step::Write(bytes.to_vec())
+pub fn write(bytes: &[u8]) -> WireStep {
+    WireStep::Write(bytes.to_vec())
 }
 
 /// Polls `check` every few milliseconds until it is true or `PATIENCE` ends.

@@ -55,13 +55,13 @@ exec cat 0<>"$fifo"
 pub const SLEEPING_HARNESS: &str = r#"command "sleep" "600""#;
 
 /// A declaration of agent `name` with `harness` (a `command` line) under
-/// the rich policy with the scripted adapter, plus `extra` ding settings.
-pub fn rich_decl(name: &str, harness: &str, extra: &str) -> String {
-    rich_decl_with_adapter(name, harness, SCRIPTED_ADAPTER, extra)
+/// the careful policy with the scripted adapter, plus `extra` ding settings.
+pub fn careful_decl(name: &str, harness: &str, extra: &str) -> String {
+    careful_decl_with_adapter(name, harness, SCRIPTED_ADAPTER, extra)
 }
 
-/// [`rich_decl`] with the adapter `adapter` (a `command` line).
-pub fn rich_decl_with_adapter(name: &str, harness: &str, adapter: &str, extra: &str) -> String {
+/// [`careful_decl`] with the adapter `adapter` (a `command` line).
+pub fn careful_decl_with_adapter(name: &str, harness: &str, adapter: &str, extra: &str) -> String {
     format!(
         "agent \"{name}\" {{\n  {harness}\n  ding {{\n    delivery \"turn-boundary+fresh-idle\"\n    adapter {{ {adapter} }}\n    {extra}\n  }}\n}}\n"
     )

@@ -62,24 +62,26 @@ impl Host {
                 self.reply(tx.client, ServerLine::Reply(Reply::SendIf(reply)));
                 return;
             }
-        } else {
-            let peer = self.clients.get(&tx.client).map_or(0, |c| c.peer_pid);
-            let bytes: usize = tx
-                .steps
-                .iter()
-                .map(|s| match s {
-                    Step::Write(b) => b.len(),
-                    Step::WaitMs(_) => 0,
-                })
-                .sum();
-            log(json!({
-                "event": "intervention",
-                "op": "send",
-                "peerPid": peer,
-                "bytes": bytes,
-                "revision": self.revision,
-            }));
         }
+        let peer = self.clients.get(&tx.client).map_or(0, |c| c.peer_pid);
+        let bytes: usize = tx
+            .steps
+            .iter()
+            .map(|s| match s {
+                WireStep::Write(b) => b.len(),
+                WireStep::WaitMs(_) => 0,
+            })
+            .sum();
+        log(json!({
+            "event": match tx.origin {
+                Origin::Delivery => "delivery",
+                Origin::Intervention => "intervention",
+            },
+            "op": if tx.condition.is_some() { "send-if" } else { "send" },
+            "peerPid": peer,
+            "bytes": bytes,
+            "revision": self.revision,
+        }));
         self.active = Some(tx);
     }
 
@@ -123,14 +125,14 @@ impl Host {
                 continue;
             }
             match tx.steps.pop_front() {
-                Some(Step::Write(bytes)) => {
+                Some(WireStep::Write(bytes)) => {
                     tx.written += bytes.len();
                     self.commit(&bytes);
                 }
-                Some(Step::WaitMs(ms)) => {
+                Some(WireStep::WaitMs(ms)) => {
                     if !self.to_master.is_empty() {
                         // The wait starts when the earlier bytes have landed.
-                        tx.steps.push_front(Step::WaitMs(ms));
+                        tx.steps.push_front(WireStep::WaitMs(ms));
                         return;
                     }
                     tx.wait_until = Some(now + Duration::from_millis(ms));

@@ -81,6 +81,14 @@ impl Host {
             "DING_RUNTIME_DIR".into(),
             path_or_empty(&self.spec.runtime_dir),
         ));
+        // Where the agent's hook channel is (spec §2.5): the host only names
+        // it, so hooks running inside the harness can find the adapter.
+        let hook_socket = self
+            .spec
+            .runtime_dir
+            .as_ref()
+            .map(|dir| dir.join("hook.sock"));
+        env.push(("DING_HOOK_SOCKET".into(), path_or_empty(&hook_socket)));
         env
     }
 

@@ -43,10 +43,11 @@ use crate::pty::connection::{Connection, Fill, Mode};
 use crate::pty::identity::{LaunchSpec, fresh_incarnation};
 use crate::pty::screen::Screen;
 use crate::pty::socket;
-use crate::pty::transport::{self, Step};
+use crate::pty::transport::{self, WireStep};
 use crate::pty::wire::{
-    ChildState, ErrorKind, ErrorReply, FrameKind, IdentityPart, MAX_REQUEST_LINE, Parsed, Push,
-    Reply, Request, SendIfReply, ServerLine, Size, Status, parse_frame, parse_resize, push_frame,
+    ChildState, ErrorKind, ErrorReply, FrameKind, HostStatus, IdentityPart, MAX_REQUEST_LINE,
+    Origin, Parsed, Push, Reply, Request, SendIfReply, ServerLine, Size, parse_frame, parse_resize,
+    push_frame,
 };
 use crate::signals;
 
@@ -114,7 +115,10 @@ struct Transaction {
     client: Token,
     /// The compare for send-if; `None` for an unconditional send.
     condition: Option<Condition>,
-    steps: VecDeque<Step>,
+    /// Who it is typed for (the log tells DING's delivery from a
+    /// supervisor's intervention).
+    origin: Origin,
+    steps: VecDeque<WireStep>,
     written: usize,
     wait_until: Option<Instant>,
 }
@@ -374,8 +378,8 @@ fn input_len(input: &Input) -> usize {
             .steps
             .iter()
             .map(|s| match s {
-                Step::Write(b) => b.len(),
-                Step::WaitMs(_) => 0,
+                WireStep::Write(b) => b.len(),
+                WireStep::WaitMs(_) => 0,
             })
             .sum(),
     }

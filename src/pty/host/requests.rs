@@ -198,9 +198,9 @@ impl Host {
                     generation,
                     expected_revision,
                 };
-                self.transaction(token, Some(condition), steps);
+                self.transaction(token, Some(condition), Origin::Delivery, steps);
             }
-            Request::Send { steps } => self.transaction(token, None, steps),
+            Request::Send { steps, origin } => self.transaction(token, None, origin, steps),
             Request::Watch {} => {
                 let revision = self.revision;
                 if let Some(client) = self.clients.get_mut(&token) {
@@ -240,7 +240,8 @@ impl Host {
         &mut self,
         token: Token,
         condition: Option<Condition>,
-        steps: Vec<Step>,
+        origin: Origin,
+        steps: Vec<WireStep>,
     ) {
         let bytes = match transport::validate(&steps) {
             Ok(bytes) => bytes,
@@ -260,6 +261,7 @@ impl Host {
         self.submit(Input::Transaction(Transaction {
             client: token,
             condition,
+            origin,
             steps: steps.into(),
             written: 0,
             wait_until: None,
@@ -287,8 +289,8 @@ impl Host {
         }
     }
 
-    pub(super) fn status(&self) -> Status {
-        Status {
+    pub(super) fn status(&self) -> HostStatus {
+        HostStatus {
             session: self.session.clone(),
             incarnation: self.child.incarnation.clone(),
             generation: self.generation.clone(),

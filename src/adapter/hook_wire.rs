@@ -1,0 +1,110 @@
+//! The hook channel's wire types: one JSON line from a hook process to the
+//! adapter, one JSON line back (spec §2.5).
+//!
+//! A hook runs inside the harness (a child of the PTY host, with its
+//! environment), so it cannot write to the sidecar itself. It connects to
+//! `DING_HOOK_SOCKET`, a private socket the adapter listens on, sends one
+//! [`HookCall`], and keeps the connection open until the [`HookAnswer`]
+//! arrives: closing it withdraws the call. The answer is what the hook
+//! process prints and its exit code, so the provider's hook semantics
+//! (stdout JSON, exit 2, ...) stay in the provider's code.
+
+use serde::{Deserialize, Serialize};
+
+use crate::core::identity::Identity;
+
+/// The wire version of the hook channel.
+pub const HOOK_WIRE_VERSION: u64 = 1;
+
+/// The longest call line the adapter accepts. A payload larger than
+/// [`MAX_PAYLOAD_BYTES`] is sent as `null` with `payloadTooLong`.
+pub const MAX_CALL_BYTES: usize = 1024 * 1024;
+
+/// The largest hook payload forwarded as is (its JSON, as read on stdin).
+pub const MAX_PAYLOAD_BYTES: usize = 900 * 1024;
+
+/// One hook call.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct HookCall {
+    pub v: u64,
+    /// The provider the hook configuration names (`ding hook PROVIDER EVENT`).
+    pub provider: String,
+    /// The event, as the provider names it.
+    pub event: String,
+    /// The harness identity in the hook's environment, when all three
+    /// `DING_*` variables are set: the terminal this call is about.
+    pub identity: Option<Identity>,
+    /// The provider's payload (JSON read from the hook's stdin), or `null`
+    /// when it was empty, not JSON, or too long.
+    pub payload: serde_json::Value,
+    #[serde(default)]
+    pub payload_too_long: bool,
+}
+
+/// What the hook process prints and how it exits.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct HookAnswer {
+    #[serde(default)]
+    pub stdout: String,
+    #[serde(default)]
+    pub stderr: String,
+    #[serde(default)]
+    pub exit: i32,
+}
+
+/// The adapter refused the call (malformed, another provider, too long).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HookRefusal {
+    pub error: String,
+    pub message: String,
+}
+
+impl HookCall {
+    pub fn to_line(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+}
+
+impl HookAnswer {
+    pub fn to_line(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+}
+
+impl HookRefusal {
+    pub fn to_line(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn calls_and_answers_round_trip() {
+        let call = HookCall {
+            v: HOOK_WIRE_VERSION,
+            provider: "demo".into(),
+            event: "Stop".into(),
+            identity: None,
+            payload: serde_json::json!({"stop_hook_active": false}),
+            payload_too_long: false,
+        };
+        let back: HookCall = serde_json::from_str(&call.to_line()).unwrap();
+        assert_eq!(back, call);
+        let answer = HookAnswer {
+            stdout: "{}\n".into(),
+            stderr: String::new(),
+            exit: 2,
+        };
+        let back: HookAnswer = serde_json::from_str(&answer.to_line()).unwrap();
+        assert_eq!(back, answer);
+        assert_eq!(
+            serde_json::from_str::<HookAnswer>("{}").unwrap(),
+            HookAnswer::default()
+        );
+    }
+}

@@ -1,0 +1,578 @@
+//! The adapter's one loop: downlink in, hook calls in, terminal in, protocol
+//! lines out.
+//!
+//! | token | source | becomes |
+//! |---|---|---|
+//! | `DOWNLINK` | stdin, from the sidecar | identity, demand, claim answers |
+//! | `UPLINK` | stdout (writable) | queued protocol lines flushed |
+//! | `HOOKS` and peers | `DING_HOOK_SOCKET` | provider hook calls, answered |
+//! | `PTY` | the PTY host, only while evidence is wanted | snapshots, then `activity` |
+//!
+//! Evidence is produced only while the sidecar wants it, and only from a
+//! snapshot taken after the last thing the kit heard move, stamped with that
+//! snapshot's revision: the sidecar's compare-and-send then fails if anything
+//! at all happened since. While wanted, a heartbeat re-reads the screen so the
+//! evidence never goes stale or silent. With nothing wanted and no hook
+//! waiting, the loop sleeps in `poll` with no timeout: zero wake-ups.
+
+use std::collections::HashMap;
+use std::io::{self, Read};
+use std::os::fd::AsRawFd;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use mio::unix::SourceFd;
+use mio::{Events, Interest, Poll, Token};
+
+use super::hook_wire::{HOOK_WIRE_VERSION, HookAnswer, HookCall, HookRefusal, MAX_CALL_BYTES};
+use super::pty_watch::{PtyEvent, PtyWatch};
+use super::uplink::Uplink;
+use super::{AgentContext, ClaimRequest, HookAction, Provider, Reading, identity_from_env};
+use crate::core::downlink::{ClaimRefusal, Claimed, Downlink};
+use crate::core::identity::Identity;
+use crate::line_server::{LineServer, ServerEvent};
+use crate::sidecar::adapter_proc::set_nonblocking;
+use crate::sidecar::lines::{Line, LineBuffer};
+
+const DOWNLINK: Token = Token(0);
+const UPLINK: Token = Token(1);
+const PTY: Token = Token(2);
+const HOOKS: Token = Token(3);
+const FIRST_HOOK_PEER: usize = 100;
+
+/// How long a hook waits for the sidecar's answer to its claim before it is
+/// answered with nothing (it then injects nothing; the work stays unread).
+const CLAIM_DEADLINE: Duration = Duration::from_secs(3);
+
+/// After losing the PTY host, the wait before connecting again.
+const PTY_RETRY: Duration = Duration::from_millis(500);
+
+/// Everything the loop needs; [`KitOptions::from_env`] reads what the
+/// sidecar gives every adapter.
+#[derive(Clone, Debug)]
+pub struct KitOptions {
+    pub pty_socket: PathBuf,
+    /// Where to serve the hook channel; `None` serves none.
+    pub hook_socket: Option<PathBuf>,
+    pub agent: AgentContext,
+    /// The `validForMs` of each activity line (the sidecar caps it).
+    pub valid_for: Duration,
+    /// How often the screen is read again while evidence is wanted and
+    /// nothing moved.
+    pub heartbeat: Duration,
+    /// The least time between two snapshots while the screen keeps moving.
+    pub min_snapshot_gap: Duration,
+}
+
+impl KitOptions {
+    /// From `DING_PTY_SOCKET`, `DING_HOOK_SOCKET`, `DING_AGENT`, `DING_INBOX`.
+    pub fn from_env() -> Result<KitOptions> {
+        let var = |name: &str| std::env::var_os(name).filter(|value| !value.is_empty());
+        let Some(pty_socket) = var("DING_PTY_SOCKET") else {
+            bail!("DING_PTY_SOCKET is not set: an adapter runs under `ding sidecar`");
+        };
+        Ok(KitOptions {
+            pty_socket: pty_socket.into(),
+            hook_socket: var("DING_HOOK_SOCKET").map(PathBuf::from),
+            agent: AgentContext {
+                agent: var("DING_AGENT")
+                    .map(|value| value.to_string_lossy().into_owned())
+                    .unwrap_or_default(),
+                inbox: var("DING_INBOX").map(PathBuf::from).unwrap_or_default(),
+            },
+            valid_for: Duration::from_secs(5),
+            heartbeat: Duration::from_secs(4),
+            min_snapshot_gap: Duration::from_millis(25),
+        })
+    }
+}
+
+/// A hook call waiting for the sidecar.
+struct Waiting {
+    call: HookCall,
+    /// The claim asked for (kept to ask again after an identity change).
+    request: ClaimRequest,
+    /// The claim id in flight, or `None` while waiting for the identity.
+    claim: Option<u64>,
+    /// Whether the claim was already asked again once.
+    retried: bool,
+    deadline: Instant,
+}
+
+struct Kit<P: Provider> {
+    provider: P,
+    options: KitOptions,
+    poll: Poll,
+    uplink: Uplink<io::Stdout>,
+    uplink_writable: bool,
+    downlink: LineBuffer,
+    hooks: Option<LineServer>,
+    pty: PtyWatch,
+    identity: Option<Identity>,
+    wanted: bool,
+    /// Something moved since the last snapshot was asked for.
+    moved: bool,
+    last_snapshot: Option<Instant>,
+    next_heartbeat: Option<Instant>,
+    pty_retry_at: Option<Instant>,
+    waiting: HashMap<Token, Waiting>,
+    next_claim: u64,
+    /// Whether the sidecar speaks to this adapter (stdin is its pipe). An
+    /// adapter run by hand has none: evidence is then always wanted and the
+    /// identity is read from the PTY host.
+    has_downlink: bool,
+    done: bool,
+}
+
+/// Runs `provider` until the sidecar closes stdin.
+pub fn run<P: Provider>(provider: P, options: KitOptions) -> Result<()> {
+    let mut kit = Kit::new(provider, options)?;
+    kit.serve()
+}
+
+impl<P: Provider> Kit<P> {
+    fn new(provider: P, options: KitOptions) -> Result<Kit<P>> {
+        let poll = Poll::new().context("create poll")?;
+        let stdin = io::stdin();
+        // An adapter started by hand (stdin a terminal or /dev/null) has no
+        // downlink: it then treats evidence as always wanted.
+        let downlink = set_nonblocking(&stdin).is_ok()
+            && poll
+                .registry()
+                .register(
+                    &mut SourceFd(&stdin.as_raw_fd()),
+                    DOWNLINK,
+                    Interest::READABLE,
+                )
+                .is_ok();
+        let stdout = io::stdout();
+        // A stdout that cannot be polled (a file) is written blocking.
+        let _ = set_nonblocking(&stdout).is_ok()
+            && poll
+                .registry()
+                .register(
+                    &mut SourceFd(&stdout.as_raw_fd()),
+                    UPLINK,
+                    Interest::WRITABLE,
+                )
+                .is_ok();
+        let hooks = match &options.hook_socket {
+            Some(path) => Some(
+                LineServer::bind(
+                    path,
+                    poll.registry(),
+                    HOOKS,
+                    FIRST_HOOK_PEER,
+                    MAX_CALL_BYTES,
+                )
+                .with_context(|| format!("serve the hook channel at {}", path.display()))?,
+            ),
+            None => None,
+        };
+        let pty = PtyWatch::new(&options.pty_socket, PTY);
+        let mut kit = Kit {
+            provider,
+            options,
+            poll,
+            uplink: Uplink::new(stdout),
+            uplink_writable: true,
+            downlink: LineBuffer::new(crate::core::protocol::MAX_LINE_BYTES * 16),
+            hooks,
+            pty,
+            identity: identity_from_env(),
+            wanted: false,
+            moved: false,
+            last_snapshot: None,
+            next_heartbeat: None,
+            pty_retry_at: None,
+            waiting: HashMap::new(),
+            next_claim: 1,
+            has_downlink: downlink,
+            done: false,
+        };
+        if !downlink {
+            kit.on_demand(true);
+        }
+        Ok(kit)
+    }
+
+    fn serve(&mut self) -> Result<()> {
+        let mut events = Events::with_capacity(64);
+        while !self.done {
+            let timeout = self
+                .next_deadline()
+                .map(|at| at.saturating_duration_since(Instant::now()));
+            match self.poll.poll(&mut events, timeout) {
+                Ok(()) => {}
+                Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
+                Err(err) => return Err(err).context("poll"),
+            }
+            for event in events.iter() {
+                match event.token() {
+                    DOWNLINK => self.on_downlink(),
+                    UPLINK => self.uplink_writable = true,
+                    PTY => self.on_pty(),
+                    token => self.on_hook_ready(token),
+                }
+            }
+            self.on_time();
+            self.flush_uplink()?;
+        }
+        if let Some(path) = &self.options.hook_socket {
+            let _ = std::fs::remove_file(path);
+        }
+        Ok(())
+    }
+
+    fn next_deadline(&self) -> Option<Instant> {
+        let snapshot =
+            (self.wanted && self.moved && self.pty.is_open() && !self.pty.snapshot_pending())
+                .then(|| self.snapshot_allowed_at().unwrap_or_else(Instant::now));
+        let claims = self.waiting.values().map(|waiting| waiting.deadline).min();
+        [snapshot, self.next_heartbeat, self.pty_retry_at, claims]
+            .into_iter()
+            .flatten()
+            .min()
+    }
+
+    /// When the next snapshot may be asked for; `None`: at once.
+    fn snapshot_allowed_at(&self) -> Option<Instant> {
+        self.last_snapshot
+            .map(|at| at + self.options.min_snapshot_gap)
+    }
+
+    fn flush_uplink(&mut self) -> Result<()> {
+        if !self.uplink_writable {
+            return Ok(());
+        }
+        match self.uplink.flush() {
+            Ok(waiting) => {
+                // Edge-triggered: wait for the next writable event.
+                self.uplink_writable = !waiting;
+                Ok(())
+            }
+            Err(err) => {
+                self.done = true;
+                Err(err).context("write to the sidecar")
+            }
+        }
+    }
+
+    // ----- the downlink -----
+
+    fn on_downlink(&mut self) {
+        let mut chunk = [0u8; 16 * 1024];
+        let mut lines = Vec::new();
+        let mut stdin = io::stdin();
+        loop {
+            match stdin.read(&mut chunk) {
+                Ok(0) => {
+                    // The sidecar is gone: so is the adapter's reason to be.
+                    self.done = true;
+                    break;
+                }
+                Ok(n) => self.downlink.push(&chunk[..n], &mut lines),
+                Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
+                Err(err) if err.kind() == io::ErrorKind::WouldBlock => break,
+                Err(_) => {
+                    self.done = true;
+                    break;
+                }
+            }
+        }
+        for line in lines {
+            let Line::Complete(bytes) = line else {
+                continue;
+            };
+            match Downlink::parse(&String::from_utf8_lossy(&bytes)) {
+                Ok(Downlink::Pty { identity }) => self.on_identity(identity),
+                Ok(Downlink::Evidence { wanted }) => self.on_demand(wanted),
+                Ok(Downlink::Claimed(claimed)) => self.on_claimed(claimed),
+                Err(err) => eprintln!("adapter: ignoring a downlink line: {err}"),
+            }
+        }
+    }
+
+    fn on_identity(&mut self, identity: Option<Identity>) {
+        self.identity = identity;
+        // Claims refused for identity wait for this; ask again now.
+        let again: Vec<Token> = self
+            .waiting
+            .iter()
+            .filter(|(_, waiting)| waiting.claim.is_none())
+            .map(|(token, _)| *token)
+            .collect();
+        for token in again {
+            self.send_claim(token);
+        }
+        self.moved = true;
+    }
+
+    fn on_demand(&mut self, wanted: bool) {
+        self.wanted = wanted;
+        if wanted {
+            self.moved = true;
+            self.next_heartbeat = Some(Instant::now() + self.options.heartbeat);
+            self.open_pty();
+        } else {
+            self.next_heartbeat = None;
+            self.pty_retry_at = None;
+            self.moved = false;
+            self.pty.close(self.poll.registry());
+        }
+    }
+
+    fn on_claimed(&mut self, claimed: Claimed) {
+        let Some(token) = self
+            .waiting
+            .iter()
+            .find(|(_, waiting)| waiting.claim == Some(claimed.claim))
+            .map(|(token, _)| *token)
+        else {
+            return;
+        };
+        let identity_refusal = matches!(
+            claimed.refusal,
+            Some(ClaimRefusal::PtyUnknown | ClaimRefusal::IdentityMismatch)
+        );
+        if let Some(waiting) = self.waiting.get_mut(&token)
+            && identity_refusal
+            && !waiting.retried
+        {
+            // The hook may know of a restart before the sidecar does: wait
+            // for the sidecar's next identity, then ask once more.
+            waiting.retried = true;
+            waiting.claim = None;
+            return;
+        }
+        let Some(waiting) = self.waiting.remove(&token) else {
+            return;
+        };
+        let answer = self
+            .provider
+            .on_claimed(&waiting.call, &claimed, &self.options.agent);
+        self.answer(token, &answer);
+    }
+
+    // ----- hooks -----
+
+    fn on_hook_ready(&mut self, token: Token) {
+        let Some(server) = self.hooks.as_mut() else {
+            return;
+        };
+        if !server.owns(token) {
+            return;
+        }
+        let mut events = Vec::new();
+        server.on_ready(self.poll.registry(), token, &mut events);
+        for event in events {
+            match event {
+                ServerEvent::Request { peer, line } => self.on_call(peer, &line),
+                ServerEvent::TooLong { peer, len } => self.refuse(
+                    peer,
+                    "oversized-call",
+                    &format!("a call of {len} bytes exceeds {MAX_CALL_BYTES}"),
+                ),
+                ServerEvent::Gone { peer } => {
+                    // The harness gave up on the hook (its own timeout). A claim
+                    // already asked stays granted: the files are hook-owned and
+                    // surface again in the next context that asks for the backlog.
+                    self.waiting.remove(&peer);
+                }
+            }
+        }
+    }
+
+    fn on_call(&mut self, peer: Token, line: &[u8]) {
+        let call: HookCall = match serde_json::from_slice(line) {
+            Ok(call) => call,
+            Err(err) => return self.refuse(peer, "malformed-call", &err.to_string()),
+        };
+        if call.v != HOOK_WIRE_VERSION {
+            return self.refuse(peer, "unknown-version", &format!("version {}", call.v));
+        }
+        if call.provider != self.provider.name() {
+            let message = format!(
+                "this adapter serves `{}`, not `{}`",
+                self.provider.name(),
+                call.provider
+            );
+            return self.refuse(peer, "wrong-provider", &message);
+        }
+        let plan = self.provider.on_hook(&call, &self.options.agent);
+        if let Some(identity) = self.identity_for(&call) {
+            for fact in plan.facts {
+                self.uplink.lifecycle(&identity, fact);
+            }
+        }
+        // What the hook said may change the evidence: read the screen again.
+        self.moved = true;
+        match plan.action {
+            HookAction::Answer(answer) => self.answer(peer, &answer),
+            HookAction::Claim(request) => {
+                self.waiting.insert(
+                    peer,
+                    Waiting {
+                        call,
+                        request,
+                        claim: None,
+                        retried: false,
+                        deadline: Instant::now() + CLAIM_DEADLINE,
+                    },
+                );
+                self.send_claim(peer);
+            }
+        }
+    }
+
+    /// The identity a call is about: the hook's own (from its environment,
+    /// the truth for the harness that ran it), else the sidecar's.
+    fn identity_for(&self, call: &HookCall) -> Option<Identity> {
+        call.identity.clone().or_else(|| self.identity.clone())
+    }
+
+    fn send_claim(&mut self, token: Token) {
+        let Some(waiting) = self.waiting.get(&token) else {
+            return;
+        };
+        let Some(identity) = waiting
+            .call
+            .identity
+            .clone()
+            .or_else(|| self.identity.clone())
+        else {
+            return;
+        };
+        let claim = self.next_claim;
+        self.next_claim += 1;
+        let request = waiting.request.clone();
+        self.uplink.claim(&identity, claim, &request);
+        if let Some(waiting) = self.waiting.get_mut(&token) {
+            waiting.claim = Some(claim);
+        }
+    }
+
+    fn answer(&mut self, peer: Token, answer: &HookAnswer) {
+        if let Some(server) = self.hooks.as_mut() {
+            server.reply(self.poll.registry(), peer, answer.to_line().as_bytes());
+        }
+    }
+
+    fn refuse(&mut self, peer: Token, error: &str, message: &str) {
+        let refusal = HookRefusal {
+            error: error.into(),
+            message: message.into(),
+        };
+        if let Some(server) = self.hooks.as_mut() {
+            server.reply(self.poll.registry(), peer, refusal.to_line().as_bytes());
+        }
+    }
+
+    // ----- the terminal -----
+
+    fn open_pty(&mut self) {
+        if self.pty.is_open() {
+            return;
+        }
+        match self.pty.open(self.poll.registry()) {
+            Ok(()) => {
+                self.pty_retry_at = None;
+                self.learn_identity_from_pty();
+            }
+            Err(err) => self.pty_lost(&format!("connect to the pty host: {err}")),
+        }
+    }
+
+    /// Without a downlink, the PTY host's own status names the identity.
+    fn learn_identity_from_pty(&mut self) {
+        if !self.has_downlink
+            && let Err(err) = self.pty.request_status(self.poll.registry())
+        {
+            self.pty_lost(&format!("ask for the status: {err}"));
+        }
+    }
+
+    fn on_pty(&mut self) {
+        let mut events = Vec::new();
+        self.pty.on_ready(self.poll.registry(), &mut events);
+        for event in events {
+            match event {
+                PtyEvent::Moved => self.moved = true,
+                PtyEvent::Started => self.learn_identity_from_pty(),
+                PtyEvent::Status(status) if !self.has_downlink => {
+                    self.identity = Some(Identity {
+                        session: status.session,
+                        incarnation: status.incarnation,
+                        generation: status.generation,
+                    });
+                    self.moved = true;
+                }
+                PtyEvent::Status(_) => {}
+                PtyEvent::Snapshot(snapshot) => {
+                    let reading = self.provider.evidence(self.provider.read_screen(&snapshot));
+                    self.report(&reading, snapshot.revision);
+                }
+                PtyEvent::Lost(why) => self.pty_lost(&why),
+            }
+        }
+    }
+
+    fn pty_lost(&mut self, why: &str) {
+        self.pty.close(self.poll.registry());
+        if let Some(identity) = self.identity.clone() {
+            // Without a screen nothing can be vouched for: say so (no
+            // revision, so it can never authorize input).
+            self.uplink.activity_unknown(&identity, why);
+        }
+        if self.wanted {
+            self.pty_retry_at = Some(Instant::now() + PTY_RETRY);
+        }
+    }
+
+    fn report(&mut self, reading: &Reading, revision: u64) {
+        if !self.wanted {
+            return;
+        }
+        if let Some(identity) = self.identity.clone() {
+            self.uplink
+                .activity(&identity, reading, revision, self.options.valid_for);
+        }
+    }
+
+    // ----- time -----
+
+    fn on_time(&mut self) {
+        let now = Instant::now();
+        let expired: Vec<Token> = self
+            .waiting
+            .iter()
+            .filter(|(_, waiting)| waiting.deadline <= now)
+            .map(|(token, _)| *token)
+            .collect();
+        for token in expired {
+            // No answer from the sidecar in time: inject nothing.
+            self.waiting.remove(&token);
+            self.answer(token, &HookAnswer::default());
+        }
+        if !self.wanted {
+            return;
+        }
+        if self.pty_retry_at.is_some_and(|at| at <= now) {
+            self.pty_retry_at = None;
+            self.open_pty();
+        }
+        if self.next_heartbeat.is_some_and(|at| at <= now) {
+            self.next_heartbeat = Some(now + self.options.heartbeat);
+            self.moved = true;
+        }
+        let due = self.snapshot_allowed_at().is_none_or(|at| at <= now);
+        if self.moved && due && self.pty.is_open() && !self.pty.snapshot_pending() {
+            self.moved = false;
+            self.last_snapshot = Some(now);
+            if let Err(err) = self.pty.request_snapshot(self.poll.registry()) {
+                self.pty_lost(&format!("ask for a snapshot: {err}"));
+            }
+        }
+    }
+}

@@ -1,0 +1,153 @@
+//! The neutral adapter kit: everything a DING provider adapter needs that is
+//! not about one provider.
+//!
+//! A provider is data plus pure functions ([`Provider`]): it reads a screen
+//! snapshot, and it answers hook calls. The kit is the process glue that
+//! every provider shares:
+//!
+//! * the **uplink** (`uplink`): protocol v1 lines on stdout, with the
+//!   identity the sidecar fences on and a strictly increasing sequence,
+//!   written by the typed encoder ([`crate::core::encode`]);
+//! * the **downlink** (stdin): the terminal identity, the demand signal and
+//!   claim answers ([`crate::core::downlink`]);
+//! * the **hook channel** (`hook_wire`, served on `DING_HOOK_SOCKET`): hooks
+//!   running inside the harness (`ding hook PROVIDER EVENT`) reach the
+//!   adapter, and a hook that is about to inject files claims them first;
+//! * the **PTY view** (`pty_watch`): a `watch` stream and snapshots stamped
+//!   with their revision, opened only while evidence is wanted;
+//! * one mio loop (`kit`) with no busy polling: with nothing wanted and no
+//!   hook running it sleeps in `poll` with no timeout at all.
+//!
+//! Nothing here names a provider; the neutrality test covers this room.
+
+pub mod hook_wire;
+pub mod kit;
+pub mod pty_watch;
+pub mod relay;
+pub mod uplink;
+
+use std::borrow::Cow;
+use std::path::PathBuf;
+
+use crate::core::downlink::Claimed;
+use crate::core::identity::Identity;
+use crate::core::protocol::{ActivityState, ClaimScope, ClaimWants, Composer, Lifecycle};
+use crate::pty::wire::Snapshot;
+
+pub use hook_wire::{HookAnswer, HookCall};
+
+/// What a provider reads on one screen: its own grammar's verdict, which
+/// the kit stamps with the snapshot's revision. `Unknown` is a first-class
+/// answer, and unknown holds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Reading {
+    pub state: ActivityState,
+    pub composer: Composer,
+    /// Why, for people (the sidecar shows it, never interprets it).
+    pub reason: Cow<'static, str>,
+}
+
+impl Reading {
+    /// The reading of a screen the grammar does not recognize.
+    pub fn unknown(reason: impl Into<Cow<'static, str>>) -> Reading {
+        Reading {
+            state: ActivityState::Unknown,
+            composer: Composer::Unknown,
+            reason: reason.into(),
+        }
+    }
+}
+
+/// What the kit knows of the agent, for providers that render text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AgentContext {
+    /// The agent's name (`ding archive NAME FILE`).
+    pub agent: String,
+    /// The inbox root; unread files are in its `new/`.
+    pub inbox: PathBuf,
+}
+
+/// Which files a hook asks to inject (protocol v1 `claim`, spec §2.2).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClaimRequest {
+    pub wants: ClaimWants,
+    pub scope: ClaimScope,
+    /// The most bytes the granted names may take, escaped and joined with
+    /// `", "`: a hook with a bounded context asks for no more than it can
+    /// name (at least one file is granted whatever its length).
+    pub name_bytes: Option<u64>,
+}
+
+/// What a provider wants done with a hook call.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum HookAction {
+    /// Answer the hook now.
+    Answer(HookAnswer),
+    /// Claim files first; the kit calls [`Provider::on_claimed`] with the
+    /// sidecar's answer and sends what it returns.
+    Claim(ClaimRequest),
+}
+
+/// A provider's reaction to one hook call.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HookPlan {
+    /// Lifecycle facts the call proves (a compaction, a clear), reported at
+    /// once.
+    pub facts: Vec<Lifecycle>,
+    pub action: HookAction,
+}
+
+impl HookPlan {
+    /// Answer with nothing (exit 0): the hook changes nothing in the harness.
+    pub fn nothing() -> HookPlan {
+        HookPlan {
+            facts: Vec::new(),
+            action: HookAction::Answer(HookAnswer::default()),
+        }
+    }
+}
+
+/// One harness's grammar and hook semantics. Every method reads only its
+/// arguments and the provider's own state, so each is tested table-driven
+/// against real captures.
+pub trait Provider {
+    /// The name hooks use (`ding hook NAME EVENT`); calls for another name
+    /// are refused.
+    fn name(&self) -> &'static str;
+
+    /// Reads one snapshot.
+    fn read_screen(&self, snapshot: &Snapshot) -> Reading;
+
+    /// Combines what hooks last said with a screen reading into the
+    /// evidence to report. The default trusts the screen alone.
+    fn evidence(&self, screen: Reading) -> Reading {
+        screen
+    }
+
+    /// A hook call arrived. The default answers nothing.
+    fn on_hook(&mut self, _call: &HookCall, _agent: &AgentContext) -> HookPlan {
+        HookPlan::nothing()
+    }
+
+    /// The claim made for `call` was answered; render the hook's answer.
+    fn on_claimed(
+        &mut self,
+        _call: &HookCall,
+        _claimed: &Claimed,
+        _agent: &AgentContext,
+    ) -> HookAnswer {
+        HookAnswer::default()
+    }
+}
+
+/// The identity in `DING_SESSION`, `DING_INCARNATION`, `DING_GENERATION`,
+/// if all three are set and non-empty (inside the harness, the PTY host sets
+/// them; an adapter gets them when the sidecar knew them at spawn).
+pub fn identity_from_env() -> Option<Identity> {
+    let get = |name: &str| std::env::var(name).ok().filter(|value| !value.is_empty());
+    Some(Identity {
+        session: get("DING_SESSION")?,
+        incarnation: get("DING_INCARNATION")?,
+        generation: get("DING_GENERATION")?,
+    })
+}

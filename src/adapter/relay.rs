@@ -1,0 +1,118 @@
+//! The hook side of the hook channel: what `ding hook PROVIDER EVENT` does
+//! inside the harness.
+//!
+//! It reads the provider's payload from stdin (bounded), sends one
+//! [`HookCall`] to the adapter on `DING_HOOK_SOCKET`, waits for the answer,
+//! and hands back what to print and how to exit. It never breaks or blocks
+//! the harness for long: when the adapter cannot be reached, refuses the
+//! call, or does not answer in time, the answer is empty with exit 0, so
+//! the harness carries on exactly as without DING (and the work stays
+//! unread in the inbox, for the terminal path or the next hook).
+
+use std::io::{self, BufRead, BufReader, Read, Write};
+use std::os::fd::AsFd;
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+
+use super::hook_wire::{HOOK_WIRE_VERSION, HookAnswer, HookCall, MAX_PAYLOAD_BYTES};
+use super::identity_from_env;
+
+/// How long a hook waits for the harness to finish writing its payload.
+const PAYLOAD_DEADLINE: Duration = Duration::from_secs(2);
+
+/// Where the hook channel is: `DING_HOOK_SOCKET`, else `hook.sock` in
+/// `DING_RUNTIME_DIR`.
+pub fn socket_from_env() -> Option<PathBuf> {
+    let get = |name: &str| std::env::var_os(name).filter(|value| !value.is_empty());
+    get("DING_HOOK_SOCKET")
+        .map(PathBuf::from)
+        .or_else(|| get("DING_RUNTIME_DIR").map(|dir| PathBuf::from(dir).join("hook.sock")))
+}
+
+/// Why a call got the empty answer (for `--explain`, never printed otherwise).
+#[derive(Debug)]
+pub enum RelayFailure {
+    NoSocket,
+    Connect(io::Error),
+    Io(io::Error),
+    Refused(String),
+    Unreadable(String),
+}
+
+/// Reads the payload from `input` until EOF, at most [`MAX_PAYLOAD_BYTES`]
+/// and [`PAYLOAD_DEADLINE`]. Returns the JSON (or `null`) and whether it was
+/// too long.
+pub fn read_payload<R: Read + AsFd>(input: &mut R) -> (serde_json::Value, bool) {
+    let deadline = Instant::now() + PAYLOAD_DEADLINE;
+    let mut bytes = Vec::new();
+    let mut chunk = [0u8; 16 * 1024];
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let millis = u16::try_from(left.as_millis()).unwrap_or(u16::MAX);
+        let mut fds = [PollFd::new(input.as_fd(), PollFlags::POLLIN)];
+        match poll(&mut fds, PollTimeout::from(millis)) {
+            Ok(0) => break,
+            Ok(_) => {}
+            Err(nix::errno::Errno::EINTR) => continue,
+            Err(_) => break,
+        }
+        match input.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => {
+                bytes.extend_from_slice(&chunk[..n]);
+                if bytes.len() > MAX_PAYLOAD_BYTES {
+                    return (serde_json::Value::Null, true);
+                }
+            }
+            Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
+            Err(_) => break,
+        }
+    }
+    let payload = serde_json::from_slice(&bytes).unwrap_or(serde_json::Value::Null);
+    (payload, false)
+}
+
+/// Sends one call and waits at most `timeout` for its answer.
+pub fn call(
+    socket: &Path,
+    provider: &str,
+    event: &str,
+    payload: serde_json::Value,
+    payload_too_long: bool,
+    timeout: Duration,
+) -> Result<HookAnswer, RelayFailure> {
+    let call = HookCall {
+        v: HOOK_WIRE_VERSION,
+        provider: provider.to_string(),
+        event: event.to_string(),
+        identity: identity_from_env(),
+        payload,
+        payload_too_long,
+    };
+    let mut stream = UnixStream::connect(socket).map_err(RelayFailure::Connect)?;
+    stream
+        .set_write_timeout(Some(timeout))
+        .and_then(|()| stream.set_read_timeout(Some(timeout)))
+        .map_err(RelayFailure::Io)?;
+    let mut line = call.to_line();
+    line.push('\n');
+    stream
+        .write_all(line.as_bytes())
+        .map_err(RelayFailure::Io)?;
+    let mut reader = BufReader::new(stream);
+    let mut answer = String::new();
+    reader.read_line(&mut answer).map_err(RelayFailure::Io)?;
+    if let Ok(answer) = serde_json::from_str::<HookAnswer>(&answer) {
+        return Ok(answer);
+    }
+    match serde_json::from_str::<super::hook_wire::HookRefusal>(&answer) {
+        Ok(refusal) => Err(RelayFailure::Refused(format!(
+            "{}: {}",
+            refusal.error, refusal.message
+        ))),
+        Err(_) => Err(RelayFailure::Unreadable(answer.chars().take(200).collect())),
+    }
+}

@@ -1,0 +1,184 @@
+//! The uplink: protocol v1 lines from the adapter to the sidecar, on stdout.
+//!
+//! It owns the two things every line needs right: the identity (the one the
+//! sidecar last told the adapter over the downlink, or the hook's own for a
+//! claim) and a sequence that strictly increases for the life of the
+//! process. Lines are built by the typed encoder, so they always parse.
+//! Stdout is non-blocking: bytes the pipe does not take yet wait in a
+//! queue, and the kit asks for writability while it is not empty.
+
+use std::borrow::Cow;
+use std::io::{self, Write};
+use std::time::Duration;
+
+use crate::core::identity::{ClaimedIdentity, Identity};
+use crate::core::protocol::{Activity, Body, Claim, Event, Lifecycle};
+
+use super::{ClaimRequest, Reading};
+
+pub struct Uplink<W: Write> {
+    out: W,
+    sequence: u64,
+    queue: Vec<u8>,
+    sent: usize,
+}
+
+impl<W: Write> Uplink<W> {
+    pub fn new(out: W) -> Uplink<W> {
+        Uplink {
+            out,
+            sequence: 0,
+            queue: Vec::new(),
+            sent: 0,
+        }
+    }
+
+    /// Reports a screen reading observed at `revision`.
+    pub fn activity(
+        &mut self,
+        identity: &Identity,
+        reading: &Reading,
+        revision: u64,
+        valid_for: Duration,
+    ) {
+        self.write(
+            identity,
+            Body::Activity(Activity {
+                state: reading.state,
+                valid_for,
+                composer: reading.composer,
+                revision: Some(revision),
+                reason: Some(Cow::Borrowed(bounded(&reading.reason))),
+            }),
+        );
+    }
+
+    /// Reports that nothing can be vouched for (no screen): `unknown`, with
+    /// no revision, so it can never authorize terminal input.
+    pub fn activity_unknown(&mut self, identity: &Identity, why: &str) {
+        self.write(
+            identity,
+            Body::Activity(Activity {
+                state: crate::core::protocol::ActivityState::Unknown,
+                valid_for: Duration::ZERO,
+                composer: crate::core::protocol::Composer::Unknown,
+                revision: None,
+                reason: Some(Cow::Borrowed(bounded(why))),
+            }),
+        );
+    }
+
+    /// Asks which files a hook may inject; `claim` is echoed in the answer.
+    pub fn claim(&mut self, identity: &Identity, claim: u64, request: &ClaimRequest) {
+        let ClaimRequest {
+            wants,
+            scope,
+            name_bytes,
+        } = request.clone();
+        self.write(
+            identity,
+            Body::Claim(Claim {
+                claim,
+                wants,
+                scope,
+                name_bytes,
+            }),
+        );
+    }
+
+    pub fn lifecycle(&mut self, identity: &Identity, event: Lifecycle) {
+        self.write(identity, Body::Lifecycle { event });
+    }
+
+    fn write(&mut self, identity: &Identity, body: Body<'_>) {
+        self.sequence += 1;
+        let event = Event {
+            identity: ClaimedIdentity {
+                session: Cow::Borrowed(&identity.session),
+                incarnation: Cow::Borrowed(&identity.incarnation),
+                generation: Cow::Borrowed(&identity.generation),
+            },
+            sequence: self.sequence,
+            body,
+        };
+        self.queue.extend_from_slice(event.to_line().as_bytes());
+        self.queue.push(b'\n');
+    }
+
+    /// Writes what the pipe takes. Returns whether bytes still wait; an error
+    /// means the sidecar is gone.
+    pub fn flush(&mut self) -> io::Result<bool> {
+        while self.sent < self.queue.len() {
+            match self.out.write(&self.queue[self.sent..]) {
+                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                Ok(n) => self.sent += n,
+                Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
+                Err(err) if err.kind() == io::ErrorKind::WouldBlock => break,
+                Err(err) => return Err(err),
+            }
+        }
+        if self.sent == self.queue.len() {
+            self.queue.clear();
+            self.sent = 0;
+        }
+        let _ = self.out.flush();
+        Ok(!self.queue.is_empty())
+    }
+
+    /// The last sequence written.
+    pub fn sequence(&self) -> u64 {
+        self.sequence
+    }
+}
+
+/// A reason cut to the protocol's 1,024-byte bound, at a character edge.
+fn bounded(reason: &str) -> &str {
+    let limit = crate::core::protocol::MAX_FIELD_BYTES;
+    if reason.len() <= limit {
+        return reason;
+    }
+    let mut end = limit;
+    while !reason.is_char_boundary(end) {
+        end -= 1;
+    }
+    &reason[..end]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::protocol::{ActivityState, ClaimScope, ClaimWants, Composer, parse_line};
+
+    #[test]
+    fn lines_parse_and_sequences_increase() {
+        let identity = Identity {
+            session: "s".into(),
+            incarnation: "i".into(),
+            generation: "g".into(),
+        };
+        let mut uplink = Uplink::new(Vec::new());
+        let reading = Reading {
+            state: ActivityState::Idle,
+            composer: Composer::Empty,
+            reason: "é".repeat(600).into(),
+        };
+        uplink.activity(&identity, &reading, 7, Duration::from_millis(900));
+        uplink.lifecycle(&identity, Lifecycle::Clear);
+        uplink.claim(
+            &identity,
+            3,
+            &ClaimRequest {
+                wants: ClaimWants::Oldest(4),
+                scope: ClaimScope::Pending,
+                name_bytes: Some(100),
+            },
+        );
+        assert!(!uplink.flush().unwrap());
+        let text = String::from_utf8(uplink.out.clone()).unwrap();
+        let sequences: Vec<u64> = text
+            .lines()
+            .map(|line| parse_line(line.as_bytes()).expect("parses").sequence)
+            .collect();
+        assert_eq!(sequences, [1, 2, 3]);
+    }
+}

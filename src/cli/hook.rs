@@ -1,0 +1,110 @@
+//! `ding hook PROVIDER EVENT`: what a harness's hook configuration runs.
+//!
+//! It relays one hook call to the agent's adapter over the hook channel and
+//! prints the adapter's answer (stdout, stderr, exit code). It never breaks
+//! the harness: without an adapter to answer in time, it prints nothing and
+//! exits 0, and the work stays unread in the inbox.
+
+use std::io::Write;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{Result, bail};
+use lexopt::prelude::*;
+
+use super::help_asked;
+use crate::adapter::hook_wire::HookAnswer;
+use crate::adapter::relay::{self, RelayFailure};
+
+const SHORT: &str = "\
+Usage: ding hook PROVIDER EVENT [--timeout SECS] [--explain]
+
+Relay one harness hook call (payload JSON on stdin) to the agent's adapter,
+and print its answer. Run by the harness, from the hook configuration that
+`ding compile-agent` writes.
+
+Options:
+  --timeout SECS   wait at most this long for the answer (default 10)
+  --explain        say on stderr why the answer was empty, if it was
+  -h, --help       print help
+";
+
+const LONG: &str = "
+The hook channel is DING_HOOK_SOCKET (else hook.sock in DING_RUNTIME_DIR),
+both set by the PTY host inside the harness. The call carries the harness
+identity from DING_SESSION, DING_INCARNATION and DING_GENERATION. When the
+adapter cannot be reached, refuses the call or does not answer in time, the
+answer is empty and the exit code 0: the harness carries on as it would
+without DING.
+";
+
+struct Options {
+    provider: String,
+    event: String,
+    timeout: Duration,
+    explain: bool,
+}
+
+pub fn run(parser: &mut lexopt::Parser) -> Result<ExitCode> {
+    let Some(options) = parse(parser)? else {
+        return Ok(ExitCode::SUCCESS);
+    };
+    let answer = match relay::socket_from_env() {
+        None => Err(RelayFailure::NoSocket),
+        Some(socket) => {
+            let (payload, too_long) = relay::read_payload(&mut std::io::stdin());
+            relay::call(
+                &socket,
+                &options.provider,
+                &options.event,
+                payload,
+                too_long,
+                options.timeout,
+            )
+        }
+    };
+    let answer = answer.unwrap_or_else(|failure| {
+        if options.explain {
+            eprintln!("ding hook: answering nothing: {failure:?}");
+        }
+        HookAnswer::default()
+    });
+    let mut stdout = std::io::stdout();
+    stdout.write_all(answer.stdout.as_bytes())?;
+    stdout.flush()?;
+    let mut stderr = std::io::stderr();
+    stderr.write_all(answer.stderr.as_bytes())?;
+    Ok(ExitCode::from(u8::try_from(answer.exit).unwrap_or(1)))
+}
+
+fn parse(parser: &mut lexopt::Parser) -> Result<Option<Options>> {
+    let mut words = Vec::new();
+    let mut timeout = Duration::from_secs(10);
+    let mut explain = false;
+    while let Some(arg) = parser.next()? {
+        if help_asked(&arg, SHORT, format_args!("{SHORT}{LONG}"))? {
+            return Ok(None);
+        }
+        match arg {
+            Long("timeout") => {
+                let secs: u64 = parser.value()?.parse()?;
+                if !(1..=86_400).contains(&secs) {
+                    bail!("--timeout wants 1..=86400 seconds, got {secs}");
+                }
+                timeout = Duration::from_secs(secs);
+            }
+            Long("explain") => explain = true,
+            Value(value) if words.len() < 2 => words.push(value.string()?),
+            other => return Err(other.unexpected().into()),
+        }
+    }
+    let [provider, event]: [String; 2] = words
+        .try_into()
+        .map_err(|_| anyhow::anyhow!("usage: ding hook PROVIDER EVENT"))?;
+    Ok(Some(Options {
+        provider,
+        event,
+        timeout,
+        explain,
+    }))
+}

@@ -1,0 +1,960 @@
+//! The oracle: what docs/vrs/01-ding/spec.md says the engine must do, tracked
+//! from the simulation's inputs alone. It never looks at the engine.
+//!
+//! The simulation tells the oracle every fact before it feeds the same fact
+//! to the engine, then compares what the engine did with what the oracle
+//! says it must do: the same state for every unread file, the same hold, the
+//! same journal, the same next deadline, the same downlink lines, and a send
+//! in exactly the steps where the spec's gate is open and work is pending.
+//!
+//! Where the spec leaves a choice open, the reading taken is written down
+//! beside the rule.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+use ding::core::config::Policy;
+use ding::core::downlink::{ClaimRefusal, Claimed, Downlink, Refusal, RefusedState};
+use ding::core::identity::Identity;
+use ding::core::journal::{Journal, JournalEntry, Owner};
+use ding::core::message::MessageName;
+use ding::core::protocol::Composer;
+use ding::core::time::Time;
+
+pub const LEASE_CAP_MS: u64 = 2000;
+pub const SILENCE_MS: u64 = 5000;
+pub const REPLY_TIMEOUT_MS: u64 = 3000;
+/// Spec §4.3: 250 ms after the first error, doubling to 8 s.
+const PTY_RETRY_INITIAL_MS: u64 = 250;
+const PTY_RETRY_MAX_MS: u64 = 8000;
+/// Spec §10: 1 s, doubling to 60 s, reset once an adapter stayed up 60 s.
+const RESPAWN_INITIAL_MS: u64 = 1000;
+const RESPAWN_MAX_MS: u64 = 60_000;
+const RESPAWN_STABLE_MS: u64 = 60_000;
+/// Spec §6: a hook's name the watch has not reported is remembered 60 s.
+const UNSEEN_MEMORY_MS: u64 = 60_000;
+
+/// One unread file's state (spec §6).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum File {
+    Pending,
+    InFlight(u64),
+    Staged {
+        at: Time,
+        incarnation: String,
+        confirmed: bool,
+    },
+    HookOwned {
+        at: Time,
+        incarnation: String,
+    },
+}
+
+impl File {
+    fn is_owned(&self) -> bool {
+        matches!(self, File::Staged { .. } | File::HookOwned { .. })
+    }
+
+    fn incarnation(&self) -> Option<&str> {
+        match self {
+            File::Staged { incarnation, .. } | File::HookOwned { incarnation, .. } => {
+                Some(incarnation)
+            }
+            _ => None,
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Request {
+    pub id: u64,
+    pub conditional: bool,
+    pub identity: Identity,
+    pub expected: Option<u64>,
+    /// The files this request still owns (archives and hooks take files out).
+    pub messages: Vec<String>,
+    pub deadline: Time,
+}
+
+#[derive(Clone, Debug)]
+struct Granted {
+    identity: Identity,
+    expires_at: Time,
+    composer: Composer,
+    revision: Option<u64>,
+}
+
+/// The lease slot: a lease, or the hold code of the fact that ended the last.
+#[derive(Clone, Debug)]
+enum Lease {
+    Granted(Granted),
+    Ended(&'static str),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AdapterView {
+    Disabled,
+    Starting,
+    Up {
+        since: Time,
+        last_line: Time,
+        last_sequence: Option<u64>,
+    },
+    Down {
+        respawn_at: Time,
+    },
+}
+
+/// Why the PTY host takes no transaction (spec §4.3). The latest of these
+/// facts replaces an earlier one; a new identity ends both.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Block {
+    /// Until the host's next status.
+    Unreachable,
+    /// Until the retry timer.
+    RetryAt(Time),
+}
+
+/// The demand signal as told to the adapter since it came up.
+#[derive(Clone, Copy, Debug)]
+struct Told {
+    wanted: bool,
+    since: Time,
+}
+
+/// An adapter line as the simulation built it.
+#[derive(Clone, Debug)]
+pub enum Line {
+    /// Not a valid v1 event (malformed, over-long, a missing field).
+    Invalid,
+    Event {
+        identity: Identity,
+        sequence: u64,
+        body: Body,
+    },
+}
+
+#[derive(Clone, Debug)]
+pub enum Body {
+    Activity {
+        idle: bool,
+        valid_for_ms: u64,
+        composer: Composer,
+        revision: Option<u64>,
+    },
+    Receipt(Vec<String>),
+    Claim {
+        id: u64,
+        wants: Wants,
+        unread_scope: bool,
+        /// `nameBytes`: the most bytes of escaped names joined by ", ".
+        name_bytes: Option<usize>,
+    },
+    /// `compaction` keeps ownership; `clear` and `crash` release it.
+    Lifecycle {
+        releases: bool,
+    },
+}
+
+#[derive(Clone, Debug)]
+pub enum Wants {
+    Named(Vec<String>),
+    Oldest(usize),
+}
+
+/// What the oracle expects the engine to have emitted in one step.
+#[derive(Default)]
+pub struct StepExpect {
+    pub downlinks: Vec<Downlink>,
+    pub spawns: usize,
+}
+
+pub struct Oracle {
+    pub policy: Policy,
+    max_files: usize,
+    re_ring_ms: Option<u64>,
+    unsafe_fence: bool,
+    /// The PTY identity and revision the engine has been told.
+    pub identity: Option<Identity>,
+    revision: Option<u64>,
+    block: Option<Block>,
+    /// Spec §4.3: an exited harness blocks until a new identity, whatever
+    /// else happens meanwhile (a later error or outage does not lift it).
+    exited: bool,
+    retry_ms: u64,
+    pub adapter: AdapterView,
+    respawn_ms: u64,
+    told: Option<Told>,
+    lease: Lease,
+    /// Every unread file the engine has been told of, in FIFO order.
+    pub files: BTreeMap<String, File>,
+    /// A restarted engine's journal, until its first scan.
+    restored: Option<BTreeMap<String, File>>,
+    /// Names a hook took before the watch reported them: (incarnation, at).
+    unseen: BTreeMap<String, (String, Time)>,
+    pub in_flight: Option<Request>,
+    pub expect: StepExpect,
+}
+
+impl Oracle {
+    pub fn new(
+        policy: Policy,
+        max_files: usize,
+        re_ring_ms: Option<u64>,
+        unsafe_fence: bool,
+    ) -> Oracle {
+        let adapter = if policy.uses_adapter() {
+            AdapterView::Starting
+        } else {
+            AdapterView::Disabled
+        };
+        Oracle {
+            policy,
+            max_files,
+            re_ring_ms,
+            unsafe_fence,
+            identity: None,
+            revision: None,
+            block: None,
+            exited: false,
+            retry_ms: PTY_RETRY_INITIAL_MS,
+            adapter,
+            respawn_ms: RESPAWN_INITIAL_MS,
+            told: None,
+            lease: Lease::Ended("adapter-starting"),
+            files: BTreeMap::new(),
+            restored: None,
+            unseen: BTreeMap::new(),
+            in_flight: None,
+            expect: StepExpect {
+                spawns: usize::from(policy.uses_adapter()),
+                ..StepExpect::default()
+            },
+        }
+    }
+
+    /// A sidecar killed and started again from `journal`: only the journal
+    /// and the inbox on disk survive.
+    pub fn restart(&mut self, journal: &Journal) {
+        let mut fresh = Oracle::new(
+            self.policy,
+            self.max_files,
+            self.re_ring_ms,
+            self.unsafe_fence,
+        );
+        let restored = journal
+            .entries
+            .iter()
+            .map(|entry| {
+                let at = Time::from_millis(entry.at);
+                let incarnation = entry.incarnation.clone().unwrap_or_default();
+                let file = match entry.owner {
+                    Owner::Staged => File::Staged {
+                        at,
+                        incarnation,
+                        confirmed: true,
+                    },
+                    Owner::HookOwned => File::HookOwned { at, incarnation },
+                };
+                (entry.name.as_str().to_string(), file)
+            })
+            .collect();
+        fresh.restored = Some(restored);
+        *self = fresh;
+    }
+
+    pub fn take_expect(&mut self) -> StepExpect {
+        std::mem::take(&mut self.expect)
+    }
+
+    // ----- time -----
+
+    /// Fires every timer due at `now` (spec §1.2: reply timeout, adapter
+    /// respawn, PTY retry, staged re-ring).
+    pub fn timers(&mut self, now: Time) {
+        if let Some(request) = &self.in_flight
+            && request.deadline <= now
+        {
+            // Outcome unknown: staged, unconfirmed, and blocked as for an error.
+            self.outcome_unknown(now);
+            self.block_for_retry(now);
+        }
+        if let Some(Block::RetryAt(at)) = self.block
+            && at <= now
+        {
+            self.block = None;
+        }
+        if let AdapterView::Down { respawn_at } = self.adapter
+            && respawn_at <= now
+        {
+            self.adapter = AdapterView::Starting;
+            self.lease = Lease::Ended("adapter-starting");
+            self.expect.spawns += 1;
+        }
+        if let Some(after) = self.re_ring_ms {
+            for file in self.files.values_mut() {
+                if let File::Staged { at, .. } = file
+                    && at.as_millis() + after <= now.as_millis()
+                {
+                    *file = File::Pending;
+                }
+            }
+        }
+    }
+
+    /// When the engine must next be woken, per spec §1.2.
+    pub fn next_deadline(&self) -> Option<Time> {
+        let reply = self.in_flight.as_ref().map(|request| request.deadline);
+        let respawn = match self.adapter {
+            AdapterView::Down { respawn_at } => Some(respawn_at),
+            _ => None,
+        };
+        let retry = match self.block {
+            Some(Block::RetryAt(at)) => Some(at),
+            _ => None,
+        };
+        let re_ring = self.re_ring_ms.and_then(|after| {
+            self.files
+                .values()
+                .filter_map(|file| match file {
+                    File::Staged { at, .. } => Some(Time::from_millis(at.as_millis() + after)),
+                    _ => None,
+                })
+                .min()
+        });
+        [reply, respawn, retry, re_ring].into_iter().flatten().min()
+    }
+
+    // ----- the gate -----
+
+    /// Spec §4.1/§4.2: `Ok` when a transaction may be sent now, else the hold
+    /// code every pending file must show.
+    pub fn gate(&self, now: Time) -> Result<(), &'static str> {
+        if self.in_flight.is_some() {
+            return Err("awaiting-reply");
+        }
+        if self.exited {
+            return Err("harness-exited");
+        }
+        match self.block {
+            Some(Block::Unreachable) => return Err("pty-unreachable"),
+            Some(Block::RetryAt(at)) if now < at => return Err("pty-error"),
+            _ => {}
+        }
+        let Some(current) = &self.identity else {
+            return Err("pty-unknown");
+        };
+        if self.policy == Policy::Aggressive {
+            return Ok(());
+        }
+        match self.adapter {
+            AdapterView::Disabled | AdapterView::Starting => return Err("adapter-starting"),
+            AdapterView::Down { .. } => return Err("adapter-down"),
+            AdapterView::Up { .. } => {
+                if self
+                    .silent_since()
+                    .is_some_and(|since| now.since(since) >= Duration::from_millis(SILENCE_MS))
+                {
+                    return Err("adapter-silent");
+                }
+            }
+        }
+        let lease = match &self.lease {
+            Lease::Ended(code) => return Err(code),
+            Lease::Granted(lease) => lease,
+        };
+        match lease.composer {
+            Composer::Empty => {}
+            Composer::Nonempty => return Err("composer-nonempty"),
+            Composer::Unknown => return Err("composer-unknown"),
+        }
+        if now >= lease.expires_at {
+            return Err("lease-expired");
+        }
+        if lease.identity != *current {
+            return Err("identity-mismatch");
+        }
+        if lease.revision.is_none() {
+            return Err("revision-unknown");
+        }
+        Ok(())
+    }
+
+    /// Spec §3: silence counts from the later of the adapter's last line,
+    /// its start, and the moment evidence became wanted; only while wanted.
+    fn silent_since(&self) -> Option<Time> {
+        let AdapterView::Up { last_line, .. } = self.adapter else {
+            return None;
+        };
+        match self.told {
+            Some(Told {
+                wanted: true,
+                since,
+            }) => Some(last_line.max(since)),
+            _ => None,
+        }
+    }
+
+    pub fn pending(&self) -> Vec<String> {
+        self.files
+            .iter()
+            .filter(|(_, file)| **file == File::Pending)
+            .map(|(name, _)| name.clone())
+            .collect()
+    }
+
+    /// Spec §2.4: evidence is wanted while unread work exists that terminal
+    /// input could deliver: pending files, or files in a transaction in
+    /// flight (a conflict returns them). An in-flight request whose files
+    /// were all archived or taken by a hook holds no such work.
+    fn wanted(&self) -> bool {
+        self.files
+            .values()
+            .any(|file| matches!(file, File::Pending | File::InFlight(_)))
+    }
+
+    /// Settles the demand signal after an input or timeout, before delivery
+    /// is considered: a change is told to an adapter that is up.
+    pub fn settle_demand(&mut self, now: Time) {
+        if !matches!(self.adapter, AdapterView::Up { .. }) {
+            return;
+        }
+        let wanted = self.wanted();
+        if self.told.is_some_and(|told| told.wanted == wanted) {
+            return;
+        }
+        self.told = Some(Told { wanted, since: now });
+        self.expect.downlinks.push(Downlink::Evidence { wanted });
+    }
+
+    // ----- transactions -----
+
+    /// Checks one transaction the engine emitted against spec §4 and §6, and
+    /// applies it.
+    pub fn on_send(
+        &mut self,
+        id: u64,
+        fence: Option<(&Identity, u64)>,
+        messages: Vec<String>,
+        now: Time,
+    ) -> Result<(), String> {
+        match (self.policy, fence.is_some()) {
+            (Policy::Aggressive, true) => return Err("a compare-and-send under aggressive".into()),
+            (Policy::TurnBoundaryFreshIdle, false) => {
+                return Err("an unconditional send under turn-boundary+fresh-idle".into());
+            }
+            _ => {}
+        }
+        if let Err(code) = self.gate(now) {
+            return Err(format!("a transaction while the gate holds ({code})"));
+        }
+        let pending = self.pending();
+        let allowed = pending.len().min(self.max_files);
+        if messages != pending[..allowed] {
+            return Err(format!(
+                "transaction {messages:?} is not the oldest {allowed} of pending {pending:?}"
+            ));
+        }
+        let Some(current) = self.identity.clone() else {
+            return Err("a transaction with no PTY identity".into());
+        };
+        let mut expected = None;
+        if let Some((identity, revision)) = fence {
+            let Lease::Granted(lease) = &self.lease else {
+                return Err("a compare-and-send without a lease".into());
+            };
+            if *identity != current || *identity != lease.identity {
+                return Err(format!(
+                    "a compare-and-send for {identity}, lease {}, PTY {current}",
+                    lease.identity
+                ));
+            }
+            if lease.revision != Some(revision) {
+                return Err(format!(
+                    "a compare-and-send expecting {revision}, lease revision {:?}",
+                    lease.revision
+                ));
+            }
+            expected = Some(revision);
+            // A lease authorizes one attempt.
+            self.lease = Lease::Ended("lease-spent");
+        }
+        for name in &messages {
+            self.files.insert(name.clone(), File::InFlight(id));
+        }
+        self.in_flight = Some(Request {
+            id,
+            conditional: fence.is_some(),
+            identity: current,
+            expected,
+            messages,
+            deadline: now.saturating_add(Duration::from_millis(REPLY_TIMEOUT_MS)),
+        });
+        Ok(())
+    }
+
+    fn take_request(&mut self, id: u64) -> Option<Request> {
+        if self.in_flight.as_ref().map(|request| request.id) != Some(id) {
+            return None;
+        }
+        self.in_flight.take()
+    }
+
+    fn set_all(&mut self, names: &[String], file: &File) {
+        for name in names {
+            if let Some(slot) = self.files.get_mut(name) {
+                *slot = file.clone();
+            }
+        }
+    }
+
+    pub fn sent(&mut self, id: u64, revision: u64, now: Time) {
+        self.revision = Some(self.revision.map_or(revision, |known| known.max(revision)));
+        let Some(request) = self.take_request(id) else {
+            return;
+        };
+        self.retry_ms = PTY_RETRY_INITIAL_MS;
+        let staged = File::Staged {
+            at: now,
+            incarnation: request.identity.incarnation.clone(),
+            confirmed: true,
+        };
+        self.set_all(&request.messages, &staged);
+    }
+
+    pub fn conflict(&mut self, id: u64, actual: u64) {
+        let Some(request) = self.take_request(id) else {
+            return;
+        };
+        self.revision = Some(actual);
+        self.set_all(&request.messages, &File::Pending);
+        self.lease = Lease::Ended("revision-conflict");
+    }
+
+    pub fn mismatch(&mut self, id: u64, actual: u64) {
+        let Some(request) = self.take_request(id) else {
+            return;
+        };
+        self.revision = Some(actual);
+        self.set_all(&request.messages, &File::Pending);
+        self.lease = Lease::Ended("identity-mismatch");
+    }
+
+    pub fn pty_error(&mut self, id: u64, now: Time) {
+        let Some(request) = self.take_request(id) else {
+            return;
+        };
+        self.set_all(&request.messages, &File::Pending);
+        self.block_for_retry(now);
+    }
+
+    pub fn harness_exited(&mut self, id: Option<u64>) {
+        if let Some(request) = id.and_then(|id| self.take_request(id)) {
+            self.set_all(&request.messages, &File::Pending);
+        }
+        // Only a new harness lifts this block, and it ends every other one:
+        // a retry timer armed before has nothing left to retry.
+        self.exited = true;
+        self.block = None;
+    }
+
+    pub fn unreachable(&mut self, now: Time) {
+        self.outcome_unknown(now);
+        if !self.exited {
+            self.block = Some(Block::Unreachable);
+        }
+    }
+
+    fn outcome_unknown(&mut self, now: Time) {
+        let Some(request) = self.in_flight.take() else {
+            return;
+        };
+        let staged = File::Staged {
+            at: now,
+            incarnation: request.identity.incarnation.clone(),
+            confirmed: false,
+        };
+        self.set_all(&request.messages, &staged);
+    }
+
+    fn block_for_retry(&mut self, now: Time) {
+        let delay = self.retry_ms;
+        self.retry_ms = (delay * 2).min(PTY_RETRY_MAX_MS);
+        if self.exited {
+            // Nothing to retry until a new harness reports in.
+            return;
+        }
+        self.block = Some(Block::RetryAt(Time::from_millis(now.as_millis() + delay)));
+    }
+
+    pub fn status(&mut self, identity: &Identity, revision: u64) {
+        self.revision = Some(revision);
+        if self.block == Some(Block::Unreachable) {
+            self.block = None;
+        }
+        if self.identity.as_ref() == Some(identity) {
+            return;
+        }
+        // A new harness or launch: no block of the old one applies.
+        self.identity = Some(identity.clone());
+        self.block = None;
+        self.exited = false;
+        self.retry_ms = PTY_RETRY_INITIAL_MS;
+        if matches!(self.adapter, AdapterView::Up { .. }) {
+            self.expect.downlinks.push(Downlink::Pty {
+                identity: Some(identity.clone()),
+            });
+        }
+        if let Lease::Granted(lease) = &self.lease
+            && lease.identity != *identity
+        {
+            self.lease = Lease::Ended("identity-mismatch");
+        }
+        let incarnation = identity.incarnation.as_str();
+        if let Some(restored) = &mut self.restored {
+            restored.retain(|_, file| file.incarnation() == Some(incarnation));
+        }
+        self.unseen.retain(|_, (owner, _)| owner == incarnation);
+        // Spec §7 rule 2: owned work of another incarnation rings again.
+        for file in self.files.values_mut() {
+            if file.is_owned() && file.incarnation() != Some(incarnation) {
+                *file = File::Pending;
+            }
+        }
+    }
+
+    // ----- the inbox -----
+
+    pub fn added(&mut self, name: &str, now: Time) {
+        if self.files.contains_key(name) {
+            return;
+        }
+        let file = self
+            .unseen
+            .remove(name)
+            .filter(|(_, at)| now.since(*at) < Duration::from_millis(UNSEEN_MEMORY_MS))
+            .map(|(incarnation, at)| File::HookOwned { at, incarnation })
+            .or_else(|| {
+                self.restored
+                    .as_mut()
+                    .and_then(|restored| restored.remove(name))
+            })
+            .unwrap_or(File::Pending);
+        self.files.insert(name.to_string(), file);
+    }
+
+    pub fn removed(&mut self, name: &str) {
+        self.files.remove(name);
+        self.unseen.remove(name);
+        if let Some(request) = &mut self.in_flight {
+            request.messages.retain(|m| m != name);
+        }
+    }
+
+    /// A full listing: what it lacks is gone, and every memory of a name not
+    /// seen yet ends (spec §6).
+    pub fn scan(&mut self, listed: &BTreeSet<String>, now: Time) {
+        let gone: Vec<String> = self
+            .files
+            .keys()
+            .filter(|name| !listed.contains(*name))
+            .cloned()
+            .collect();
+        for name in gone {
+            self.removed(&name);
+        }
+        for name in listed {
+            self.added(name, now);
+        }
+        self.restored = None;
+        self.unseen.clear();
+    }
+
+    // ----- the adapter -----
+
+    pub fn spawned(&mut self, now: Time) {
+        self.adapter = AdapterView::Up {
+            since: now,
+            last_line: now,
+            last_sequence: None,
+        };
+        self.lease = Lease::Ended("no-evidence");
+        self.told = None;
+        self.expect.downlinks.push(Downlink::Pty {
+            identity: self.identity.clone(),
+        });
+    }
+
+    /// EOF, exit or a failed spawn. A second fact about a failure that is
+    /// already known changes nothing (spec §10).
+    pub fn adapter_down(&mut self, now: Time) {
+        let was_up_since = match self.adapter {
+            AdapterView::Up { since, .. } => Some(since),
+            AdapterView::Starting => None,
+            AdapterView::Down { .. } | AdapterView::Disabled => return,
+        };
+        if was_up_since
+            .is_some_and(|since| now.since(since) >= Duration::from_millis(RESPAWN_STABLE_MS))
+        {
+            self.respawn_ms = RESPAWN_INITIAL_MS;
+        }
+        let delay = self.respawn_ms;
+        self.respawn_ms = (delay * 2).min(RESPAWN_MAX_MS);
+        self.adapter = AdapterView::Down {
+            respawn_at: Time::from_millis(now.as_millis() + delay),
+        };
+        self.lease = Lease::Ended("adapter-down");
+        self.told = None;
+    }
+
+    /// One adapter line (spec §2, §3, §6.1). Lines while no adapter is up
+    /// come from nobody and change nothing.
+    pub fn line(&mut self, line: &Line, now: Time) {
+        let AdapterView::Up {
+            since,
+            last_sequence,
+            ..
+        } = self.adapter
+        else {
+            return;
+        };
+        self.adapter = AdapterView::Up {
+            since,
+            last_line: now,
+            last_sequence,
+        };
+        // Any newer line ends the lease; a new idle replaces it.
+        let Line::Event {
+            identity,
+            sequence,
+            body,
+        } = line
+        else {
+            self.lease = Lease::Ended("protocol");
+            return;
+        };
+        let claim = match body {
+            Body::Claim { id, .. } => Some(*id),
+            _ => None,
+        };
+        // The envelope is checked before the identity (spec §2.1's order).
+        if last_sequence.is_some_and(|last| *sequence <= last) {
+            return self.refuse(claim, "protocol", ClaimRefusal::StaleSequence);
+        }
+        self.adapter = AdapterView::Up {
+            since,
+            last_line: now,
+            last_sequence: Some(*sequence),
+        };
+        match &self.identity {
+            None => return self.refuse(claim, "pty-unknown", ClaimRefusal::PtyUnknown),
+            Some(current) if current != identity => {
+                return self.refuse(claim, "identity-mismatch", ClaimRefusal::IdentityMismatch);
+            }
+            Some(_) => {}
+        }
+        let incarnation = identity.incarnation.clone();
+        match body {
+            Body::Activity {
+                idle: true,
+                valid_for_ms,
+                composer,
+                revision,
+            } => {
+                let revision = match (revision, self.unsafe_fence) {
+                    (Some(revision), _) => Some(*revision),
+                    (None, true) => self.revision,
+                    (None, false) => None,
+                };
+                self.lease = Lease::Granted(Granted {
+                    identity: identity.clone(),
+                    expires_at: Time::from_millis(
+                        now.as_millis() + (*valid_for_ms).min(LEASE_CAP_MS),
+                    ),
+                    composer: *composer,
+                    revision,
+                });
+            }
+            Body::Activity { idle: false, .. } => self.lease = Lease::Ended("not-idle"),
+            Body::Receipt(names) => {
+                self.lease = Lease::Ended("turn-boundary");
+                for name in names {
+                    self.take_for_hook(name, &incarnation, now);
+                }
+            }
+            Body::Claim {
+                id,
+                wants,
+                unread_scope,
+                name_bytes,
+            } => {
+                self.lease = Lease::Ended("turn-boundary");
+                let answer = self.claim(*id, wants, *unread_scope, *name_bytes, &incarnation, now);
+                self.expect.downlinks.push(Downlink::Claimed(answer));
+            }
+            Body::Lifecycle { releases } => {
+                self.lease = Lease::Ended("lifecycle");
+                if *releases {
+                    // Spec §7 rule 3: the context that held the work is gone,
+                    // and with it whatever a hook put there before the watch
+                    // reported the file.
+                    for file in self.files.values_mut() {
+                        if file.is_owned() {
+                            *file = File::Pending;
+                        }
+                    }
+                    self.unseen.clear();
+                }
+            }
+        }
+    }
+
+    fn refuse(&mut self, claim: Option<u64>, hold: &'static str, refusal: ClaimRefusal) {
+        self.lease = Lease::Ended(hold);
+        if let Some(claim) = claim {
+            self.expect.downlinks.push(Downlink::Claimed(Claimed {
+                claim,
+                granted: Vec::new(),
+                refused: Vec::new(),
+                refusal: Some(refusal),
+                not_granted: self.files.len(),
+            }));
+        }
+    }
+
+    /// A hook put `name` into the next context (or is about to): hook-owned
+    /// now if known, when seen otherwise. A file in flight leaves its request.
+    fn take_for_hook(&mut self, name: &str, incarnation: &str, now: Time) {
+        if let Some(file) = self.files.get_mut(name) {
+            // Spec §6: already hook-owned by this incarnation changes nothing.
+            if matches!(file, File::HookOwned { incarnation: owner, .. } if owner == incarnation) {
+                return;
+            }
+            *file = File::HookOwned {
+                at: now,
+                incarnation: incarnation.to_string(),
+            };
+            if let Some(request) = &mut self.in_flight {
+                request.messages.retain(|m| m != name);
+            }
+        } else {
+            self.unseen
+                .insert(name.to_string(), (incarnation.to_string(), now));
+        }
+    }
+
+    /// Spec §6.1.
+    fn claim(
+        &mut self,
+        id: u64,
+        wants: &Wants,
+        unread_scope: bool,
+        name_bytes: Option<usize>,
+        incarnation: &str,
+        now: Time,
+    ) -> Claimed {
+        let refusal_of = |file: &File| match (file, unread_scope) {
+            (File::Pending, _) => None,
+            (File::InFlight(_), _) => Some(RefusedState::InFlight),
+            (File::Staged { .. } | File::HookOwned { .. }, true) => None,
+            (File::Staged { .. }, false) => Some(RefusedState::Staged),
+            (File::HookOwned { .. }, false) => Some(RefusedState::HookOwned),
+        };
+        let mut granted = Vec::new();
+        let mut refused = Vec::new();
+        match wants {
+            Wants::Named(names) => {
+                let sorted: BTreeSet<&String> = names.iter().collect();
+                for name in sorted {
+                    match self.files.get(name).and_then(refusal_of) {
+                        Some(state) => refused.push(Refusal {
+                            name: MessageName::new(name).unwrap(),
+                            state,
+                        }),
+                        None => granted.push(name.clone()),
+                    }
+                }
+            }
+            Wants::Oldest(limit) => {
+                granted = self
+                    .files
+                    .iter()
+                    .filter(|(_, file)| refusal_of(file).is_none())
+                    .take(*limit)
+                    .map(|(name, _)| name.clone())
+                    .collect();
+            }
+        }
+        // Spec §6.1: names past the budget are refused `over-budget`, the
+        // first always fits.
+        if let Some(budget) = name_bytes {
+            granted.sort();
+            let mut used = 0;
+            let mut fits = 0;
+            for (index, name) in granted.iter().enumerate() {
+                let cost = ding::core::escape::escape(name).len() + if index == 0 { 0 } else { 2 };
+                if index > 0 && used + cost > budget {
+                    break;
+                }
+                used += cost;
+                fits += 1;
+            }
+            for name in granted.split_off(fits) {
+                refused.push(Refusal {
+                    name: MessageName::new(&name).unwrap(),
+                    state: RefusedState::OverBudget,
+                });
+            }
+            refused.sort_by(|a, b| a.name.cmp(&b.name));
+        }
+        for name in &granted {
+            self.take_for_hook(name, incarnation, now);
+        }
+        let known = granted
+            .iter()
+            .filter(|name| self.files.contains_key(*name))
+            .count();
+        Claimed {
+            claim: id,
+            granted: granted
+                .iter()
+                .map(|name| MessageName::new(name).unwrap())
+                .collect(),
+            refused,
+            refusal: None,
+            not_granted: self.files.len() - known,
+        }
+    }
+
+    // ----- the journal -----
+
+    /// Spec §6: the staged and hook-owned files, each with the time and the
+    /// incarnation of the fact, in FIFO order.
+    pub fn journal(&self) -> Journal {
+        let entries = self
+            .files
+            .iter()
+            .filter_map(|(name, file)| {
+                let (owner, at, incarnation) = match file {
+                    File::Staged {
+                        at, incarnation, ..
+                    } => (Owner::Staged, at, incarnation),
+                    File::HookOwned { at, incarnation } => (Owner::HookOwned, at, incarnation),
+                    _ => return None,
+                };
+                Some(JournalEntry {
+                    name: MessageName::new(name).unwrap(),
+                    owner,
+                    at: at.as_millis(),
+                    incarnation: Some(incarnation.clone()),
+                })
+            })
+            .collect();
+        Journal::new(entries)
+    }
+
+    /// Whether a restarted engine still waits for its first scan.
+    pub fn awaiting_scan(&self) -> bool {
+        self.restored.is_some()
+    }
+}
