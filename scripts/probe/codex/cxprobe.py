@@ -365,6 +365,16 @@ class Run:
         with open(self.config, "a") as f:
             f.write("\n" + text + "\n")
 
+    def count(self, event):
+        return sum(h["event"] == event for h in self.hooks())
+
+    def stops(self):
+        return self.count("Stop")
+
+    def seen(self, tag):
+        """Where `tag`.md's notice reached the model (see `reached`)."""
+        return reached(self, tag)
+
     # -- model
     def requests(self):
         try:
@@ -402,6 +412,32 @@ class Run:
             time.sleep(0.02)
         self.pty = Pty(self.sock)
         return self.pty
+
+    def start_remote(self, launcher=False, hooks=True, experimental=True, server_env=None, tui_env=None):
+        """Codex against our own app-server: with `launcher`, both as one
+        harness under `ding pty` (launcher.sh); else the app-server spawned
+        here and the TUI `--remote` under `ding pty`. DING's hooks (and their
+        trust) go to the app-server, which runs them. Waits for the empty
+        composer and the TUI's thread; returns (pty, rpc, thread id)."""
+        args = session_flag_args(self) if hooks else []
+        if launcher:
+            sock = os.path.join(self.dir, "rt", "codex-app.sock")
+            os.makedirs(os.path.dirname(sock), mode=0o700, exist_ok=True)
+            pty = self.start(argv=["sh", os.path.join(HERE, "launcher.sh"), self.binary, sock] + args,
+                             extra_env=tui_env)
+        else:
+            sock = os.path.join(self.dir, "as.sock")
+            self.spawn([self.binary, "app-server", "--listen", f"unix://{sock}"] + args, "app-server",
+                       extra_env=server_env)
+            self.wait_for("the app-server socket", lambda: os.path.exists(sock), 20)
+            pty = self.start(["--remote", f"unix://{sock}"], extra_env=tui_env)
+        self.app_socket = sock
+        self.composer_snap = self.wait_idle_composer()
+        rpc = Rpc(sock)
+        rpc.initialize(experimental=experimental)
+        tid = self.wait_for("the TUI's thread", lambda: (rpc.call("thread/loaded/list", {})["result"]["data"] or [None])[0],
+                            20, poll=0.2)
+        return pty, rpc, tid
 
     def spawn(self, argv, log_name, extra_env=None):
         env = dict(self.env)
@@ -544,3 +580,72 @@ def hook_detail(h):
     if h.get("answered"):
         bits.append("answered")
     return (" " + " ".join(bits)) if bits else ""
+
+
+# ------------------------------------------- shared by the delivery probes
+
+def notice(tag):
+    """A DING-style notice naming the one file `tag`.md."""
+    return (f"[ding] 1 unread inbox message in /home/agent/cx/inbox/new: {tag}.md. "
+            "Read each file, then archive it: ding archive w FILE")
+
+
+def reached(run, tag):
+    """(seq, turn, callInTurn) of every request whose texts carry `tag`.md's notice."""
+    return [(r["seq"], r["turn"], r["callInTurn"]) for r in run.requests()
+            if any(f"new: {tag}.md" in t["text"] for t in r["texts"])]
+
+
+def count(run, event):
+    return sum(h["event"] == event for h in run.hooks())
+
+
+def idle_screen(snap):
+    """What a screen-only check would call idle (the streaming hole makes it wrong mid-reply)."""
+    return empty_composer(snap) and not busy(snap)
+
+
+def queue_add(rpc, tid, tag, marks):
+    marks.mark(f"rpc queue/add {tag}")
+    return rpc.call("thread/queue/add", {"threadId": tid, "clientUserMessageId": f"ding-{tag}",
+                                        "input": [{"type": "text", "text": notice(tag), "text_elements": []}]})
+
+
+def queue_list(rpc, tid):
+    return [(q["clientUserMessageId"], q["id"])
+            for q in rpc.call("thread/queue/list", {"threadId": tid}).get("result", {}).get("data", [])]
+
+
+def resume_queue(run, rpc, tid, marks):
+    """thread/queue/start, then waits for the turn it starts (if any) to end."""
+    n = count(run, "Stop")
+    marks.mark("rpc queue/start")
+    reply = rpc.call("thread/queue/start", {"threadId": tid})
+    try:
+        run.wait_for("Stop", lambda: count(run, "Stop") > n, 15)
+    except TimeoutError:
+        marks.mark("queue/start started nothing")
+    run.wait("idle", idle_screen, 20)
+    time.sleep(1)
+    return reply
+
+
+def try_submit(run, steps, leftover, origin=None):
+    """Sends `steps`; True if UserPromptSubmit fired within 2 s (then waits
+    for the turn's Stop), else False with the screen, after erasing the
+    `leftover` characters the Return left in the composer as a newline."""
+    n_ups, n_stop = count(run, "UserPromptSubmit"), count(run, "Stop")
+    run.pty.send(*steps, origin=origin)
+    try:
+        run.wait_for("submit", lambda: count(run, "UserPromptSubmit") > n_ups, 2.0)
+    except TimeoutError:
+        snap = run.snap()
+        run.pty.send(b"\x15" * 3)  # Ctrl-U kills the lines
+        time.sleep(0.3)
+        if not empty_composer(run.snap()):
+            run.pty.send(b"\x7f" * (leftover + 4))
+        run.wait_idle_composer()
+        return False, snap
+    run.wait_for("stop", lambda: count(run, "Stop") > n_stop, 30)
+    run.wait_idle_composer()
+    return True, None

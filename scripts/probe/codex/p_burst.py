@@ -13,27 +13,14 @@ try:
     run.wait_idle_composer()
     for d in [int(a) for a in sys.argv[1:]] or [0, 60, 100, 130, 200, 300]:
         for rep in range(REPS):
-            n_ups = sum(h["event"] == "UserPromptSubmit" for h in run.hooks())
-            n_stop = sum(h["event"] == "Stop" for h in run.hooks())
             steps = []
             for ch in TEXT.encode():
                 steps += [bytes([ch]), 1]
             steps = steps[:-1] + ([d] if d else []) + [CR]
-            pty.send(*steps)
-            try:
-                run.wait_for("submit", lambda: sum(h["event"] == "UserPromptSubmit" for h in run.hooks()) > n_ups, 2.0)
-                ok = True
-                run.wait_for("stop", lambda: sum(h["event"] == "Stop" for h in run.hooks()) > n_stop, 30)
-                run.wait_idle_composer()
-            except TimeoutError:
-                ok = False
-                pty.send(b"\x15" * 3); time.sleep(0.3)
-                if not empty_composer(run.snap()):
-                    pty.send(b"\x7f" * (len(TEXT) + 4))
-                run.wait_idle_composer()
+            ok, _ = try_submit(run, steps, len(TEXT))
             results.setdefault(d, []).append(ok)
             print("burst", d, rep, "submitted" if ok else "NEWLINE", flush=True)
             time.sleep(0.5)
-    print("summary:", {f"{k}ms": sum(v) for k, v in results.items()}, "of 3 submitted")
+    print("summary:", {f"{k}ms": sum(v) for k, v in results.items()}, f"of {REPS} submitted")
 finally:
     print("left:", run.close())

@@ -9,14 +9,10 @@ OUT = os.path.join(REPO, "fixtures/providers/codex/snapshots")
 run = Run("launcher", hooks_file=False)
 m = Marks(run)
 try:
-    sock = os.path.join(run.dir, "rt", "codex-app.sock")
-    os.makedirs(os.path.dirname(sock), mode=0o700, exist_ok=True)
-    pty = run.start(argv=["sh", os.path.join(HERE, "launcher.sh"), run.binary, sock] + session_flag_args(run))
-    s = run.wait_idle_composer(); m.mark("composer", s)
+    pty, rpc, tid = run.start_remote(launcher=True)
+    sock = run.app_socket
+    m.mark("composer", run.composer_snap); m.mark(f"thread {tid}")
     st = os.stat(sock); print("socket mode", oct(stat.S_IMODE(st.st_mode)), "dir mode", oct(stat.S_IMODE(os.stat(os.path.dirname(sock)).st_mode)))
-    rpc = Rpc(sock); rpc.initialize()
-    tid = run.wait_for("thread", lambda: (rpc.call("thread/loaded/list", {})["result"]["data"] or [None])[0], 20, poll=0.2)
-    m.mark(f"thread {tid}")
     backlog = "[ding] 2 unread inbox messages in /home/agent/cx/inbox/new: a.md, b.md. Read each file, then archive it: ding archive w FILE"
     r = rpc.call("thread/queue/add", {"threadId": tid, "clientUserMessageId": "ding-claim-1",
                                      "input": [{"type": "text", "text": backlog, "text_elements": []}]})

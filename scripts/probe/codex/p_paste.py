@@ -18,31 +18,14 @@ try:
     for kind in os.environ.get("KINDS", "paste,raw").split(","):
         for d in delays:
             for rep in range(REPS):
-                n_ups = sum(h["event"] == "UserPromptSubmit" for h in run.hooks())
-                n_stop = sum(h["event"] == "Stop" for h in run.hooks())
                 body = (PASTE_START + NOTICE.encode() + PASTE_END) if kind == "paste" else NOTICE.encode()
-                steps = [body] + ([d] if d else []) + [CR]
-                pty.send(*steps, origin="delivery")
-                try:
-                    run.wait_for("submit", lambda: sum(h["event"] == "UserPromptSubmit" for h in run.hooks()) > n_ups, 2.0)
-                    ok = True
-                    run.wait_for("stop", lambda: sum(h["event"] == "Stop" for h in run.hooks()) > n_stop, 30)
-                    run.wait_idle_composer()
-                except TimeoutError:
-                    ok = False
-                    s = run.snap()
-                    if (kind, "newline") not in saved:
-                        run.save(f"{OUT}/enter-as-newline-{kind}.json", s, f"{kind} burst then CR after {d} ms: the Return became a newline, nothing submitted")
-                        saved.add((kind, "newline"))
-                    pty.send(b"\x15" * 3)  # Ctrl-U kills the lines
-                    time.sleep(0.3)
-                    s = run.snap()
-                    if not empty_composer(s):
-                        pty.send(b"\x7f" * (len(NOTICE) + 4))
-                    run.wait_idle_composer()
+                ok, s = try_submit(run, [body] + ([d] if d else []) + [CR], len(NOTICE), origin="delivery")
+                if not ok and (kind, "newline") not in saved:
+                    run.save(f"{OUT}/enter-as-newline-{kind}.json", s, f"{kind} burst then CR after {d} ms: the Return became a newline, nothing submitted")
+                    saved.add((kind, "newline"))
                 results.setdefault((kind, d), []).append(ok)
                 print(kind, d, rep, "submitted" if ok else "NEWLINE", flush=True)
                 time.sleep(0.5)
-    print("summary:", {f"{k[0]}@{k[1]}ms": sum(v) for k, v in results.items()}, "of 3 submitted")
+    print("summary:", {f"{k[0]}@{k[1]}ms": sum(v) for k, v in results.items()}, f"of {REPS} submitted")
 finally:
     print("left:", run.close())
