@@ -1,16 +1,23 @@
 //! A private Unix socket where each connection sends one request line and
-//! gets one reply line: the shape of the adapter kit's hook channel (and of
-//! the sidecar's status socket).
+//! gets one reply line: the shape of the sidecar's status socket and of the
+//! adapter kit's hook channel.
 //!
 //! The socket is bound privately (0700 directory, 0600 socket) and every
-//! peer's uid must be ours (`SO_PEERCRED`). A request longer than the bound
-//! is answered by the caller as an error and never buffered whole. A reply
-//! may be given at once or later (a hook that waits for a claim's answer);
-//! it is queued and written as the peer reads, never blocking the loop, and
-//! the connection closes once it is written. A peer that hangs up before its
+//! peer's uid must be ours (`SO_PEERCRED`). What a peer can make the server
+//! hold is bounded: its request line (at most `max_request` bytes, refused
+//! as soon as it passes that, newline or not) and one reply. Nothing is read
+//! past the request: a peer that pipelines more has its bytes wait in its
+//! own socket buffer, and after the reply is queued the connection no longer
+//! wakes the loop for reading. At most `max_peers` connections are open at
+//! once; a new one past that closes the oldest, so peers that never read
+//! cannot keep the socket from answering anyone else.
+//!
+//! A reply may be given at once or later (a hook that waits for a claim's
+//! answer); it is written as the peer reads, never blocking the loop, and the
+//! connection closes once it is written. A peer that hangs up before its
 //! answer is reported, so the caller can forget what it was doing for it.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::io::{self, Read, Write};
 use std::path::Path;
 
@@ -32,11 +39,23 @@ pub enum ServerEvent {
     Gone { peer: Token },
 }
 
+/// The bounds of one server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// The longest request line, newline excluded.
+    pub max_request: usize,
+    /// The most connections open at once.
+    pub max_peers: usize,
+}
+
 struct Peer {
     stream: UnixStream,
     lines: LineBuffer,
+    /// Whether its request line has been taken.
     asked: bool,
-    /// The reply; `outbox[sent..]` is still to be written.
+    /// The reply; `outbox[sent..]` is still to be written. An offset rather
+    /// than draining the front, which would move a many-megabyte reply once
+    /// per socket-buffer's worth written.
     outbox: Vec<u8>,
     sent: usize,
     answered: bool,
@@ -45,10 +64,11 @@ struct Peer {
 pub struct LineServer {
     listener: UnixListener,
     token: Token,
-    peers: HashMap<Token, Peer>,
+    /// By token; tokens only grow, so the first is the oldest.
+    peers: BTreeMap<Token, Peer>,
     next_token: usize,
     uid: u32,
-    max_request: usize,
+    limits: Limits,
 }
 
 impl LineServer {
@@ -59,17 +79,17 @@ impl LineServer {
         registry: &Registry,
         token: Token,
         first_peer_token: usize,
-        max_request: usize,
+        limits: Limits,
     ) -> Result<LineServer> {
         let mut listener = bind_private(path)?;
         registry.register(&mut listener, token, Interest::READABLE)?;
         Ok(LineServer {
             listener,
             token,
-            peers: HashMap::new(),
+            peers: BTreeMap::new(),
             next_token: first_peer_token,
             uid: nix::unistd::geteuid().as_raw(),
-            max_request,
+            limits,
         })
     }
 
@@ -85,7 +105,7 @@ impl LineServer {
     /// Handles readiness on the listener or a peer, appending what happened.
     pub fn on_ready(&mut self, registry: &Registry, token: Token, events: &mut Vec<ServerEvent>) {
         if token == self.token {
-            return self.accept(registry);
+            return self.accept(registry, events);
         }
         let Some(peer) = self.peers.get_mut(&token) else {
             return;
@@ -125,8 +145,10 @@ impl LineServer {
             return;
         }
         if let Some(peer) = self.peers.get_mut(&token) {
-            let interest = if peer.sent < peer.outbox.len() {
-                Interest::READABLE | Interest::WRITABLE
+            // Until its answer, a peer is watched for hanging up; once
+            // answered, only the reply matters.
+            let interest = if peer.answered {
+                Interest::WRITABLE
             } else {
                 Interest::READABLE
             };
@@ -134,7 +156,7 @@ impl LineServer {
         }
     }
 
-    fn accept(&mut self, registry: &Registry) {
+    fn accept(&mut self, registry: &Registry, events: &mut Vec<ServerEvent>) {
         loop {
             match self.listener.accept() {
                 Ok((mut stream, _)) => {
@@ -143,6 +165,14 @@ impl LineServer {
                             b"{\"error\":\"forbidden\",\"message\":\"peer uid is not ours\"}\n",
                         );
                         continue;
+                    }
+                    if self.peers.len() >= self.limits.max_peers
+                        && let Some((oldest, mut peer)) = self.peers.pop_first()
+                    {
+                        let _ = registry.deregister(&mut peer.stream);
+                        if !peer.answered {
+                            events.push(ServerEvent::Gone { peer: oldest });
+                        }
                     }
                     let token = Token(self.next_token);
                     self.next_token += 1;
@@ -154,7 +184,7 @@ impl LineServer {
                             token,
                             Peer {
                                 stream,
-                                lines: LineBuffer::new(self.max_request),
+                                lines: LineBuffer::new(self.limits.max_request),
                                 asked: false,
                                 outbox: Vec::new(),
                                 sent: 0,
@@ -170,43 +200,54 @@ impl LineServer {
     }
 }
 
-/// Reads what the peer sent, reporting its first line once. Returns whether
-/// the peer closed its side or failed. Bytes after the first line are read
-/// and dropped, so a chatty peer cannot make the server hold them.
+/// Reads what the peer sent, up to its first line and never past it,
+/// reporting that line once. After it, a read only looks for the peer
+/// hanging up (a byte it sends then is dropped). Returns whether the peer
+/// closed its side or failed.
 fn read_request(peer: &mut Peer, token: Token, events: &mut Vec<ServerEvent>) -> bool {
-    let mut chunk = [0u8; 16 * 1024];
+    let mut chunk = [0u8; 4096];
     let mut lines = Vec::new();
-    let mut closed = false;
     loop {
-        match peer.stream.read(&mut chunk) {
-            Ok(0) => {
-                closed = true;
-                break;
-            }
-            Ok(n) if !peer.asked => peer.lines.push(&chunk[..n], &mut lines),
-            Ok(_) => {}
-            Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
-            Err(err) if err.kind() == io::ErrorKind::WouldBlock => break,
-            Err(_) => {
-                closed = true;
-                break;
+        if peer.asked {
+            // One byte at a time: whatever follows the request is not ours
+            // to buffer, only the hang-up matters.
+            let mut probe = [0u8; 1];
+            match peer.stream.read(&mut probe) {
+                Ok(0) => return true,
+                Ok(_) => return false,
+                Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
+                Err(err) if err.kind() == io::ErrorKind::WouldBlock => return false,
+                Err(_) => return true,
             }
         }
+        match peer.stream.read(&mut chunk) {
+            Ok(0) => {
+                lines.extend(peer.lines.finish());
+                if let Some(line) = lines.into_iter().next() {
+                    take(peer, token, line, events);
+                }
+                return true;
+            }
+            Ok(n) => peer.lines.push(&chunk[..n], &mut lines),
+            Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
+            Err(err) if err.kind() == io::ErrorKind::WouldBlock => return false,
+            Err(_) => return true,
+        }
+        // Whatever followed the first line in this chunk is dropped unread.
+        if let Some(line) = lines.drain(..).next() {
+            take(peer, token, line, events);
+            return false;
+        }
     }
-    if closed && !peer.asked {
-        lines.extend(peer.lines.finish());
-    }
-    if !peer.asked
-        && let Some(line) = lines.into_iter().next()
-    {
-        peer.asked = true;
-        peer.lines = LineBuffer::new(0);
-        events.push(match line {
-            Line::Complete(line) => ServerEvent::Request { peer: token, line },
-            Line::TooLong { len } => ServerEvent::TooLong { peer: token, len },
-        });
-    }
-    closed
+}
+
+fn take(peer: &mut Peer, token: Token, line: Line, events: &mut Vec<ServerEvent>) {
+    peer.asked = true;
+    peer.lines = LineBuffer::new(0);
+    events.push(match line {
+        Line::Complete(line) => ServerEvent::Request { peer: token, line },
+        Line::TooLong { len } => ServerEvent::TooLong { peer: token, len },
+    });
 }
 
 /// Writes queued reply bytes. Returns true once the reply is fully written

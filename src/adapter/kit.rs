@@ -31,7 +31,7 @@ use super::uplink::Uplink;
 use super::{AgentContext, ClaimRequest, HookAction, Provider, Reading, identity_from_env};
 use crate::core::downlink::{ClaimRefusal, Claimed, Downlink};
 use crate::core::identity::Identity;
-use crate::line_server::{LineServer, ServerEvent};
+use crate::line_server::{Limits, LineServer, ServerEvent};
 use crate::sidecar::adapter_proc::set_nonblocking;
 use crate::sidecar::lines::{Line, LineBuffer};
 
@@ -44,6 +44,14 @@ const FIRST_HOOK_PEER: usize = 100;
 /// How long a hook waits for the sidecar's answer to its claim before it is
 /// answered with nothing (it then injects nothing; the work stays unread).
 const CLAIM_DEADLINE: Duration = Duration::from_secs(3);
+
+/// What one hook call may make the adapter hold: its line, and at most this
+/// many calls at once (a harness runs a handful of hooks; a flood of
+/// connections closes the oldest, which then injects nothing).
+const HOOK_LIMITS: Limits = Limits {
+    max_request: MAX_CALL_BYTES,
+    max_peers: 64,
+};
 
 /// After losing the PTY host, the wait before connecting again.
 const PTY_RETRY: Duration = Duration::from_millis(500);
@@ -159,14 +167,8 @@ impl<P: Provider> Kit<P> {
                 .is_ok();
         let hooks = match &options.hook_socket {
             Some(path) => Some(
-                LineServer::bind(
-                    path,
-                    poll.registry(),
-                    HOOKS,
-                    FIRST_HOOK_PEER,
-                    MAX_CALL_BYTES,
-                )
-                .with_context(|| format!("serve the hook channel at {}", path.display()))?,
+                LineServer::bind(path, poll.registry(), HOOKS, FIRST_HOOK_PEER, HOOK_LIMITS)
+                    .with_context(|| format!("serve the hook channel at {}", path.display()))?,
             ),
             None => None,
         };

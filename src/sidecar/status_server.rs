@@ -14,17 +14,13 @@
 //! past that closes the oldest, so peers that never read cannot keep the
 //! socket from answering anyone else.
 
-use std::collections::BTreeMap;
-use std::io::{self, Read, Write};
 use std::path::Path;
 
 use anyhow::Result;
-use mio::net::{UnixListener, UnixStream};
-use mio::{Interest, Registry, Token};
+use mio::{Registry, Token};
 use serde::Deserialize;
 
-use super::lines::{Line, LineBuffer};
-use crate::pty::socket::{bind_private, peer_credentials};
+use crate::line_server::{Limits, LineServer, ServerEvent};
 
 /// The longest request line accepted.
 pub const MAX_REQUEST: usize = 4096;
@@ -39,30 +35,10 @@ pub enum StatusRequest {
     Status {},
 }
 
-struct Peer {
-    stream: UnixStream,
-    lines: LineBuffer,
-    /// The reply; `outbox[sent..]` is still to be written. An offset rather
-    /// than draining the front, which would move a many-megabyte status
-    /// once per socket-buffer's worth written.
-    outbox: Vec<u8>,
-    sent: usize,
-    answered: bool,
-}
-
-impl Peer {
-    fn unsent(&self) -> &[u8] {
-        &self.outbox[self.sent.min(self.outbox.len())..]
-    }
-}
-
+/// The status socket: a [`LineServer`] that reads [`StatusRequest`]s and
+/// answers malformed and over-long ones itself.
 pub struct StatusServer {
-    listener: UnixListener,
-    token: Token,
-    /// By token; tokens only grow, so the first is the oldest.
-    peers: BTreeMap<Token, Peer>,
-    next_token: usize,
-    uid: u32,
+    server: LineServer,
 }
 
 impl StatusServer {
@@ -73,155 +49,53 @@ impl StatusServer {
         token: Token,
         first_peer_token: usize,
     ) -> Result<StatusServer> {
-        let mut listener = bind_private(path)?;
-        registry.register(&mut listener, token, Interest::READABLE)?;
+        let limits = Limits {
+            max_request: MAX_REQUEST,
+            max_peers: MAX_PEERS,
+        };
         Ok(StatusServer {
-            listener,
-            token,
-            peers: BTreeMap::new(),
-            next_token: first_peer_token,
-            uid: nix::unistd::geteuid().as_raw(),
+            server: LineServer::bind(path, registry, token, first_peer_token, limits)?,
         })
     }
 
     pub fn owns(&self, token: Token) -> bool {
-        token == self.token || self.peers.contains_key(&token)
+        self.server.owns(token)
     }
 
     /// Handles readiness on the listener or a peer. Returns the peer's
     /// request when one arrived; answer it with [`StatusServer::reply`].
     pub fn on_ready(&mut self, registry: &Registry, token: Token) -> Option<StatusRequest> {
-        if token == self.token {
-            self.accept(registry);
-            return None;
+        let mut events = Vec::new();
+        self.server.on_ready(registry, token, &mut events);
+        let mut request = None;
+        for event in events {
+            let refusal = match event {
+                ServerEvent::Request { peer, line } => {
+                    match serde_json::from_slice::<StatusRequest>(&line) {
+                        Ok(parsed) if peer == token => {
+                            request = Some(parsed);
+                            continue;
+                        }
+                        Ok(_) => continue,
+                        Err(err) => (
+                            peer,
+                            serde_json::json!({"error": "malformed-request", "message": err.to_string()}),
+                        ),
+                    }
+                }
+                ServerEvent::TooLong { peer, .. } => {
+                    (peer, serde_json::json!({"error": "oversized-request"}))
+                }
+                ServerEvent::Gone { .. } => continue,
+            };
+            self.server
+                .reply(registry, refusal.0, refusal.1.to_string().as_bytes());
         }
-        let peer = self.peers.get_mut(&token)?;
-        let (request, closed) = read_request(peer);
-        if request.is_some() {
-            return request;
-        }
-        let done = closed || write_out(peer);
-        self.settle(registry, token, done);
-        None
+        request
     }
 
     /// Queues `reply` (one line, no newline) for the peer and writes what it can.
-    pub fn reply(&mut self, registry: &Registry, token: Token, mut reply: Vec<u8>) {
-        let Some(peer) = self.peers.get_mut(&token) else {
-            return;
-        };
-        reply.push(b'\n');
-        peer.outbox = reply;
-        peer.sent = 0;
-        let done = write_out(peer);
-        self.settle(registry, token, done);
+    pub fn reply(&mut self, registry: &Registry, token: Token, reply: Vec<u8>) {
+        self.server.reply(registry, token, &reply);
     }
-
-    fn settle(&mut self, registry: &Registry, token: Token, done: bool) {
-        if done {
-            if let Some(mut peer) = self.peers.remove(&token) {
-                let _ = registry.deregister(&mut peer.stream);
-            }
-        } else if let Some(peer) = self.peers.get_mut(&token) {
-            // Once answered, only the reply matters: the peer's further
-            // bytes are never read, and no longer wake the loop.
-            let interest = if peer.answered {
-                Interest::WRITABLE
-            } else {
-                Interest::READABLE
-            };
-            let _ = registry.reregister(&mut peer.stream, token, interest);
-        }
-    }
-
-    fn accept(&mut self, registry: &Registry) {
-        loop {
-            match self.listener.accept() {
-                Ok((mut stream, _)) => {
-                    if peer_credentials(&stream).ok().map(|(uid, _)| uid) != Some(self.uid) {
-                        let _ = stream.write_all(b"{\"error\":\"forbidden\",\"message\":\"peer uid is not the sidecar's\"}\n");
-                        continue;
-                    }
-                    if self.peers.len() >= MAX_PEERS
-                        && let Some((_, mut oldest)) = self.peers.pop_first()
-                    {
-                        let _ = registry.deregister(&mut oldest.stream);
-                    }
-                    let token = Token(self.next_token);
-                    self.next_token += 1;
-                    if registry
-                        .register(&mut stream, token, Interest::READABLE)
-                        .is_ok()
-                    {
-                        let peer = Peer {
-                            stream,
-                            lines: LineBuffer::new(MAX_REQUEST),
-                            outbox: Vec::new(),
-                            sent: 0,
-                            answered: false,
-                        };
-                        self.peers.insert(token, peer);
-                    }
-                }
-                Err(err) if err.kind() == io::ErrorKind::WouldBlock => return,
-                Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
-                Err(_) => return,
-            }
-        }
-    }
-}
-
-/// Reads what the peer sent, up to its first line and never past it.
-/// Returns that request (once), and whether the peer closed its side or
-/// failed before sending one.
-fn read_request(peer: &mut Peer) -> (Option<StatusRequest>, bool) {
-    if peer.answered {
-        return (None, false);
-    }
-    let mut chunk = [0u8; MAX_REQUEST];
-    let mut lines = Vec::new();
-    while lines.is_empty() {
-        match peer.stream.read(&mut chunk) {
-            Ok(0) => return (None, true),
-            Ok(n) => peer.lines.push(&chunk[..n], &mut lines),
-            Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
-            Err(err) if err.kind() == io::ErrorKind::WouldBlock => return (None, false),
-            Err(_) => return (None, true),
-        }
-    }
-    // Whatever followed the first line in this chunk is dropped unread.
-    let Some(line) = lines.into_iter().next() else {
-        return (None, false);
-    };
-    peer.answered = true;
-    let error = match line {
-        Line::Complete(bytes) => match serde_json::from_slice::<StatusRequest>(&bytes) {
-            Ok(request) => return (Some(request), false),
-            Err(err) => {
-                serde_json::json!({"error": "malformed-request", "message": err.to_string()})
-            }
-        },
-        Line::TooLong { .. } => serde_json::json!({"error": "oversized-request"}),
-    };
-    let mut reply = error.to_string().into_bytes();
-    reply.push(b'\n');
-    peer.outbox = reply;
-    peer.sent = 0;
-    (None, false)
-}
-
-/// Writes queued reply bytes. Returns true once the reply is fully written
-/// (the connection is then closed) or the peer is gone.
-fn write_out(peer: &mut Peer) -> bool {
-    while !peer.unsent().is_empty() {
-        let unsent = peer.outbox.get(peer.sent..).unwrap_or_default();
-        match peer.stream.write(unsent) {
-            Ok(0) => return true,
-            Ok(n) => peer.sent += n,
-            Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
-            Err(err) if err.kind() == io::ErrorKind::WouldBlock => return false,
-            Err(_) => return true,
-        }
-    }
-    peer.answered
 }
