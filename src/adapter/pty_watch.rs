@@ -7,14 +7,13 @@
 //! at a time, and each comes back with the revision it shows.
 
 use std::collections::VecDeque;
-use std::io::{self, Read, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 
-use mio::net::UnixStream;
-use mio::{Interest, Registry, Token};
+use mio::{Registry, Token};
 
+use crate::pty::control_conn::{ControlConn, Received};
 use crate::pty::wire::{HostStatus, Push, Reply, Request, ServerLine, Snapshot};
-use crate::sidecar::lines::{Line, LineBuffer};
 
 /// A snapshot of a 1000x1000 screen with styles stays below this.
 const MAX_LINE: usize = 32 * 1024 * 1024;
@@ -44,11 +43,8 @@ enum Awaiting {
 pub struct PtyWatch {
     path: PathBuf,
     token: Token,
-    stream: Option<UnixStream>,
-    outbox: Vec<u8>,
-    lines: LineBuffer,
+    conn: Option<ControlConn>,
     awaiting: VecDeque<Awaiting>,
-    writable: bool,
 }
 
 impl PtyWatch {
@@ -56,16 +52,13 @@ impl PtyWatch {
         PtyWatch {
             path: path.to_path_buf(),
             token,
-            stream: None,
-            outbox: Vec::new(),
-            lines: LineBuffer::new(MAX_LINE),
+            conn: None,
             awaiting: VecDeque::new(),
-            writable: false,
         }
     }
 
     pub fn is_open(&self) -> bool {
-        self.stream.is_some()
+        self.conn.is_some()
     }
 
     /// Whether a snapshot was asked for and has not come back.
@@ -75,95 +68,83 @@ impl PtyWatch {
 
     /// Connects and starts watching.
     pub fn open(&mut self, registry: &Registry) -> io::Result<()> {
-        if self.stream.is_some() {
+        if self.conn.is_some() {
             return Ok(());
         }
-        let mut stream = UnixStream::connect(&self.path)?;
-        registry.register(&mut stream, self.token, Interest::READABLE)?;
-        self.stream = Some(stream);
-        self.lines = LineBuffer::new(MAX_LINE);
+        self.conn = Some(ControlConn::connect(
+            &self.path, registry, self.token, MAX_LINE,
+        )?);
         self.awaiting.clear();
-        self.outbox.clear();
-        self.writable = false;
-        self.queue(&Request::Watch {}, Awaiting::Watch);
-        self.flush(registry)
+        self.ask(registry, &Request::Watch {}, Awaiting::Watch)
     }
 
     pub fn close(&mut self, registry: &Registry) {
-        if let Some(mut stream) = self.stream.take() {
-            let _ = registry.deregister(&mut stream);
+        if let Some(conn) = self.conn.take() {
+            conn.close(registry);
         }
         self.awaiting.clear();
-        self.outbox.clear();
     }
 
     /// Asks for a snapshot (one at a time).
     pub fn request_snapshot(&mut self, registry: &Registry) -> io::Result<()> {
-        if self.stream.is_none() || self.snapshot_pending() {
+        if self.snapshot_pending() {
             return Ok(());
         }
-        self.queue(&Request::Snapshot {}, Awaiting::Snapshot);
-        self.flush(registry)
+        self.ask(registry, &Request::Snapshot {}, Awaiting::Snapshot)
     }
 
     /// Asks for the host's status (identity, revision, child).
     pub fn request_status(&mut self, registry: &Registry) -> io::Result<()> {
-        if self.stream.is_none() {
+        self.ask(registry, &Request::Status {}, Awaiting::Status)
+    }
+
+    fn ask(
+        &mut self,
+        registry: &Registry,
+        request: &Request,
+        awaiting: Awaiting,
+    ) -> io::Result<()> {
+        let Some(conn) = self.conn.as_mut() else {
             return Ok(());
-        }
-        self.queue(&Request::Status {}, Awaiting::Status);
-        self.flush(registry)
+        };
+        conn.queue(request);
+        self.awaiting.push_back(awaiting);
+        conn.flush(registry)
     }
 
     /// Reads what the host sent, appending events.
     pub fn on_ready(&mut self, registry: &Registry, events: &mut Vec<PtyEvent>) {
-        if let Err(err) = self.flush(registry) {
-            return self.lose(registry, events, format!("write to pty host: {err}"));
-        }
-        let Some(stream) = self.stream.as_mut() else {
+        let Some(conn) = self.conn.as_mut() else {
             return;
         };
-        let mut chunk = [0u8; 64 * 1024];
-        let mut lines = Vec::new();
-        let mut lost = None;
-        loop {
-            match stream.read(&mut chunk) {
-                Ok(0) => {
-                    lost = Some("pty host closed the connection".to_string());
-                    break;
-                }
-                Ok(n) => self.lines.push(&chunk[..n], &mut lines),
-                Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
-                Err(err) if err.kind() == io::ErrorKind::WouldBlock => break,
-                Err(err) => {
-                    lost = Some(format!("read from pty host: {err}"));
-                    break;
-                }
-            }
+        if let Err(err) = conn.flush(registry) {
+            return self.lose(registry, events, format!("write to pty host: {err}"));
         }
-        for line in lines {
+        let mut received = Vec::new();
+        let lost = conn.read(&mut received);
+        for line in received {
             match line {
-                Line::Complete(bytes) => self.on_line(&bytes, events),
-                Line::TooLong { len } => {
-                    lost = Some(format!("pty host line of {len} bytes"));
+                Received::Line(line) => self.on_line(line, events),
+                Received::Unreadable(err) => {
+                    events.push(PtyEvent::Lost(format!("unreadable pty host line: {err}")))
                 }
             }
         }
-        if let Some(why) = lost {
+        if let Err(why) = lost {
             self.lose(registry, events, why);
         }
     }
 
-    fn on_line(&mut self, bytes: &[u8], events: &mut Vec<PtyEvent>) {
-        match serde_json::from_slice::<ServerLine>(bytes) {
-            Ok(ServerLine::Push(Push::Revision { .. } | Push::Exit { .. })) => {
+    fn on_line(&mut self, line: ServerLine, events: &mut Vec<PtyEvent>) {
+        match line {
+            ServerLine::Push(Push::Revision { .. } | Push::Exit { .. }) => {
                 events.push(PtyEvent::Moved)
             }
-            Ok(ServerLine::Push(Push::Start { .. })) => {
+            ServerLine::Push(Push::Start { .. }) => {
                 events.push(PtyEvent::Started);
                 events.push(PtyEvent::Moved);
             }
-            Ok(ServerLine::Reply(reply)) => match (self.awaiting.pop_front(), reply) {
+            ServerLine::Reply(reply) => match (self.awaiting.pop_front(), reply) {
                 (Some(Awaiting::Snapshot), Reply::Snapshot(snapshot)) => {
                     events.push(PtyEvent::Snapshot(Box::new(snapshot)))
                 }
@@ -177,51 +158,14 @@ impl PtyWatch {
             },
             // A snapshot refused (the child exited): what the screen shows
             // is unknown until something moves again.
-            Ok(ServerLine::Error(error)) => {
+            ServerLine::Error(error) => {
                 self.awaiting.pop_front();
                 events.push(PtyEvent::Lost(format!(
                     "pty host refused: {}",
                     error.message
                 )));
             }
-            Err(err) => events.push(PtyEvent::Lost(format!("unreadable pty host line: {err}"))),
         }
-    }
-
-    fn queue(&mut self, request: &Request, awaiting: Awaiting) {
-        if let Ok(mut line) = serde_json::to_vec(request) {
-            line.push(b'\n');
-            self.outbox.extend_from_slice(&line);
-            self.awaiting.push_back(awaiting);
-        }
-    }
-
-    fn flush(&mut self, registry: &Registry) -> io::Result<()> {
-        let Some(stream) = self.stream.as_mut() else {
-            return Ok(());
-        };
-        while !self.outbox.is_empty() {
-            match stream.write(&self.outbox) {
-                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
-                Ok(n) => {
-                    self.outbox.drain(..n);
-                }
-                Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
-                Err(err) if err.kind() == io::ErrorKind::WouldBlock => break,
-                Err(err) => return Err(err),
-            }
-        }
-        let want = !self.outbox.is_empty();
-        if want != self.writable {
-            let interest = if want {
-                Interest::READABLE | Interest::WRITABLE
-            } else {
-                Interest::READABLE
-            };
-            registry.reregister(stream, self.token, interest)?;
-            self.writable = want;
-        }
-        Ok(())
     }
 
     fn lose(&mut self, registry: &Registry, events: &mut Vec<PtyEvent>, why: String) {

@@ -16,12 +16,15 @@
 //! * [`host`]: the single-threaded mio loop that ties them together.
 //! * [`client`]: a small blocking client for `ding attach`, tests and the
 //!   sidecar.
+//! * [`control_conn`]: one non-blocking control connection for a mio loop
+//!   (the sidecar's link, the adapter kit's screen view).
 //! * [`attach`]: the interactive terminal side of `ding attach`.
 
 pub mod attach;
 pub mod child;
 pub mod client;
 pub mod connection;
+pub mod control_conn;
 pub mod host;
 pub mod identity;
 pub mod screen;

@@ -9,19 +9,17 @@
 //! reconnects with backoff (100 ms doubling to 5 s).
 
 use std::collections::VecDeque;
-use std::io::{self, Read, Write};
 use std::path::PathBuf;
 use std::time::Duration;
 
-use mio::net::UnixStream;
-use mio::{Interest, Registry, Token};
+use mio::{Registry, Token};
 
-use super::lines::{Line, LineBuffer};
 use crate::core::engine::{Input, Send, SendIf};
 use crate::core::identity::Identity;
 use crate::core::ownership::RequestId;
 use crate::core::time::Time;
 use crate::core::transport::{self, Transport};
+use crate::pty::control_conn::{ControlConn, Received};
 use crate::pty::transport::WireStep;
 use crate::pty::wire::{
     ChildState, ErrorKind, HostStatus, Origin, Push, Reply, Request, SendIfReply, ServerLine,
@@ -53,14 +51,11 @@ pub enum LinkNote {
 pub struct PtyLink {
     path: PathBuf,
     token: Token,
-    stream: Option<UnixStream>,
-    outbox: Vec<u8>,
-    lines: LineBuffer,
+    conn: Option<ControlConn>,
     awaiting: VecDeque<Awaiting>,
     identity: Option<Identity>,
     backoff: Duration,
     retry_at: Option<Time>,
-    writable_registered: bool,
     /// Engine inputs learned since the runtime last took them.
     inputs: Vec<Input>,
     /// Runtime notes since the runtime last took them.
@@ -72,21 +67,18 @@ impl PtyLink {
         PtyLink {
             path,
             token,
-            stream: None,
-            outbox: Vec::new(),
-            lines: LineBuffer::new(MAX_REPLY_LINE),
+            conn: None,
             awaiting: VecDeque::new(),
             identity: None,
             backoff: MIN_BACKOFF,
             retry_at: Some(Time::ZERO),
-            writable_registered: false,
             inputs: Vec::new(),
             notes: Vec::new(),
         }
     }
 
     pub fn is_connected(&self) -> bool {
-        self.stream.is_some()
+        self.conn.is_some()
     }
 
     /// When the link wants to try connecting again, if it is down.
@@ -96,25 +88,19 @@ impl PtyLink {
 
     /// Connects if a retry is due.
     pub fn poll_connect(&mut self, registry: &Registry, now: Time) {
-        if self.stream.is_some() || self.retry_at.is_none_or(|due| due > now) {
+        if self.conn.is_some() || self.retry_at.is_none_or(|due| due > now) {
             return;
         }
-        match UnixStream::connect(&self.path).and_then(|mut stream| {
-            registry.register(&mut stream, self.token, Interest::READABLE)?;
-            Ok(stream)
-        }) {
-            Ok(stream) => {
-                self.stream = Some(stream);
+        match ControlConn::connect(&self.path, registry, self.token, MAX_REPLY_LINE) {
+            Ok(conn) => {
+                self.conn = Some(conn);
                 self.retry_at = None;
                 self.backoff = MIN_BACKOFF;
-                self.lines = LineBuffer::new(MAX_REPLY_LINE);
                 self.awaiting.clear();
-                self.outbox.clear();
-                self.writable_registered = false;
                 self.queue(&Request::Watch {}, Awaiting::Watch);
                 self.queue(&Request::Status {}, Awaiting::Status);
                 self.flush(registry, now);
-                if self.stream.is_some() {
+                if self.conn.is_some() {
                     self.notes.push(LinkNote::Connected);
                 }
             }
@@ -168,7 +154,7 @@ impl PtyLink {
         awaiting: Awaiting,
         id: RequestId,
     ) {
-        if self.stream.is_none() {
+        if self.conn.is_none() {
             self.inputs.push(Input::PtyError {
                 request: id,
                 detail: "pty host not connected".into(),
@@ -190,50 +176,25 @@ impl PtyLink {
     /// Handles readiness on the link's token.
     pub fn on_ready(&mut self, registry: &Registry, now: Time) {
         self.flush(registry, now);
-        let Some(stream) = self.stream.as_mut() else {
+        let Some(conn) = self.conn.as_mut() else {
             return;
         };
-        let mut chunk = [0u8; 16 * 1024];
-        let mut lines = Vec::new();
-        let mut closed = None;
-        loop {
-            match stream.read(&mut chunk) {
-                Ok(0) => {
-                    closed = Some("pty host closed the connection".to_string());
-                    break;
-                }
-                Ok(n) => self.lines.push(&chunk[..n], &mut lines),
-                Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
-                Err(err) if err.kind() == io::ErrorKind::WouldBlock => break,
-                Err(err) => {
-                    closed = Some(format!("read from pty host: {err}"));
-                    break;
-                }
-            }
-        }
-        for line in lines {
+        let mut received = Vec::new();
+        let lost = conn.read(&mut received);
+        for line in received {
             match line {
-                Line::Complete(bytes) => self.on_line(&bytes),
-                Line::TooLong { len } => self.notes.push(LinkNote::Unexpected(format!(
-                    "pty host line of at least {len} bytes"
+                Received::Line(line) => self.on_line(line),
+                Received::Unreadable(err) => self.notes.push(LinkNote::Unexpected(format!(
+                    "unreadable line from pty host: {err}"
                 ))),
             }
         }
-        if let Some(why) = closed {
+        if let Err(why) = lost {
             self.lose(registry, now, &why);
         }
     }
 
-    fn on_line(&mut self, bytes: &[u8]) {
-        let line: ServerLine = match serde_json::from_slice(bytes) {
-            Ok(line) => line,
-            Err(err) => {
-                self.notes.push(LinkNote::Unexpected(format!(
-                    "unreadable line from pty host: {err}"
-                )));
-                return;
-            }
-        };
+    fn on_line(&mut self, line: ServerLine) {
         match line {
             ServerLine::Push(push) => self.on_push(push),
             ServerLine::Reply(reply) => {
@@ -350,55 +311,30 @@ impl PtyLink {
     }
 
     fn queue(&mut self, request: &Request, awaiting: Awaiting) {
-        // Serializing our own request types cannot fail.
-        if let Ok(mut line) = serde_json::to_vec(request) {
-            line.push(b'\n');
-            self.outbox.extend_from_slice(&line);
+        if let Some(conn) = self.conn.as_mut() {
+            conn.queue(request);
             self.awaiting.push_back(awaiting);
         }
     }
 
     fn flush(&mut self, registry: &Registry, now: Time) {
-        let Some(stream) = self.stream.as_mut() else {
+        let Some(conn) = self.conn.as_mut() else {
             return;
         };
-        while !self.outbox.is_empty() {
-            match stream.write(&self.outbox) {
-                Ok(0) => break,
-                Ok(n) => {
-                    self.outbox.drain(..n);
-                }
-                Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
-                Err(err) if err.kind() == io::ErrorKind::WouldBlock => break,
-                Err(err) => {
-                    let why = format!("write to pty host: {err}");
-                    return self.lose(registry, now, &why);
-                }
-            }
-        }
-        // Ask for writability only while bytes wait (derived, not toggled).
-        let want_writable = !self.outbox.is_empty();
-        if want_writable != self.writable_registered {
-            let interest = if want_writable {
-                Interest::READABLE | Interest::WRITABLE
-            } else {
-                Interest::READABLE
-            };
-            if registry.reregister(stream, self.token, interest).is_ok() {
-                self.writable_registered = want_writable;
-            }
+        if let Err(err) = conn.flush(registry) {
+            let why = format!("write to pty host: {err}");
+            self.lose(registry, now, &why);
         }
     }
 
     fn lose(&mut self, registry: &Registry, now: Time, why: &str) {
-        let was_connected = self.stream.is_some();
-        if let Some(mut stream) = self.stream.take() {
-            let _ = registry.deregister(&mut stream);
+        let was_connected = self.conn.is_some();
+        if let Some(conn) = self.conn.take() {
+            conn.close(registry);
         }
         // Requests that were written may or may not have run: the engine's
         // PtyUnreachable covers that (outcome unknown).
         self.awaiting.clear();
-        self.outbox.clear();
         self.retry_at = Some(now.saturating_add(self.backoff));
         self.backoff = (self.backoff * 2).min(MAX_BACKOFF);
         self.inputs.push(Input::PtyUnreachable);
