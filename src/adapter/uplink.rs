@@ -12,6 +12,7 @@ use std::io::{self, Write};
 use std::time::Duration;
 
 use crate::core::identity::{ClaimedIdentity, Identity};
+use crate::core::message::MessageName;
 use crate::core::protocol::{Activity, Body, Claim, ClaimScope, ClaimWants, Event, Lifecycle};
 
 use super::Reading;
@@ -78,6 +79,11 @@ impl<W: Write> Uplink<W> {
                 scope,
             }),
         );
+    }
+
+    /// Reports that a hook proved these files are in the harness's context.
+    pub fn turn_boundary(&mut self, identity: &Identity, messages: Vec<MessageName>) {
+        self.write(identity, Body::TurnBoundary { messages });
     }
 
     pub fn lifecycle(&mut self, identity: &Identity, event: Lifecycle) {
@@ -159,12 +165,13 @@ mod tests {
         uplink.activity(&identity, &reading, 7, Duration::from_millis(900));
         uplink.lifecycle(&identity, Lifecycle::Clear);
         uplink.claim(&identity, 3, ClaimWants::Oldest(4), ClaimScope::Pending);
+        uplink.turn_boundary(&identity, vec![MessageName::new("a.md").unwrap()]);
         assert!(!uplink.flush().unwrap());
         let text = String::from_utf8(uplink.out.clone()).unwrap();
         let sequences: Vec<u64> = text
             .lines()
             .map(|line| parse_line(line.as_bytes()).expect("parses").sequence)
             .collect();
-        assert_eq!(sequences, [1, 2, 3]);
+        assert_eq!(sequences, [1, 2, 3, 4]);
     }
 }

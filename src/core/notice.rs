@@ -21,7 +21,7 @@ use super::message::MessageName;
 pub const MAX_NOTICE_BYTES: usize = 4096;
 
 /// The longest rendering of the agent name or the unread directory.
-const MAX_LABEL_CHARS: usize = 256;
+pub const MAX_LABEL_CHARS: usize = 256;
 
 /// A sanitized notice and the exact files it names, in FIFO order.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -127,8 +127,10 @@ pub fn escape_name(name: &str) -> String {
     shown
 }
 
-/// Configuration text for the notice: sanitized, one line, bounded.
-fn label(text: &str) -> String {
+/// Configuration text for the notice (the agent name, the unread
+/// directory): sanitized, one line, at most 256 characters. Hook context
+/// that names the same things renders them the same way.
+pub fn label(text: &str) -> String {
     let clean: String = sanitize(text)
         .chars()
         .map(|c| if c == '\n' { ' ' } else { c })

@@ -5,7 +5,9 @@
 //! (`screen.rs`), and it answers three generic hook events
 //! (`session-start`, `turn-start`, `turn-end`, run as `ding hook demo
 //! EVENT`) by claiming unread work and printing it as plain text for the
-//! next context. Everything else (the downlink, evidence only while wanted,
+//! next context. A fourth, `wake`, is parked: it is answered when unread
+//! work arrives, with the work on stderr and exit code 2, the shape of a
+//! harness's background hook that wakes its model. Everything else (the downlink, evidence only while wanted,
 //! snapshots stamped with their revision, the identity the sidecar fences
 //! on, the hook channel, claims, the uplink's sequence and encoding) is the
 //! kit's, exactly as for the provider adapters.
@@ -16,7 +18,9 @@ use std::time::Duration;
 use anyhow::Result;
 
 use crate::adapter::kit::{self, KitOptions};
-use crate::adapter::{AgentContext, HookAction, HookAnswer, HookCall, HookPlan, Provider, Reading};
+use crate::adapter::{
+    AgentContext, HookAction, HookAnswer, HookCall, HookPlan, Park, Provider, Reading,
+};
 use crate::core::downlink::Claimed;
 use crate::core::notice::escape_name;
 use crate::core::protocol::{ActivityState, ClaimScope, ClaimWants, Composer};
@@ -73,28 +77,46 @@ impl Provider for DemoProvider {
     /// A new session surfaces the whole backlog; a turn boundary takes what
     /// no one owns yet. Any other event changes nothing.
     fn on_hook(&mut self, call: &HookCall, _agent: &AgentContext) -> HookPlan {
+        if call.event == "wake" {
+            return HookPlan::act(HookAction::Park(Park {
+                slot: "wake",
+                wants: ClaimWants::Oldest(HOOK_CLAIM_LIMIT),
+                scope: ClaimScope::Pending,
+                settle: Duration::from_millis(100),
+                hold_for: Duration::from_secs(3600),
+                holds_terminal: true,
+            }));
+        }
         let scope = match call.event.as_str() {
             "session-start" => ClaimScope::Unread,
             "turn-start" | "turn-end" => ClaimScope::Pending,
             _ => return HookPlan::nothing(),
         };
-        HookPlan {
-            facts: Vec::new(),
-            action: HookAction::Claim {
-                wants: ClaimWants::Oldest(HOOK_CLAIM_LIMIT),
-                scope,
-            },
-        }
+        HookPlan::act(HookAction::Claim {
+            wants: ClaimWants::Oldest(HOOK_CLAIM_LIMIT),
+            scope,
+        })
     }
 
     fn on_claimed(
         &mut self,
-        _call: &HookCall,
+        call: &HookCall,
         claimed: &Claimed,
         agent: &AgentContext,
     ) -> HookAnswer {
         if claimed.granted.is_empty() {
             return HookAnswer::default();
+        }
+        if call.event == "wake" {
+            return HookAnswer {
+                stderr: crate::adapter::context::unread_work(
+                    agent,
+                    &claimed.granted,
+                    claimed.not_granted,
+                ),
+                exit: 2,
+                ..HookAnswer::default()
+            };
         }
         let names: Vec<String> = claimed
             .granted
