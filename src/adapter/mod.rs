@@ -27,7 +27,9 @@
 //!
 //! Nothing here names a provider; the neutrality test covers this room.
 
+pub mod compile;
 pub mod context;
+pub mod hook_config;
 pub mod hook_wire;
 pub mod kit;
 pub mod parked;

@@ -1,13 +1,15 @@
-//! The few system calls durability rests on: fsync of a directory and a
-//! rename that never replaces its target.
+//! The few system calls durability rests on: fsync of a directory, a
+//! rename that never replaces its target, and a whole-file replacement
+//! that is either the old file or the new one after a crash.
 //!
 //! A rename is only durable once the directory holding the new entry is
 //! fsynced; a plain `rename(2)` silently replaces an existing target, which
 //! in an inbox would destroy a message. Which files to write and in what
 //! order is decided by `inbox` and `journal_store`.
 
-use std::fs::File;
-use std::io;
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::Path;
 
 use nix::errno::Errno;
@@ -34,6 +36,33 @@ pub fn rename_no_replace(from: &Path, to: &Path) -> io::Result<()> {
         }
         Err(errno) => Err(io::Error::from(errno)),
     }
+}
+
+/// Replaces `path` with `bytes` atomically: writes `tmp` (same directory),
+/// fsyncs it, renames it over `path` and fsyncs the directory. A new file
+/// gets `mode`; a replaced one keeps its own permissions.
+pub fn replace_file(path: &Path, tmp: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
+    let mode = match std::fs::metadata(path) {
+        Ok(meta) => meta.permissions().mode() & 0o7777,
+        Err(err) if err.kind() == io::ErrorKind::NotFound => mode,
+        Err(err) => return Err(err),
+    };
+    let mut file = OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(mode)
+        .open(tmp)?;
+    file.set_permissions(std::fs::Permissions::from_mode(mode))?;
+    file.write_all(bytes)?;
+    file.sync_all()?;
+    drop(file);
+    std::fs::rename(tmp, path)?;
+    fsync_dir(
+        path.parent()
+            .filter(|dir| !dir.as_os_str().is_empty())
+            .unwrap_or(Path::new(".")),
+    )
 }
 
 #[cfg(test)]
@@ -64,6 +93,26 @@ mod tests {
         assert!(!from.exists());
         assert_eq!(fs::read(&to).unwrap(), b"body");
         fsync_dir(temp.path()).unwrap();
+    }
+
+    #[test]
+    fn replace_file_keeps_the_permissions_of_the_file_it_replaces() {
+        let temp = tempfile::tempdir().unwrap();
+        let path = temp.path().join("settings.json");
+        let tmp = temp.path().join(".settings.json.tmp");
+        replace_file(&path, &tmp, b"one", 0o640).unwrap();
+        assert_eq!(
+            fs::metadata(&path).unwrap().permissions().mode() & 0o777,
+            0o640
+        );
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o600)).unwrap();
+        replace_file(&path, &tmp, b"two", 0o644).unwrap();
+        assert_eq!(fs::read(&path).unwrap(), b"two");
+        assert_eq!(
+            fs::metadata(&path).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
+        assert!(!tmp.exists());
     }
 
     #[test]

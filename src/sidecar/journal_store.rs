@@ -17,15 +17,14 @@
 //! lost; the cost is that files that were staged or hook-owned count as
 //! pending again and may be rung once more.
 
-use std::fs::{self, OpenOptions};
-use std::io::{ErrorKind, Write};
-use std::os::unix::fs::OpenOptionsExt;
+use std::fs;
+use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use anyhow::{Context, Result};
 
-use super::durable::fsync_dir;
+use super::durable::{fsync_dir, replace_file};
 use super::naming::{micros_since_epoch, utc_stamp};
 use crate::core::journal::{JOURNAL_VERSION, Journal};
 use crate::private_dir::{Privacy, current_uid, ensure_dir};
@@ -136,20 +135,9 @@ impl JournalStore {
         let tmp = self.dir.join(JOURNAL_TMP_FILE);
         let mut bytes = serde_json::to_vec(journal).context("cannot encode the journal")?;
         bytes.push(b'\n');
-        let mut file = OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .mode(0o600)
-            .open(&tmp)
-            .with_context(|| format!("cannot create {}", tmp.display()))?;
-        file.write_all(&bytes)
-            .and_then(|()| file.sync_all())
-            .with_context(|| format!("cannot write {}", tmp.display()))?;
-        drop(file);
         let path = self.path();
-        fs::rename(&tmp, &path).with_context(|| format!("cannot replace {}", path.display()))?;
-        fsync_dir(&self.dir).with_context(|| format!("cannot fsync {}", self.dir.display()))
+        replace_file(&path, &tmp, &bytes, 0o600)
+            .with_context(|| format!("cannot replace {}", path.display()))
     }
 }
 
