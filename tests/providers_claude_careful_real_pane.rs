@@ -342,3 +342,83 @@ fn on_the_terminal_path_held_work_rides_the_next_prompt_with_no_terminal_input()
     assert_eq!(pty_writes(&agent).delivery_bytes, 0, "DING typed nothing");
     report("terminal path, held by a draft", &agent, &model);
 }
+
+/// `/clear` empties the context: the unread file DING had delivered goes
+/// back to pending, and the armed wake delivers it into the new context
+/// (one model call). `/compact` keeps ownership, and its `SessionStart`
+/// puts the whole unread backlog into the compacted context, which the
+/// next prompt carries at no extra call.
+#[test]
+fn clear_and_compact_bring_the_unread_backlog_into_the_new_context() {
+    let (agent, model) = careful_claude("cl-life");
+    let name = send(&agent, "please look at the parser\n");
+    model.wait_request("the first delivery", |request| carries(request, &name));
+    wait_hook_owned(&agent, &name);
+    wait_screen(&agent, "the reply, then idle", |snapshot| {
+        shows(snapshot, "mock reply to turn 1.") && idle_and_empty(snapshot)
+    });
+    agent.ding_ok(&["intervene", &agent.name, "/clear"]);
+    let again = model.wait_request("the delivery into the cleared context", |request| {
+        request["turn"] == 2 && carries(request, &name)
+    });
+    assert_eq!(again["callInTurn"], 1, "{}", summary(&model.requests()));
+    wait_hook_owned(&agent, &name);
+    wait_screen(&agent, "idle after the clear", |snapshot| {
+        shows(snapshot, "mock reply to turn 2.") && idle_and_empty(snapshot)
+    });
+    agent.ding_ok(&["intervene", &agent.name, "/compact"]);
+    model.wait_request("the compaction", |request| request["class"] == "compaction");
+    wait_screen(&agent, "idle after the compaction", |snapshot| {
+        shows(snapshot, "Compacted") && idle_and_empty(snapshot)
+    });
+    agent.ding_ok(&["intervene", &agent.name, "hello again"]);
+    // Claude Code sends the compaction summary in the same user message.
+    let next = model.wait_request("the next prompt", |request| {
+        request["prompt"]
+            .as_str()
+            .is_some_and(|prompt| prompt.ends_with("hello again"))
+    });
+    assert!(
+        carries(&next, &name),
+        "the backlog rides it: {}",
+        next["texts"]
+    );
+    assert_eq!(
+        model_calls(&model.requests()),
+        3,
+        "{}",
+        summary(&model.requests())
+    );
+    assert_eq!(pty_writes(&agent).delivery_bytes, 0);
+    report("clear and compact", &agent, &model);
+}
+
+/// A burst of five at idle settles into one wake: one model call names all
+/// five. (The aggressive default, measured on the same binary: two notices
+/// and two model turns; see docs/providers/claude.md.)
+#[test]
+fn a_burst_of_five_at_idle_is_one_wake_and_one_model_call() {
+    let (agent, model) = careful_claude("cl-burst");
+    let mut names = Vec::new();
+    for n in 0..5 {
+        names.push(send(&agent, &format!("part {n}\n")));
+    }
+    let request = model.wait_request("a call carrying the last of the five", |request| {
+        carries(request, &names[4])
+    });
+    for name in &names {
+        assert!(carries(&request, name), "{name} rides the same call");
+        wait_hook_owned(&agent, name);
+    }
+    wait_screen(&agent, "idle again", |snapshot| {
+        shows(snapshot, "mock reply to turn 1.") && idle_and_empty(snapshot)
+    });
+    assert_eq!(
+        model_calls(&model.requests()),
+        1,
+        "{}",
+        summary(&model.requests())
+    );
+    assert_eq!(pty_writes(&agent).delivery_bytes, 0);
+    report("burst of five", &agent, &model);
+}

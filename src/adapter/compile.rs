@@ -131,10 +131,10 @@ mod tests {
     #[test]
     fn secret_looking_names_are_told_apart_by_their_words() {
         for secret in [
-            "ANTHROPIC_API_KEY",
-            "OPENAI_API_KEY",
+            "HARNESS_API_KEY",
+            "MODEL_API_KEY",
             "GITHUB_TOKEN",
-            "anthropic_auth_token",
+            "harness_auth_token",
             "DB_PASSWORD",
             "AWS_SECRET_ACCESS_KEY",
             "MY_APIKEY",
@@ -143,7 +143,7 @@ mod tests {
         }
         for plain in [
             "HOME",
-            "ANTHROPIC_BASE_URL",
+            "MODEL_BASE_URL",
             "AUTHOR",
             "KEYBOARD_LAYOUT",
             "MONKEY",

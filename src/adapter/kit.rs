@@ -137,6 +137,27 @@ struct Kit<P: Provider> {
     done: bool,
 }
 
+/// Set (non-empty) in an adapter's environment by `ding check --adapters`:
+/// the adapter prints whether its setup is complete and exits.
+pub const CHECK_VARIABLE: &str = "DING_ADAPTER_CHECK";
+
+/// An adapter's main: with [`CHECK_VARIABLE`] set, prints
+/// [`Provider::check_setup`] (an error if the setup is incomplete) and
+/// returns; otherwise runs `provider` with `options()` until the sidecar
+/// closes stdin.
+pub fn main<P: Provider>(provider: P, options: impl FnOnce() -> Result<KitOptions>) -> Result<()> {
+    if std::env::var_os(CHECK_VARIABLE).is_some_and(|value| !value.is_empty()) {
+        return match provider.check_setup() {
+            Ok(line) => {
+                println!("{line}");
+                Ok(())
+            }
+            Err(line) => bail!("{line}"),
+        };
+    }
+    run(provider, options()?)
+}
+
 /// Runs `provider` until the sidecar closes stdin.
 pub fn run<P: Provider>(provider: P, options: KitOptions) -> Result<()> {
     let mut kit = Kit::new(provider, options)?;

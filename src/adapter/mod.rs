@@ -205,6 +205,13 @@ pub trait Provider {
     fn remark(&self) -> Option<String> {
         None
     }
+
+    /// Whether the adapter's own setup is complete, said for people: what
+    /// `ding check --adapters` prints (see [`kit::main`]). `Err` means
+    /// something the adapter relies on is missing.
+    fn check_setup(&self) -> Result<String, String> {
+        Ok(self.remark().unwrap_or_else(|| "nothing to check".into()))
+    }
 }
 
 /// The identity in `DING_SESSION`, `DING_INCARNATION`, `DING_GENERATION`,

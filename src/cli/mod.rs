@@ -12,6 +12,7 @@ use anyhow::{Result, bail};
 use lexopt::ValueExt;
 
 pub mod adapter;
+pub mod adapter_check;
 pub mod agent_decl;
 pub mod archive;
 pub mod attach;

@@ -294,6 +294,12 @@ pub fn render(document: &Value) -> String {
             "  adapter      {}\n",
             render_adapter(&engine["adapter"], document, now)
         ));
+        // The adapter's own words (opaque: shown, never interpreted, made
+        // printable), for example whether the harness's hooks are in place.
+        if let Some(reason) = engine["evidence"]["adapterReason"].as_str() {
+            let shown = crate::core::notice::sanitize(reason).replace('\n', " ");
+            out.push_str(&format!("  adapter says {shown}\n"));
+        }
         let lease = if document["policy"] == "aggressive" {
             "not used by this policy".to_string()
         } else {

@@ -145,6 +145,14 @@ impl Provider for Claude {
 
     fn on_park_ended(&mut self, _call: &HookCall, _slot: &'static str, _ended: ParkEnded) {}
 
+    fn check_setup(&self) -> Result<String, String> {
+        let remark = self.remark().unwrap_or_default();
+        match self.installed {
+            Installed::Complete | Installed::Unchecked => Ok(remark),
+            Installed::Missing(_) | Installed::Unreadable(_) => Err(remark),
+        }
+    }
+
     fn remark(&self) -> Option<String> {
         let file = || {
             self.settings
@@ -205,8 +213,5 @@ pub fn run(args: Vec<OsString>) -> Result<()> {
             other => bail!("{}", other.unexpected()),
         }
     }
-    kit::run(
-        Claude::new(settings, program, wake),
-        KitOptions::from_env()?,
-    )
+    kit::main(Claude::new(settings, program, wake), KitOptions::from_env)
 }
