@@ -422,3 +422,81 @@ fn a_burst_of_five_at_idle_is_one_wake_and_one_model_call() {
     assert_eq!(pty_writes(&agent).delivery_bytes, 0);
     report("burst of five", &agent, &model);
 }
+
+/// The terminal idle path mid-turn: work arriving during a tool call is
+/// claimed by `PostToolUse` and rides the tool result (no wake exists to
+/// take it first), at no extra call.
+#[test]
+fn on_the_terminal_path_post_tool_use_carries_work_into_the_tool_result() {
+    let (agent, model) = compiled_claude("cl-post", "terminal");
+    agent.ding_ok(&["intervene", &agent.name, "mock:run 3"]);
+    wait_screen(&agent, "the command running", |snapshot| {
+        read(snapshot).screen == Screen::Busy && shows(snapshot, "mock-run-start")
+    });
+    let name = send(&agent, "while you work\n");
+    agent.wait_held(&name, "not-idle");
+    let request = model.wait_request(&format!("a model call carrying {name}"), |request| {
+        carries(request, &name)
+    });
+    let log = summary(&model.requests());
+    assert_eq!(request["class"], "tool-result", "{log}");
+    assert!(
+        request["texts"]
+            .to_string()
+            .contains("PostToolUse:Bash hook additional context"),
+        "as PostToolUse context: {}",
+        request["texts"]
+    );
+    wait_hook_owned(&agent, &name);
+    wait_screen(&agent, "the turn over", idle_and_empty);
+    assert_eq!(
+        model_calls(&model.requests()),
+        2,
+        "{}",
+        summary(&model.requests())
+    );
+    assert_eq!(pty_writes(&agent).delivery_bytes, 0);
+    report("terminal path, during a tool call", &agent, &model);
+}
+
+/// The terminal idle path, work arriving while the model writes its final
+/// reply (no tool, so no `PostToolUse`): `Stop` blocks once and the turn
+/// continues with it, one extra model call and no terminal input; the
+/// continuation's own `Stop` does not block again.
+#[test]
+fn on_the_terminal_path_stop_continues_the_turn_once_with_late_work() {
+    let (agent, model) = compiled_claude("cl-stop", "terminal");
+    agent.ding_ok(&["intervene", &agent.name, "mock:slow 4"]);
+    // The reply streams for 4 s from its request on (Claude Code shows the
+    // text only at its end): send while it runs.
+    model.wait_request("the slow reply's request", |request| {
+        request["directive"] == "slow 4"
+    });
+    wait_screen(&agent, "the turn running", |snapshot| {
+        read(snapshot).screen == Screen::Busy
+    });
+    let name = send(&agent, "late work\n");
+    agent.wait_held(&name, "not-idle");
+    let request = model.wait_request(&format!("a model call carrying {name}"), |request| {
+        carries(request, &name)
+    });
+    assert!(
+        request["prompt"]
+            .as_str()
+            .is_some_and(|prompt| prompt.starts_with("Stop hook feedback")),
+        "the Stop continuation: {}",
+        summary(&model.requests())
+    );
+    wait_hook_owned(&agent, &name);
+    wait_screen(&agent, "the turn over", |snapshot| {
+        shows(snapshot, "mock reply to turn 2.") && idle_and_empty(snapshot)
+    });
+    assert_eq!(
+        model_calls(&model.requests()),
+        2,
+        "{}",
+        summary(&model.requests())
+    );
+    assert_eq!(pty_writes(&agent).delivery_bytes, 0);
+    report("terminal path, Stop", &agent, &model);
+}

@@ -9,16 +9,22 @@
 //! * a dialog or an unrecognized screen is never idle, whatever the hooks
 //!   said last;
 //! * a busy screen is active (or `child` while a tool runs);
-//! * a ready screen is idle unless a hook said a turn runs less than
-//!   [`HOOK_GRACE`] ago, or DING woke the harness less than [`WAKE_GRACE`]
-//!   ago: then the screen has not caught up yet.
+//! * a ready screen is idle unless DING woke the harness less than
+//!   [`WAKE_GRACE`] ago, or the last hook said a turn runs and the screen
+//!   has looked ready for less than [`HOOK_GRACE`]: at a turn's start the
+//!   screen lags the hook by a frame, and at its end nothing orders the
+//!   ready screen before or after `Stop` (on 2.1.328 `Stop` came first in
+//!   every run measured, but a terminal path that typed into the moment
+//!   between would race `Stop`'s own claim). After the grace the screen
+//!   decides, because an Esc-interrupted turn fires no `Stop` at all.
 
 use std::time::Duration;
 
 use crate::adapter::Reading;
 use crate::core::protocol::ActivityState;
 
-/// How long a hook's "a turn runs" outweighs a ready screen.
+/// How long a ready screen must have looked ready before it outweighs a
+/// hook's "a turn runs".
 pub const HOOK_GRACE: Duration = Duration::from_secs(3);
 
 /// How long after DING woke the harness a ready screen is not yet idle.
@@ -48,12 +54,14 @@ impl HookActivity {
     }
 }
 
-/// What the hooks said, and how long ago.
+/// What the hooks said, and for how long the screen has looked ready
+/// since.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Heard {
     pub activity: HookActivity,
-    /// Since the hook that said it.
-    pub since: Duration,
+    /// How long the screen has looked ready since that hook (zero if this
+    /// is the first ready look).
+    pub ready_for: Duration,
     /// Since DING last woke the harness, if it did.
     pub since_wake: Option<Duration>,
 }
@@ -78,7 +86,7 @@ pub fn combine(screen: Reading, heard: Heard) -> Reading {
                     ..screen
                 };
             }
-            if heard.activity.says_busy() && heard.since < HOOK_GRACE {
+            if heard.activity.says_busy() && heard.ready_for < HOOK_GRACE {
                 return Reading {
                     state: ActivityState::Active,
                     reason: "a hook said a turn runs; the screen has not caught up".into(),
@@ -105,10 +113,10 @@ mod tests {
         .reading()
     }
 
-    fn heard(activity: HookActivity, secs: u64) -> Heard {
+    fn heard(activity: HookActivity, ready_secs: u64) -> Heard {
         Heard {
             activity,
-            since: Duration::from_secs(secs),
+            ready_for: Duration::from_secs(ready_secs),
             since_wake: None,
         }
     }
@@ -127,7 +135,12 @@ mod tests {
     }
 
     #[test]
-    fn a_fresh_turn_start_outweighs_a_ready_screen_and_a_stale_one_does_not() {
+    fn a_turn_edge_outweighs_a_ready_screen_for_a_moment_only() {
+        // The screen turned ready a moment ago, Stop has not run yet.
+        assert_eq!(
+            combine(ready(), heard(HookActivity::Active, 0)).state,
+            ActivityState::Active
+        );
         assert_eq!(
             combine(ready(), heard(HookActivity::Active, 1)).state,
             ActivityState::Active

@@ -9,9 +9,10 @@
 //! status` shows it with every activity reason, and the adapter says it on
 //! its own line while nothing is pending.
 
+use std::cell::Cell;
 use std::ffi::OsString;
 use std::path::PathBuf;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use anyhow::{Result, bail};
 
@@ -20,6 +21,7 @@ use crate::adapter::hook_config::{missing, read_file};
 use crate::adapter::kit::{self, KitOptions};
 use crate::adapter::{AgentContext, HookAnswer, HookCall, HookPlan, ParkEnded, Provider, Reading};
 use crate::core::downlink::Claimed;
+use crate::core::protocol::ActivityState;
 use crate::pty::wire::Snapshot;
 
 use super::activity::{Heard, HookActivity, combine};
@@ -45,7 +47,9 @@ pub struct Claude {
     wake: bool,
     installed: Installed,
     heard: HookActivity,
-    heard_at: Instant,
+    /// Since when the screen has looked ready after the last hook (set by
+    /// the first ready reading, cleared by any other reading or hook).
+    ready_since: Cell<Option<Instant>>,
     woken_at: Option<Instant>,
     /// Whether any hook has called since the adapter started.
     fired: bool,
@@ -59,12 +63,20 @@ impl Claude {
             wake,
             installed: Installed::Unchecked,
             heard: HookActivity::Unheard,
-            heard_at: Instant::now(),
+            ready_since: Cell::new(None),
             woken_at: None,
             fired: false,
         };
         claude.check_settings();
         claude
+    }
+
+    fn heard_now(&self, ready_for: Duration) -> Heard {
+        Heard {
+            activity: self.heard,
+            ready_for,
+            since_wake: self.woken_at.map(|at| at.elapsed()),
+        }
     }
 
     fn check_settings(&mut self) {
@@ -106,14 +118,16 @@ impl Provider for Claude {
     }
 
     fn evidence(&self, screen: Reading) -> Reading {
-        combine(
-            screen,
-            Heard {
-                activity: self.heard,
-                since: self.heard_at.elapsed(),
-                since_wake: self.woken_at.map(|at| at.elapsed()),
-            },
-        )
+        let ready_since = match (screen.state, self.ready_since.get()) {
+            (ActivityState::Idle, Some(since)) => since,
+            (ActivityState::Idle, None) => Instant::now(),
+            _ => {
+                self.ready_since.set(None);
+                return combine(screen, self.heard_now(Duration::ZERO));
+            }
+        };
+        self.ready_since.set(Some(ready_since));
+        combine(screen, self.heard_now(ready_since.elapsed()))
     }
 
     fn on_hook(&mut self, call: &HookCall, agent: &AgentContext) -> HookPlan {
@@ -125,7 +139,7 @@ impl Provider for Claude {
         let planned = hooks::plan(&call.event, &call.payload, agent);
         if let Some(activity) = planned.activity {
             self.heard = activity;
-            self.heard_at = Instant::now();
+            self.ready_since.set(None);
         }
         planned.plan
     }
