@@ -36,6 +36,20 @@ fn agent(name: &str) -> Agent {
     agent
 }
 
+/// `ding compile-agent claude` for the agent's project: the hooks merged
+/// into the settings file its adapter checks.
+fn compile(agent: &Agent) {
+    let project = agent.path("project");
+    agent.ding_ok(&[
+        "compile-agent",
+        "claude",
+        "--name",
+        &agent.name,
+        "--cwd",
+        project.to_str().expect("utf-8"),
+    ]);
+}
+
 /// Runs `ding hook claude EVENT` with `payload` on stdin; returns stdout.
 fn hook(agent: &Agent, event: &str, payload: &Value) -> String {
     let status = agent.pty().status().expect("pty status");
@@ -89,15 +103,7 @@ fn the_launcher_runs_the_adapter_which_reports_whether_its_hooks_are_installed()
         "{human}"
     );
     // compile-agent writes the hooks; the next session start re-reads them.
-    let project = agent.path("project");
-    agent.ding_ok(&[
-        "compile-agent",
-        "claude",
-        "--name",
-        &agent.name,
-        "--cwd",
-        project.to_str().expect("utf-8"),
-    ]);
+    compile(&agent);
     let answer = hook(
         &agent,
         "SessionStart",
@@ -178,15 +184,7 @@ fn ding_check_asks_the_adapter_whether_its_hooks_are_in_place() {
         said.contains("cl-check: adapter check FAILED: claude hooks MISSING"),
         "{said}"
     );
-    let project = agent.path("project");
-    agent.ding_ok(&[
-        "compile-agent",
-        "claude",
-        "--name",
-        &agent.name,
-        "--cwd",
-        project.to_str().expect("utf-8"),
-    ]);
+    compile(&agent);
     let after = agent.ding_ok(&["check", "--adapters", "agent.kdl"]);
     assert!(
         after.contains("cl-check: adapter: claude hooks configured in"),

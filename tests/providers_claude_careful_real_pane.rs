@@ -110,6 +110,24 @@ fn wait_hook_owned(agent: &Agent, name: &str) -> Value {
     )
 }
 
+/// The end of every scenario: exactly `calls` model calls and `typed`
+/// bytes typed by DING, then the counts printed for the record.
+fn settled(what: &str, agent: &Agent, model: &ModelServer, calls: usize, typed: u64) {
+    let requests = model.requests();
+    assert_eq!(
+        model_calls(&requests),
+        calls,
+        "{what}\n{}",
+        summary(&requests)
+    );
+    assert_eq!(
+        pty_writes(agent).delivery_bytes,
+        typed,
+        "{what}: bytes DING typed"
+    );
+    report(what, agent, model);
+}
+
 fn report(what: &str, agent: &Agent, model: &ModelServer) {
     let writes = pty_writes(agent);
     eprintln!(
@@ -133,9 +151,7 @@ fn an_idle_session_gets_the_message_with_one_model_call_and_no_terminal_input() 
         status["engine"]["evidence"]
     );
     let name = send(&agent, "please look at the parser\n");
-    let request = model.wait_request(&format!("a model call carrying {name}"), |request| {
-        carries(request, &name)
-    });
+    let request = wait_carrying(&model, &name);
     wait_hook_owned(&agent, &name);
     wait_screen(&agent, "the reply, then idle", |snapshot| {
         shows(snapshot, "mock reply to turn 1.") && idle_and_empty(snapshot)
@@ -148,19 +164,13 @@ fn an_idle_session_gets_the_message_with_one_model_call_and_no_terminal_input() 
         (Some(1), Some(1)),
         "{log}"
     );
-    assert_eq!(
-        model_calls(&requests),
-        1,
-        "one model call for one message\n{log}"
-    );
     let context = request["texts"].to_string();
     assert!(
         context.contains("DING, the inbox service (not the user), says:"),
         "the wake text: {context}"
     );
     assert!(context.contains(&format!("- {name}")), "{context}");
-    assert_eq!(pty_writes(&agent).delivery_bytes, 0, "DING typed nothing");
-    report("idle delivery", &agent, &model);
+    settled("idle delivery", &agent, &model, 1, 0);
 }
 
 #[test]
@@ -169,9 +179,7 @@ fn a_human_draft_survives_untouched_and_reaches_the_model_exactly_as_typed() {
     let draft = "please refactor the parser";
     type_keystrokes(&agent, draft);
     let name = send(&agent, "a review request\n");
-    model.wait_request(&format!("a model call carrying {name}"), |request| {
-        carries(request, &name)
-    });
+    wait_carrying(&model, &name);
     wait_hook_owned(&agent, &name);
     // The woken turn ran beside the draft: the composer still holds it,
     // exactly, and DING typed nothing.
@@ -199,13 +207,8 @@ fn a_human_draft_survives_untouched_and_reaches_the_model_exactly_as_typed() {
         request["prompt"].as_str() == Some(draft)
     });
     assert_eq!(submitted["turn"], 2, "{}", summary(&model.requests()));
-    assert_eq!(
-        model_calls(&model.requests()),
-        2,
-        "the wake and the human's prompt"
-    );
-    assert_eq!(pty_writes(&agent).delivery_bytes, 0);
-    report("draft", &agent, &model);
+    // The wake's call and the human's own prompt.
+    settled("draft", &agent, &model, 2, 0);
 }
 
 #[test]
@@ -239,9 +242,7 @@ fn a_permission_dialog_is_never_answered_and_the_message_follows_the_humans_answ
     assert_eq!(pty_writes(&agent).delivery_bytes, 0);
     // The human answers Yes (Return on `1. Yes`).
     press_enter(&agent);
-    let request = model.wait_request(&format!("{name} after the answer"), |request| {
-        carries(request, &name)
-    });
+    let request = wait_carrying(&model, &name);
     assert!(marker.exists(), "the human's Yes ran the command");
     let log = summary(&model.requests());
     assert_eq!(
@@ -249,8 +250,9 @@ fn a_permission_dialog_is_never_answered_and_the_message_follows_the_humans_answ
         "it rode the turn's next request\n{log}"
     );
     assert_eq!(request["turn"], 1, "{log}");
-    assert_eq!(pty_writes(&agent).delivery_bytes, 0);
-    report("permission dialog", &agent, &model);
+    wait_screen(&agent, "the turn over", idle_and_empty);
+    // The human's prompt and its tool result: nothing extra for the message.
+    settled("permission dialog", &agent, &model, 2, 0);
 }
 
 #[test]
@@ -261,9 +263,7 @@ fn work_arriving_during_a_tool_call_rides_the_tool_result_at_no_extra_call() {
         read(snapshot).screen == Screen::Busy && shows(snapshot, "mock-run-start")
     });
     let name = send(&agent, "while you work\n");
-    let request = model.wait_request(&format!("a model call carrying {name}"), |request| {
-        carries(request, &name)
-    });
+    let request = wait_carrying(&model, &name);
     let log = summary(&model.requests());
     assert_eq!(request["class"], "tool-result", "{log}");
     assert_eq!(
@@ -272,14 +272,7 @@ fn work_arriving_during_a_tool_call_rides_the_tool_result_at_no_extra_call() {
         "{log}"
     );
     wait_screen(&agent, "the turn over", idle_and_empty);
-    assert_eq!(
-        model_calls(&model.requests()),
-        2,
-        "no extra call\n{}",
-        summary(&model.requests())
-    );
-    assert_eq!(pty_writes(&agent).delivery_bytes, 0);
-    report("mid-turn arrival", &agent, &model);
+    settled("mid-turn arrival", &agent, &model, 2, 0);
 }
 
 /// The terminal idle path (no wake hook): an idle session gets DING's
@@ -290,26 +283,16 @@ fn work_arriving_during_a_tool_call_rides_the_tool_result_at_no_extra_call() {
 fn on_the_terminal_path_the_submitted_notice_is_its_own_receipt() {
     let (agent, model) = compiled_claude("cl-term", "terminal");
     let name = send(&agent, "please look at the parser\n");
-    let request = model.wait_request(&format!("the notice naming {name}"), |request| {
-        carries(request, &name)
-    });
+    let request = wait_carrying(&model, &name);
     assert!(
-        request["prompt"]
-            .as_str()
-            .is_some_and(|prompt| prompt.starts_with("[ding] 1 unread inbox message")),
+        prompt_is_one_notice(&request),
         "the notice is the prompt: {}",
         request["prompt"]
     );
     wait_hook_owned(&agent, &name);
-    let writes = pty_writes(&agent);
-    assert_eq!(writes.deliveries, 1, "one compare-and-send");
-    assert_eq!(
-        model_calls(&model.requests()),
-        1,
-        "{}",
-        summary(&model.requests())
-    );
-    report("terminal path, idle", &agent, &model);
+    assert_eq!(pty_writes(&agent).deliveries, 1, "one compare-and-send");
+    let typed = pty_writes(&agent).delivery_bytes;
+    settled("terminal path, idle", &agent, &model, 1, typed);
 }
 
 /// The terminal idle path with a draft: the message is held (the composer
@@ -333,14 +316,7 @@ fn on_the_terminal_path_held_work_rides_the_next_prompt_with_no_terminal_input()
         request["texts"]
     );
     wait_hook_owned(&agent, &name);
-    assert_eq!(
-        model_calls(&model.requests()),
-        1,
-        "{}",
-        summary(&model.requests())
-    );
-    assert_eq!(pty_writes(&agent).delivery_bytes, 0, "DING typed nothing");
-    report("terminal path, held by a draft", &agent, &model);
+    settled("terminal path, held by a draft", &agent, &model, 1, 0);
 }
 
 /// `/clear` empties the context: the unread file DING had delivered goes
@@ -383,14 +359,7 @@ fn clear_and_compact_bring_the_unread_backlog_into_the_new_context() {
         "the backlog rides it: {}",
         next["texts"]
     );
-    assert_eq!(
-        model_calls(&model.requests()),
-        3,
-        "{}",
-        summary(&model.requests())
-    );
-    assert_eq!(pty_writes(&agent).delivery_bytes, 0);
-    report("clear and compact", &agent, &model);
+    settled("clear and compact", &agent, &model, 3, 0);
 }
 
 /// A burst of five at idle settles into one wake: one model call names all
@@ -413,14 +382,7 @@ fn a_burst_of_five_at_idle_is_one_wake_and_one_model_call() {
     wait_screen(&agent, "idle again", |snapshot| {
         shows(snapshot, "mock reply to turn 1.") && idle_and_empty(snapshot)
     });
-    assert_eq!(
-        model_calls(&model.requests()),
-        1,
-        "{}",
-        summary(&model.requests())
-    );
-    assert_eq!(pty_writes(&agent).delivery_bytes, 0);
-    report("burst of five", &agent, &model);
+    settled("burst of five", &agent, &model, 1, 0);
 }
 
 /// The terminal idle path mid-turn: work arriving during a tool call is
@@ -435,9 +397,7 @@ fn on_the_terminal_path_post_tool_use_carries_work_into_the_tool_result() {
     });
     let name = send(&agent, "while you work\n");
     agent.wait_held(&name, "not-idle");
-    let request = model.wait_request(&format!("a model call carrying {name}"), |request| {
-        carries(request, &name)
-    });
+    let request = wait_carrying(&model, &name);
     let log = summary(&model.requests());
     assert_eq!(request["class"], "tool-result", "{log}");
     assert!(
@@ -449,14 +409,7 @@ fn on_the_terminal_path_post_tool_use_carries_work_into_the_tool_result() {
     );
     wait_hook_owned(&agent, &name);
     wait_screen(&agent, "the turn over", idle_and_empty);
-    assert_eq!(
-        model_calls(&model.requests()),
-        2,
-        "{}",
-        summary(&model.requests())
-    );
-    assert_eq!(pty_writes(&agent).delivery_bytes, 0);
-    report("terminal path, during a tool call", &agent, &model);
+    settled("terminal path, during a tool call", &agent, &model, 2, 0);
 }
 
 /// The terminal idle path, work arriving while the model writes its final
@@ -477,9 +430,7 @@ fn on_the_terminal_path_stop_continues_the_turn_once_with_late_work() {
     });
     let name = send(&agent, "late work\n");
     agent.wait_held(&name, "not-idle");
-    let request = model.wait_request(&format!("a model call carrying {name}"), |request| {
-        carries(request, &name)
-    });
+    let request = wait_carrying(&model, &name);
     assert!(
         request["prompt"]
             .as_str()
@@ -491,12 +442,5 @@ fn on_the_terminal_path_stop_continues_the_turn_once_with_late_work() {
     wait_screen(&agent, "the turn over", |snapshot| {
         shows(snapshot, "mock reply to turn 2.") && idle_and_empty(snapshot)
     });
-    assert_eq!(
-        model_calls(&model.requests()),
-        2,
-        "{}",
-        summary(&model.requests())
-    );
-    assert_eq!(pty_writes(&agent).delivery_bytes, 0);
-    report("terminal path, Stop", &agent, &model);
+    settled("terminal path, Stop", &agent, &model, 2, 0);
 }

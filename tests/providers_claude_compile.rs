@@ -28,6 +28,19 @@ fn compile(dir: &std::path::Path, extra: &[&str]) -> Output {
         .expect("run ding")
 }
 
+/// Writes `worker.kdl` declaring the same harness argv every time.
+fn compile_harness(dir: &std::path::Path) -> Output {
+    let args = [
+        "--out",
+        "worker.kdl",
+        "--",
+        "/opt/claude",
+        "--permission-mode",
+        "manual",
+    ];
+    compile(dir, &args)
+}
+
 fn settings(dir: &std::path::Path) -> Value {
     let text =
         fs::read_to_string(dir.join("project/.claude/settings.local.json")).expect("settings");
@@ -47,17 +60,7 @@ fn the_hooks_are_merged_beside_the_users_and_a_second_run_changes_nothing() {
         user.to_string(),
     )
     .expect("user settings");
-    let first = compile(
-        dir.path(),
-        &[
-            "--out",
-            "worker.kdl",
-            "--",
-            "/opt/claude",
-            "--permission-mode",
-            "manual",
-        ],
-    );
+    let first = compile_harness(dir.path());
     assert!(first.status.success(), "{first:?}");
     assert!(String::from_utf8_lossy(&first.stderr).contains("(merged)"));
     let merged = settings(dir.path());
@@ -105,17 +108,7 @@ fn the_hooks_are_merged_beside_the_users_and_a_second_run_changes_nothing() {
     assert!(check.status.success(), "{check:?}");
     // Again: nothing changes.
     let before = fs::read(dir.path().join("project/.claude/settings.local.json")).expect("read");
-    let second = compile(
-        dir.path(),
-        &[
-            "--out",
-            "worker.kdl",
-            "--",
-            "/opt/claude",
-            "--permission-mode",
-            "manual",
-        ],
-    );
+    let second = compile_harness(dir.path());
     assert!(second.status.success(), "{second:?}");
     let said = String::from_utf8_lossy(&second.stderr);
     assert!(said.contains("(already in place)"), "{said}");

@@ -4,8 +4,10 @@
 //! claims (scope and size), and what the hook prints once the claim is
 //! answered with the fixture's `granted` files.
 
+mod support;
+
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use ding::adapter::context::claim_limit;
 use ding::adapter::{AgentContext, HookAction, HookAnswer};
@@ -15,25 +17,6 @@ use ding::core::protocol::{ClaimScope, ClaimWants, Lifecycle};
 use ding::providers::claude::activity::HookActivity;
 use ding::providers::claude::hooks::{CONTEXT_CAP, plan, render};
 use serde_json::Value;
-
-fn fixtures() -> Vec<(String, String)> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/providers/claude/hooks");
-    let mut all: Vec<(String, String)> = fs::read_dir(&dir)
-        .expect("the hooks directory")
-        .map(|entry| entry.expect("entry").path())
-        .filter(|path| path.extension().is_some_and(|ext| ext == "json"))
-        .map(|path| {
-            let name = path
-                .file_name()
-                .expect("name")
-                .to_string_lossy()
-                .into_owned();
-            (name, fs::read_to_string(&path).expect("read"))
-        })
-        .collect();
-    all.sort();
-    all
-}
 
 fn activity_word(activity: Option<HookActivity>) -> Value {
     match activity {
@@ -99,7 +82,7 @@ fn check_answer(name: &str, answer: &HookAnswer, expected: &Value) {
 
 #[test]
 fn every_hook_payload_plans_and_prints_as_its_fixture_says() {
-    let all = fixtures();
+    let all = support::fixture_files::json_files("fixtures/providers/claude/hooks");
     assert!(all.len() >= 15, "the fixtures were found ({})", all.len());
     for (name, text) in all {
         let inbox = tempfile::tempdir().expect("inbox");

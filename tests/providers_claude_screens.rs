@@ -3,8 +3,7 @@
 //! read as (`_expect`), styled runs included, and none may be read as an
 //! idle, empty composer unless it is one.
 
-use std::fs;
-use std::path::Path;
+mod support;
 
 use ding::core::protocol::{ActivityState, Composer};
 use ding::providers::claude::screen::{Screen, read};
@@ -12,23 +11,13 @@ use ding::pty::wire::Snapshot;
 use serde_json::Value;
 
 fn captures() -> Vec<(String, Value)> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/providers/claude/screens");
-    let mut captures: Vec<(String, Value)> = fs::read_dir(&dir)
-        .expect("the screens directory")
-        .map(|entry| entry.expect("entry").path())
-        .filter(|path| path.extension().is_some_and(|ext| ext == "json"))
-        .map(|path| {
-            let text = fs::read_to_string(&path).expect("read capture");
-            let name = path
-                .file_name()
-                .expect("name")
-                .to_string_lossy()
-                .into_owned();
-            (name, serde_json::from_str(&text).expect("capture is JSON"))
+    support::fixture_files::json_files("fixtures/providers/claude/screens")
+        .into_iter()
+        .map(|(name, text)| {
+            let capture = serde_json::from_str(&text).expect("capture is JSON");
+            (name, capture)
         })
-        .collect();
-    captures.sort_by(|a, b| a.0.cmp(&b.0));
-    captures
+        .collect()
 }
 
 fn screen_word(screen: Screen) -> &'static str {

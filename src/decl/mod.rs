@@ -27,7 +27,7 @@ mod spec;
 mod suggest;
 mod syntax;
 mod tunable;
-mod write;
+pub(crate) mod write;
 
 use std::fs::File;
 use std::io::Read;

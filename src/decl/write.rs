@@ -88,10 +88,26 @@ pub fn quote(text: &str) -> String {
     out
 }
 
+/// Checks `text` with the real parser and returns its one agent; panics
+/// with the diagnostics otherwise (for tests of generated declarations).
+#[cfg(test)]
+pub(crate) fn read_back(text: &str) -> crate::decl::AgentSpec {
+    let checked = crate::decl::check_bytes("gen.kdl", text.as_bytes(), std::path::Path::new("/s"));
+    assert_eq!(
+        checked.diagnostics,
+        [],
+        "{}\n{text}",
+        checked.render_diagnostics()
+    );
+    let [agent] = checked.agents.as_slice() else {
+        panic!("one agent: {text}");
+    };
+    agent.clone()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::path::Path;
 
     #[test]
     fn a_draft_reads_back_exactly_through_the_real_parser() {
@@ -104,17 +120,7 @@ mod tests {
             env: vec![("HOME".into(), "/s/home".into())],
             adapter: Some(vec!["$ST_HOOKS/my-adapter".into(), "--flag".into()]),
         };
-        let text = draft.render();
-        let checked = crate::decl::check_bytes("gen.kdl", text.as_bytes(), Path::new("/s"));
-        assert_eq!(
-            checked.diagnostics,
-            [],
-            "{}\n{text}",
-            checked.render_diagnostics()
-        );
-        let [agent] = checked.agents.as_slice() else {
-            panic!("one agent: {text}");
-        };
+        let agent = read_back(&draft.render());
         assert_eq!(agent.command.as_deref(), Some(draft.command.as_slice()));
         assert_eq!(agent.cwd, PathBuf::from("/s/project"));
         assert_eq!(agent.inbox, PathBuf::from("/s/inbox"));

@@ -232,9 +232,7 @@ pub fn deliver_one_message(agent: &Agent, model: &ModelServer) -> Value {
     assert_eq!(request["turn"], 1, "{log}");
     assert_eq!(request["callInTurn"], 1, "{log}");
     assert!(
-        request["prompt"]
-            .as_str()
-            .is_some_and(|prompt| prompt.starts_with("[ding] 1 unread inbox message")),
+        prompt_is_one_notice(&request),
         "the notice is the prompt: {}",
         request["prompt"]
     );
@@ -242,6 +240,20 @@ pub fn deliver_one_message(agent: &Agent, model: &ModelServer) -> Value {
         shows(snapshot, "mock reply to turn 1.")
     });
     request
+}
+
+/// Whether the request's prompt is DING's notice for one message.
+pub fn prompt_is_one_notice(request: &Value) -> bool {
+    request["prompt"]
+        .as_str()
+        .is_some_and(|prompt| prompt.starts_with("[ding] 1 unread inbox message"))
+}
+
+/// Waits for a model call carrying the exact filename `name`.
+pub fn wait_carrying(model: &ModelServer, name: &str) -> Value {
+    model.wait_request(&format!("a model call carrying {name}"), |request| {
+        carries(request, name)
+    })
 }
 
 /// Whether any row of `snapshot` contains `text`.
