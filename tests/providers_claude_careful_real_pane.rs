@@ -444,3 +444,27 @@ fn on_the_terminal_path_stop_continues_the_turn_once_with_late_work() {
     });
     settled("terminal path, Stop", &agent, &model, 2, 0);
 }
+
+/// Esc interrupts a turn and fires no `Stop`; the wake armed by the turn's
+/// `UserPromptSubmit` is still there, so work arriving afterwards is
+/// delivered with no terminal input all the same.
+#[test]
+fn after_an_esc_interrupt_the_armed_wake_still_delivers() {
+    let (agent, model) = careful_claude("cl-esc");
+    agent.ding_ok(&["intervene", &agent.name, "mock:run 30"]);
+    wait_screen(&agent, "the command running", |snapshot| {
+        read(snapshot).screen == Screen::Busy && shows(snapshot, "mock-run-start")
+    });
+    agent.ding_ok(&["intervene", &agent.name, "\u{1b}", "--no-enter"]);
+    wait_screen(&agent, "interrupted, idle", |snapshot| {
+        shows(snapshot, "Interrupted") && idle_and_empty(snapshot)
+    });
+    let name = send(&agent, "after the interrupt\n");
+    wait_carrying(&model, &name);
+    wait_hook_owned(&agent, &name);
+    wait_screen(&agent, "idle again", |snapshot| {
+        shows(snapshot, "ding: unread inbox work") && idle_and_empty(snapshot)
+    });
+    // The interrupted prompt's call, then the wake's.
+    settled("after an Esc interrupt", &agent, &model, 2, 0);
+}
