@@ -19,7 +19,7 @@ use anyhow::{Result, bail};
 use crate::adapter::compile::IdlePath;
 use crate::adapter::hook_config::{missing, read_file};
 use crate::adapter::kit::{self, KitOptions};
-use crate::adapter::{AgentContext, HookAnswer, HookCall, HookPlan, ParkEnded, Provider, Reading};
+use crate::adapter::{AgentContext, HookAnswer, HookCall, HookPlan, Provider, Reading};
 use crate::core::downlink::Claimed;
 use crate::core::protocol::ActivityState;
 use crate::pty::wire::Snapshot;
@@ -156,8 +156,6 @@ impl Provider for Claude {
         }
         answer
     }
-
-    fn on_park_ended(&mut self, _call: &HookCall, _slot: &'static str, _ended: ParkEnded) {}
 
     fn check_setup(&self) -> Result<String, String> {
         let remark = self.remark().unwrap_or_default();
