@@ -53,26 +53,25 @@ fn hook(agent: &Agent, event: &str) -> String {
     String::from_utf8(out.stdout).expect("utf-8")
 }
 
-/// Starts a hook in the background (as a harness runs its background hooks)
-/// and waits until the adapter holds it parked.
-fn park_hook(agent: &Agent, args: &[&str]) -> std::process::Child {
-    let before = parked_calls(agent);
-    let child = hook_command(agent, "wake", args)
+/// Starts a hook in the background, as a harness runs its background
+/// hooks.
+fn spawn_hook(agent: &Agent, args: &[&str]) -> std::process::Child {
+    hook_command(agent, "wake", args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .expect("spawn ding hook");
-    wait_for("the hook call to reach the adapter", || {
-        parked_calls(agent) > before
-    });
-    child
+        .expect("spawn ding hook")
 }
 
-/// How many hook connections the adapter holds open now: its `ding hook`
-/// peers, seen as this agent's `ding hook` processes.
-fn parked_calls(agent: &Agent) -> usize {
-    let socket = agent.paths().runtime_dir().join("hook.sock");
-    support::real_pane::processes_with("DING_HOOK_SOCKET", &socket, "hook").len()
+/// [`spawn_hook`], then waits until the adapter has accepted its
+/// connection (a slot held by nothing else, so the count rises).
+fn park_hook(agent: &Agent, args: &[&str]) -> std::process::Child {
+    let before = agent.hook_connections();
+    let child = spawn_hook(agent, args);
+    wait_for("the hook call to reach the adapter", || {
+        agent.hook_connections() > before
+    });
+    child
 }
 
 /// Waits (with a deadline, never a fixed sleep) for a background hook to
@@ -256,7 +255,8 @@ fn a_parked_hook_call_delivers_arriving_work_with_no_terminal_input() {
 fn a_parked_call_is_replaced_by_a_newer_one_and_answered_before_its_timeout() {
     let agent = demo_agent();
     let older = park_hook(&agent, &[]);
-    let newer = park_hook(&agent, &["--timeout", "3"]);
+    // The older one is answered once the newer reaches the adapter.
+    let newer = spawn_hook(&agent, &["--timeout", "3"]);
     assert_eq!(finished(older), (0, String::new(), String::new()));
     // --timeout 3: answered with nothing about 1 s later (2 s margin).
     assert_eq!(finished(newer), (0, String::new(), String::new()));

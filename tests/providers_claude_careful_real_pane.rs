@@ -89,6 +89,12 @@ fn compiled_claude(name: &str, idle_path: &str) -> (Agent, ModelServer) {
     agent.wait_status("the adapter up", |status| {
         status["engine"]["adapter"]["state"] == "up"
     });
+    if idle_path == "native" {
+        // SessionStart's background wake, parked: the idle path is armed.
+        wait_until("the wake hook parked", PATIENCE, || {
+            (agent.hook_connections() >= 1).then_some(())
+        });
+    }
     (agent, model)
 }
 
