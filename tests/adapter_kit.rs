@@ -27,21 +27,66 @@ fn demo_agent() -> Agent {
     agent
 }
 
-/// Runs one hook the way the harness would, returning what it printed.
-fn hook(agent: &Agent, event: &str) -> String {
+/// `ding hook demo EVENT ARGS` as the harness would run it, with the
+/// harness's identity and hook socket in its environment.
+fn hook_command(agent: &Agent, event: &str, args: &[&str]) -> Command {
     let status = agent.pty().status().expect("pty status");
     let paths = agent.paths();
-    let out = Command::new(DING)
+    let mut command = Command::new(DING);
+    command
         .args(["hook", "demo", event])
+        .args(args)
         .env("DING_SESSION", &status.session)
         .env("DING_INCARNATION", &status.incarnation)
         .env("DING_GENERATION", &status.generation)
         .env("DING_HOOK_SOCKET", paths.runtime_dir().join("hook.sock"))
-        .stdin(Stdio::null())
+        .stdin(Stdio::null());
+    command
+}
+
+/// Runs one hook the way the harness would, returning what it printed.
+fn hook(agent: &Agent, event: &str) -> String {
+    let out = hook_command(agent, event, &[])
         .output()
         .expect("run ding hook");
     assert!(out.status.success(), "ding hook exits 0");
     String::from_utf8(out.stdout).expect("utf-8")
+}
+
+/// Starts a hook in the background, as a harness runs its background
+/// hooks.
+fn spawn_hook(agent: &Agent, args: &[&str]) -> std::process::Child {
+    hook_command(agent, "wake", args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn ding hook")
+}
+
+/// [`spawn_hook`], then waits until the adapter has accepted its
+/// connection (a slot held by nothing else, so the count rises).
+fn park_hook(agent: &Agent, args: &[&str]) -> std::process::Child {
+    let before = agent.hook_connections();
+    let child = spawn_hook(agent, args);
+    wait_for("the hook call to reach the adapter", || {
+        agent.hook_connections() > before
+    });
+    child
+}
+
+/// Waits (with a deadline, never a fixed sleep) for a background hook to
+/// end; returns its exit code, stdout and stderr.
+fn finished(child: std::process::Child) -> (i32, String, String) {
+    let child = std::cell::RefCell::new(child);
+    wait_for("the hook to be answered", || {
+        child.borrow_mut().try_wait().expect("try_wait").is_some()
+    });
+    let out = child.into_inner().wait_with_output().expect("output");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
 }
 
 /// The files a hook answer names.
@@ -179,4 +224,50 @@ fn racing_hooks_and_rings_deliver_every_file_exactly_once() {
             "{name}: rung {rung} time(s), injected {hooked} time(s)\ntyped: {typed}"
         );
     }
+}
+
+/// A parked call (the shape of a background hook that wakes its harness)
+/// is answered when work arrives: it claims exactly what it names, exits 2
+/// with the work on stderr, and the terminal gets nothing.
+#[test]
+fn a_parked_hook_call_delivers_arriving_work_with_no_terminal_input() {
+    let agent = demo_agent();
+    let wake = park_hook(&agent, &[]);
+    for name in ["001.md", "002.md"] {
+        agent.drop_message(name, "work");
+    }
+    let (code, stdout, stderr) = finished(wake);
+    assert_eq!(code, 2, "stdout {stdout:?} stderr {stderr:?}");
+    assert!(stdout.is_empty(), "{stdout}");
+    let named = injected(&stderr, &["001.md".into(), "002.md".into()]);
+    let status = agent.wait_status("both owned by the hook", |status| {
+        ["001.md", "002.md"]
+            .iter()
+            .all(|name| message(status, name).is_some_and(|m| m["state"] == "hook-owned"))
+    });
+    assert_eq!(named.len(), 2, "{stderr}\n{}", status["lines"]);
+    assert_eq!(
+        pasted(&agent),
+        "",
+        "no terminal input while the call was parked"
+    );
+}
+
+/// At most one call per slot: a newer one replaces the older, which is
+/// answered with nothing; a call is answered with nothing before its own
+/// timeout; and with no call parked the terminal path delivers again.
+#[test]
+fn a_parked_call_is_replaced_by_a_newer_one_and_answered_before_its_timeout() {
+    let agent = demo_agent();
+    let older = park_hook(&agent, &[]);
+    // The older one is answered once the newer reaches the adapter.
+    let newer = spawn_hook(&agent, &["--timeout", "3"]);
+    assert_eq!(finished(older), (0, String::new(), String::new()));
+    // --timeout 3: answered with nothing about 1 s later (2 s margin).
+    assert_eq!(finished(newer), (0, String::new(), String::new()));
+    agent.drop_message("003.md", "later");
+    agent.wait_status("003 rung by the terminal", |status| {
+        message(status, "003.md").is_some_and(|m| m["state"] == "staged")
+    });
+    assert!(pasted(&agent).contains("003.md"));
 }

@@ -40,3 +40,35 @@ fn an_inbox_message_reaches_the_real_claude_code_by_its_exact_filename() {
     drop(model);
     assert!(!support::sidecar_agent::process_alive(server));
 }
+
+/// The aggressive default's cost for a burst of five at idle, for
+/// comparison with `turn-boundary+fresh-idle` (one wake, one model call,
+/// in `tests/providers_claude_careful_real_pane.rs`): every message
+/// arrives, in as many notices and model calls as the timing makes.
+#[test]
+fn the_aggressive_default_delivers_a_burst_of_five_in_several_notices() {
+    let binary = harness_binary("DING_HARNESS_CLAUDE");
+    let agent = Agent::new("claude-burst", "");
+    let model = ModelServer::start("anthropic", &agent.path("model"));
+    prepare_harness(&agent, "claude", &binary, &model);
+    up_until_empty_composer(&agent, &model, empty_composer);
+    let mut names = Vec::new();
+    for n in 0..5 {
+        std::fs::write(agent.path("task.md"), format!("part {n}\n")).expect("message");
+        let sent = agent.ding_ok(&["send", &agent.name, "task.md", "--decl", "agent.kdl"]);
+        names.push(sent.trim().to_string());
+    }
+    for name in &names {
+        model.wait_request(&format!("a call carrying {name}"), |request| {
+            carries(request, name)
+        });
+    }
+    let writes = pty_writes(&agent);
+    eprintln!(
+        "aggressive burst of five: model calls {}, DING deliveries {} ({} bytes)",
+        model_calls(&model.requests()),
+        writes.deliveries,
+        writes.delivery_bytes
+    );
+    assert!(writes.deliveries >= 1);
+}

@@ -206,3 +206,26 @@ fn status_json_has_its_schema_running_and_lists_the_inbox_when_stopped() {
         "{human}"
     );
 }
+
+/// A declared variable reaches the harness, but its value never appears in
+/// an argv (`ps` shows every process's argv to every user): `ding up`
+/// hands it to the PTY host through the environment.
+#[test]
+fn declared_env_values_reach_the_harness_but_no_argv() {
+    let agent = Agent::new(
+        "envy",
+        "agent \"envy\" {\n  command \"sh\" \"-c\" \"printf %s \\\"$PASSED_VALUE\\\" > seen; exec sleep 600\"\n  env { PASSED_VALUE \"not-for-ps-7f3a\" }\n}\n",
+    );
+    agent.up(&[]);
+    wait_for("the harness to see the value", || {
+        fs::read_to_string(agent.path("seen")).is_ok_and(|seen| seen == "not-for-ps-7f3a")
+    });
+    for pid in agent.processes() {
+        let argv = fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        assert!(
+            !String::from_utf8_lossy(&argv).contains("not-for-ps-7f3a"),
+            "pid {pid}'s argv shows the value: {}",
+            String::from_utf8_lossy(&argv).replace('\0', " ")
+        );
+    }
+}

@@ -40,6 +40,17 @@ pub struct HookCall {
     pub payload: serde_json::Value,
     #[serde(default)]
     pub payload_too_long: bool,
+    /// How long the hook process waits for the answer, in milliseconds; a
+    /// parked call is answered before it.
+    #[serde(default)]
+    pub timeout_ms: Option<u64>,
+}
+
+impl HookCall {
+    /// How long the hook waits for its answer, if it said.
+    pub fn timeout(&self) -> Option<std::time::Duration> {
+        self.timeout_ms.map(std::time::Duration::from_millis)
+    }
 }
 
 /// What the hook process prints and how it exits.
@@ -92,6 +103,7 @@ mod tests {
             identity: None,
             payload: serde_json::json!({"stop_hook_active": false}),
             payload_too_long: false,
+            timeout_ms: Some(10_000),
         };
         let back: HookCall = serde_json::from_str(&call.to_line()).unwrap();
         assert_eq!(back, call);

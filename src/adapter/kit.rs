@@ -8,6 +8,9 @@
 //! | `HOOKS` and peers | `DING_HOOK_SOCKET` | provider hook calls, answered |
 //! | `PTY` | the PTY host, only while evidence is wanted | snapshots, then `activity` |
 //!
+//! Hook calls a provider parks (`parked.rs`) stay open, one per slot, until
+//! evidence is wanted (then the kit claims for them and the provider renders
+//! the answer) or their deadline (then they are answered with nothing).
 //! Evidence is produced only while the sidecar wants it, and only from a
 //! snapshot taken after the last thing the kit heard move, stamped with that
 //! snapshot's revision: the sidecar's compare-and-send then fails if anything
@@ -26,9 +29,12 @@ use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token};
 
 use super::hook_wire::{HOOK_WIRE_VERSION, HookAnswer, HookCall, HookRefusal, MAX_CALL_BYTES};
+use super::parked::{self, Parked, Slots};
 use super::pty_watch::{PtyEvent, PtyWatch};
 use super::uplink::Uplink;
-use super::{AgentContext, ClaimRequest, HookAction, Provider, Reading, identity_from_env};
+use super::{
+    AgentContext, ClaimRequest, HookAction, ParkEnded, Provider, Reading, identity_from_env,
+};
 use crate::core::downlink::{ClaimRefusal, Claimed, Downlink};
 use crate::core::identity::Identity;
 use crate::line_server::{Limits, LineServer, ServerEvent};
@@ -106,6 +112,9 @@ struct Waiting {
     /// Whether the claim was already asked again once.
     retried: bool,
     deadline: Instant,
+    /// For a parked call due for its claim: its park and deadline, to put it
+    /// back in its slot if the claim grants nothing.
+    parked: Option<(super::Park, Instant)>,
 }
 
 struct Kit<P: Provider> {
@@ -125,12 +134,36 @@ struct Kit<P: Provider> {
     next_heartbeat: Option<Instant>,
     pty_retry_at: Option<Instant>,
     waiting: HashMap<Token, Waiting>,
+    parked: Slots<Token, HookCall>,
+    /// The provider's remark last reported on its own line.
+    remarked: Option<String>,
     next_claim: u64,
     /// Whether the sidecar speaks to this adapter (stdin is its pipe). An
     /// adapter run by hand has none: evidence is then always wanted and the
     /// identity is read from the PTY host.
     has_downlink: bool,
     done: bool,
+}
+
+/// Set (non-empty) in an adapter's environment by `ding check --adapters`:
+/// the adapter prints whether its setup is complete and exits.
+pub const CHECK_VARIABLE: &str = "DING_ADAPTER_CHECK";
+
+/// An adapter's main: with [`CHECK_VARIABLE`] set, prints
+/// [`Provider::check_setup`] (an error if the setup is incomplete) and
+/// returns; otherwise runs `provider` with `options()` until the sidecar
+/// closes stdin.
+pub fn main<P: Provider>(provider: P, options: impl FnOnce() -> Result<KitOptions>) -> Result<()> {
+    if std::env::var_os(CHECK_VARIABLE).is_some_and(|value| !value.is_empty()) {
+        return match provider.check_setup() {
+            Ok(line) => {
+                println!("{line}");
+                Ok(())
+            }
+            Err(line) => bail!("{line}"),
+        };
+    }
+    run(provider, options()?)
 }
 
 /// Runs `provider` until the sidecar closes stdin.
@@ -189,6 +222,8 @@ impl<P: Provider> Kit<P> {
             next_heartbeat: None,
             pty_retry_at: None,
             waiting: HashMap::new(),
+            parked: Slots::default(),
+            remarked: None,
             next_claim: 1,
             has_downlink: downlink,
             done: false,
@@ -219,6 +254,7 @@ impl<P: Provider> Kit<P> {
                 }
             }
             self.on_time();
+            self.report_remark();
             self.flush_uplink()?;
         }
         if let Some(path) = &self.options.hook_socket {
@@ -232,10 +268,17 @@ impl<P: Provider> Kit<P> {
             (self.wanted && self.moved && self.pty.is_open() && !self.pty.snapshot_pending())
                 .then(|| self.snapshot_allowed_at().unwrap_or_else(Instant::now));
         let claims = self.waiting.values().map(|waiting| waiting.deadline).min();
-        [snapshot, self.next_heartbeat, self.pty_retry_at, claims]
-            .into_iter()
-            .flatten()
-            .min()
+        let parked = self.parked.next_deadline();
+        [
+            snapshot,
+            self.next_heartbeat,
+            self.pty_retry_at,
+            claims,
+            parked,
+        ]
+        .into_iter()
+        .flatten()
+        .min()
     }
 
     /// When the next snapshot may be asked for; `None`: at once.
@@ -297,6 +340,10 @@ impl<P: Provider> Kit<P> {
     }
 
     fn on_identity(&mut self, identity: Option<Identity>) {
+        if identity != self.identity {
+            // A remark is about this terminal: say it again for a new one.
+            self.remarked = None;
+        }
         self.identity = identity;
         // Claims refused for identity wait for this; ask again now.
         let again: Vec<Token> = self
@@ -313,6 +360,7 @@ impl<P: Provider> Kit<P> {
 
     fn on_demand(&mut self, wanted: bool) {
         self.wanted = wanted;
+        self.parked.on_demand(wanted, Instant::now());
         if wanted {
             self.moved = true;
             self.next_heartbeat = Some(Instant::now() + self.options.heartbeat);
@@ -351,10 +399,42 @@ impl<P: Provider> Kit<P> {
         let Some(waiting) = self.waiting.remove(&token) else {
             return;
         };
+        if let Some((park, deadline)) = waiting.parked.clone()
+            && claimed.granted.is_empty()
+        {
+            // Nothing to wake the harness with: keep offering.
+            return self.repark(token, waiting.call, park, deadline);
+        }
         let answer = self
             .provider
             .on_claimed(&waiting.call, &claimed, &self.options.agent);
         self.answer(token, &answer);
+    }
+
+    /// Puts a parked call whose claim granted nothing back in its slot, or
+    /// answers it with nothing if a newer call took the slot.
+    fn repark(&mut self, peer: Token, call: HookCall, park: super::Park, deadline: Instant) {
+        let back = Parked {
+            peer,
+            call,
+            park,
+            deadline,
+            fire_at: None,
+        };
+        if let Some(stale) = self.parked.restore(back, self.wanted, Instant::now()) {
+            self.end_park(stale, ParkEnded::Replaced);
+        }
+    }
+
+    /// Answers a parked call with nothing and tells the provider why.
+    fn end_park(&mut self, parked: Parked<Token, HookCall>, ended: ParkEnded) {
+        // The terminal may be free again: read it.
+        self.moved = true;
+        if ended != ParkEnded::Withdrawn {
+            self.answer(parked.peer, &HookAnswer::default());
+        }
+        self.provider
+            .on_park_ended(&parked.call, parked.park.slot, ended);
     }
 
     // ----- hooks -----
@@ -381,6 +461,9 @@ impl<P: Provider> Kit<P> {
                     // already asked stays granted: the files are hook-owned and
                     // surface again in the next context that asks for the backlog.
                     self.waiting.remove(&peer);
+                    if let Some(parked) = self.parked.withdraw(peer) {
+                        self.end_park(parked, ParkEnded::Withdrawn);
+                    }
                 }
             }
         }
@@ -407,25 +490,48 @@ impl<P: Provider> Kit<P> {
             for fact in plan.facts {
                 self.uplink.lifecycle(&identity, fact);
             }
+            if !plan.received.is_empty() {
+                self.uplink.turn_boundary(&identity, plan.received);
+            }
         }
         // What the hook said may change the evidence: read the screen again.
         self.moved = true;
         match plan.action {
             HookAction::Answer(answer) => self.answer(peer, &answer),
-            HookAction::Claim(request) => {
-                self.waiting.insert(
-                    peer,
-                    Waiting {
-                        call,
-                        request,
-                        claim: None,
-                        retried: false,
-                        deadline: Instant::now() + CLAIM_DEADLINE,
-                    },
-                );
-                self.send_claim(peer);
+            HookAction::Claim(request) => self.claim_for(peer, call, request, None),
+            HookAction::Park(park) => {
+                let now = Instant::now();
+                let deadline = parked::deadline(&park, call.timeout(), now);
+                if let Some(replaced) =
+                    self.parked
+                        .park(peer, call, park, deadline, self.wanted, now)
+                {
+                    self.end_park(replaced, ParkEnded::Replaced);
+                }
             }
         }
+    }
+
+    /// Makes a claim for `peer`'s call and waits for its answer.
+    fn claim_for(
+        &mut self,
+        peer: Token,
+        call: HookCall,
+        request: ClaimRequest,
+        parked: Option<(super::Park, Instant)>,
+    ) {
+        self.waiting.insert(
+            peer,
+            Waiting {
+                call,
+                request,
+                claim: None,
+                retried: false,
+                deadline: Instant::now() + CLAIM_DEADLINE,
+                parked,
+            },
+        );
+        self.send_claim(peer);
     }
 
     /// The identity a call is about: the hook's own (from its environment,
@@ -537,8 +643,47 @@ impl<P: Provider> Kit<P> {
             return;
         }
         if let Some(identity) = self.identity.clone() {
+            let mut reading = reading.clone();
+            if let Some(slot) = self.terminal_held_by() {
+                reading.state = crate::core::protocol::ActivityState::Unknown;
+                reading.reason =
+                    format!("a parked hook call ({slot}) delivers; {}", reading.reason).into();
+            }
+            if let Some(remark) = self.provider.remark() {
+                reading.reason = format!("{}; {remark}", reading.reason).into();
+                self.remarked = Some(remark);
+            }
             self.uplink
-                .activity(&identity, reading, revision, self.options.valid_for);
+                .activity(&identity, &reading, revision, self.options.valid_for);
+        }
+    }
+
+    /// The slot of a parked call (waiting or being claimed for) that holds
+    /// the terminal.
+    fn terminal_held_by(&self) -> Option<&'static str> {
+        self.parked.holding_terminal().or_else(|| {
+            self.waiting
+                .values()
+                .filter_map(|waiting| waiting.parked.as_ref())
+                .find(|(park, _)| park.holds_terminal)
+                .map(|(park, _)| park.slot)
+        })
+    }
+
+    /// Reports a changed remark on its own line while no evidence is wanted
+    /// (while it is, every activity line carries it).
+    fn report_remark(&mut self) {
+        if self.wanted {
+            return;
+        }
+        let Some(identity) = self.identity.clone() else {
+            return;
+        };
+        let remark = self.provider.remark();
+        if remark.is_some() && remark != self.remarked {
+            let text = remark.clone().unwrap_or_default();
+            self.uplink.activity_unknown(&identity, &text);
+            self.remarked = remark;
         }
     }
 
@@ -554,8 +699,21 @@ impl<P: Provider> Kit<P> {
             .collect();
         for token in expired {
             // No answer from the sidecar in time: inject nothing.
-            self.waiting.remove(&token);
-            self.answer(token, &HookAnswer::default());
+            let Some(waiting) = self.waiting.remove(&token) else {
+                continue;
+            };
+            match waiting.parked {
+                Some((park, deadline)) => self.repark(token, waiting.call, park, deadline),
+                None => self.answer(token, &HookAnswer::default()),
+            }
+        }
+        for stale in self.parked.take_expired(now) {
+            self.end_park(stale, ParkEnded::Expired);
+        }
+        for due in self.parked.take_due(now) {
+            let request = due.park.claim.clone();
+            let restore = Some((due.park, due.deadline));
+            self.claim_for(due.peer, due.call, request, restore);
         }
         if !self.wanted {
             return;

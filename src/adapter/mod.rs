@@ -15,22 +15,35 @@
 //!   adapter, and a hook that is about to inject files claims them first;
 //! * the **PTY view** (`pty_watch`): a `watch` stream and snapshots stamped
 //!   with their revision, opened only while evidence is wanted;
+//! * **parked calls** (`parked`): a hook call the provider holds open, at
+//!   most one per provider-named slot, answered when evidence becomes
+//!   wanted (claim first), or with nothing at its deadline, below the
+//!   hook's own timeout: how a harness that wakes on a background hook's
+//!   answer gets idle work with no terminal input;
+//! * the **context text** (`context`): the bounded, sanitized words a hook
+//!   puts into the model's next context, naming exact files;
 //! * one mio loop (`kit`) with no busy polling: with nothing wanted and no
 //!   hook running it sleeps in `poll` with no timeout at all.
 //!
 //! Nothing here names a provider; the neutrality test covers this room.
 
+pub mod compile;
+pub mod context;
+pub mod hook_config;
 pub mod hook_wire;
 pub mod kit;
+pub mod parked;
 pub mod pty_watch;
 pub mod relay;
 pub mod uplink;
 
 use std::borrow::Cow;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use crate::core::downlink::Claimed;
 use crate::core::identity::Identity;
+use crate::core::message::MessageName;
 use crate::core::protocol::{ActivityState, ClaimScope, ClaimWants, Composer, Lifecycle};
 use crate::pty::wire::Snapshot;
 
@@ -86,6 +99,39 @@ pub enum HookAction {
     /// Claim files first; the kit calls [`Provider::on_claimed`] with the
     /// sidecar's answer and sends what it returns.
     Claim(ClaimRequest),
+    /// Hold the call open and claim later, when evidence is wanted (see
+    /// [`Park`]).
+    Park(Park),
+}
+
+/// How to hold a hook call open: the kit keeps at most one call per `slot`
+/// (a newer call replaces an older one, which is answered with nothing),
+/// and once evidence is wanted and has stayed wanted for `settle` (so a
+/// burst of arrivals becomes one answer) it makes the claim and calls
+/// [`Provider::on_claimed`]. A claim that grants nothing puts the call back
+/// in its slot. At `hold_for`, or a little before the hook's own timeout
+/// if that is sooner, the call is answered with nothing.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Park {
+    pub slot: &'static str,
+    pub claim: ClaimRequest,
+    pub settle: Duration,
+    pub hold_for: Duration,
+    /// While it is parked (or its claim is being answered), activity
+    /// evidence is reported as `unknown`: the parked call delivers the
+    /// work, and the terminal path must not race it.
+    pub holds_terminal: bool,
+}
+
+/// Why a parked call left its slot without being claimed for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ParkEnded {
+    /// A newer call took the slot; this one was answered with nothing.
+    Replaced,
+    /// Its deadline came; it was answered with nothing.
+    Expired,
+    /// The hook process went away (the harness's own timeout, or its exit).
+    Withdrawn,
 }
 
 /// A provider's reaction to one hook call.
@@ -94,15 +140,30 @@ pub struct HookPlan {
     /// Lifecycle facts the call proves (a compaction, a clear), reported at
     /// once.
     pub facts: Vec<Lifecycle>,
+    /// Files the call proves are in the harness's context already (for
+    /// example DING's own notice, submitted as a prompt), reported at once
+    /// as a `turn-boundary` receipt.
+    pub received: Vec<MessageName>,
     pub action: HookAction,
 }
 
 impl HookPlan {
     /// Answer with nothing (exit 0): the hook changes nothing in the harness.
     pub fn nothing() -> HookPlan {
+        HookPlan::answer(HookAnswer::default())
+    }
+
+    /// Answer now with `answer`, proving nothing.
+    pub fn answer(answer: HookAnswer) -> HookPlan {
+        HookPlan::act(HookAction::Answer(answer))
+    }
+
+    /// Do `action`, proving nothing.
+    pub fn act(action: HookAction) -> HookPlan {
         HookPlan {
             facts: Vec::new(),
-            action: HookAction::Answer(HookAnswer::default()),
+            received: Vec::new(),
+            action,
         }
     }
 }
@@ -130,6 +191,7 @@ pub trait Provider {
     }
 
     /// The claim made for `call` was answered; render the hook's answer.
+    /// For a parked call this is called only when the claim granted files.
     fn on_claimed(
         &mut self,
         _call: &HookCall,
@@ -137,6 +199,25 @@ pub trait Provider {
         _agent: &AgentContext,
     ) -> HookAnswer {
         HookAnswer::default()
+    }
+
+    /// A call parked in `slot` left it unanswered (see [`ParkEnded`]).
+    fn on_park_ended(&mut self, _call: &HookCall, _slot: &'static str, _ended: ParkEnded) {}
+
+    /// A standing remark for people about the adapter's own setup (for
+    /// example, whether the harness's hook configuration is in place),
+    /// appended to every activity `reason`. When it changes while no
+    /// evidence is wanted, the kit reports it on its own line (`unknown`,
+    /// with no revision, so it can never authorize input).
+    fn remark(&self) -> Option<String> {
+        None
+    }
+
+    /// Whether the adapter's own setup is complete, said for people: what
+    /// `ding check --adapters` prints (see [`kit::main`]). `Err` means
+    /// something the adapter relies on is missing.
+    fn check_setup(&self) -> Result<String, String> {
+        Ok(self.remark().unwrap_or_else(|| "nothing to check".into()))
     }
 }
 

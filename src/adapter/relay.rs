@@ -91,6 +91,7 @@ pub fn call(
         identity: identity_from_env(),
         payload,
         payload_too_long,
+        timeout_ms: u64::try_from(timeout.as_millis()).ok(),
     };
     let mut stream = UnixStream::connect(socket).map_err(RelayFailure::Connect)?;
     stream

@@ -12,6 +12,7 @@ use std::io::{self, Write};
 use std::time::Duration;
 
 use crate::core::identity::{ClaimedIdentity, Identity};
+use crate::core::message::MessageName;
 use crate::core::protocol::{Activity, Body, Claim, Event, Lifecycle};
 
 use super::{ClaimRequest, Reading};
@@ -84,6 +85,11 @@ impl<W: Write> Uplink<W> {
                 name_bytes,
             }),
         );
+    }
+
+    /// Reports that a hook proved these files are in the harness's context.
+    pub fn turn_boundary(&mut self, identity: &Identity, messages: Vec<MessageName>) {
+        self.write(identity, Body::TurnBoundary { messages });
     }
 
     pub fn lifecycle(&mut self, identity: &Identity, event: Lifecycle) {
@@ -173,12 +179,13 @@ mod tests {
                 name_bytes: Some(100),
             },
         );
+        uplink.turn_boundary(&identity, vec![MessageName::new("a.md").unwrap()]);
         assert!(!uplink.flush().unwrap());
         let text = String::from_utf8(uplink.out.clone()).unwrap();
         let sequences: Vec<u64> = text
             .lines()
             .map(|line| parse_line(line.as_bytes()).expect("parses").sequence)
             .collect();
-        assert_eq!(sequences, [1, 2, 3]);
+        assert_eq!(sequences, [1, 2, 3, 4]);
     }
 }

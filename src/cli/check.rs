@@ -11,20 +11,21 @@ use std::process::ExitCode;
 use anyhow::{Result, bail};
 use lexopt::{Arg, ValueExt};
 
-use super::help_asked;
+use super::{adapter_check, help_asked};
 use crate::decl::{self, AgentSpec};
 
 const SHORT_HELP: &str = "\
-Usage: ding check [--fingerprint] [--agent NAME] AGENT.kdl...
+Usage: ding check [--fingerprint] [--agent NAME] [--adapters] AGENT.kdl...
 
 Validate declarations; print `NAME: delivery=... adapter=... fingerprint=...`.
   --fingerprint   print only the fingerprints, one per agent
   --agent NAME    only this agent
+  --adapters      also ask each adapter whether its setup is complete
   -h, --help      this help (--help says more)
 ";
 
 const LONG_HELP: &str = "\
-Usage: ding check [--fingerprint] [--agent NAME] AGENT.kdl...
+Usage: ding check [--fingerprint] [--agent NAME] [--adapters] AGENT.kdl...
 
 Validates each agent declaration (KDL v2) and prints one line per agent:
 
@@ -39,9 +40,17 @@ change it.
 Errors and warnings go to stderr as `FILE:LINE:COL: error: MESSAGE`, each
 followed by `  hint:` lines. Warnings do not fail the check.
 
+With --adapters, each agent's adapter is run once (its argv expanded from
+this environment, so $ST_HOOKS must be set) with DING_ADAPTER_CHECK=1; it
+says whether what it relies on is in place (for example the harness's hook
+configuration) and exits. Its line is printed as `NAME: adapter: TEXT`; an
+adapter that reports a problem, fails or says nothing within 10 s makes the
+check fail.
+
 Options:
   --fingerprint   print only `sha256:HEX`, one line per agent, file order
   --agent NAME    only report the agent NAME (an error if no file has it)
+  --adapters      run each adapter's setup check (see above)
   -h              short help
   --help          this help
 
@@ -52,6 +61,7 @@ The reference is docs/declaration.md.
 #[derive(Debug, Default, PartialEq, Eq)]
 struct Options {
     fingerprint_only: bool,
+    adapters: bool,
     agent: Option<String>,
     files: Vec<PathBuf>,
 }
@@ -64,6 +74,7 @@ fn parse_options(parser: &mut lexopt::Parser) -> Result<Option<Options>> {
         }
         match arg {
             Arg::Long("fingerprint") => options.fingerprint_only = true,
+            Arg::Long("adapters") => options.adapters = true,
             Arg::Long("agent") => options.agent = Some(parser.value()?.string()?),
             Arg::Value(value) => options.files.push(PathBuf::from(value)),
             other => bail!("{}\nRun `ding check -h` for usage", other.unexpected()),
@@ -124,6 +135,18 @@ pub fn run(parser: &mut lexopt::Parser) -> Result<ExitCode> {
                 writeln!(stdout, "{}", agent.fingerprint())?;
             } else {
                 writeln!(stdout, "{}", summary_line(agent))?;
+            }
+            if options.adapters
+                && let Some(argv) = agent.adapter_command()
+            {
+                let (ok, said) = adapter_check::run(argv);
+                let verdict = if ok {
+                    "adapter"
+                } else {
+                    "adapter check FAILED"
+                };
+                writeln!(stdout, "{}: {verdict}: {said}", agent.name)?;
+                any_error |= !ok;
             }
         }
     }

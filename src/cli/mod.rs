@@ -11,16 +11,20 @@ use std::process::ExitCode;
 use anyhow::{Result, bail};
 use lexopt::ValueExt;
 
+pub mod adapter;
+pub mod adapter_check;
 pub mod agent_decl;
 pub mod archive;
 pub mod attach;
 pub mod check;
+pub mod compile_agent;
 pub mod demo_adapter;
 pub mod demo_agent;
 pub mod down;
 pub mod eval_harness_env;
 pub mod eval_model_server;
 pub mod hook;
+pub mod hooks;
 pub mod inbox_target;
 pub mod intervene;
 pub mod pty;
@@ -44,6 +48,9 @@ Commands:
   intervene   type supervisor input into an agent's terminal now
   check       validate agent declarations, print their fingerprints
   hook        relay a harness hook call to the agent's adapter
+  hooks       install the adapter launchers into a $ST_HOOKS directory
+  compile-agent  write a real harness's declaration and hook configuration
+  adapter     run a provider's DING adapter (the sidecar starts it)
   sidecar     run one agent's DING sidecar in the foreground
   pty         run a command in the reference PTY host
   help        print this help
@@ -87,6 +94,9 @@ fn run() -> Result<ExitCode> {
         "pty" => pty::run(&mut parser),
         "attach" => attach::run(&mut parser),
         "hook" => hook::run(&mut parser),
+        "hooks" => hooks::run(&mut parser),
+        "compile-agent" => compile_agent::run(&mut parser),
+        "adapter" => adapter::run(&mut parser),
         // Hidden: the bundled demo agent and adapter that `make demo` runs.
         "demo-agent" => demo_agent::run(&mut parser),
         "demo-adapter" => demo_adapter::run(&mut parser),

@@ -26,6 +26,8 @@ Options:
   --session NAME             the session name reported to clients
   --cwd DIR                  working directory of CMD (default: current)
   --env K=V                  set a variable for CMD (repeatable)
+  --pass-env K               give CMD the host's own K (repeatable; keeps
+                             the value out of the argv that `ps` shows)
   --inbox DIR                exported to CMD as DING_INBOX
   --runtime-dir DIR          exported to CMD as DING_RUNTIME_DIR
   --size COLSxROWS           initial terminal size (default 80x24)
@@ -109,6 +111,16 @@ pub fn parse(parser: &mut lexopt::Parser) -> Result<Option<Args>> {
                     bail!("--env wants K=V with a non-empty K, got `{pair}`");
                 }
                 env.insert(key.to_string(), value.to_string());
+            }
+            Long("pass-env") => {
+                let key = parser.value()?.string()?;
+                let Some(value) = std::env::var_os(&key) else {
+                    bail!("--pass-env {key}: the host's environment has no {key}");
+                };
+                let value = value
+                    .into_string()
+                    .map_err(|_| anyhow::anyhow!("--pass-env {key}: its value is not UTF-8"))?;
+                env.insert(key, value);
             }
             Long("inbox") => inbox = Some(PathBuf::from(parser.value()?)),
             Long("runtime-dir") => runtime_dir = Some(PathBuf::from(parser.value()?)),

@@ -351,6 +351,11 @@ pub fn render(document: &Value) -> String {
             "  adapter      {}\n",
             render_adapter(&engine["adapter"], document, now)
         ));
+        // The adapter's own words (opaque: shown, never interpreted,
+        // escaped), for example whether the harness's hooks are in place.
+        if let Some(reason) = engine["evidence"]["adapterReason"].as_str() {
+            out.push_str(&format!("  adapter says {}\n", escape(reason)));
+        }
         let lease = if document["policy"] == "aggressive" {
             "not used by this policy".to_string()
         } else {
@@ -372,9 +377,6 @@ pub fn render(document: &Value) -> String {
                     "not wanted (nothing for the terminal to deliver)"
                 }
             ));
-            if let Some(reason) = engine["evidence"]["adapterReason"].as_str() {
-                out.push_str(&format!("  adapter says {}\n", escape(reason)));
-            }
         }
         out.push_str(&format!(
             "  pty          {}\n",

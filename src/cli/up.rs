@@ -23,7 +23,7 @@ use crate::decl::{AgentSpec, FingerprintInput, drift, expand_argv_from_env};
 use crate::pty::client::Client;
 use crate::sidecar::adapter_group;
 use crate::sidecar::control::{
-    live_pid, query_status, spawn_detached, stop, wait_started, write_pid,
+    live_pid, query_status, spawn_detached, spawn_detached_with, stop, wait_started, write_pid,
 };
 use crate::sidecar::paths::{AgentPaths, DirsEnv};
 use crate::sidecar::runtime::STOP_WITHIN;
@@ -152,13 +152,16 @@ fn ensure_pty_host(exe: &Path, spec: &AgentSpec, paths: &AgentPaths) -> Result<&
     // `ding archive NAME FILE` run inside the harness finds its inbox by these.
     args.push("--env".into());
     args.push(format!("DING_AGENT={}", spec.name).into());
-    for (key, value) in &spec.env {
-        args.push("--env".into());
-        args.push(format!("{key}={value}").into());
+    // Declared values travel in the host's environment, named in its argv:
+    // `ps` shows every user the argv, never another user's environment.
+    let env: Vec<(String, String)> = spec.env.clone().into_iter().collect();
+    for (key, _) in &env {
+        args.push("--pass-env".into());
+        args.push(key.into());
     }
     args.push("--".into());
     args.extend(argv);
-    let pid = spawn_detached(exe, &args, &paths.pty_log())?;
+    let pid = spawn_detached_with(exe, &args, &env, &paths.pty_log())?;
     write_pid(&paths.pty_pid(), pid)?;
     wait_started("pty host", pid, &paths.pty_log(), READY_TIMEOUT, || {
         pty_answers(&paths.pty_socket())

@@ -22,7 +22,7 @@ use super::message::MessageName;
 pub const MAX_NOTICE_BYTES: usize = 4096;
 
 /// The longest rendering of the agent name or the unread directory.
-const MAX_LABEL_CHARS: usize = 256;
+pub const MAX_LABEL_CHARS: usize = 256;
 
 /// A notice and the exact files it names, in FIFO order.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]

@@ -27,6 +27,7 @@ mod spec;
 mod suggest;
 mod syntax;
 mod tunable;
+pub(crate) mod write;
 
 use std::fs::File;
 use std::io::Read;
@@ -46,6 +47,7 @@ pub use prescan::MAX_NESTING_DEPTH;
 pub use source::{MAX_DECLARATION_BYTES, Position, Source};
 pub use spec::{AdapterSpec, AgentSpec, DingSpec};
 pub use tunable::{NEVER, NOTICE_MAX_FILES_NAME, TunableKey};
+pub use write::{Draft, quote};
 
 /// The outcome of checking one declaration.
 #[derive(Clone, Debug)]

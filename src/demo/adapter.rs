@@ -5,7 +5,9 @@
 //! (`screen.rs`), and it answers three generic hook events
 //! (`session-start`, `turn-start`, `turn-end`, run as `ding hook demo
 //! EVENT`) by claiming unread work and printing it as plain text for the
-//! next context. Everything else (the downlink, evidence only while wanted,
+//! next context. A fourth, `wake`, is parked: it is answered when unread
+//! work arrives, with the work on stderr and exit code 2, the shape of a
+//! harness's background hook that wakes its model. Everything else (the downlink, evidence only while wanted,
 //! snapshots stamped with their revision, the identity the sidecar fences
 //! on, the hook channel, claims, the uplink's sequence and encoding) is the
 //! kit's, exactly as for the provider adapters.
@@ -17,7 +19,7 @@ use anyhow::Result;
 
 use crate::adapter::kit::{self, KitOptions};
 use crate::adapter::{
-    AgentContext, ClaimRequest, HookAction, HookAnswer, HookCall, HookPlan, Provider, Reading,
+    AgentContext, ClaimRequest, HookAction, HookAnswer, HookCall, HookPlan, Park, Provider, Reading,
 };
 use crate::core::downlink::Claimed;
 use crate::core::notice::{MAX_NOTICE_BYTES, Notice};
@@ -77,31 +79,54 @@ impl Provider for DemoProvider {
     }
 
     /// A new session surfaces the whole backlog; a turn boundary takes what
-    /// no one owns yet. Any other event changes nothing.
+    /// no one owns yet; `wake` waits, parked, until work arrives (the shape
+    /// of a harness hook that can wake an idle session). Any other event
+    /// changes nothing.
     fn on_hook(&mut self, call: &HookCall, _agent: &AgentContext) -> HookPlan {
-        let scope = match call.event.as_str() {
-            "session-start" => ClaimScope::Unread,
-            "turn-start" | "turn-end" => ClaimScope::Pending,
-            _ => return HookPlan::nothing(),
+        let claim = |scope| ClaimRequest {
+            wants: ClaimWants::Oldest(HOOK_CLAIM_LIMIT),
+            scope,
+            name_bytes: Some(HOOK_NAME_BYTES),
         };
-        HookPlan {
-            facts: Vec::new(),
-            action: HookAction::Claim(ClaimRequest {
-                wants: ClaimWants::Oldest(HOOK_CLAIM_LIMIT),
-                scope,
-                name_bytes: Some(HOOK_NAME_BYTES),
-            }),
+        match call.event.as_str() {
+            "wake" => HookPlan::act(HookAction::Park(Park {
+                slot: "wake",
+                claim: claim(ClaimScope::Pending),
+                settle: Duration::from_millis(100),
+                hold_for: Duration::from_secs(3600),
+                holds_terminal: true,
+            })),
+            "session-start" => HookPlan::act(HookAction::Claim(claim(ClaimScope::Unread))),
+            "turn-start" | "turn-end" => {
+                HookPlan::act(HookAction::Claim(claim(ClaimScope::Pending)))
+            }
+            _ => HookPlan::nothing(),
         }
     }
 
-    /// One plain line naming every granted file: the notice's own text and
-    /// escaping, under the larger bound of a hook's context.
+    /// A woken hook prints the unread work on stderr and exits 2; the others
+    /// print one plain line naming every granted file: the notice's own text
+    /// and escaping, under the larger bound of a hook's context.
     fn on_claimed(
         &mut self,
-        _call: &HookCall,
+        call: &HookCall,
         claimed: &Claimed,
         agent: &AgentContext,
     ) -> HookAnswer {
+        if claimed.granted.is_empty() {
+            return HookAnswer::default();
+        }
+        if call.event == "wake" {
+            return HookAnswer {
+                stderr: crate::adapter::context::unread_work(
+                    agent,
+                    &claimed.granted,
+                    claimed.not_granted,
+                ),
+                exit: 2,
+                ..HookAnswer::default()
+            };
+        }
         let unread_dir = agent.inbox.join("new");
         let total = claimed.granted.len() + claimed.not_granted;
         let Some(context) = Notice::hook_context(

@@ -7,12 +7,13 @@
 //! no first-run dialog) and say which argv and environment run it. This
 //! module only carries and prints their answer.
 
-use std::fmt::Write as _;
 use std::fs;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
+
+use crate::decl::Draft;
 
 /// Whether the harness asks the human before running a command.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -90,49 +91,20 @@ impl Launch {
     /// default (aggressive) policy. Its `ding {}` block is left to whoever
     /// chooses a policy.
     pub fn declaration(&self, agent: &str) -> String {
-        let mut out = format!("agent {} {{\n  command", kdl_string(agent));
-        for arg in &self.argv {
-            out.push(' ');
-            out.push_str(&kdl_string(arg));
+        Draft {
+            name: agent.to_string(),
+            command: self.argv.clone(),
+            cwd: Some(self.cwd.clone()),
+            env: self.env.clone(),
+            ..Draft::default()
         }
-        let _ = write!(
-            out,
-            "\n  cwd {}\n  env {{\n",
-            kdl_string(&self.cwd.to_string_lossy())
-        );
-        for (name, value) in &self.env {
-            let _ = writeln!(out, "    {name} {}", kdl_string(value));
-        }
-        out.push_str("  }\n}\n");
-        out
+        .render()
     }
-}
-
-/// `text` as a KDL v2 quoted string.
-fn kdl_string(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 2);
-    out.push('"');
-    for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if c.is_control() => {
-                let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::path::Path;
 
     fn launch() -> Launch {
         Launch {
@@ -147,17 +119,7 @@ mod tests {
 
     #[test]
     fn the_declaration_is_valid_and_keeps_argv_env_and_cwd_exactly() {
-        let text = launch().declaration("worker");
-        let checked = crate::decl::check_bytes("gen.kdl", text.as_bytes(), Path::new("/s"));
-        assert_eq!(
-            checked.diagnostics,
-            [],
-            "{}\n{text}",
-            checked.render_diagnostics()
-        );
-        let [agent] = checked.agents.as_slice() else {
-            panic!("one agent: {text}");
-        };
+        let agent = crate::decl::write::read_back(&launch().declaration("worker"));
         assert_eq!(agent.name, "worker");
         assert_eq!(agent.command.as_deref(), Some(launch().argv.as_slice()));
         assert_eq!(agent.cwd, PathBuf::from("/s/project"));

@@ -78,10 +78,22 @@ fn is_running(pid: Pid) -> bool {
 /// Starts `program args` detached: its own session, a clean signal state,
 /// stdin `/dev/null`, stdout and stderr appended to `log`. Returns its pid.
 pub fn spawn_detached(program: &Path, args: &[std::ffi::OsString], log: &Path) -> Result<u32> {
+    spawn_detached_with(program, args, &[], log)
+}
+
+/// [`spawn_detached`] with `env` added to the child's environment (which,
+/// unlike its argv, `ps` does not show to other users).
+pub fn spawn_detached_with(
+    program: &Path,
+    args: &[std::ffi::OsString],
+    env: &[(String, String)],
+    log: &Path,
+) -> Result<u32> {
     let log_file = open_log(log).with_context(|| format!("cannot open log {}", log.display()))?;
     let mut command = Command::new(program);
     command
         .args(args)
+        .envs(env.iter().map(|(key, value)| (key, value)))
         .stdin(Stdio::null())
         .stdout(log_file.try_clone()?)
         .stderr(log_file);

@@ -1,5 +1,6 @@
-//! The few system calls durability rests on: fsync of a directory and a
-//! rename that never replaces its target.
+//! The few system calls durability rests on: fsync of a directory, a
+//! rename that never replaces its target, and a whole-file replacement
+//! that is either the old file or the new one after a crash.
 //!
 //! A rename is only durable once the directory holding the new entry is
 //! fsynced; a plain `rename(2)` silently replaces an existing target, which

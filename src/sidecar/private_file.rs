@@ -180,10 +180,17 @@ pub fn tmp_path(path: &Path) -> PathBuf {
 
 /// Replaces `path` with `bytes` atomically: a fresh `PATH.tmp` (any old one
 /// is unlinked first, and the exclusive create never follows a link or
-/// opens a FIFO), mode `mode`, fsynced, renamed over `path`, and the
-/// directory fsynced. Whatever was at `path` (a FIFO, a link) is replaced,
-/// never opened; a directory there is an error.
+/// opens a FIFO), fsynced, renamed over `path`, and the directory fsynced.
+/// Whatever was at `path` (a FIFO, a link) is replaced, never opened; a
+/// directory there is an error. The new file gets `mode`, or the
+/// permissions of the regular file it replaces (a user's own file keeps
+/// the mode they gave it).
 pub fn replace(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = match fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_file() => meta.permissions().mode() & 0o7777,
+        _ => mode,
+    };
     let tmp = tmp_path(path);
     match fs::remove_file(&tmp) {
         Ok(()) => {}
@@ -196,6 +203,8 @@ pub fn replace(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
         .mode(mode)
         .open(&tmp)
         .map_err(|err| with_path(err, "cannot create", &tmp))?;
+    file.set_permissions(fs::Permissions::from_mode(mode))
+        .map_err(|err| with_path(err, "cannot chmod", &tmp))?;
     file.write_all(bytes)
         .and_then(|()| file.sync_all())
         .map_err(|err| with_path(err, "cannot write", &tmp))?;
@@ -242,6 +251,26 @@ fn with_path(err: io::Error, what: &str, path: &Path) -> io::Error {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn replace_keeps_the_permissions_of_the_regular_file_it_replaces() {
+        use std::os::unix::fs::PermissionsExt;
+        let temp = tempfile::tempdir().unwrap();
+        let path = temp.path().join("settings.json");
+        replace(&path, b"one", 0o640).unwrap();
+        assert_eq!(
+            fs::metadata(&path).unwrap().permissions().mode() & 0o777,
+            0o640
+        );
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o600)).unwrap();
+        replace(&path, b"two", 0o644).unwrap();
+        assert_eq!(fs::read(&path).unwrap(), b"two");
+        assert_eq!(
+            fs::metadata(&path).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
+        assert!(!tmp_path(&path).exists());
+    }
+
     use super::*;
     use std::os::unix::net::UnixListener;
 

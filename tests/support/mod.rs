@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod core_driver;
+pub mod fixture_files;
 pub mod flood;
 mod pty_host;
 pub mod real_pane;

@@ -232,9 +232,7 @@ pub fn deliver_one_message(agent: &Agent, model: &ModelServer) -> Value {
     assert_eq!(request["turn"], 1, "{log}");
     assert_eq!(request["callInTurn"], 1, "{log}");
     assert!(
-        request["prompt"]
-            .as_str()
-            .is_some_and(|prompt| prompt.starts_with("[ding] 1 unread inbox message")),
+        prompt_is_one_notice(&request),
         "the notice is the prompt: {}",
         request["prompt"]
     );
@@ -242,6 +240,20 @@ pub fn deliver_one_message(agent: &Agent, model: &ModelServer) -> Value {
         shows(snapshot, "mock reply to turn 1.")
     });
     request
+}
+
+/// Whether the request's prompt is DING's notice for one message.
+pub fn prompt_is_one_notice(request: &Value) -> bool {
+    request["prompt"]
+        .as_str()
+        .is_some_and(|prompt| prompt.starts_with("[ding] 1 unread inbox message"))
+}
+
+/// Waits for a model call carrying the exact filename `name`.
+pub fn wait_carrying(model: &ModelServer, name: &str) -> Value {
+    model.wait_request(&format!("a model call carrying {name}"), |request| {
+        carries(request, name)
+    })
 }
 
 /// Whether any row of `snapshot` contains `text`.
@@ -293,4 +305,59 @@ pub fn wait_until<T>(what: &str, patience: Duration, probe: impl Fn() -> Option<
         assert!(Instant::now() < deadline, "timed out waiting for {what}");
         thread::sleep(Duration::from_millis(10));
     }
+}
+
+/// What the PTY host's log says was written into the terminal, in bytes:
+/// DING's deliveries apart from a person's (or a test's) interventions.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PtyWrites {
+    pub delivery_bytes: u64,
+    pub deliveries: u64,
+    pub intervention_bytes: u64,
+}
+
+pub fn pty_writes(agent: &Agent) -> PtyWrites {
+    let log = fs::read_to_string(agent.paths().pty_log()).unwrap_or_default();
+    let mut writes = PtyWrites::default();
+    for line in log.lines() {
+        let Ok(record) = serde_json::from_str::<Value>(line) else {
+            continue;
+        };
+        let bytes = record["bytes"].as_u64().unwrap_or(0);
+        match record["event"].as_str() {
+            Some("delivery") => {
+                writes.deliveries += 1;
+                writes.delivery_bytes += bytes;
+            }
+            Some("intervention") => writes.intervention_bytes += bytes,
+            _ => {}
+        }
+    }
+    writes
+}
+
+/// The model calls of turns in `requests` (prompts and tool results, not
+/// titles, compactions or token counts).
+pub fn model_calls(requests: &[Value]) -> usize {
+    requests
+        .iter()
+        .filter(|request| request["callInTurn"].is_u64())
+        .count()
+}
+
+/// Types `text` into the agent's terminal one keystroke at a time, as a
+/// person would (each one an intervention, never DING delivery), and
+/// waits until the screen shows it.
+pub fn type_keystrokes(agent: &Agent, text: &str) {
+    for key in text.chars() {
+        agent.ding_ok(&["intervene", &agent.name, &key.to_string(), "--no-enter"]);
+    }
+    wait_screen(agent, &format!("the typed {text:?}"), |snapshot| {
+        shows(snapshot, text)
+    });
+}
+
+/// Presses Return in the agent's terminal, as a person would.
+pub fn press_enter(agent: &Agent) {
+    agent.ding_ok(&["intervene", &agent.name, "\r", "--no-enter"]);
 }

@@ -1,0 +1,162 @@
+//! What every provider's agent compiler shares: the request `ding
+//! compile-agent PROVIDER` parses, the declaration it prints, the adapter
+//! launcher names `ding hooks install` writes, and the rule that keeps
+//! secrets out of declarations.
+//!
+//! A provider's compiler (in its room) turns a [`CompileRequest`] into a
+//! [`Compiled`]: the agent declaration (a [`Draft`], with the literal
+//! `$ST_HOOKS/PROVIDER-ding-adapter` adapter command) and the harness
+//! configuration files it merged (with [`super::hook_config`]).
+
+use std::path::PathBuf;
+
+use crate::decl::Draft;
+
+/// The adapter launcher's file name for `provider`, as `ding hooks
+/// install` writes it and a declaration names it.
+pub fn launcher_name(provider: &str) -> String {
+    format!("{provider}-ding-adapter")
+}
+
+/// The adapter command a declaration names: the launcher in `$ST_HOOKS`,
+/// then `args`. `$ST_HOOKS` stays literal; the runtime expands it at spawn.
+pub fn adapter_command(provider: &str, args: &[String]) -> Vec<String> {
+    let mut argv = vec![format!("$ST_HOOKS/{}", launcher_name(provider))];
+    argv.extend_from_slice(args);
+    argv
+}
+
+/// What `ding compile-agent PROVIDER` was asked for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CompileRequest {
+    /// The agent's name in the declaration.
+    pub agent: String,
+    /// The harness's working directory (absolute).
+    pub cwd: PathBuf,
+    /// The inbox root; `None`: the declaration's default (`inbox/NAME`).
+    pub inbox: Option<PathBuf>,
+    /// The harness argv; empty: the provider's installed program.
+    pub command: Vec<String>,
+    /// Variables for the harness (never secrets: see [`is_secret_name`]).
+    pub env: Vec<(String, String)>,
+    /// Where the provider's hook configuration goes; `None`: its default,
+    /// under `cwd`. Relative paths are under `cwd`.
+    pub settings: Option<PathBuf>,
+    /// How the hooks spell `ding` (a name on `PATH`, or a path).
+    pub ding: String,
+    /// How idle work reaches the harness.
+    pub idle: IdlePath,
+}
+
+/// How work reaches a harness that sits idle (hooks only fire at turn
+/// edges).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IdlePath {
+    /// The provider's own way to start a turn with no terminal input, if it
+    /// has one (else the terminal).
+    Native,
+    /// Terminal input under a fresh idle lease only.
+    Terminal,
+}
+
+impl IdlePath {
+    pub fn parse(text: &str) -> Option<IdlePath> {
+        match text {
+            "native" => Some(IdlePath::Native),
+            "terminal" => Some(IdlePath::Terminal),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            IdlePath::Native => "native",
+            IdlePath::Terminal => "terminal",
+        }
+    }
+}
+
+impl CompileRequest {
+    /// The settings file: `settings`, or `default` under the cwd.
+    pub fn settings_path(&self, default: &str) -> PathBuf {
+        match &self.settings {
+            Some(path) => self.cwd.join(path),
+            None => self.cwd.join(default),
+        }
+    }
+}
+
+/// A file a compiler wrote (or found already right).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Written {
+    pub path: PathBuf,
+    /// What it holds, for people ("hook configuration").
+    pub what: &'static str,
+    /// Whether it changed (`false`: it was already as wanted).
+    pub changed: bool,
+}
+
+/// A compiler's result.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Compiled {
+    pub declaration: Draft,
+    pub written: Vec<Written>,
+}
+
+/// Whether an environment variable's name says it holds a secret (a key,
+/// token, password or credential): such values never go into a
+/// declaration, which is plain text and whose values once reached `ps`.
+/// The harness inherits them from the environment of `ding up` instead.
+pub fn is_secret_name(name: &str) -> bool {
+    const SECRET_WORDS: [&str; 9] = [
+        "KEY",
+        "TOKEN",
+        "SECRET",
+        "PASSWORD",
+        "PASSWD",
+        "CREDENTIAL",
+        "CREDENTIALS",
+        "AUTH",
+        "APIKEY",
+    ];
+    name.to_ascii_uppercase()
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .any(|word| SECRET_WORDS.contains(&word))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secret_looking_names_are_told_apart_by_their_words() {
+        for secret in [
+            "HARNESS_API_KEY",
+            "MODEL_API_KEY",
+            "GITHUB_TOKEN",
+            "harness_auth_token",
+            "DB_PASSWORD",
+            "AWS_SECRET_ACCESS_KEY",
+            "MY_APIKEY",
+        ] {
+            assert!(is_secret_name(secret), "{secret}");
+        }
+        for plain in [
+            "HOME",
+            "MODEL_BASE_URL",
+            "AUTHOR",
+            "KEYBOARD_LAYOUT",
+            "MONKEY",
+        ] {
+            assert!(!is_secret_name(plain), "{plain}");
+        }
+    }
+
+    #[test]
+    fn the_adapter_command_names_the_launcher_in_st_hooks_literally() {
+        assert_eq!(
+            adapter_command("demo", &["--x".into()]),
+            ["$ST_HOOKS/demo-ding-adapter", "--x"]
+        );
+    }
+}

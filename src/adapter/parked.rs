@@ -1,0 +1,309 @@
+//! Parked hook calls: calls a provider holds open to answer later.
+//!
+//! Some harnesses run a hook in the background and act on its answer
+//! whenever it comes (a hook that exits with a given code wakes the model
+//! with its output). Such a call is a standing offer: "if work arrives, tell
+//! me". The kit keeps it open, at most one per provider-named slot, and
+//! claims for it once evidence is wanted (unread work waits that terminal
+//! input could deliver) and has stayed wanted for the park's `settle` time,
+//! so a burst of arrivals is claimed at once. A claim that grants nothing
+//! (everything was taken by another hook, or is being typed) puts the call
+//! back, to try again after [`RETRY_AFTER`] while evidence stays wanted.
+//!
+//! Every parked call has a deadline: the park's `hold_for`, and at most the
+//! hook's own timeout less [`TIMEOUT_MARGIN`], so the kit always answers
+//! (with nothing) before the hook is killed, and the harness never sees a
+//! hook time out.
+//!
+//! This module is the bookkeeping only, with time passed in, so every rule
+//! is tested without a loop; `kit.rs` does the I/O.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use super::Park;
+
+/// How much earlier than the hook's own timeout a parked call is answered.
+pub const TIMEOUT_MARGIN: Duration = Duration::from_secs(2);
+
+/// After a claim for a parked call granted nothing, how long until it is
+/// tried again (while evidence stays wanted).
+pub const RETRY_AFTER: Duration = Duration::from_secs(1);
+
+/// One parked call: who to answer (`peer`), what it carries (`call`), and
+/// the park it asked for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Parked<P, C> {
+    pub peer: P,
+    pub call: C,
+    pub park: Park,
+    /// When it is answered with nothing.
+    pub deadline: Instant,
+    /// When it is due for its claim; `None` while evidence is not wanted.
+    pub fire_at: Option<Instant>,
+}
+
+/// The slots, keyed by the provider's slot names.
+#[derive(Debug)]
+pub struct Slots<P, C> {
+    slots: BTreeMap<&'static str, Parked<P, C>>,
+}
+
+impl<P, C> Default for Slots<P, C> {
+    fn default() -> Self {
+        Slots {
+            slots: BTreeMap::new(),
+        }
+    }
+}
+
+/// The deadline of a call parked at `now`: `hold_for`, and at most the
+/// hook's own timeout less the margin.
+pub fn deadline(park: &Park, hook_timeout: Option<Duration>, now: Instant) -> Instant {
+    let hold = match hook_timeout {
+        Some(timeout) => park.hold_for.min(timeout.saturating_sub(TIMEOUT_MARGIN)),
+        None => park.hold_for,
+    };
+    now + hold
+}
+
+impl<P: Copy + Eq, C> Slots<P, C> {
+    /// Parks `peer`'s call in its slot. Returns the call it replaced, if
+    /// any: the caller answers that one with nothing.
+    pub fn park(
+        &mut self,
+        peer: P,
+        call: C,
+        park: Park,
+        deadline: Instant,
+        wanted: bool,
+        now: Instant,
+    ) -> Option<Parked<P, C>> {
+        let fire_at = wanted.then(|| now + park.settle);
+        let slot = park.slot;
+        self.slots.insert(
+            slot,
+            Parked {
+                peer,
+                call,
+                park,
+                deadline,
+                fire_at,
+            },
+        )
+    }
+
+    /// Puts back a call whose claim granted nothing, to try again after
+    /// [`RETRY_AFTER`] if evidence is still wanted. If a newer call took
+    /// its slot meanwhile, gives it back: the caller answers it with
+    /// nothing.
+    pub fn restore(
+        &mut self,
+        parked: Parked<P, C>,
+        wanted: bool,
+        now: Instant,
+    ) -> Option<Parked<P, C>> {
+        if self.slots.contains_key(parked.park.slot) {
+            return Some(parked);
+        }
+        let fire_at = wanted.then(|| now + RETRY_AFTER.max(parked.park.settle));
+        self.slots
+            .insert(parked.park.slot, Parked { fire_at, ..parked });
+        None
+    }
+
+    /// Evidence became wanted (each parked call is due after its settle
+    /// time) or not wanted any more (none is due).
+    pub fn on_demand(&mut self, wanted: bool, now: Instant) {
+        for parked in self.slots.values_mut() {
+            parked.fire_at = match (wanted, parked.fire_at) {
+                (false, _) => None,
+                (true, Some(at)) => Some(at),
+                (true, None) => Some(now + parked.park.settle),
+            };
+        }
+    }
+
+    /// Removes and returns the calls due for their claim.
+    pub fn take_due(&mut self, now: Instant) -> Vec<Parked<P, C>> {
+        self.take(|parked| parked.fire_at.is_some_and(|at| at <= now) && parked.deadline > now)
+    }
+
+    /// Removes and returns the calls whose deadline came.
+    pub fn take_expired(&mut self, now: Instant) -> Vec<Parked<P, C>> {
+        self.take(|parked| parked.deadline <= now)
+    }
+
+    /// Removes `peer`'s call (its hook went away); returns it.
+    pub fn withdraw(&mut self, peer: P) -> Option<Parked<P, C>> {
+        let slot = self
+            .slots
+            .iter()
+            .find(|(_, parked)| parked.peer == peer)
+            .map(|(slot, _)| *slot)?;
+        self.slots.remove(slot)
+    }
+
+    /// The earliest time something is due.
+    pub fn next_deadline(&self) -> Option<Instant> {
+        self.slots
+            .values()
+            .flat_map(|parked| [Some(parked.deadline), parked.fire_at])
+            .flatten()
+            .min()
+    }
+
+    /// Whether a call is parked in `slot`.
+    pub fn holds(&self, slot: &str) -> bool {
+        self.slots.contains_key(slot)
+    }
+
+    /// The slot of a parked call that holds the terminal, if any.
+    pub fn holding_terminal(&self) -> Option<&'static str> {
+        self.slots
+            .values()
+            .find(|parked| parked.park.holds_terminal)
+            .map(|parked| parked.park.slot)
+    }
+
+    pub fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.slots.is_empty()
+    }
+
+    fn take(&mut self, due: impl Fn(&Parked<P, C>) -> bool) -> Vec<Parked<P, C>> {
+        let slots: Vec<&'static str> = self
+            .slots
+            .iter()
+            .filter(|(_, parked)| due(parked))
+            .map(|(slot, _)| *slot)
+            .collect();
+        slots
+            .into_iter()
+            .filter_map(|slot| self.slots.remove(slot))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::protocol::{ClaimScope, ClaimWants};
+
+    fn park(slot: &'static str) -> Park {
+        Park {
+            slot,
+            claim: crate::adapter::ClaimRequest {
+                wants: ClaimWants::Oldest(4),
+                scope: ClaimScope::Pending,
+                name_bytes: None,
+            },
+            settle: Duration::from_millis(200),
+            hold_for: Duration::from_secs(60),
+            holds_terminal: slot == "wake",
+        }
+    }
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    #[test]
+    fn a_newer_call_replaces_the_older_one_in_its_slot_only() {
+        let now = Instant::now();
+        let mut slots: Slots<u32, &str> = Slots::default();
+        let at = deadline(&park("wake"), None, now);
+        assert!(slots.park(1, "a", park("wake"), at, false, now).is_none());
+        assert!(slots.park(2, "b", park("other"), at, false, now).is_none());
+        let replaced = slots
+            .park(3, "c", park("wake"), at, false, now)
+            .expect("replaced");
+        assert_eq!((replaced.peer, replaced.call), (1, "a"));
+        assert_eq!(slots.len(), 2);
+        assert!(slots.holds("wake") && slots.holds("other"));
+        assert_eq!(slots.holding_terminal(), Some("wake"));
+        slots.withdraw(3);
+        assert_eq!(slots.holding_terminal(), None);
+    }
+
+    #[test]
+    fn a_parked_call_is_due_only_after_evidence_stayed_wanted_for_its_settle_time() {
+        let now = Instant::now();
+        let mut slots: Slots<u32, ()> = Slots::default();
+        let at = deadline(&park("wake"), None, now);
+        slots.park(1, (), park("wake"), at, false, now);
+        assert!(
+            slots.take_due(now + ms(10_000)).is_empty(),
+            "nothing wanted"
+        );
+        slots.on_demand(true, now + ms(1_000));
+        assert!(slots.take_due(now + ms(1_199)).is_empty(), "still settling");
+        // Not wanted again before it settled: not due.
+        slots.on_demand(false, now + ms(1_100));
+        assert!(slots.take_due(now + ms(1_300)).is_empty());
+        slots.on_demand(true, now + ms(2_000));
+        // A second "wanted" does not postpone it.
+        slots.on_demand(true, now + ms(2_100));
+        let due = slots.take_due(now + ms(2_200));
+        assert_eq!(due.len(), 1);
+        assert!(slots.is_empty(), "a due call leaves its slot for the claim");
+    }
+
+    #[test]
+    fn parked_while_wanted_it_is_due_after_settling() {
+        let now = Instant::now();
+        let mut slots: Slots<u32, ()> = Slots::default();
+        let at = deadline(&park("wake"), None, now);
+        slots.park(1, (), park("wake"), at, true, now);
+        assert_eq!(slots.next_deadline(), Some(now + ms(200)));
+        assert_eq!(slots.take_due(now + ms(200)).len(), 1);
+    }
+
+    #[test]
+    fn the_deadline_stays_below_the_hooks_own_timeout() {
+        let now = Instant::now();
+        let long = park("wake");
+        assert_eq!(deadline(&long, None, now), now + Duration::from_secs(60));
+        assert_eq!(
+            deadline(&long, Some(Duration::from_secs(30)), now),
+            now + Duration::from_secs(28)
+        );
+        assert_eq!(
+            deadline(&long, Some(Duration::from_secs(1)), now),
+            now,
+            "a hook timeout shorter than the margin is answered at once"
+        );
+        let mut slots: Slots<u32, ()> = Slots::default();
+        slots.park(1, (), long.clone(), now + ms(500), true, now);
+        assert!(slots.take_expired(now + ms(499)).is_empty());
+        assert!(
+            slots.take_due(now + ms(600)).is_empty(),
+            "an expired call is never claimed for"
+        );
+        assert_eq!(slots.take_expired(now + ms(500)).len(), 1);
+        assert!(slots.is_empty());
+    }
+
+    #[test]
+    fn a_call_whose_claim_granted_nothing_goes_back_and_retries_later() {
+        let now = Instant::now();
+        let mut slots: Slots<u32, ()> = Slots::default();
+        let at = deadline(&park("wake"), None, now);
+        slots.park(1, (), park("wake"), at, true, now);
+        let due = slots.take_due(now + ms(200)).pop().expect("due");
+        assert!(slots.restore(due, true, now + ms(210)).is_none());
+        assert!(slots.take_due(now + ms(1_209)).is_empty());
+        let again = slots.take_due(now + ms(1_210)).pop().expect("retried");
+        // A newer call took the slot meanwhile: the old one is given back.
+        slots.park(2, (), park("wake"), at, false, now + ms(1_300));
+        let back = slots
+            .restore(again, true, now + ms(1_310))
+            .expect("slot taken");
+        assert_eq!(back.peer, 1);
+        assert_eq!(slots.withdraw(2).map(|parked| parked.peer), Some(2));
+        assert!(slots.withdraw(2).is_none());
+    }
+}

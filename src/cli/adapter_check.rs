@@ -1,0 +1,93 @@
+//! `ding check --adapters`: run an agent's adapter once in check mode
+//! (`DING_ADAPTER_CHECK=1`, see `adapter::kit::main`) and read its verdict.
+//!
+//! The adapter argv is opaque, as everywhere: it is expanded from this
+//! environment and started with no shell; only its exit status and first
+//! line of output are read, made printable.
+
+use std::io::Read;
+use std::process::{Command, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use crate::adapter::kit::CHECK_VARIABLE;
+use crate::core::escape::escape;
+use crate::decl::expand_argv_from_env;
+
+/// How long an adapter may take to say whether its setup is complete.
+const CHECK_DEADLINE: Duration = Duration::from_secs(10);
+
+/// Runs the adapter `argv` in check mode: whether it passed, and what it
+/// said (its first line of output, or why there is none).
+pub fn run(argv: &[String]) -> (bool, String) {
+    let argv = match expand_argv_from_env(argv) {
+        Ok(argv) => argv,
+        Err(err) => return (false, err.to_string()),
+    };
+    let Some((program, args)) = argv.split_first() else {
+        return (false, "empty adapter command".into());
+    };
+    let child = Command::new(program)
+        .args(args)
+        .env(CHECK_VARIABLE, "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn();
+    let mut child = match child {
+        Ok(child) => child,
+        Err(err) => {
+            return (
+                false,
+                format!("cannot start {}: {err}", program.to_string_lossy()),
+            );
+        }
+    };
+    let deadline = Instant::now() + CHECK_DEADLINE;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if Instant::now() < deadline => thread::sleep(Duration::from_millis(20)),
+            Ok(None) | Err(_) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return (
+                    false,
+                    format!("no answer within {} s", CHECK_DEADLINE.as_secs()),
+                );
+            }
+        }
+    };
+    let mut out = String::new();
+    for stream in [
+        child.stdout.take().map(|s| Box::new(s) as Box<dyn Read>),
+        child.stderr.take().map(|s| Box::new(s) as Box<dyn Read>),
+    ]
+    .into_iter()
+    .flatten()
+    {
+        let mut text = String::new();
+        let _ = stream.take(64 * 1024).read_to_string(&mut text);
+        if out.trim().is_empty() {
+            out = text;
+        }
+    }
+    let line = escape(
+        out.lines()
+            .find(|line| !line.trim().is_empty())
+            .unwrap_or(""),
+    );
+    let line = line.trim_start_matches("ding: ").to_string();
+    match (status.success(), line.is_empty()) {
+        (true, false) => (true, line),
+        (true, true) => (false, "the adapter said nothing".into()),
+        (false, _) => (
+            false,
+            if line.is_empty() {
+                format!("exited with {status}")
+            } else {
+                line
+            },
+        ),
+    }
+}

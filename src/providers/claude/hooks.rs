@@ -1,0 +1,159 @@
+//! What each Claude Code 2.1.328 hook does with unread work: pure functions
+//! from the hook's event and payload to a plan (claim, park, answer, facts),
+//! and from a claim's answer to what the hook prints.
+//!
+//! | event | activity | with unread work |
+//! |---|---|---|
+//! | `SessionStart` | idle | `source` `clear`: lifecycle `clear` (rung and injected work returns to pending, and the wake delivers it); `compact`: the whole backlog (scope `unread`) as `additionalContext`; every source returns `watchPaths` (the inbox's `new/`, for `FileChanged`) |
+//! | `UserPromptSubmit` | active | pending work as `additionalContext` (reaches the same request); DING's own notice in the prompt is a `turn-boundary` receipt for the files it names |
+//! | `PreToolUse` | child | none |
+//! | `PostToolUse` | active | pending work as `additionalContext` (reaches the same turn's next request: no extra call) |
+//! | `Stop` | idle | pending work that found no ride: `{"decision":"block"}` (one extra model call, as a notice would cost); never when `stop_hook_active` (no loop) |
+//! | `StopFailure` | idle | none (its output is ignored) |
+//! | `Notification` | `permission_prompt`: awaiting the human | none |
+//! | `PreCompact` | | lifecycle `compaction` |
+//! | `wake` (background, `asyncRewake`) | | parked; when work is pending it claims it and exits 2 with the text on stderr, which wakes the model |
+//!
+//! Why `startup` and `resume` inject nothing: their `additionalContext`
+//! rides the session's first request, and an idle session makes none, so
+//! work claimed there would wait for a human. The work is pending instead
+//! (a new process is a new incarnation) and the wake, armed by the same
+//! `SessionStart`, delivers it with one model call.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::adapter::context::{claim_for, names_in_notice, unread_work};
+use crate::adapter::{AgentContext, HookAction, HookAnswer, HookPlan, Park};
+use crate::core::downlink::Claimed;
+use crate::core::protocol::{ClaimScope, Lifecycle};
+
+use super::activity::HookActivity;
+use super::settings::WAKE;
+
+/// Claude Code caps each `additionalContext` at 10,000 characters (longer
+/// text spills to a file).
+pub const CONTEXT_CAP: usize = 10_000;
+
+/// The wake's slot: one armed wake hook at a time.
+pub const WAKE_SLOT: &str = "wake";
+
+/// How long arrivals settle before a wake claims them (a burst becomes one
+/// model call).
+pub const WAKE_SETTLE: Duration = Duration::from_millis(250);
+
+/// What one hook call means.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Planned {
+    /// What the hook says the harness is doing, if it says.
+    pub activity: Option<HookActivity>,
+    pub plan: HookPlan,
+}
+
+fn planned(activity: Option<HookActivity>, plan: HookPlan) -> Planned {
+    Planned { activity, plan }
+}
+
+fn claim(agent: &AgentContext, scope: ClaimScope) -> HookAction {
+    HookAction::Claim(claim_for(agent, CONTEXT_CAP, scope))
+}
+
+/// The plan for one hook call.
+pub fn plan(event: &str, payload: &Value, agent: &AgentContext) -> Planned {
+    let pending = || claim(agent, ClaimScope::Pending);
+    match event {
+        "SessionStart" => {
+            let mut plan = match payload["source"].as_str() {
+                Some("compact") => HookPlan::act(claim(agent, ClaimScope::Unread)),
+                _ => HookPlan::answer(session_start(agent, None)),
+            };
+            if payload["source"] == "clear" {
+                plan.facts.push(Lifecycle::Clear);
+            }
+            planned(Some(HookActivity::Idle), plan)
+        }
+        "UserPromptSubmit" => {
+            let mut plan = HookPlan::act(pending());
+            if let Some(prompt) = payload["prompt"].as_str() {
+                plan.received = names_in_notice(agent, prompt);
+            }
+            planned(Some(HookActivity::Active), plan)
+        }
+        "PreToolUse" => planned(Some(HookActivity::Child), HookPlan::nothing()),
+        "PostToolUse" => planned(Some(HookActivity::Active), HookPlan::act(pending())),
+        "Stop" => {
+            // A continuation's own Stop never blocks again: no loop.
+            let plan = if payload["stop_hook_active"] == true {
+                HookPlan::nothing()
+            } else {
+                HookPlan::act(pending())
+            };
+            planned(Some(HookActivity::Idle), plan)
+        }
+        "StopFailure" => planned(Some(HookActivity::Idle), HookPlan::nothing()),
+        "Notification" => {
+            let activity = (payload["notification_type"] == "permission_prompt")
+                .then_some(HookActivity::AwaitingHuman);
+            planned(activity, HookPlan::nothing())
+        }
+        "PreCompact" => {
+            let mut plan = HookPlan::nothing();
+            plan.facts.push(Lifecycle::Compaction);
+            planned(None, plan)
+        }
+        WAKE => planned(
+            None,
+            HookPlan::act(HookAction::Park(Park {
+                slot: WAKE_SLOT,
+                claim: claim_for(agent, CONTEXT_CAP, ClaimScope::Pending),
+                settle: WAKE_SETTLE,
+                hold_for: Duration::from_secs(super::settings::WAKE_HOOK_TIMEOUT_SECS),
+                holds_terminal: true,
+            })),
+        ),
+        _ => planned(None, HookPlan::nothing()),
+    }
+}
+
+/// What the hook prints once its claim was answered.
+pub fn render(event: &str, claimed: &Claimed, agent: &AgentContext) -> HookAnswer {
+    let text = unread_work(agent, &claimed.granted, claimed.not_granted);
+    if event == "SessionStart" {
+        return session_start(agent, Some(&text).filter(|text| !text.is_empty()));
+    }
+    if text.is_empty() {
+        return HookAnswer::default();
+    }
+    match event {
+        "UserPromptSubmit" | "PostToolUse" => stdout(json!({
+            "hookSpecificOutput": {"hookEventName": event, "additionalContext": text}
+        })),
+        "Stop" => stdout(json!({"decision": "block", "reason": text})),
+        WAKE => HookAnswer {
+            stderr: text,
+            exit: 2,
+            ..HookAnswer::default()
+        },
+        _ => HookAnswer::default(),
+    }
+}
+
+/// `SessionStart`'s answer: the inbox to watch, and the backlog if any.
+fn session_start(agent: &AgentContext, context: Option<&String>) -> HookAnswer {
+    let mut output = json!({
+        "hookEventName": "SessionStart",
+        "watchPaths": [agent.inbox.join("new").to_string_lossy()],
+    });
+    if let Some(text) = context {
+        output["additionalContext"] = Value::String(text.clone());
+    }
+    stdout(json!({ "hookSpecificOutput": output }))
+}
+
+fn stdout(value: Value) -> HookAnswer {
+    HookAnswer {
+        stdout: format!("{value}\n"),
+        ..HookAnswer::default()
+    }
+}

@@ -1,0 +1,271 @@
+//! Claude Code 2.1.328's screen, read from one PTY snapshot: is a turn
+//! running, is a dialog open, and does the composer hold human text?
+//!
+//! Every pattern here is named after the capture that shows it, in
+//! `fixtures/providers/claude/screens/` (each capture carries the reading
+//! it must get; `tests/providers_claude_screens.rs` checks them all):
+//!
+//! * **Composer** (`idle-empty.json`): the row between the two bottom-most
+//!   full-width `─` rules starts with the prompt `❯` and U+00A0. The drawn
+//!   cursor is an inverse cell; the hardware cursor is hidden.
+//! * **Idle** (`idle-empty.json`, `idle-after-turn.json`): the prompt is in
+//!   the default style and the footer below the rules does not say
+//!   `esc to interrupt`.
+//! * **Busy** (`busy-tool-running.json`, `busy-tool-running-16-colors.json`):
+//!   the prompt is styled (grey fg 246 in 256 colours, dim fg 7 in 16) and
+//!   the footer says `esc to interrupt`.
+//! * **Typed text** (`draft.json`, `busy-draft.json`) is in the default
+//!   style; a **placeholder** (`busy-queued.json`: `Press up to edit queued
+//!   messages`) is dim, its first letter under the inverse cursor cell.
+//! * **Dialogs and menus** (`permission-dialog.json`,
+//!   `choice-menu-model.json`): the rules vanish; the question
+//!   `Do you want to proceed?`, a selected row `❯ 1. Yes`, or a footer with
+//!   `Esc to cancel`. Any of them wins over everything else.
+//!
+//! Anything else is unrecognized: `unknown`, never idle and never empty.
+
+use crate::adapter::Reading;
+use crate::core::protocol::{ActivityState, Composer};
+use crate::pty::wire::{Run, Snapshot};
+
+/// The composer's prompt glyph.
+const PROMPT: char = '\u{276f}';
+/// The rule above and below the composer.
+const RULE: char = '\u{2500}';
+/// What Claude Code draws after the prompt.
+const NBSP: char = '\u{a0}';
+
+/// What the screen shows, before any hook is taken into account.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Screen {
+    /// The composer waits for input.
+    Ready,
+    /// A turn runs (the composer still takes text, which is queued).
+    Busy,
+    /// A permission dialog or a selection menu is open.
+    Dialog,
+    /// Not a layout this grammar knows.
+    Unrecognized,
+}
+
+/// One snapshot's reading.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct View {
+    pub screen: Screen,
+    pub composer: Composer,
+    pub why: &'static str,
+}
+
+impl View {
+    /// The protocol reading of the screen alone.
+    pub fn reading(self) -> Reading {
+        let state = match self.screen {
+            Screen::Ready => ActivityState::Idle,
+            Screen::Busy => ActivityState::Active,
+            Screen::Dialog | Screen::Unrecognized => ActivityState::Unknown,
+        };
+        Reading {
+            state,
+            composer: self.composer,
+            reason: self.why.into(),
+        }
+    }
+}
+
+fn view(screen: Screen, composer: Composer, why: &'static str) -> View {
+    View {
+        screen,
+        composer,
+        why,
+    }
+}
+
+/// Reads one snapshot of Claude Code's screen.
+pub fn read(snapshot: &Snapshot) -> View {
+    let unrecognized = |why| view(Screen::Unrecognized, Composer::Unknown, why);
+    if let Some(why) = dialog(snapshot) {
+        return view(Screen::Dialog, Composer::Unknown, why);
+    }
+    let Some((top, bottom)) = composer_rules(snapshot) else {
+        return unrecognized("no composer between two rules");
+    };
+    let first = top + 1;
+    let Some(row) = snapshot.rows.get(first) else {
+        return unrecognized("no composer row");
+    };
+    if !row.starts_with(PROMPT) {
+        return unrecognized("composer row without the prompt");
+    }
+    let composer = composer(snapshot, first, bottom);
+    let footer = snapshot
+        .rows
+        .get(bottom + 1)
+        .map(String::as_str)
+        .unwrap_or("");
+    let prompt_styled = style_at(snapshot, first, 0).is_some_and(is_styled);
+    if prompt_styled || footer.contains("esc to interrupt") {
+        return view(Screen::Busy, composer, "a turn is running");
+    }
+    let why = match composer {
+        Composer::Empty => "ready, composer empty",
+        Composer::Nonempty => "ready, human text in the composer",
+        Composer::Unknown => "ready, composer not readable",
+    };
+    view(Screen::Ready, composer, why)
+}
+
+/// Why the screen is a dialog or menu, if it is one.
+fn dialog(snapshot: &Snapshot) -> Option<&'static str> {
+    for row in &snapshot.rows {
+        let trimmed = row.trim();
+        if trimmed == "Do you want to proceed?" {
+            return Some("a permission dialog is open");
+        }
+        if trimmed.contains("Esc to cancel") {
+            return Some("a dialog or menu is open (Esc to cancel)");
+        }
+        // A selected option: `❯ 1. Yes` (the prompt glyph at col 1, then a
+        // number): never the composer, whose prompt is at col 0.
+        if let Some(rest) = row.strip_prefix(" ").and_then(|r| r.strip_prefix(PROMPT))
+            && rest
+                .trim_start()
+                .split_once(". ")
+                .is_some_and(|(number, _)| number.parse::<u32>().is_ok())
+        {
+            return Some("a selection list is open");
+        }
+    }
+    None
+}
+
+/// The two bottom-most full-width rules, if the screen has them.
+fn composer_rules(snapshot: &Snapshot) -> Option<(usize, usize)> {
+    let width = usize::from(snapshot.size.cols);
+    let is_rule = |row: &String| row.chars().count() == width && row.chars().all(|c| c == RULE);
+    let mut rules = snapshot
+        .rows
+        .iter()
+        .enumerate()
+        .rev()
+        .filter(|(_, row)| is_rule(row))
+        .map(|(index, _)| index);
+    let bottom = rules.next()?;
+    let top = rules.next()?;
+    (bottom > top + 1).then_some((top, bottom))
+}
+
+/// What the composer rows (`first` up to the rule at `bottom`) hold: human
+/// text is in the default style, a placeholder is dim, the cursor cell is
+/// inverse.
+fn composer(snapshot: &Snapshot, first: usize, bottom: usize) -> Composer {
+    let mut typed = false;
+    let mut dim = false;
+    let mut under_cursor = false;
+    let mut other = false;
+    for row in first..bottom {
+        let Some(text) = snapshot.rows.get(row) else {
+            return Composer::Unknown;
+        };
+        // The first row's prompt and its no-break space are not content.
+        let skip = if row == first { 2 } else { 0 };
+        for (col, c) in text.chars().enumerate().skip(skip) {
+            if c == ' ' || (c == NBSP && row == first && col == 1) {
+                continue;
+            }
+            match style_at(snapshot, row, col) {
+                None => typed = true,
+                Some(run) if run.inverse && run.text.chars().count() == 1 => under_cursor = true,
+                Some(run) if run.dim => dim = true,
+                Some(_) => other = true,
+            }
+        }
+    }
+    match (typed, dim, under_cursor, other) {
+        (false, false, false, false) => Composer::Empty,
+        // A placeholder: dim text, perhaps its first letter under the cursor.
+        (false, true, _, false) => Composer::Empty,
+        (true, _, _, _) | (false, false, true, false) => Composer::Nonempty,
+        _ => Composer::Unknown,
+    }
+}
+
+/// The styled run that covers `(row, col)`, if any (none: default style).
+fn style_at(snapshot: &Snapshot, row: usize, col: usize) -> Option<&Run> {
+    snapshot.runs.iter().find(|run| {
+        usize::from(run.row) == row
+            && usize::from(run.col) <= col
+            && col < usize::from(run.col) + run.text.chars().count()
+    })
+}
+
+/// Whether a run changes how its cells look.
+fn is_styled(run: &Run) -> bool {
+    run.dim || run.bold || run.italic || run.inverse || run.fg.is_some() || run.bg.is_some()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pty::wire::{Cursor, Size};
+
+    fn snapshot(rows: &[&str], runs: Vec<Run>) -> Snapshot {
+        Snapshot {
+            revision: 1,
+            size: Size {
+                cols: 10,
+                rows: rows.len() as u16,
+            },
+            cursor: Cursor {
+                row: 0,
+                col: 0,
+                visible: false,
+            },
+            rows: rows.iter().map(|row| row.to_string()).collect(),
+            runs,
+            alternate_screen: false,
+            bracketed_paste: true,
+        }
+    }
+
+    fn run(row: u16, col: u16, text: &str) -> Run {
+        Run {
+            row,
+            col,
+            text: text.into(),
+            ..Run::default()
+        }
+    }
+
+    const RULE10: &str = "──────────";
+
+    #[test]
+    fn a_rule_must_span_the_whole_width() {
+        let short = snapshot(&["─────", "❯\u{a0}", "─────", "  ? for shortcuts"], vec![]);
+        assert_eq!(read(&short).screen, Screen::Unrecognized);
+        let ok = snapshot(&[RULE10, "❯\u{a0}", RULE10, "  ? for shortcuts"], vec![]);
+        assert_eq!(
+            read(&ok),
+            view(Screen::Ready, Composer::Empty, "ready, composer empty")
+        );
+    }
+
+    #[test]
+    fn a_cursor_on_a_lone_character_is_text_not_a_placeholder() {
+        let inverse = Run {
+            inverse: true,
+            ..run(1, 2, "a")
+        };
+        let lone = snapshot(&[RULE10, "❯\u{a0}a", RULE10, ""], vec![inverse]);
+        assert_eq!(read(&lone).composer, Composer::Nonempty);
+    }
+
+    #[test]
+    fn coloured_composer_text_is_unknown() {
+        let red = Run {
+            fg: Some(crate::pty::wire::Colour::Index(1)),
+            ..run(1, 2, "odd")
+        };
+        let odd = snapshot(&[RULE10, "❯\u{a0}odd", RULE10, ""], vec![red]);
+        assert_eq!(read(&odd).composer, Composer::Unknown);
+    }
+}

@@ -1,0 +1,476 @@
+//! The real Claude Code 2.1.328 under `turn-boundary+fresh-idle`, set up
+//! exactly as a user would: `ding hooks install` (the adapter launcher in
+//! `$ST_HOOKS`), `ding compile-agent claude` (the declaration and the
+//! hooks merged into the project's settings), then `ding up` with the API
+//! key only in its environment. Model-free against the loopback model
+//! server; every wait is on a screen, a request or a status, never a sleep.
+//!
+//! Each test counts what matters from the logs: model calls (the model
+//! server's request log), the bytes DING wrote into the terminal (the PTY
+//! host logs `delivery` apart from `intervention`), and prints them.
+
+mod support;
+
+use std::fs;
+
+use ding::core::protocol::Composer;
+use ding::providers::claude::screen::{Screen, read};
+use ding::pty::wire::Snapshot;
+use serde_json::Value;
+use support::real_pane::*;
+use support::sidecar_agent::{Agent, message};
+
+/// The key is a secret by its name: it reaches the harness from the
+/// environment of `ding up`, never from the declaration.
+const API_KEY: (&str, &str) = ("ANTHROPIC_API_KEY", "mock-model-key");
+
+fn idle_and_empty(snapshot: &Snapshot) -> bool {
+    let view = read(snapshot);
+    view.screen == Screen::Ready && view.composer == Composer::Empty
+}
+
+/// One agent, compiled and started the documented way; its model server.
+fn careful_claude(name: &str) -> (Agent, ModelServer) {
+    compiled_claude(name, "native")
+}
+
+/// [`careful_claude`] with the idle path `native` (the wake hook) or
+/// `terminal` (typed under a fresh idle lease only).
+fn compiled_claude(name: &str, idle_path: &str) -> (Agent, ModelServer) {
+    let binary = harness_binary("DING_HARNESS_CLAUDE");
+    let agent = Agent::new(name, "");
+    let model = ModelServer::start("anthropic", &agent.path("model"));
+    let launch = prepare_harness(&agent, "claude", &binary, &model);
+    let hooks = agent.path("hooks");
+    agent.ding_ok(&["hooks", "install", hooks.to_str().expect("utf-8")]);
+    let mut args = vec![
+        "compile-agent".to_string(),
+        "claude".into(),
+        "--name".into(),
+        name.into(),
+        "--cwd".into(),
+        launch["cwd"].as_str().expect("cwd").into(),
+        "--out".into(),
+        "agent.kdl".into(),
+        "--idle-path".into(),
+        idle_path.into(),
+    ];
+    for (key, value) in launch["env"].as_object().expect("env") {
+        if key != API_KEY.0 {
+            args.extend([
+                "--env".into(),
+                format!("{key}={}", value.as_str().expect("value")),
+            ]);
+        }
+    }
+    args.push("--".into());
+    args.extend(
+        launch["argv"]
+            .as_array()
+            .expect("argv")
+            .iter()
+            .map(|arg| arg.as_str().expect("arg").to_string()),
+    );
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    agent.ding_ok(&args);
+    let declaration = fs::read_to_string(agent.declaration()).expect("declaration");
+    assert!(
+        !declaration.contains(API_KEY.1),
+        "no secret in the declaration"
+    );
+    assert!(
+        declaration.contains("\"$ST_HOOKS/claude-ding-adapter\""),
+        "{declaration}"
+    );
+    let env = format!("{}={}", API_KEY.0, API_KEY.1);
+    let up = agent.ding_under(&["env", &env], &["up", "agent.kdl"]);
+    assert!(up.status.success(), "ding up: {up:?}");
+    wait_screen(&agent, "the idle, empty composer", idle_and_empty);
+    agent.wait_status("the adapter up", |status| {
+        status["engine"]["adapter"]["state"] == "up"
+    });
+    if idle_path == "native" {
+        // SessionStart's background wake, parked: the idle path is armed.
+        wait_until("the wake hook parked", PATIENCE, || {
+            (agent.hook_connections() >= 1).then_some(())
+        });
+    }
+    (agent, model)
+}
+
+/// Sends one message with `ding send`; returns its filename.
+fn send(agent: &Agent, body: &str) -> String {
+    fs::write(agent.path("task.md"), body).expect("message");
+    agent
+        .ding_ok(&["send", &agent.name, "task.md", "--decl", "agent.kdl"])
+        .trim()
+        .to_string()
+}
+
+fn wait_hook_owned(agent: &Agent, name: &str) -> Value {
+    agent.wait_status_every(
+        std::time::Duration::from_millis(50),
+        PATIENCE,
+        &format!("{name} hook-owned"),
+        |status| message(status, name).is_some_and(|m| m["state"] == "hook-owned"),
+    )
+}
+
+/// The end of every scenario: exactly `calls` model calls and `typed`
+/// bytes typed by DING, then the counts printed for the record.
+fn settled(what: &str, agent: &Agent, model: &ModelServer, calls: usize, typed: u64) {
+    let requests = model.requests();
+    assert_eq!(
+        model_calls(&requests),
+        calls,
+        "{what}\n{}",
+        summary(&requests)
+    );
+    assert_eq!(
+        pty_writes(agent).delivery_bytes,
+        typed,
+        "{what}: bytes DING typed"
+    );
+    report(what, agent, model);
+}
+
+fn report(what: &str, agent: &Agent, model: &ModelServer) {
+    let writes = pty_writes(agent);
+    eprintln!(
+        "{what}: model calls {}, DING deliveries {} ({} bytes), interventions {} bytes",
+        model_calls(&model.requests()),
+        writes.deliveries,
+        writes.delivery_bytes,
+        writes.intervention_bytes
+    );
+}
+
+#[test]
+fn an_idle_session_gets_the_message_with_one_model_call_and_no_terminal_input() {
+    let (agent, model) = careful_claude("cl-idle");
+    let status = agent.status();
+    assert!(
+        status["engine"]["evidence"]["adapterReason"]
+            .as_str()
+            .is_some_and(|reason| reason.contains("claude hooks configured")),
+        "the adapter says its hooks are in place: {}",
+        status["engine"]["evidence"]
+    );
+    let name = send(&agent, "please look at the parser\n");
+    let request = wait_carrying(&model, &name);
+    wait_hook_owned(&agent, &name);
+    wait_screen(&agent, "the reply, then idle", |snapshot| {
+        shows(snapshot, "mock reply to turn 1.") && idle_and_empty(snapshot)
+    });
+    let requests = model.requests();
+    let log = summary(&requests);
+    assert_eq!(request["class"], "prompt", "{log}");
+    assert_eq!(
+        (request["turn"].as_u64(), request["callInTurn"].as_u64()),
+        (Some(1), Some(1)),
+        "{log}"
+    );
+    let context = request["texts"].to_string();
+    assert!(
+        context.contains("DING, the inbox service (not the user), says:"),
+        "the wake text: {context}"
+    );
+    assert!(context.contains(&format!("- {name}")), "{context}");
+    settled("idle delivery", &agent, &model, 1, 0);
+}
+
+#[test]
+fn a_human_draft_survives_untouched_and_reaches_the_model_exactly_as_typed() {
+    let (agent, model) = careful_claude("cl-draft");
+    let draft = "please refactor the parser";
+    type_keystrokes(&agent, draft);
+    let name = send(&agent, "a review request\n");
+    wait_carrying(&model, &name);
+    wait_hook_owned(&agent, &name);
+    // The woken turn ran beside the draft: the composer still holds it,
+    // exactly, and DING typed nothing.
+    let shown = wait_screen(&agent, "the reply beside the draft", |snapshot| {
+        shows(snapshot, "mock reply to turn 1.") && read(snapshot).screen == Screen::Ready
+    });
+    let composer = read(&shown);
+    assert_eq!(
+        composer.composer,
+        Composer::Nonempty,
+        "{}",
+        shown.rows.join("\n")
+    );
+    assert!(
+        shown
+            .rows
+            .iter()
+            .any(|row| row.trim_end() == format!("❯\u{a0}{draft}")),
+        "the draft is intact:\n{}",
+        shown.rows.join("\n")
+    );
+    assert_eq!(pty_writes(&agent).delivery_bytes, 0);
+    press_enter(&agent);
+    let submitted = model.wait_request("the draft submitted", |request| {
+        request["prompt"].as_str() == Some(draft)
+    });
+    assert_eq!(submitted["turn"], 2, "{}", summary(&model.requests()));
+    // The wake's call and the human's own prompt.
+    settled("draft", &agent, &model, 2, 0);
+}
+
+#[test]
+fn a_permission_dialog_is_never_answered_and_the_message_follows_the_humans_answer() {
+    let (agent, model) = careful_claude("cl-dialog");
+    let marker = agent.path("marker");
+    agent.ding_ok(&[
+        "intervene",
+        &agent.name,
+        &format!("mock:permission {}", marker.display()),
+    ]);
+    wait_screen(&agent, "the permission dialog", |snapshot| {
+        read(snapshot).screen == Screen::Dialog && shows(snapshot, "Do you want to proceed?")
+    });
+    let name = send(&agent, "deploy notes\n");
+    // The wake claims it at once; Claude Code holds it while the dialog is
+    // open: no answer, no marker, no new request.
+    wait_hook_owned(&agent, &name);
+    let snapshot = wait_screen(&agent, "the dialog, still open", |snapshot| {
+        read(snapshot).screen == Screen::Dialog
+    });
+    assert!(shows(&snapshot, "Do you want to proceed?"));
+    assert!(!marker.exists(), "DING answered the dialog");
+    assert!(
+        !model
+            .requests()
+            .iter()
+            .any(|request| carries(request, &name)),
+        "nothing reached the model while the dialog was open"
+    );
+    assert_eq!(pty_writes(&agent).delivery_bytes, 0);
+    // The human answers Yes (Return on `1. Yes`).
+    press_enter(&agent);
+    let request = wait_carrying(&model, &name);
+    assert!(marker.exists(), "the human's Yes ran the command");
+    let log = summary(&model.requests());
+    assert_eq!(
+        request["class"], "tool-result",
+        "it rode the turn's next request\n{log}"
+    );
+    assert_eq!(request["turn"], 1, "{log}");
+    wait_screen(&agent, "the turn over", idle_and_empty);
+    // The human's prompt and its tool result: nothing extra for the message.
+    settled("permission dialog", &agent, &model, 2, 0);
+}
+
+#[test]
+fn work_arriving_during_a_tool_call_rides_the_tool_result_at_no_extra_call() {
+    let (agent, model) = careful_claude("cl-busy");
+    agent.ding_ok(&["intervene", &agent.name, "mock:run 4"]);
+    wait_screen(&agent, "the command running", |snapshot| {
+        read(snapshot).screen == Screen::Busy && shows(snapshot, "mock-run-start")
+    });
+    let name = send(&agent, "while you work\n");
+    let request = wait_carrying(&model, &name);
+    let log = summary(&model.requests());
+    assert_eq!(request["class"], "tool-result", "{log}");
+    assert_eq!(
+        (request["turn"].as_u64(), request["callInTurn"].as_u64()),
+        (Some(1), Some(2)),
+        "{log}"
+    );
+    wait_screen(&agent, "the turn over", idle_and_empty);
+    settled("mid-turn arrival", &agent, &model, 2, 0);
+}
+
+/// The terminal idle path (no wake hook): an idle session gets DING's
+/// notice through the compare-and-send, and the notice, submitted as the
+/// prompt, is the positive receipt: `UserPromptSubmit` names its files, so
+/// they are hook-owned, not merely rung.
+#[test]
+fn on_the_terminal_path_the_submitted_notice_is_its_own_receipt() {
+    let (agent, model) = compiled_claude("cl-term", "terminal");
+    let name = send(&agent, "please look at the parser\n");
+    let request = wait_carrying(&model, &name);
+    assert!(
+        prompt_is_one_notice(&request),
+        "the notice is the prompt: {}",
+        request["prompt"]
+    );
+    wait_hook_owned(&agent, &name);
+    assert_eq!(pty_writes(&agent).deliveries, 1, "one compare-and-send");
+    let typed = pty_writes(&agent).delivery_bytes;
+    settled("terminal path, idle", &agent, &model, 1, typed);
+}
+
+/// The terminal idle path with a draft: the message is held (the composer
+/// is not empty), stays unread, and rides the human's own next prompt as
+/// `additionalContext`: in the very request that carries the draft, exactly
+/// as typed, at no extra model call and with no terminal input from DING.
+#[test]
+fn on_the_terminal_path_held_work_rides_the_next_prompt_with_no_terminal_input() {
+    let (agent, model) = compiled_claude("cl-held", "terminal");
+    let draft = "please refactor the parser";
+    type_keystrokes(&agent, draft);
+    let name = send(&agent, "a review request\n");
+    agent.wait_held(&name, "composer-nonempty");
+    press_enter(&agent);
+    let request = model.wait_request("the draft submitted", |request| {
+        request["prompt"].as_str() == Some(draft)
+    });
+    assert!(
+        carries(&request, &name),
+        "the held file rides the same request: {}",
+        request["texts"]
+    );
+    wait_hook_owned(&agent, &name);
+    settled("terminal path, held by a draft", &agent, &model, 1, 0);
+}
+
+/// `/clear` empties the context: the unread file DING had delivered goes
+/// back to pending, and the armed wake delivers it into the new context
+/// (one model call). `/compact` keeps ownership, and its `SessionStart`
+/// puts the whole unread backlog into the compacted context, which the
+/// next prompt carries at no extra call.
+#[test]
+fn clear_and_compact_bring_the_unread_backlog_into_the_new_context() {
+    let (agent, model) = careful_claude("cl-life");
+    let name = send(&agent, "please look at the parser\n");
+    model.wait_request("the first delivery", |request| carries(request, &name));
+    wait_hook_owned(&agent, &name);
+    wait_screen(&agent, "the reply, then idle", |snapshot| {
+        shows(snapshot, "mock reply to turn 1.") && idle_and_empty(snapshot)
+    });
+    agent.ding_ok(&["intervene", &agent.name, "/clear"]);
+    let again = model.wait_request("the delivery into the cleared context", |request| {
+        request["turn"] == 2 && carries(request, &name)
+    });
+    assert_eq!(again["callInTurn"], 1, "{}", summary(&model.requests()));
+    wait_hook_owned(&agent, &name);
+    wait_screen(&agent, "idle after the clear", |snapshot| {
+        shows(snapshot, "mock reply to turn 2.") && idle_and_empty(snapshot)
+    });
+    agent.ding_ok(&["intervene", &agent.name, "/compact"]);
+    model.wait_request("the compaction", |request| request["class"] == "compaction");
+    wait_screen(&agent, "idle after the compaction", |snapshot| {
+        shows(snapshot, "Compacted") && idle_and_empty(snapshot)
+    });
+    agent.ding_ok(&["intervene", &agent.name, "hello again"]);
+    // Claude Code sends the compaction summary in the same user message.
+    let next = model.wait_request("the next prompt", |request| {
+        request["prompt"]
+            .as_str()
+            .is_some_and(|prompt| prompt.ends_with("hello again"))
+    });
+    assert!(
+        carries(&next, &name),
+        "the backlog rides it: {}",
+        next["texts"]
+    );
+    settled("clear and compact", &agent, &model, 3, 0);
+}
+
+/// A burst of five at idle settles into one wake: one model call names all
+/// five. (The aggressive default, measured on the same binary: two notices
+/// and two model turns; see docs/providers/claude.md.)
+#[test]
+fn a_burst_of_five_at_idle_is_one_wake_and_one_model_call() {
+    let (agent, model) = careful_claude("cl-burst");
+    let mut names = Vec::new();
+    for n in 0..5 {
+        names.push(send(&agent, &format!("part {n}\n")));
+    }
+    let request = model.wait_request("a call carrying the last of the five", |request| {
+        carries(request, &names[4])
+    });
+    for name in &names {
+        assert!(carries(&request, name), "{name} rides the same call");
+        wait_hook_owned(&agent, name);
+    }
+    wait_screen(&agent, "idle again", |snapshot| {
+        shows(snapshot, "mock reply to turn 1.") && idle_and_empty(snapshot)
+    });
+    settled("burst of five", &agent, &model, 1, 0);
+}
+
+/// The terminal idle path mid-turn: work arriving during a tool call is
+/// claimed by `PostToolUse` and rides the tool result (no wake exists to
+/// take it first), at no extra call.
+#[test]
+fn on_the_terminal_path_post_tool_use_carries_work_into_the_tool_result() {
+    let (agent, model) = compiled_claude("cl-post", "terminal");
+    agent.ding_ok(&["intervene", &agent.name, "mock:run 3"]);
+    wait_screen(&agent, "the command running", |snapshot| {
+        read(snapshot).screen == Screen::Busy && shows(snapshot, "mock-run-start")
+    });
+    let name = send(&agent, "while you work\n");
+    agent.wait_held(&name, "not-idle");
+    let request = wait_carrying(&model, &name);
+    let log = summary(&model.requests());
+    assert_eq!(request["class"], "tool-result", "{log}");
+    assert!(
+        request["texts"]
+            .to_string()
+            .contains("PostToolUse:Bash hook additional context"),
+        "as PostToolUse context: {}",
+        request["texts"]
+    );
+    wait_hook_owned(&agent, &name);
+    wait_screen(&agent, "the turn over", idle_and_empty);
+    settled("terminal path, during a tool call", &agent, &model, 2, 0);
+}
+
+/// The terminal idle path, work arriving while the model writes its final
+/// reply (no tool, so no `PostToolUse`): `Stop` blocks once and the turn
+/// continues with it, one extra model call and no terminal input; the
+/// continuation's own `Stop` does not block again.
+#[test]
+fn on_the_terminal_path_stop_continues_the_turn_once_with_late_work() {
+    let (agent, model) = compiled_claude("cl-stop", "terminal");
+    agent.ding_ok(&["intervene", &agent.name, "mock:slow 4"]);
+    // The reply streams for 4 s from its request on (Claude Code shows the
+    // text only at its end): send while it runs.
+    model.wait_request("the slow reply's request", |request| {
+        request["directive"] == "slow 4"
+    });
+    wait_screen(&agent, "the turn running", |snapshot| {
+        read(snapshot).screen == Screen::Busy
+    });
+    let name = send(&agent, "late work\n");
+    agent.wait_held(&name, "not-idle");
+    let request = wait_carrying(&model, &name);
+    assert!(
+        request["prompt"]
+            .as_str()
+            .is_some_and(|prompt| prompt.starts_with("Stop hook feedback")),
+        "the Stop continuation: {}",
+        summary(&model.requests())
+    );
+    wait_hook_owned(&agent, &name);
+    wait_screen(&agent, "the turn over", |snapshot| {
+        shows(snapshot, "mock reply to turn 2.") && idle_and_empty(snapshot)
+    });
+    settled("terminal path, Stop", &agent, &model, 2, 0);
+}
+
+/// Esc interrupts a turn and fires no `Stop`; the wake armed by the turn's
+/// `UserPromptSubmit` is still there, so work arriving afterwards is
+/// delivered with no terminal input all the same.
+#[test]
+fn after_an_esc_interrupt_the_armed_wake_still_delivers() {
+    let (agent, model) = careful_claude("cl-esc");
+    agent.ding_ok(&["intervene", &agent.name, "mock:run 30"]);
+    wait_screen(&agent, "the command running", |snapshot| {
+        read(snapshot).screen == Screen::Busy && shows(snapshot, "mock-run-start")
+    });
+    agent.ding_ok(&["intervene", &agent.name, "\u{1b}", "--no-enter"]);
+    wait_screen(&agent, "interrupted, idle", |snapshot| {
+        shows(snapshot, "Interrupted") && idle_and_empty(snapshot)
+    });
+    let name = send(&agent, "after the interrupt\n");
+    wait_carrying(&model, &name);
+    wait_hook_owned(&agent, &name);
+    wait_screen(&agent, "idle again", |snapshot| {
+        shows(snapshot, "ding: unread inbox work") && idle_and_empty(snapshot)
+    });
+    // The interrupted prompt's call, then the wake's.
+    settled("after an Esc interrupt", &agent, &model, 2, 0);
+}

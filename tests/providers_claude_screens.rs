@@ -1,0 +1,95 @@
+//! Claude Code 2.1.328's screen grammar against every real capture in
+//! `fixtures/providers/claude/screens/`: each capture says what it must be
+//! read as (`_expect`), styled runs included, and none may be read as an
+//! idle, empty composer unless it is one.
+
+mod support;
+
+use ding::core::protocol::{ActivityState, Composer};
+use ding::providers::claude::screen::{Screen, read};
+use ding::pty::wire::Snapshot;
+use serde_json::Value;
+
+fn captures() -> Vec<(String, Value)> {
+    support::fixture_files::json_files("fixtures/providers/claude/screens")
+        .into_iter()
+        .map(|(name, text)| {
+            let capture = serde_json::from_str(&text).expect("capture is JSON");
+            (name, capture)
+        })
+        .collect()
+}
+
+fn screen_word(screen: Screen) -> &'static str {
+    match screen {
+        Screen::Ready => "ready",
+        Screen::Busy => "busy",
+        Screen::Dialog => "dialog",
+        Screen::Unrecognized => "unrecognized",
+    }
+}
+
+fn composer_word(composer: Composer) -> &'static str {
+    match composer {
+        Composer::Empty => "empty",
+        Composer::Nonempty => "nonempty",
+        Composer::Unknown => "unknown",
+    }
+}
+
+#[test]
+fn every_capture_is_read_as_it_says() {
+    let captures = captures();
+    assert!(
+        captures.len() >= 20,
+        "the captures were found ({})",
+        captures.len()
+    );
+    let mut wrong = Vec::new();
+    for (name, capture) in &captures {
+        let expect = &capture["_expect"];
+        assert!(expect.is_object(), "{name} says what it must be read as");
+        let snapshot: Snapshot = serde_json::from_value(capture.clone()).expect("a snapshot");
+        let view = read(&snapshot);
+        let got = (screen_word(view.screen), composer_word(view.composer));
+        if (expect["screen"].as_str(), expect["composer"].as_str()) != (Some(got.0), Some(got.1)) {
+            wrong.push(format!(
+                "{name}: expected {expect}, read {got:?} ({})",
+                view.why
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// The one guarantee that matters most: only a capture of an idle, empty
+/// composer yields evidence that could lead to terminal input.
+#[test]
+fn only_idle_empty_captures_read_as_idle_with_an_empty_composer() {
+    for (name, capture) in captures() {
+        let snapshot: Snapshot = serde_json::from_value(capture.clone()).expect("a snapshot");
+        let reading = read(&snapshot).reading();
+        let idle_empty =
+            reading.state == ActivityState::Idle && reading.composer == Composer::Empty;
+        let expected =
+            capture["_expect"]["screen"] == "ready" && capture["_expect"]["composer"] == "empty";
+        assert_eq!(idle_empty, expected, "{name}: {reading:?}");
+    }
+}
+
+/// Styles decide, not text alone: a draft and an empty composer differ
+/// only in the rows, but a queued placeholder and a draft differ only in
+/// their styled runs. With the runs taken away, the placeholder reads as
+/// typed text, never as empty.
+#[test]
+fn without_its_styled_runs_a_placeholder_is_not_empty() {
+    for (name, capture) in captures() {
+        if !name.contains("queued") {
+            continue;
+        }
+        let mut snapshot: Snapshot = serde_json::from_value(capture).expect("a snapshot");
+        assert_eq!(read(&snapshot).composer, Composer::Empty, "{name}");
+        snapshot.runs.clear();
+        assert_eq!(read(&snapshot).composer, Composer::Nonempty, "{name}");
+    }
+}
