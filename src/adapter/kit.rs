@@ -28,7 +28,9 @@ use mio::{Events, Interest, Poll, Token};
 use super::hook_wire::{HOOK_WIRE_VERSION, HookAnswer, HookCall, HookRefusal, MAX_CALL_BYTES};
 use super::pty_watch::{PtyEvent, PtyWatch};
 use super::uplink::Uplink;
-use super::{AgentContext, ClaimRequest, HookAction, Provider, Reading, identity_from_env};
+use super::{
+    AgentContext, ClaimRequest, HookAction, HookPlan, Provider, Reading, identity_from_env,
+};
 use crate::core::downlink::{ClaimRefusal, Claimed, Downlink};
 use crate::core::identity::Identity;
 use crate::line_server::{LineServer, ServerEvent};
@@ -369,11 +371,10 @@ impl<P: Provider> Kit<P> {
         for event in events {
             match event {
                 ServerEvent::Request { peer, line } => self.on_call(peer, &line),
-                ServerEvent::TooLong { peer, len } => self.refuse(
-                    peer,
-                    "oversized-call",
-                    &format!("a call of {len} bytes exceeds {MAX_CALL_BYTES}"),
-                ),
+                ServerEvent::TooLong { peer, len } => {
+                    let refusal = oversized_call(len);
+                    self.refuse(peer, &refusal.error, &refusal.message)
+                }
                 ServerEvent::Gone { peer } => {
                     // The harness gave up on the hook (its own timeout). A claim
                     // already asked stays granted: the files are hook-owned and
@@ -385,22 +386,10 @@ impl<P: Provider> Kit<P> {
     }
 
     fn on_call(&mut self, peer: Token, line: &[u8]) {
-        let call: HookCall = match serde_json::from_slice(line) {
-            Ok(call) => call,
-            Err(err) => return self.refuse(peer, "malformed-call", &err.to_string()),
+        let (call, plan) = match judge_call(&mut self.provider, line, &self.options.agent) {
+            Ok(judged) => judged,
+            Err(refusal) => return self.refuse(peer, &refusal.error, &refusal.message),
         };
-        if call.v != HOOK_WIRE_VERSION {
-            return self.refuse(peer, "unknown-version", &format!("version {}", call.v));
-        }
-        if call.provider != self.provider.name() {
-            let message = format!(
-                "this adapter serves `{}`, not `{}`",
-                self.provider.name(),
-                call.provider
-            );
-            return self.refuse(peer, "wrong-provider", &message);
-        }
-        let plan = self.provider.on_hook(&call, &self.options.agent);
         if let Some(identity) = self.identity_for(&call) {
             for fact in plan.facts {
                 self.uplink.lifecycle(&identity, fact);
@@ -576,3 +565,43 @@ impl<P: Provider> Kit<P> {
         }
     }
 }
+
+/// What the kit makes of one hook call line: the call and the provider's
+/// plan for it, or the refusal to answer with (`malformed-call`,
+/// `unknown-version`, `wrong-provider`). Either way the hook gets one answer
+/// line: a refusal now, or the plan's answer (now, after its claim, or
+/// empty when the claim's deadline passes).
+pub fn judge_call<P: Provider>(
+    provider: &mut P,
+    line: &[u8],
+    agent: &AgentContext,
+) -> Result<(HookCall, HookPlan), HookRefusal> {
+    let refusal = |error: &str, message: String| HookRefusal {
+        error: error.into(),
+        message,
+    };
+    let call: HookCall =
+        serde_json::from_slice(line).map_err(|err| refusal("malformed-call", err.to_string()))?;
+    if call.v != HOOK_WIRE_VERSION {
+        return Err(refusal("unknown-version", format!("version {}", call.v)));
+    }
+    if call.provider != provider.name() {
+        let message = format!(
+            "this adapter serves `{}`, not `{}`",
+            provider.name(),
+            call.provider
+        );
+        return Err(refusal("wrong-provider", message));
+    }
+    let plan = provider.on_hook(&call, agent);
+    Ok((call, plan))
+}
+
+/// The refusal of a call line longer than [`MAX_CALL_BYTES`].
+pub fn oversized_call(len: usize) -> HookRefusal {
+    HookRefusal {
+        error: "oversized-call".into(),
+        message: format!("a call of {len} bytes exceeds {MAX_CALL_BYTES}"),
+    }
+}
+

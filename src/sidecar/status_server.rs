@@ -194,20 +194,31 @@ fn read_request(peer: &mut Peer) -> (Option<StatusRequest>, bool) {
         return (None, false);
     };
     peer.answered = true;
+    match judge_request(line) {
+        Ok(request) => (Some(request), false),
+        Err(mut reply) => {
+            reply.push(b'\n');
+            peer.outbox = reply;
+            peer.sent = 0;
+            (None, false)
+        }
+    }
+}
+
+/// A peer's first line: the request, or the error line (no newline) to
+/// answer with: `malformed-request` for anything but a known request, and
+/// `oversized-request` for a line past [`MAX_REQUEST`].
+pub fn judge_request(line: Line) -> Result<StatusRequest, Vec<u8>> {
     let error = match line {
         Line::Complete(bytes) => match serde_json::from_slice::<StatusRequest>(&bytes) {
-            Ok(request) => return (Some(request), false),
+            Ok(request) => return Ok(request),
             Err(err) => {
                 serde_json::json!({"error": "malformed-request", "message": err.to_string()})
             }
         },
         Line::TooLong { .. } => serde_json::json!({"error": "oversized-request"}),
     };
-    let mut reply = error.to_string().into_bytes();
-    reply.push(b'\n');
-    peer.outbox = reply;
-    peer.sent = 0;
-    (None, false)
+    Err(error.to_string().into_bytes())
 }
 
 /// Writes queued reply bytes. Returns true once the reply is fully written
