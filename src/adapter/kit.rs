@@ -33,6 +33,7 @@ use super::{
 };
 use crate::core::downlink::{ClaimRefusal, Claimed, Downlink};
 use crate::core::identity::Identity;
+use crate::core::protocol::check_identity;
 use crate::line_server::{LineServer, ServerEvent};
 use crate::sidecar::adapter_proc::set_nonblocking;
 use crate::sidecar::lines::{Line, LineBuffer};
@@ -593,6 +594,12 @@ pub fn judge_call<P: Provider>(
         );
         return Err(refusal("wrong-provider", message));
     }
+    // The kit stamps the call's claims and facts with this identity: one
+    // the sidecar would refuse would leave the hook waiting for nothing.
+    if let Some(identity) = &call.identity {
+        check_identity(identity)
+            .map_err(|err| refusal("malformed-call", format!("identity: {err}")))?;
+    }
     let plan = provider.on_hook(&call, agent);
     Ok((call, plan))
 }
@@ -605,3 +612,60 @@ pub fn oversized_call(len: usize) -> HookRefusal {
     }
 }
 
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::protocol::{ClaimScope, ClaimWants, MAX_FIELD_BYTES};
+
+    /// A provider that claims on every call.
+    struct Claiming;
+
+    impl Provider for Claiming {
+        fn name(&self) -> &'static str {
+            "test"
+        }
+
+        fn read_screen(&self, _snapshot: &crate::pty::wire::Snapshot) -> Reading {
+            Reading::unknown("test")
+        }
+
+        fn on_hook(&mut self, _call: &HookCall, _agent: &AgentContext) -> HookPlan {
+            HookPlan {
+                facts: Vec::new(),
+                action: HookAction::Claim(ClaimRequest {
+                    wants: ClaimWants::Oldest(1),
+                    scope: ClaimScope::Pending,
+                    name_bytes: None,
+                }),
+            }
+        }
+    }
+
+    fn call(session: &str, incarnation: &str) -> Vec<u8> {
+        serde_json::json!({
+            "v": 1, "provider": "test", "event": "e", "payload": null,
+            "identity": {"session": session, "incarnation": incarnation, "generation": "g"},
+        })
+        .to_string()
+        .into_bytes()
+    }
+
+    /// The kit stamps a claim with the hook's own identity; one the
+    /// protocol refuses (an empty or over-long part) would make the sidecar
+    /// reject the claim unanswered, so the call is refused at once (found
+    /// by the `hook-calls` fuzz target).
+    #[test]
+    fn a_call_whose_identity_cannot_stamp_a_line_is_refused() {
+        let agent = AgentContext {
+            agent: "w".into(),
+            inbox: PathBuf::from("/inbox"),
+        };
+        let long = "s".repeat(MAX_FIELD_BYTES + 1);
+        for line in [call("s", ""), call("", "i"), call(&long, "i")] {
+            let refusal = judge_call(&mut Claiming, &line, &agent).expect_err("refused");
+            assert_eq!(refusal.error, "malformed-call", "{refusal:?}");
+            assert!(refusal.message.contains("identity"), "{refusal:?}");
+        }
+        assert!(judge_call(&mut Claiming, &call("s", "i"), &agent).is_ok());
+    }
+}
