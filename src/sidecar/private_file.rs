@@ -184,6 +184,26 @@ pub fn tmp_path(path: &Path) -> PathBuf {
 /// directory fsynced. Whatever was at `path` (a FIFO, a link) is replaced,
 /// never opened; a directory there is an error.
 pub fn replace(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
+    replace_with(path, bytes, mode, |_| {})
+}
+
+/// The steps of [`replace`] between which a crash leaves a distinct state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReplaceStep {
+    /// `PATH.tmp` holds the new bytes durably; `PATH` is still the old file.
+    TmpDurable,
+    /// `PATH` is the new file; the rename is not yet fsynced.
+    Renamed,
+}
+
+/// [`replace`], calling `at` as each [`ReplaceStep`] is reached (the
+/// journal's crash points hook in here).
+pub fn replace_with(
+    path: &Path,
+    bytes: &[u8],
+    mode: u32,
+    mut at: impl FnMut(ReplaceStep),
+) -> io::Result<()> {
     let tmp = tmp_path(path);
     match fs::remove_file(&tmp) {
         Ok(()) => {}
@@ -200,10 +220,12 @@ pub fn replace(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
         .and_then(|()| file.sync_all())
         .map_err(|err| with_path(err, "cannot write", &tmp))?;
     drop(file);
+    at(ReplaceStep::TmpDurable);
     fs::rename(&tmp, path).map_err(|err| {
         let _ = fs::remove_file(&tmp);
         with_path(err, "cannot replace", path)
     })?;
+    at(ReplaceStep::Renamed);
     let dir = match path.parent() {
         Some(dir) if !dir.as_os_str().is_empty() => dir,
         _ => Path::new("."),

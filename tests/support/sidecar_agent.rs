@@ -174,6 +174,14 @@ impl Agent {
         self.command(args).output().expect("run ding")
     }
 
+    /// [`Agent::ding`] with `extra` added to the environment (and passed on
+    /// to every process it starts).
+    pub fn ding_with_env(&self, extra: &[(&str, &str)], args: &[&str]) -> Output {
+        let mut command = self.command(args);
+        command.envs(extra.iter().copied());
+        command.output().expect("run ding")
+    }
+
     /// Runs `ding ARGS` like [`Agent::ding`], but fails the test if it has
     /// not finished within `patience` (the process is killed first), so a
     /// command that hangs is a failure, not a hung test run. Output goes
