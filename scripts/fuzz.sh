@@ -48,13 +48,15 @@ afl)
     exit 1
   fi
   (cd "$root/fuzz/afl" && cargo afl build --release --target-dir "$root/target/afl") || exit 1
+  binary="$root/target/afl/release/ding-fuzz-afl"
+  mkdir -p "$root/target/afl/out"
   for target in $targets; do
     out="$root/target/afl/out/$target"
     rm -rf "$out"
+    "$binary" "$target" --dictionary >"$out.dict"
     AFL_NO_UI=1 AFL_SKIP_CPUFREQ=1 AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1 \
-      AFL_BENCH_UNTIL_CRASH=0 \
-      cargo afl fuzz -V "$seconds" -i "$root/fixtures/fuzz/$target" -o "$out" \
-      -- "$root/target/afl/release/ding-fuzz-afl" "$target" >"$out.log" 2>&1 || true
+      cargo afl fuzz -V "$seconds" -x "$out.dict" -i "$root/fixtures/fuzz/$target" -o "$out" \
+      -- "$binary" "$target" >"$out.log" 2>&1 || echo "fuzz $target (afl): afl-fuzz failed, see $out.log" >&2
     found=0
     for crash in "$out"/default/crashes/id:*; do
       [ -e "$crash" ] || continue

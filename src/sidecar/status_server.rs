@@ -25,6 +25,7 @@ use serde::Deserialize;
 
 use super::lines::{Line, LineBuffer};
 use crate::pty::socket::{bind_private, peer_credentials};
+use crate::pty::wire::is_object_text;
 
 /// The longest request line accepted.
 pub const MAX_REQUEST: usize = 4096;
@@ -210,6 +211,11 @@ fn read_request(peer: &mut Peer) -> (Option<StatusRequest>, bool) {
 /// `oversized-request` for a line past [`MAX_REQUEST`].
 pub fn judge_request(line: Line) -> Result<StatusRequest, Vec<u8>> {
     let error = match line {
+        // serde also reads the request from an array (`["status"]`).
+        Line::Complete(bytes) if !is_object_text(&bytes) => serde_json::json!({
+            "error": "malformed-request",
+            "message": "a request is a JSON object",
+        }),
         Line::Complete(bytes) => match serde_json::from_slice::<StatusRequest>(&bytes) {
             Ok(request) => return Ok(request),
             Err(err) => {
@@ -235,4 +241,32 @@ fn write_out(peer: &mut Peer) -> bool {
         }
     }
     peer.answered
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Only `{"op":"status"}` asks for the status: not the array serde
+    /// would also read as it (found by AFL++), not one with more fields.
+    #[test]
+    fn only_the_status_object_is_a_request() {
+        let judged = |line: &[u8]| judge_request(Line::Complete(line.to_vec()));
+        assert_eq!(judged(br#"{"op":"status"}"#), Ok(StatusRequest::Status {}));
+        for line in [
+            &br#"["status"]"#[..],
+            br#"{"op":"status","x":1}"#,
+            b"status",
+            br#"{"op":0}"#,
+        ] {
+            let reply = judged(line).expect_err("refused");
+            let reply: serde_json::Value = serde_json::from_slice(&reply).expect("JSON");
+            assert_eq!(reply["error"], "malformed-request", "{line:?}");
+        }
+        let reply = judge_request(Line::TooLong {
+            len: MAX_REQUEST + 1,
+        })
+        .expect_err("refused");
+        assert_eq!(reply, br#"{"error":"oversized-request"}"#);
+    }
 }
