@@ -113,17 +113,6 @@ fn journal_tmp(agent: &Agent) -> Option<Value> {
     Some(serde_json::from_str(&text).expect("journal tmp JSON"))
 }
 
-/// The names a journal holds with `owner`.
-fn owned(journal: &Value, owner: &str) -> Vec<String> {
-    journal["entries"]
-        .as_array()
-        .expect("entries")
-        .iter()
-        .filter(|entry| entry["owner"] == owner)
-        .filter_map(|entry| entry["name"].as_str().map(str::to_string))
-        .collect()
-}
-
 /// Drops a last file and waits for the ring that names it alone: proves
 /// that nothing else was still due to ring. Returns every ring so far.
 fn probe(agent: &Agent, rings_before: usize) -> Vec<String> {
@@ -151,18 +140,16 @@ fn agent_with_waiting(name: &str, names: &[&str]) -> Agent {
     agent
 }
 
-/// Before the PTY write: nothing reached the terminal, nothing was
-/// journaled; after the restart both files ring once, in FIFO order.
-#[test]
-fn killed_before_the_pty_write_rings_each_file_once_after_the_restart() {
-    let agent = agent_with_waiting("beforewrite", &["m1.md", "m2.md"]);
-    crash_at(&agent, "before-pty-write");
-    assert!(rings(&agent).is_empty(), "{:?}", rings(&agent));
-    assert!(journal(&agent).is_none_or(|j| owned(&j, "staged").is_empty()));
-
-    restart(&agent);
-    let all = wait_rings(&agent, 1);
-    assert_eq!(named(&all[0], &["m1.md", "m2.md"]), ["m1.md", "m2.md"]);
+/// Restarts, and checks that `m1.md` and `m2.md` ring once, together and
+/// in FIFO order, after the `rings_before` rings the harness already got,
+/// and that both are staged and nothing else rings.
+fn restart_and_ring_both(agent: &Agent, rings_before: usize) {
+    restart(agent);
+    let all = wait_rings(agent, rings_before + 1);
+    assert_eq!(
+        named(&all[rings_before], &["m1.md", "m2.md"]),
+        ["m1.md", "m2.md"]
+    );
     agent.wait_status("both staged", |s| {
         states(s)
             == [
@@ -170,7 +157,19 @@ fn killed_before_the_pty_write_rings_each_file_once_after_the_restart() {
                 ("m2.md".into(), "staged".into()),
             ]
     });
-    probe(&agent, 1);
+    probe(agent, rings_before + 1);
+}
+
+/// Before the PTY write: nothing reached the terminal, nothing was
+/// journaled; after the restart both files ring once, in FIFO order.
+#[test]
+fn killed_before_the_pty_write_rings_each_file_once_after_the_restart() {
+    let agent = agent_with_waiting("beforewrite", &["m1.md", "m2.md"]);
+    crash_at(&agent, "before-pty-write");
+    assert!(rings(&agent).is_empty(), "{:?}", rings(&agent));
+    assert!(journal(&agent).is_none_or(|j| journal_owned(&j, "staged").is_empty()));
+
+    restart_and_ring_both(&agent, 0);
 }
 
 /// After the PTY write, before its reply was handled: the one window in
@@ -181,15 +180,9 @@ fn killed_after_the_pty_write_rings_again_once_the_documented_window() {
     crash_at(&agent, "after-pty-write");
     let before = wait_rings(&agent, 1);
     assert_eq!(before.len(), 1);
-    assert!(journal(&agent).is_none_or(|j| owned(&j, "staged").is_empty()));
+    assert!(journal(&agent).is_none_or(|j| journal_owned(&j, "staged").is_empty()));
 
-    restart(&agent);
-    let all = wait_rings(&agent, 2);
-    assert_eq!(named(&all[1], &["m1.md", "m2.md"]), ["m1.md", "m2.md"]);
-    agent.wait_status("both staged", |s| {
-        states(s).iter().all(|(_, state)| state == "staged")
-    });
-    probe(&agent, 2);
+    restart_and_ring_both(&agent, 1);
 }
 
 /// The new journal written as `journal.json.tmp` but not renamed: the
@@ -201,16 +194,10 @@ fn killed_before_the_journal_rename_rings_again_and_ignores_the_tmp_file() {
     crash_at(&agent, "before-journal-rename");
     assert_eq!(wait_rings(&agent, 1).len(), 1);
     let tmp = journal_tmp(&agent).expect("the unrenamed journal");
-    assert_eq!(owned(&tmp, "staged"), ["m1.md", "m2.md"]);
-    assert!(journal(&agent).is_none_or(|j| owned(&j, "staged").is_empty()));
+    assert_eq!(journal_owned(&tmp, "staged"), ["m1.md", "m2.md"]);
+    assert!(journal(&agent).is_none_or(|j| journal_owned(&j, "staged").is_empty()));
 
-    restart(&agent);
-    let all = wait_rings(&agent, 2);
-    assert_eq!(named(&all[1], &["m1.md", "m2.md"]), ["m1.md", "m2.md"]);
-    agent.wait_status("both staged", |s| {
-        states(s).iter().all(|(_, state)| state == "staged")
-    });
-    probe(&agent, 2);
+    restart_and_ring_both(&agent, 1);
 }
 
 /// Renamed, the directory not yet fsynced: the journal in place says both
@@ -221,7 +208,7 @@ fn killed_after_the_journal_rename_rings_nothing_again() {
     crash_at(&agent, "after-journal-rename");
     assert_eq!(wait_rings(&agent, 1).len(), 1);
     let saved = journal(&agent).expect("the renamed journal");
-    assert_eq!(owned(&saved, "staged"), ["m1.md", "m2.md"]);
+    assert_eq!(journal_owned(&saved, "staged"), ["m1.md", "m2.md"]);
 
     restart(&agent);
     agent.wait_status("both staged, restored", |s| {
@@ -264,31 +251,6 @@ fn killed_mid_scan_loses_nothing_and_repeats_nothing() {
     probe(&agent, 2);
 }
 
-/// The scripted adapter, also recording every downlink line it is sent
-/// into `feeds/PID.downlink`.
-const RECORDING_ADAPTER: &str = r#"#!/bin/sh
-fifo="$FEEDS/$$"
-mkfifo "$fifo" || exit 1
-exec 3<&0
-cat <&3 > "$FEEDS/$$.downlink" &
-exec cat 0<>"$fifo" 3<&-
-"#;
-
-fn downlink(agent: &Agent, adapter: i32) -> Vec<Value> {
-    fs::read_to_string(agent.path(&format!("feeds/{adapter}.downlink")))
-        .unwrap_or_default()
-        .lines()
-        .map(|line| serde_json::from_str(line).expect("downlink JSON"))
-        .collect()
-}
-
-fn claims_answered(agent: &Agent, adapter: i32) -> Vec<Value> {
-    downlink(agent, adapter)
-        .into_iter()
-        .filter(|line| line["kind"] == "claimed")
-        .collect()
-}
-
 /// A claim granted and journaled, the sidecar killed before its answer
 /// was written: the hook heard nothing (it injects nothing), and the
 /// granted file stays hook-owned after the restart (same incarnation), so
@@ -298,14 +260,8 @@ fn claims_answered(agent: &Agent, adapter: i32) -> Vec<Value> {
 fn killed_after_a_claim_is_journaled_the_file_stays_hook_owned_and_surfaces_again() {
     let agent = Agent::new(
         "claimcrash",
-        &careful_decl_with_adapter(
-            "claimcrash",
-            RECORDING_HARNESS,
-            r#"command "sh" "$ST_HOOKS/recording-adapter.sh""#,
-            "",
-        ),
+        &careful_decl_with_adapter("claimcrash", RECORDING_HARNESS, RECORDING_ADAPTER, ""),
     );
-    fs::write(agent.path("hooks/recording-adapter.sh"), RECORDING_ADAPTER).expect("adapter");
     agent.up_recording();
     agent.wait_adapter_up();
     stop_sidecar(&agent);
@@ -318,20 +274,17 @@ fn killed_after_a_claim_is_journaled_the_file_stays_hook_owned_and_surfaces_agai
     );
     let first = agent.wait_adapter_up();
     let sidecar = agent.sidecar_pid().expect("sidecar pid");
-    let mut claim = agent.turn_boundary(&["m1.md"]);
-    claim["kind"] = json!("claim");
-    claim["claim"] = json!(1);
-    agent.feed(first, &claim);
+    agent.feed(first, &agent.claim(1, &["m1.md"]));
     wait_for("the sidecar to kill itself after the claim", || {
         !process_alive(sidecar)
     });
     assert!(
-        claims_answered(&agent, first).is_empty(),
+        agent.claims_answered(first).is_empty(),
         "the answer was written: {:?}",
-        downlink(&agent, first)
+        agent.downlink(first)
     );
     let saved = journal(&agent).expect("the claim was journaled");
-    assert_eq!(owned(&saved, "hook-owned"), ["m1.md"]);
+    assert_eq!(journal_owned(&saved, "hook-owned"), ["m1.md"]);
 
     restart(&agent);
     let second = agent.wait_adapter_up();
@@ -349,17 +302,11 @@ fn killed_after_a_claim_is_journaled_the_file_stays_hook_owned_and_surfaces_agai
     let all = wait_rings(&agent, 1);
     assert_eq!(named(&all[0], &["m1.md", "m2.md"]), ["m2.md"], "{all:#?}");
 
-    let mut backlog = agent.turn_boundary(&["m1.md"]);
-    backlog["kind"] = json!("claim");
-    backlog["claim"] = json!(2);
-    backlog["messages"] = Value::Null;
-    backlog["limit"] = json!(16);
-    backlog["scope"] = json!("unread");
-    agent.feed(second, &backlog);
+    agent.feed(second, &agent.claim_oldest(2, 16, "unread"));
     wait_for("the backlog claim's answer", || {
-        !claims_answered(&agent, second).is_empty()
+        !agent.claims_answered(second).is_empty()
     });
-    let answer = &claims_answered(&agent, second)[0];
+    let answer = &agent.claims_answered(second)[0];
     assert_eq!(answer["claim"], 2, "{answer}");
     assert_eq!(answer["granted"], json!(["m1.md", "m2.md"]), "{answer}");
     assert_eq!(rings(&agent).len(), 1, "{:?}", rings(&agent));

@@ -163,8 +163,8 @@ fn set_capacity(image: &Path, failing: bool) {
     assert!(ok, "cannot set the capacity of {device}");
 }
 
-/// `ding send w FILE --inbox INBOX`, inside the namespace.
-fn send(ns: &Namespace, inbox: &Path, body: &Path, stdout: Stdio) -> Output {
+/// `ding send w BODY --inbox INBOX`, inside the namespace.
+fn send(ns: &Namespace, inbox: &Path, body: &Path) -> Output {
     let wrapper = ns.wrapper(Path::new("/"));
     Command::new(&wrapper[0])
         .args(&wrapper[1..])
@@ -174,10 +174,18 @@ fn send(ns: &Namespace, inbox: &Path, body: &Path, stdout: Stdio) -> Output {
         .arg("--inbox")
         .arg(inbox)
         .stdin(Stdio::null())
-        .stdout(stdout)
-        .stderr(Stdio::piped())
         .output()
         .expect("ding send")
+}
+
+/// [`send`], which must succeed; the name it printed.
+fn sent(ns: &Namespace, inbox: &Path, body: &Path) -> String {
+    let out = send(ns, inbox, body);
+    assert!(out.status.success(), "{out:?}");
+    String::from_utf8(out.stdout)
+        .expect("name")
+        .trim()
+        .to_string()
 }
 
 fn entries(dir: &Path) -> Vec<String> {
@@ -219,16 +227,11 @@ fn send_on_a_full_filesystem_prints_no_name_and_exits_with_the_reason() {
     let inbox = mount.join("inbox");
     let body = temp.path().join("body.md");
     fs::write(&body, vec![b'x'; 256 * 1024]).expect("body");
-    let out = send(&ns, &inbox, &body, Stdio::piped());
+    let out = send(&ns, &inbox, &body);
     assert_refused(&out, "No space left on device", &ns.inside(&inbox), &[]);
 
     fs::write(&body, b"fits").expect("body");
-    let out = send(&ns, &inbox, &body, Stdio::piped());
-    assert!(out.status.success(), "{out:?}");
-    let name = String::from_utf8(out.stdout)
-        .expect("name")
-        .trim()
-        .to_string();
+    let name = sent(&ns, &inbox, &body);
     assert_eq!(entries(&ns.inside(&inbox).join("new")), [name]);
 }
 
@@ -249,17 +252,12 @@ fn send_on_a_device_that_fails_its_writes_prints_no_name() {
     let inbox = mount.join("inbox");
     let body = temp.path().join("body.md");
     fs::write(&body, b"first").expect("body");
-    let out = send(&ns, &inbox, &body, Stdio::piped());
-    assert!(out.status.success(), "{out:?}");
-    let first = String::from_utf8(out.stdout)
-        .expect("name")
-        .trim()
-        .to_string();
+    let first = sent(&ns, &inbox, &body);
     ns.sh("sync");
 
     set_capacity(&image, true);
     fs::write(&body, b"second").expect("body");
-    let out = send(&ns, &inbox, &body, Stdio::piped());
+    let out = send(&ns, &inbox, &body);
     assert_refused(
         &out,
         "Input/output error",
@@ -268,12 +266,7 @@ fn send_on_a_device_that_fails_its_writes_prints_no_name() {
     );
 
     set_capacity(&image, false);
-    let out = send(&ns, &inbox, &body, Stdio::piped());
-    assert!(out.status.success(), "{out:?}");
-    let second = String::from_utf8(out.stdout)
-        .expect("name")
-        .trim()
-        .to_string();
+    let second = sent(&ns, &inbox, &body);
     assert_eq!(entries(&ns.inside(&inbox).join("new")), [first, second]);
 }
 
@@ -308,25 +301,6 @@ fn send_that_cannot_print_the_name_says_what_it_delivered() {
     assert!(stderr.contains("No space left on device"), "{stderr}");
 }
 
-/// The careful agent of the journal tests: its harness records what it
-/// receives, its adapter records the downlink it is sent.
-const RECORDING_ADAPTER: &str = r#"#!/bin/sh
-fifo="$FEEDS/$$"
-mkfifo "$fifo" || exit 1
-exec 3<&0
-cat <&3 > "$FEEDS/$$.downlink" &
-exec cat 0<>"$fifo" 3<&-
-"#;
-
-fn claims_answered(agent: &Agent, adapter: i32) -> Vec<Value> {
-    fs::read_to_string(agent.path(&format!("feeds/{adapter}.downlink")))
-        .unwrap_or_default()
-        .lines()
-        .map(|line| serde_json::from_str::<Value>(line).expect("downlink JSON"))
-        .filter(|line| line["kind"] == "claimed")
-        .collect()
-}
-
 /// `ding up` inside the namespace, then waits until the harness records.
 fn up_inside(agent: &Agent, ns: &Namespace) {
     let wrapper = ns.wrapper(agent.dir.path());
@@ -342,16 +316,6 @@ fn journal_inside(agent: &Agent, ns: &Namespace) -> Value {
     serde_json::from_str(&text).expect("journal JSON")
 }
 
-fn owned(journal: &Value, owner: &str) -> Vec<String> {
-    journal["entries"]
-        .as_array()
-        .expect("entries")
-        .iter()
-        .filter(|entry| entry["owner"] == owner)
-        .filter_map(|entry| entry["name"].as_str().map(str::to_string))
-        .collect()
-}
-
 /// The state directory on a tmpfs filled to its last page: every journal
 /// save fails with ENOSPC. The sidecar still answers a hook's claim and
 /// still rings under a fresh lease, and status shows the error; once there
@@ -361,14 +325,8 @@ fn owned(journal: &Value, owner: &str) -> Vec<String> {
 fn a_full_state_directory_keeps_claims_and_rings_going_and_shows_in_status() {
     let agent = Agent::new(
         "fullstate",
-        &careful_decl_with_adapter(
-            "fullstate",
-            RECORDING_HARNESS,
-            r#"command "sh" "$ST_HOOKS/recording-adapter.sh""#,
-            "",
-        ),
+        &careful_decl_with_adapter("fullstate", RECORDING_HARNESS, RECORDING_ADAPTER, ""),
     );
-    fs::write(agent.path("hooks/recording-adapter.sh"), RECORDING_ADAPTER).expect("adapter");
     let state = agent.path("state");
     let Some(ns) = namespace("a_full_state_directory", &tmpfs(&state, "256k")) else {
         return;
@@ -384,15 +342,12 @@ fn a_full_state_directory_keeps_claims_and_rings_going_and_shows_in_status() {
         filler.display()
     ));
 
-    let mut claim = agent.turn_boundary(&["m1.md"]);
-    claim["kind"] = json!("claim");
-    claim["claim"] = json!(1);
-    agent.feed(adapter, &claim);
+    agent.feed(adapter, &agent.claim(1, &["m1.md"]));
     wait_for("the claim's answer", || {
-        !claims_answered(&agent, adapter).is_empty()
+        !agent.claims_answered(adapter).is_empty()
     });
     assert_eq!(
-        claims_answered(&agent, adapter)[0]["granted"],
+        agent.claims_answered(adapter)[0]["granted"],
         json!(["m1.md"])
     );
     let status = agent.wait_status("the journal write failure", |s| {
@@ -417,8 +372,8 @@ fn a_full_state_directory_keeps_claims_and_rings_going_and_shows_in_status() {
     ns.sh(&format!("rm '{}'", filler.display()));
     agent.wait_status("the journal saved", |s| s["journalWriteError"].is_null());
     let saved = journal_inside(&agent, &ns);
-    assert_eq!(owned(&saved, "hook-owned"), ["m1.md"]);
-    assert_eq!(owned(&saved, "staged"), ["m2.md"]);
+    assert_eq!(journal_owned(&saved, "hook-owned"), ["m1.md"]);
+    assert_eq!(journal_owned(&saved, "staged"), ["m2.md"]);
 
     let sidecar = agent.sidecar_pid().expect("sidecar pid");
     kill(Pid::from_raw(sidecar), Signal::SIGKILL).expect("kill -9");
@@ -483,5 +438,5 @@ fn a_state_directory_that_fails_with_eio_keeps_rings_going_and_shows_in_status()
     set_capacity(&image, false);
     agent.wait_status("the journal saved", |s| s["journalWriteError"].is_null());
     let saved = journal_inside(&agent, &ns);
-    assert_eq!(owned(&saved, "staged"), ["m1.md", "m2.md", "m3.md"]);
+    assert_eq!(journal_owned(&saved, "staged"), ["m1.md", "m2.md", "m3.md"]);
 }
