@@ -13,8 +13,9 @@
 
 use std::borrow::Cow;
 
-/// Nesting beyond this is refused, so hostile input cannot exhaust the
-/// stack (serde_json's default limit is the same).
+/// Containers nested this deep, the line's object counted, are refused,
+/// so hostile input cannot exhaust the stack: serde_json's default limit,
+/// which refuses the 128th level and reads the 127th.
 const MAX_DEPTH: usize = 128;
 
 /// Why the text is not one JSON object. `at` is a byte offset.
@@ -202,8 +203,10 @@ impl<'a> Reader<'a> {
         Ok(kind)
     }
 
+    /// A container whose members are at `depth` (the line's object's are
+    /// at 1) is the `depth + 1`th level.
     fn nest(&self, depth: usize) -> Result<(), JsonError> {
-        if depth > MAX_DEPTH {
+        if depth + 1 >= MAX_DEPTH {
             return Err(self.error("nested too deeply"));
         }
         Ok(())
@@ -567,6 +570,26 @@ mod tests {
             let text = format!("{{\"a\":{number}}}");
             assert!(members(&text).is_ok(), "refused {text}");
             assert!(serde_json::from_str::<serde_json::Value>(&text).is_ok());
+        }
+    }
+
+    /// serde_json refuses a value nested 128 containers deep, the line's
+    /// object counted, and reads one nested 127 deep; so does the reader
+    /// (the `adapter-lines` fuzz target found it reading two levels more).
+    #[test]
+    fn nesting_is_refused_exactly_where_serde_json_refuses_it() {
+        for (arrays, fine) in [(126, true), (127, false), (128, false)] {
+            for inner in ["[", "{\"b\":"] {
+                let close = if inner == "[" { "]" } else { "}" };
+                let text = format!(
+                    "{{\"a\":{}0{}}}",
+                    inner.repeat(arrays),
+                    close.repeat(arrays)
+                );
+                let reference = serde_json::from_str::<serde_json::Value>(&text).is_ok();
+                assert_eq!(reference, fine, "serde_json at {arrays} {inner}");
+                assert_eq!(members(&text).is_ok(), fine, "{arrays} levels of {inner}");
+            }
         }
     }
 
