@@ -1,7 +1,7 @@
 # The README's commands. `make test` is exactly what CI runs (.ci/run).
 CARGO ?= cargo
 
-.PHONY: test fmt-check clippy unit demo bench build harnesses
+.PHONY: test fmt-check clippy unit demo bench build harnesses fuzz
 
 build:
 	$(CARGO) build --release --bins
@@ -32,3 +32,10 @@ bench:
 	$(CARGO) bench --bench core
 	$(CARGO) bench --bench pty
 	$(CARGO) bench --bench sidecar
+
+# Each fuzz target for DING_FUZZ_SECONDS (30) seconds; new failing inputs
+# are saved into fixtures/fuzz/<target>/ for review. ENGINE=afl runs AFL++
+# (coverage-guided, needs cargo-afl) instead of the stable engine. `make
+# test` only replays the corpus. See docs/fuzzing.md.
+fuzz:
+	bash scripts/fuzz.sh

@@ -33,10 +33,12 @@ use super::parked::{self, Parked, Slots};
 use super::pty_watch::{PtyEvent, PtyWatch};
 use super::uplink::Uplink;
 use super::{
-    AgentContext, ClaimRequest, HookAction, ParkEnded, Provider, Reading, identity_from_env,
+    AgentContext, ClaimRequest, HookAction, HookPlan, ParkEnded, Provider, Reading,
+    identity_from_env,
 };
 use crate::core::downlink::{ClaimRefusal, Claimed, Downlink};
 use crate::core::identity::Identity;
+use crate::core::protocol::check_identity;
 use crate::line_server::{Limits, LineServer, ServerEvent};
 use crate::sidecar::adapter_proc::set_nonblocking;
 use crate::sidecar::lines::{Line, LineBuffer};
@@ -451,11 +453,10 @@ impl<P: Provider> Kit<P> {
         for event in events {
             match event {
                 ServerEvent::Request { peer, line } => self.on_call(peer, &line),
-                ServerEvent::TooLong { peer, len } => self.refuse(
-                    peer,
-                    "oversized-call",
-                    &format!("a call of {len} bytes exceeds {MAX_CALL_BYTES}"),
-                ),
+                ServerEvent::TooLong { peer, len } => {
+                    let refusal = oversized_call(len);
+                    self.refuse(peer, &refusal.error, &refusal.message)
+                }
                 ServerEvent::Gone { peer } => {
                     // The harness gave up on the hook (its own timeout). A claim
                     // already asked stays granted: the files are hook-owned and
@@ -470,22 +471,10 @@ impl<P: Provider> Kit<P> {
     }
 
     fn on_call(&mut self, peer: Token, line: &[u8]) {
-        let call: HookCall = match serde_json::from_slice(line) {
-            Ok(call) => call,
-            Err(err) => return self.refuse(peer, "malformed-call", &err.to_string()),
+        let (call, plan) = match judge_call(&mut self.provider, line, &self.options.agent) {
+            Ok(judged) => judged,
+            Err(refusal) => return self.refuse(peer, &refusal.error, &refusal.message),
         };
-        if call.v != HOOK_WIRE_VERSION {
-            return self.refuse(peer, "unknown-version", &format!("version {}", call.v));
-        }
-        if call.provider != self.provider.name() {
-            let message = format!(
-                "this adapter serves `{}`, not `{}`",
-                self.provider.name(),
-                call.provider
-            );
-            return self.refuse(peer, "wrong-provider", &message);
-        }
-        let plan = self.provider.on_hook(&call, &self.options.agent);
         if let Some(identity) = self.identity_for(&call) {
             for fact in plan.facts {
                 self.uplink.lifecycle(&identity, fact);
@@ -734,5 +723,105 @@ impl<P: Provider> Kit<P> {
                 self.pty_lost(&format!("ask for a snapshot: {err}"));
             }
         }
+    }
+}
+
+/// What the kit makes of one hook call line: the call and the provider's
+/// plan for it, or the refusal to answer with (`malformed-call`,
+/// `unknown-version`, `wrong-provider`). Either way the hook gets one answer
+/// line: a refusal now, or the plan's answer (now, after its claim, or
+/// empty when the claim's deadline passes).
+pub fn judge_call<P: Provider>(
+    provider: &mut P,
+    line: &[u8],
+    agent: &AgentContext,
+) -> Result<(HookCall, HookPlan), HookRefusal> {
+    let refusal = |error: &str, message: String| HookRefusal {
+        error: error.into(),
+        message,
+    };
+    let call: HookCall =
+        serde_json::from_slice(line).map_err(|err| refusal("malformed-call", err.to_string()))?;
+    if call.v != HOOK_WIRE_VERSION {
+        return Err(refusal("unknown-version", format!("version {}", call.v)));
+    }
+    if call.provider != provider.name() {
+        let message = format!(
+            "this adapter serves `{}`, not `{}`",
+            provider.name(),
+            call.provider
+        );
+        return Err(refusal("wrong-provider", message));
+    }
+    // The kit stamps the call's claims and facts with this identity: one
+    // the sidecar would refuse would leave the hook waiting for nothing.
+    if let Some(identity) = &call.identity {
+        check_identity(identity)
+            .map_err(|err| refusal("malformed-call", format!("identity: {err}")))?;
+    }
+    let plan = provider.on_hook(&call, agent);
+    Ok((call, plan))
+}
+
+/// The refusal of a call line longer than [`MAX_CALL_BYTES`].
+pub fn oversized_call(len: usize) -> HookRefusal {
+    HookRefusal {
+        error: "oversized-call".into(),
+        message: format!("a call of {len} bytes exceeds {MAX_CALL_BYTES}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::protocol::{ClaimScope, ClaimWants, MAX_FIELD_BYTES};
+
+    /// A provider that claims on every call.
+    struct Claiming;
+
+    impl Provider for Claiming {
+        fn name(&self) -> &'static str {
+            "test"
+        }
+
+        fn read_screen(&self, _snapshot: &crate::pty::wire::Snapshot) -> Reading {
+            Reading::unknown("test")
+        }
+
+        fn on_hook(&mut self, _call: &HookCall, _agent: &AgentContext) -> HookPlan {
+            HookPlan::act(HookAction::Claim(ClaimRequest {
+                wants: ClaimWants::Oldest(1),
+                scope: ClaimScope::Pending,
+                name_bytes: None,
+            }))
+        }
+    }
+
+    fn call(session: &str, incarnation: &str) -> Vec<u8> {
+        serde_json::json!({
+            "v": 1, "provider": "test", "event": "e", "payload": null,
+            "identity": {"session": session, "incarnation": incarnation, "generation": "g"},
+        })
+        .to_string()
+        .into_bytes()
+    }
+
+    /// The kit stamps a claim with the hook's own identity; one the
+    /// protocol refuses (an empty or over-long part) would make the sidecar
+    /// reject the claim unanswered, so the call is refused at once (found
+    /// by the `hook-calls` fuzz target).
+    #[test]
+    fn a_call_whose_identity_cannot_stamp_a_line_is_refused() {
+        let agent = AgentContext {
+            agent: "w".into(),
+            inbox: PathBuf::from("/inbox"),
+        };
+        let long = "s".repeat(MAX_FIELD_BYTES + 1);
+        for line in [call("s", ""), call("", "i"), call(&long, "i")] {
+            let refusal = judge_call(&mut Claiming, &line, &agent).expect_err("refused");
+            assert_eq!(refusal.error, "malformed-call", "{refusal:?}");
+            assert!(refusal.message.contains("identity"), "{refusal:?}");
+        }
+        assert!(judge_call(&mut Claiming, &call("s", "i"), &agent).is_ok());
     }
 }

@@ -40,7 +40,7 @@ have reached stable storage as far as fsync promises, so it survives a
 crash of any process, and a power loss on storage that honours fsync. It
 stays unread, in FIFO position by X (names sort by arrival time), until
 the agent archives it. If ding send fails it prints no name; a failure
-after the rename says so and names X.
+after the rename (including one printing X) says so on stderr and names X.
 
 The inbox is found in this order: NAME's `inbox` in --decl AGENT.kdl;
 --inbox DIR; DING_INBOX, when DING_AGENT is NAME (both are set inside a
@@ -133,8 +133,17 @@ pub fn run(parser: &mut lexopt::Parser) -> Result<ExitCode> {
     let inbox = Inbox::open_or_create(&root)?;
     let name = inbox.deliver(&body, options.from.as_deref())?;
     let mut stdout = std::io::stdout().lock();
-    writeln!(stdout, "{name}")?;
-    stdout.flush()?;
+    // The message is durable now. If its name cannot be printed (a full
+    // disk, a closed pipe), say so and name it here: a sender that saw only
+    // an error would send it again. The cause is kept as text, not as the
+    // I/O error, so that a broken pipe is a failure here, not the quiet
+    // success it is for other commands.
+    if let Err(err) = writeln!(stdout, "{name}").and_then(|()| stdout.flush()) {
+        bail!(
+            "delivered {name} into {}, but could not print its name: {err}",
+            inbox.unread_dir().display()
+        );
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -91,13 +91,6 @@ struct Versioned<'a> {
     line: &'a Downlink,
 }
 
-#[derive(Deserialize)]
-struct VersionedOwned {
-    v: u64,
-    #[serde(flatten)]
-    line: Downlink,
-}
-
 impl Downlink {
     /// The line, without the newline. Field names are camelCase; `v` is 1.
     pub fn to_line(&self) -> String {
@@ -106,14 +99,18 @@ impl Downlink {
     }
 
     /// Reads one line back (adapters use this). Unknown kinds and versions
-    /// are errors, so an adapter can log and ignore them.
+    /// are errors, so an adapter can log and ignore them. `kind` must be
+    /// one of the names: serde alone would also take a variant's index.
     pub fn parse(line: &str) -> Result<Downlink, String> {
-        let versioned: VersionedOwned =
-            serde_json::from_str(line).map_err(|err| err.to_string())?;
-        if versioned.v != 1 {
-            return Err(format!("unknown downlink version {}", versioned.v));
+        let value: serde_json::Value = serde_json::from_str(line).map_err(|err| err.to_string())?;
+        let version = &value["v"];
+        if version.as_u64() != Some(1) {
+            return Err(format!("unknown downlink version {version}"));
         }
-        Ok(versioned.line)
+        if !value["kind"].is_string() {
+            return Err(format!("downlink kind {} is not a name", value["kind"]));
+        }
+        serde_json::from_value(value).map_err(|err| err.to_string())
     }
 }
 
@@ -152,6 +149,26 @@ mod tests {
         assert_eq!(
             Downlink::Evidence { wanted: false }.to_line(),
             r#"{"v":1,"kind":"evidence","wanted":false}"#
+        );
+    }
+
+    /// serde would read a kind given as a variant's index (`"kind":0` as
+    /// `pty`, through the flattened envelope; found by AFL++): a kind is
+    /// one of the names, as is the version's number.
+    #[test]
+    fn a_kind_is_one_of_the_names() {
+        for line in [
+            r#"{"v":1,"kind":0}"#,
+            r#"{"v":1,"kind":1,"wanted":true}"#,
+            r#"{"v":1,"kind":null,"identity":null}"#,
+            r#"{"v":1.0,"kind":"evidence","wanted":true}"#,
+            r#"["v","pty"]"#,
+        ] {
+            assert!(Downlink::parse(line).is_err(), "accepted {line}");
+        }
+        assert_eq!(
+            Downlink::parse(r#"{"v":1,"kind":"evidence","wanted":true,"new":1}"#),
+            Ok(Downlink::Evidence { wanted: true })
         );
     }
 }

@@ -13,8 +13,9 @@
 
 use std::borrow::Cow;
 
-/// Nesting beyond this is refused, so hostile input cannot exhaust the
-/// stack (serde_json's default limit is the same).
+/// Containers nested this deep, the line's object counted, are refused,
+/// so hostile input cannot exhaust the stack: serde_json's default limit,
+/// which refuses the 128th level and reads the 127th.
 const MAX_DEPTH: usize = 128;
 
 /// Why the text is not one JSON object. `at` is a byte offset.
@@ -202,8 +203,10 @@ impl<'a> Reader<'a> {
         Ok(kind)
     }
 
+    /// A container whose members are at `depth` (the line's object's are
+    /// at 1) is the `depth + 1`th level.
     fn nest(&self, depth: usize) -> Result<(), JsonError> {
-        if depth > MAX_DEPTH {
+        if depth + 1 >= MAX_DEPTH {
             return Err(self.error("nested too deeply"));
         }
         Ok(())
@@ -235,6 +238,7 @@ impl<'a> Reader<'a> {
 
     /// `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`
     fn number(&mut self) -> Result<(), JsonError> {
+        let start = self.pos;
         if self.peek() == Some(b'-') {
             self.pos += 1;
         }
@@ -243,9 +247,11 @@ impl<'a> Reader<'a> {
             Some(b'1'..=b'9') => self.digits()?,
             _ => return Err(self.error("expected a digit")),
         }
+        let mut plain = true;
         if self.peek() == Some(b'.') {
             self.pos += 1;
             self.digits()?;
+            plain = false;
         }
         if matches!(self.peek(), Some(b'e' | b'E')) {
             self.pos += 1;
@@ -253,6 +259,17 @@ impl<'a> Reader<'a> {
                 self.pos += 1;
             }
             self.digits()?;
+            plain = false;
+        }
+        // Like serde_json, refuse a number no double can hold (`1e400`).
+        // An integer of at most 300 digits always fits, so only the rare
+        // fraction, exponent or huge literal pays for a float parse.
+        let literal = &self.text[start..self.pos];
+        if (!plain || literal.len() > 300) && !literal.parse::<f64>().is_ok_and(f64::is_finite) {
+            return Err(JsonError {
+                at: start,
+                what: "number out of range",
+            });
         }
         Ok(())
     }
@@ -535,6 +552,44 @@ mod tests {
             "{\"a\":1}\u{b}",
         ] {
             assert!(members(text).is_err(), "accepted {text:?}");
+        }
+    }
+
+    /// serde_json refuses a number whose value no f64 holds (found by the
+    /// `adapter-lines` fuzz target: `1e400` in an unknown field), so the
+    /// reader does too; one that underflows to zero is read.
+    #[test]
+    fn numbers_no_double_can_hold_are_refused_like_serde_json() {
+        let huge = format!("1{}", "0".repeat(400));
+        for number in ["1e400", "-1e400", "1.5E+309", huge.as_str()] {
+            let text = format!("{{\"a\":[{number}]}}");
+            assert!(members(&text).is_err(), "accepted {text}");
+            assert!(serde_json::from_str::<serde_json::Value>(&text).is_err());
+        }
+        for number in ["1e-400", "1.7976931348623157e308", "18446744073709551616"] {
+            let text = format!("{{\"a\":{number}}}");
+            assert!(members(&text).is_ok(), "refused {text}");
+            assert!(serde_json::from_str::<serde_json::Value>(&text).is_ok());
+        }
+    }
+
+    /// serde_json refuses a value nested 128 containers deep, the line's
+    /// object counted, and reads one nested 127 deep; so does the reader
+    /// (the `adapter-lines` fuzz target found it reading two levels more).
+    #[test]
+    fn nesting_is_refused_exactly_where_serde_json_refuses_it() {
+        for (arrays, fine) in [(126, true), (127, false), (128, false)] {
+            for inner in ["[", "{\"b\":"] {
+                let close = if inner == "[" { "]" } else { "}" };
+                let text = format!(
+                    "{{\"a\":{}0{}}}",
+                    inner.repeat(arrays),
+                    close.repeat(arrays)
+                );
+                let reference = serde_json::from_str::<serde_json::Value>(&text).is_ok();
+                assert_eq!(reference, fine, "serde_json at {arrays} {inner}");
+                assert_eq!(members(&text).is_ok(), fine, "{arrays} levels of {inner}");
+            }
         }
     }
 

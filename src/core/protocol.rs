@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use super::identity::ClaimedIdentity;
+use super::identity::{ClaimedIdentity, Identity};
 use super::json_reader::{JsonError, Kind, ObjectReader, Value};
 use super::message::{InvalidName, MessageName};
 
@@ -389,11 +389,30 @@ fn bounded_string<'a>(
     field: &'static str,
     value: Option<Value<'a>>,
 ) -> Result<Cow<'a, str>, ProtocolError> {
-    let text = bounded(field, string(field, required(field, value)?)?)?;
+    identity_part(field, string(field, required(field, value)?)?)
+}
+
+/// One part of an envelope's identity: non-empty, at most
+/// [`MAX_FIELD_BYTES`].
+fn identity_part<'a>(
+    field: &'static str,
+    text: Cow<'a, str>,
+) -> Result<Cow<'a, str>, ProtocolError> {
+    let text = bounded(field, text)?;
     if text.is_empty() {
         return Err(invalid(field, "must not be empty"));
     }
     Ok(text)
+}
+
+/// Whether `identity` can stamp a v1 line: [`parse_line`] refuses an
+/// envelope whose `session`, `incarnation` or `generation` is empty or
+/// longer than [`MAX_FIELD_BYTES`].
+pub fn check_identity(identity: &Identity) -> Result<(), ProtocolError> {
+    identity_part("session", Cow::Borrowed(&identity.session))?;
+    identity_part("incarnation", Cow::Borrowed(&identity.incarnation))?;
+    identity_part("generation", Cow::Borrowed(&identity.generation))?;
+    Ok(())
 }
 
 fn uint(field: &'static str, value: Value<'_>) -> Result<u64, ProtocolError> {

@@ -9,6 +9,7 @@ use std::fmt::Write as _;
 use std::ops::Range;
 
 use super::source::Source;
+use crate::core::escape::displayable;
 
 /// A byte range in the declaration text.
 pub type Span = Range<usize>;
@@ -77,16 +78,18 @@ impl Diagnostic {
     }
 
     /// `LINE:COL: error: message` plus hint lines, without the file name:
-    /// the form the fixture `.expected` files hold.
+    /// the form the fixture `.expected` files hold. Messages and hints quote
+    /// the declaration, so they are shown by the escape rule (spec §8):
+    /// nothing a terminal acts on reaches it, and each stays one line.
     pub fn render_positioned(&self, source: &Source) -> String {
         let mut out = format!(
             "{}: {}: {}\n",
             source.position(self.span.start),
             self.severity.label(),
-            self.message
+            displayable(&self.message)
         );
         for hint in &self.hints {
-            let _ = writeln!(out, "  hint: {hint}");
+            let _ = writeln!(out, "  hint: {}", displayable(hint));
         }
         out
     }
@@ -126,6 +129,20 @@ mod tests {
         assert_eq!(
             diagnostic.render(&source),
             "agents/w.kdl:2:3: error: unknown node `delivry` in `agent`\n  hint: did you mean `delivery`?\n"
+        );
+    }
+
+    /// A diagnostic quotes the declaration (an unknown node's name, a bad
+    /// value), and `ding check` prints it to a terminal: whatever control,
+    /// line break or bidi character the quote holds is shown escaped.
+    #[test]
+    fn quoted_text_is_rendered_displayable() {
+        let source = Source::new("a.kdl", "x\n");
+        let diagnostic = Diagnostic::error(0..1, "unknown node `\u{1b}]52;c;eA==\u{7}`")
+            .hint("did you mean `a\nb\u{202e}`?");
+        assert_eq!(
+            diagnostic.render(&source),
+            "a.kdl:1:1: error: unknown node `\\u{1b}]52;c;eA==\\u{7}`\n  hint: did you mean `a\\u{a}b\\u{202e}`?\n"
         );
     }
 

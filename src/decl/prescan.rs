@@ -4,8 +4,10 @@
 //! how deeply blocks nest (the parser recurses once per level, so a
 //! 100 000-deep file would overflow its stack), and which KDL v1 spellings
 //! the file uses (the v2 parser only says "expected identifier string").
-//! It knows strings and comments well enough not to count a `{` inside them;
-//! it does not validate anything else, and leaves that to the parser.
+//! It knows strings and comments well enough not to count a `{` inside them
+//! as nesting; it counts those in strings apart (the parser recurses on
+//! them when it cannot read their string), and it validates nothing else,
+//! leaving that to the parser.
 
 use super::diagnostic::{Diagnostic, Span};
 
@@ -18,8 +20,29 @@ pub const MAX_NESTING_DEPTH: usize = 16;
 pub struct Scan {
     /// The `{` that first opens a block deeper than [`MAX_NESTING_DEPTH`].
     pub too_deep_at: Option<usize>,
+    /// How many `{` lie inside strings. They open no block, unless the
+    /// parser cannot read their string (a bad escape, a control character,
+    /// an unclosed raw string): then it reads on as nodes, and recurses
+    /// once per such `{`.
+    pub string_braces: usize,
+    /// The first `{` inside a string past `string_brace_limit`.
+    pub too_many_string_braces_at: Option<usize>,
     /// KDL v1 constructs, as ready-made errors.
     pub v1_syntax: Vec<Diagnostic>,
+}
+
+impl Scan {
+    /// Counts the `{` of the string `bytes[span]`, noting the first past
+    /// `limit`.
+    fn string(&mut self, bytes: &[u8], span: Span, limit: usize) {
+        let start = span.start;
+        for (offset, _) in bytes[span].iter().enumerate().filter(|(_, b)| **b == b'{') {
+            self.string_braces += 1;
+            if self.string_braces > limit && self.too_many_string_braces_at.is_none() {
+                self.too_many_string_braces_at = Some(start + offset);
+            }
+        }
+    }
 }
 
 /// Bytes that end a bare word (an identifier, a number, a v1 keyword).
@@ -27,7 +50,9 @@ fn ends_word(byte: u8) -> bool {
     byte.is_ascii_whitespace() || b"(){}[];=\"/\\#".contains(&byte)
 }
 
-pub fn scan(text: &str) -> Scan {
+/// Scans `text`; `string_brace_limit` is the most `{` its strings may hold
+/// before [`Scan::too_many_string_braces_at`] is set.
+pub fn scan(text: &str, string_brace_limit: usize) -> Scan {
     let bytes = text.as_bytes();
     let mut scan = Scan::default();
     let mut depth = 0usize;
@@ -37,9 +62,14 @@ pub fn scan(text: &str) -> Scan {
         at = match rest {
             [b'/', b'/', ..] => skip_line(bytes, at),
             [b'/', b'*', ..] => skip_block_comment(bytes, at),
-            [b'"', b'"', b'"', ..] => skip_quoted(bytes, at + 3, true).0,
+            [b'"', b'"', b'"', ..] => {
+                let end = skip_quoted(bytes, at + 3, true).0;
+                scan.string(bytes, at..end, string_brace_limit);
+                end
+            }
             [b'"', ..] => {
                 let (end, line_break) = skip_quoted(bytes, at + 1, false);
+                scan.string(bytes, at..end, string_brace_limit);
                 // Only a closed string reads as v1; an unclosed one is a
                 // plain syntax error, which the parser reports better.
                 let closed =
@@ -58,7 +88,9 @@ pub fn scan(text: &str) -> Scan {
             [b'#', ..] => {
                 let hashes = rest.iter().take_while(|&&b| b == b'#').count();
                 if bytes.get(at + hashes) == Some(&b'"') {
-                    skip_raw(bytes, at + hashes, hashes)
+                    let end = skip_raw(bytes, at + hashes, hashes);
+                    scan.string(bytes, at..end, string_brace_limit);
+                    end
                 } else {
                     // A v2 keyword such as `#true`: skip it whole.
                     skip_word(bytes, at + hashes)
@@ -80,6 +112,7 @@ pub fn scan(text: &str) -> Scan {
                 let hashes = rest[1..].iter().take_while(|&&b| b == b'#').count();
                 if bytes.get(at + 1 + hashes) == Some(&b'"') {
                     let end = skip_raw(bytes, at + 1 + hashes, hashes);
+                    scan.string(bytes, at..end, string_brace_limit);
                     scan.v1_syntax.push(v1_raw_string(at..end));
                     end
                 } else {
@@ -202,7 +235,7 @@ mod tests {
     use super::*;
 
     fn v1_spans(text: &str) -> Vec<&str> {
-        scan(text)
+        scan(text, usize::MAX)
             .v1_syntax
             .iter()
             .map(|diagnostic| &text[diagnostic.span.clone()])
@@ -239,15 +272,18 @@ mod tests {
             "{".repeat(40),
             "{".repeat(40)
         );
-        assert_eq!(scan(&text).too_deep_at, None);
+        assert_eq!(scan(&text, usize::MAX).too_deep_at, None);
     }
 
     #[test]
     fn nesting_past_the_limit_is_found_at_its_brace() {
         let within = "a{".repeat(MAX_NESTING_DEPTH) + &"}".repeat(MAX_NESTING_DEPTH);
-        assert_eq!(scan(&within).too_deep_at, None);
+        assert_eq!(scan(&within, usize::MAX).too_deep_at, None);
         let deeper = "a{".repeat(MAX_NESTING_DEPTH + 1);
-        assert_eq!(scan(&deeper).too_deep_at, Some(2 * MAX_NESTING_DEPTH + 1));
+        assert_eq!(
+            scan(&deeper, usize::MAX).too_deep_at,
+            Some(2 * MAX_NESTING_DEPTH + 1)
+        );
     }
 
     #[test]
@@ -261,7 +297,7 @@ mod tests {
             "a \\",
             "\"\\",
         ] {
-            let _ = scan(text);
+            let _ = scan(text, usize::MAX);
         }
     }
 }

@@ -72,11 +72,12 @@ impl Source {
             Err(err) => {
                 let bad = err.valid_up_to();
                 // The valid prefix positions the bad byte exactly; the lossy
-                // rest only keeps later offsets in range.
+                // rest only keeps later offsets in range. The span is in the
+                // decoded text, where the bad byte became U+FFFD.
                 let source = Source::new(origin, String::from_utf8_lossy(bytes));
                 let byte = bytes.get(bad).copied().unwrap_or_default();
                 let diagnostic = Diagnostic::error(
-                    bad..bad + 1,
+                    bad..bad + char::REPLACEMENT_CHARACTER.len_utf8(),
                     format!("declaration is not valid UTF-8 (byte 0x{byte:02x})"),
                 )
                 .hint("KDL v2 files are UTF-8; re-save the file as UTF-8");
@@ -165,6 +166,21 @@ mod tests {
             "{}",
             diagnostic.message
         );
+    }
+
+    /// The decoded text holds U+FFFD where the bad byte was: the span
+    /// covers that whole character, so it can slice the text it points into.
+    #[test]
+    fn the_span_of_a_bad_byte_is_its_replacement_character() {
+        for bytes in [&b"\xa2"[..], b"ab\xff\xfecd", b"x\xe2\x80"] {
+            let (source, diagnostic) = Source::decode("a.kdl", bytes);
+            let span = diagnostic.expect("invalid UTF-8 is refused").span;
+            assert_eq!(
+                source.text().get(span.clone()),
+                Some("\u{fffd}"),
+                "{bytes:?}: {span:?}"
+            );
+        }
     }
 
     #[test]

@@ -56,6 +56,67 @@ pub enum Request {
     Attach {},
 }
 
+/// What the front of a control connection's buffer holds.
+#[derive(Debug, PartialEq, Eq)]
+pub enum NextRequest {
+    /// One request line, its newline removed (and drained from the buffer).
+    Line(Vec<u8>),
+    /// The line at the front is longer than [`MAX_REQUEST_LINE`] (with or
+    /// without its newline yet): answer `oversized-request` and close,
+    /// because where the next request starts cannot be known.
+    Oversized,
+    /// More bytes are needed.
+    Incomplete,
+}
+
+/// Takes the next request line from the front of `buf`. An oversized line
+/// is reported as soon as the buffer proves it (a full buffer without a
+/// newline), so a peer can never make the host hold more than the bound.
+pub fn next_request(buf: &mut Vec<u8>) -> NextRequest {
+    let Some(end) = buf.iter().position(|&b| b == b'\n') else {
+        if buf.len() >= MAX_REQUEST_LINE {
+            buf.clear();
+            return NextRequest::Oversized;
+        }
+        return NextRequest::Incomplete;
+    };
+    if end + 1 > MAX_REQUEST_LINE {
+        buf.drain(..=end);
+        return NextRequest::Oversized;
+    }
+    let mut line: Vec<u8> = buf.drain(..=end).collect();
+    line.pop();
+    NextRequest::Line(line)
+}
+
+/// Decodes one request line: `Ok(None)` for a blank line (ignored, no
+/// reply), the request, or the `malformed-request` error to answer with
+/// (not JSON, not UTF-8, not an object, an unknown op, a missing, mistyped
+/// or extra field).
+pub fn decode_request(line: &[u8]) -> Result<Option<Request>, ErrorReply> {
+    if line.iter().all(u8::is_ascii_whitespace) {
+        return Ok(None);
+    }
+    let malformed = |message: String| ErrorReply {
+        error: ErrorKind::MalformedRequest,
+        message,
+    };
+    // serde also reads a tagged enum from an array (`["status"]`); the
+    // protocol is objects.
+    if !is_object_text(line) {
+        return Err(malformed("a request is a JSON object".into()));
+    }
+    serde_json::from_slice(line)
+        .map(Some)
+        .map_err(|err| malformed(err.to_string()))
+}
+
+/// Whether `line` can only be a JSON object: its first non-whitespace byte
+/// is `{` (what follows is serde's to check).
+pub fn is_object_text(line: &[u8]) -> bool {
+    line.trim_ascii_start().first() == Some(&b'{')
+}
+
 /// Who an unconditional send is typed for.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -389,6 +450,27 @@ mod tests {
         ] {
             assert!(serde_json::from_str::<Request>(line).is_err(), "{line}");
         }
+    }
+
+    /// serde reads an internally tagged enum from an array too
+    /// (`["status"]`); the protocol is one object per line (found by AFL++
+    /// on the status socket, which shares the shape).
+    #[test]
+    fn a_request_is_an_object_or_malformed() {
+        for line in [
+            &br#"["status"]"#[..],
+            br#" ["send", []]"#,
+            br#""status""#,
+            br#"{"op":0}"#,
+            br#"{"op":4}"#,
+        ] {
+            let refusal = decode_request(line).expect_err("refused");
+            assert_eq!(refusal.error, ErrorKind::MalformedRequest, "{line:?}");
+        }
+        assert_eq!(
+            decode_request(br#" {"op":"status"}"#),
+            Ok(Some(Request::Status {}))
+        );
     }
 
     #[test]

@@ -35,6 +35,7 @@ use std::time::{Duration, SystemTime};
 
 use anyhow::{Context, Result, bail};
 
+use super::crash_point::{self, CrashPoint};
 use super::durable::{fsync_dir, rename_no_replace};
 use super::naming::NameClock;
 use crate::core::message::{InvalidName, MessageName};
@@ -347,6 +348,7 @@ impl Inbox {
             let listed = entry.file_type().ok();
             let class = classify_entry(&self.new, &name, listed)
                 .with_context(|| format!("cannot inspect {}", entry.path().display()))?;
+            crash_point::reach(CrashPoint::MidScan);
             match class {
                 // Gone between readdir and this check: just archived; the
                 // next scan or event accounts for it.

@@ -27,9 +27,10 @@ use std::time::SystemTime;
 
 use anyhow::{Context, Result};
 
+use super::crash_point::{self, CrashPoint};
 use super::durable::fsync_dir;
 use super::naming::{micros_since_epoch, utc_stamp};
-use super::private_file::{FileProblem, read_regular, replace};
+use super::private_file::{FileProblem, ReplaceStep, read_regular, replace_with};
 use crate::core::journal::{JOURNAL_VERSION, Journal};
 use crate::private_dir::{Privacy, current_uid, ensure_dir};
 
@@ -163,7 +164,13 @@ impl JournalStore {
             .context("unusable state directory")?;
         let mut bytes = serde_json::to_vec(journal).context("cannot encode the journal")?;
         bytes.push(b'\n');
-        replace(&self.path(), &bytes, 0o600).context("cannot save the journal")
+        replace_with(&self.path(), &bytes, 0o600, |step| {
+            crash_point::reach(match step {
+                ReplaceStep::TmpDurable => CrashPoint::BeforeJournalRename,
+                ReplaceStep::Renamed => CrashPoint::AfterJournalRename,
+            })
+        })
+        .context("cannot save the journal")
     }
 }
 

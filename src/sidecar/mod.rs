@@ -28,6 +28,7 @@ pub mod adapter_group;
 pub mod adapter_proc;
 pub mod agent_record;
 pub mod control;
+pub mod crash_point;
 pub mod durable;
 pub mod escaped_json;
 pub mod inbox;

@@ -186,6 +186,26 @@ pub fn tmp_path(path: &Path) -> PathBuf {
 /// permissions of the regular file it replaces (a user's own file keeps
 /// the mode they gave it).
 pub fn replace(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
+    replace_with(path, bytes, mode, |_| {})
+}
+
+/// The steps of [`replace`] between which a crash leaves a distinct state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReplaceStep {
+    /// `PATH.tmp` holds the new bytes durably; `PATH` is still the old file.
+    TmpDurable,
+    /// `PATH` is the new file; the rename is not yet fsynced.
+    Renamed,
+}
+
+/// [`replace`], calling `at` as each [`ReplaceStep`] is reached (the
+/// journal's crash points hook in here).
+pub fn replace_with(
+    path: &Path,
+    bytes: &[u8],
+    mode: u32,
+    mut at: impl FnMut(ReplaceStep),
+) -> io::Result<()> {
     use std::os::unix::fs::PermissionsExt;
     let mode = match fs::symlink_metadata(path) {
         Ok(meta) if meta.file_type().is_file() => meta.permissions().mode() & 0o7777,
@@ -209,10 +229,12 @@ pub fn replace(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
         .and_then(|()| file.sync_all())
         .map_err(|err| with_path(err, "cannot write", &tmp))?;
     drop(file);
+    at(ReplaceStep::TmpDurable);
     fs::rename(&tmp, path).map_err(|err| {
         let _ = fs::remove_file(&tmp);
         with_path(err, "cannot replace", path)
     })?;
+    at(ReplaceStep::Renamed);
     let dir = match path.parent() {
         Some(dir) if !dir.as_os_str().is_empty() => dir,
         _ => Path::new("."),

@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use mio::{Registry, Token};
 
+use super::crash_point::{self, CrashPoint};
 use crate::core::engine::{Input, Send, SendIf};
 use crate::core::identity::Identity;
 use crate::core::ownership::RequestId;
@@ -161,6 +162,7 @@ impl PtyLink {
             });
             return;
         }
+        crash_point::reach(CrashPoint::BeforePtyWrite);
         self.queue(&request, awaiting);
         self.flush(registry, now);
     }
@@ -254,7 +256,10 @@ impl PtyLink {
             (Some(Awaiting::Status), Reply::Status(status)) => self.on_status(&status),
             (Some(Awaiting::SendIf(request)), Reply::SendIf(result)) => {
                 let input = match result {
-                    SendIfReply::Sent { revision, .. } => Input::PtySent { request, revision },
+                    SendIfReply::Sent { revision, .. } => {
+                        crash_point::reach(CrashPoint::AfterPtyWrite);
+                        Input::PtySent { request, revision }
+                    }
                     SendIfReply::Conflict { revision } => Input::PtyConflict {
                         request,
                         actual: revision,
@@ -277,6 +282,7 @@ impl PtyLink {
                 self.inputs.push(input);
             }
             (Some(Awaiting::Send(request)), Reply::Send { revision, .. }) => {
+                crash_point::reach(CrashPoint::AfterPtyWrite);
                 self.inputs.push(Input::PtySent { request, revision });
             }
             (awaited, reply) => self.notes.push(LinkNote::Unexpected(format!(

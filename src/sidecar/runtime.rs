@@ -45,6 +45,7 @@ use super::adapter_proc::{
 };
 use super::agent_record::AgentRecord;
 use super::control::write_pid;
+use super::crash_point::{self, CRASH_AT_VAR, CrashPoint};
 use super::inbox::{Inbox, NameClass, Scan, Unreadable, classify_name};
 use super::inbox_watch::{InboxEvent, InboxWatch};
 use super::journal_store::JournalStore;
@@ -54,6 +55,7 @@ use super::paths::AgentPaths;
 use super::pty_link::{LinkNote, PtyLink};
 use super::status_document::{StatusDocument, UnreadableView};
 use super::status_server::{StatusRequest, StatusServer};
+use crate::core::downlink::Downlink;
 use crate::core::engine::{Engine, Input, Output};
 use crate::core::escape::escape_bytes;
 use crate::core::time::Time;
@@ -125,7 +127,7 @@ struct Runtime {
     unreadable: BTreeMap<OsString, Unreadable>,
     inputs: VecDeque<Input>,
     /// Downlink lines of this turn, sent once the journal is written.
-    downlink: Vec<String>,
+    downlink: Vec<Downlink>,
     journal_dirty: bool,
     /// Why the journal was quarantined at start, for status.
     journal_warning: Option<String>,
@@ -164,6 +166,17 @@ impl Runtime {
             Some(&paths.sidecar_log()),
             monotonic_now,
         );
+        // Tests only (`crash_point`): read once, before anything can reach one.
+        let crash_at = crash_point::arm_from_env().map_err(|value| {
+            let names: Vec<&str> = CrashPoint::ALL.iter().map(|p| p.name()).collect();
+            anyhow::anyhow!(
+                "{CRASH_AT_VAR}={value:?} names no crash point (one of {})",
+                names.join(", ")
+            )
+        })?;
+        if let Some(point) = crash_at {
+            log.event("crash-point-armed", json!({ "point": point.name() }));
+        }
         paths.ensure_runtime_dir()?;
         paths.ensure_state_dir()?;
 
@@ -327,6 +340,13 @@ impl Runtime {
             self.journal_dirty = false;
             self.save_journal();
         }
+        let grants = self
+            .downlink
+            .iter()
+            .any(|line| matches!(line, Downlink::Claimed(claimed) if !claimed.granted.is_empty()));
+        if grants && self.journal_write_error.is_none() {
+            crash_point::reach(CrashPoint::AfterClaimJournaled);
+        }
         self.send_downlink();
         self.arm_timer(now);
         Ok(())
@@ -341,7 +361,7 @@ impl Runtime {
         let pid = running.process.pid();
         let mut dropped = 0;
         for line in lines {
-            if !running.process.queue_line(&line) {
+            if !running.process.queue_line(&line.to_line()) {
                 dropped += 1;
             }
         }
@@ -402,7 +422,7 @@ impl Runtime {
                     self.absorb_link();
                 }
                 Output::SpawnAdapter => self.spawn_adapter(),
-                Output::ToAdapter(line) => self.downlink.push(line.to_line()),
+                Output::ToAdapter(line) => self.downlink.push(line),
                 Output::JournalChanged => self.journal_dirty = true,
                 Output::StatusChanged => {}
                 Output::Decision(record) => self.log.decision(&record),

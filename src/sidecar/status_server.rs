@@ -20,7 +20,9 @@ use anyhow::Result;
 use mio::{Registry, Token};
 use serde::Deserialize;
 
+use super::lines::Line;
 use crate::line_server::{Limits, LineServer, ServerEvent};
+use crate::pty::wire::is_object_text;
 
 /// The longest request line accepted.
 pub const MAX_REQUEST: usize = 4096;
@@ -69,27 +71,16 @@ impl StatusServer {
         self.server.on_ready(registry, token, &mut events);
         let mut request = None;
         for event in events {
-            let refusal = match event {
-                ServerEvent::Request { peer, line } => {
-                    match serde_json::from_slice::<StatusRequest>(&line) {
-                        Ok(parsed) if peer == token => {
-                            request = Some(parsed);
-                            continue;
-                        }
-                        Ok(_) => continue,
-                        Err(err) => (
-                            peer,
-                            serde_json::json!({"error": "malformed-request", "message": err.to_string()}),
-                        ),
-                    }
-                }
-                ServerEvent::TooLong { peer, .. } => {
-                    (peer, serde_json::json!({"error": "oversized-request"}))
-                }
+            let (peer, judged) = match event {
+                ServerEvent::Request { peer, line } => (peer, judge_request(Line::Complete(line))),
+                ServerEvent::TooLong { peer, len } => (peer, judge_request(Line::TooLong { len })),
                 ServerEvent::Gone { .. } => continue,
             };
-            self.server
-                .reply(registry, refusal.0, refusal.1.to_string().as_bytes());
+            match judged {
+                Ok(parsed) if peer == token => request = Some(parsed),
+                Ok(_) => {}
+                Err(refusal) => self.server.reply(registry, peer, &refusal),
+            }
         }
         request
     }
@@ -97,5 +88,54 @@ impl StatusServer {
     /// Queues `reply` (one line, no newline) for the peer and writes what it can.
     pub fn reply(&mut self, registry: &Registry, token: Token, reply: Vec<u8>) {
         self.server.reply(registry, token, &reply);
+    }
+}
+
+/// A peer's first line: the request, or the error line (no newline) to
+/// answer with: `malformed-request` for anything but a known request, and
+/// `oversized-request` for a line past [`MAX_REQUEST`].
+pub fn judge_request(line: Line) -> Result<StatusRequest, Vec<u8>> {
+    let error = match line {
+        // serde also reads the request from an array (`["status"]`).
+        Line::Complete(bytes) if !is_object_text(&bytes) => serde_json::json!({
+            "error": "malformed-request",
+            "message": "a request is a JSON object",
+        }),
+        Line::Complete(bytes) => match serde_json::from_slice::<StatusRequest>(&bytes) {
+            Ok(request) => return Ok(request),
+            Err(err) => {
+                serde_json::json!({"error": "malformed-request", "message": err.to_string()})
+            }
+        },
+        Line::TooLong { .. } => serde_json::json!({"error": "oversized-request"}),
+    };
+    Err(error.to_string().into_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Only `{"op":"status"}` asks for the status: not the array serde
+    /// would also read as it (found by AFL++), not one with more fields.
+    #[test]
+    fn only_the_status_object_is_a_request() {
+        let judged = |line: &[u8]| judge_request(Line::Complete(line.to_vec()));
+        assert_eq!(judged(br#"{"op":"status"}"#), Ok(StatusRequest::Status {}));
+        for line in [
+            &br#"["status"]"#[..],
+            br#"{"op":"status","x":1}"#,
+            b"status",
+            br#"{"op":0}"#,
+        ] {
+            let reply = judged(line).expect_err("refused");
+            let reply: serde_json::Value = serde_json::from_slice(&reply).expect("JSON");
+            assert_eq!(reply["error"], "malformed-request", "{line:?}");
+        }
+        let reply = judge_request(Line::TooLong {
+            len: MAX_REQUEST + 1,
+        })
+        .expect_err("refused");
+        assert_eq!(reply, br#"{"error":"oversized-request"}"#);
     }
 }

@@ -54,6 +54,21 @@ exec cat 0<>"$fifo"
 /// A harness that only waits.
 pub const SLEEPING_HARNESS: &str = r#"command "sleep" "600""#;
 
+/// The scripted adapter that also records every downlink line it is sent
+/// into `feeds/PID.downlink` ([`Agent::downlink`]); its declaration line.
+/// [`Agent::new`] installs it beside the scripted one.
+pub const RECORDING_ADAPTER: &str = r#"command "sh" "$ST_HOOKS/recording-adapter.sh""#;
+
+const RECORDING_ADAPTER_SCRIPT: &str = r#"#!/bin/sh
+fifo="$FEEDS/$$"
+mkfifo "$fifo" || exit 1
+# The downlink pipe, kept as fd 3 for the recorder: a background job's
+# stdin would otherwise be /dev/null.
+exec 3<&0
+cat <&3 > "$FEEDS/$$.downlink" &
+exec cat 0<>"$fifo" 3<&-
+"#;
+
 /// A declaration of agent `name` with `harness` (a `command` line) under
 /// the careful policy with the scripted adapter, plus `extra` ding settings.
 pub fn careful_decl(name: &str, harness: &str, extra: &str) -> String {
@@ -89,6 +104,11 @@ impl Agent {
             fs::create_dir(dir.path().join(sub)).expect("mkdir");
         }
         fs::write(dir.path().join("hooks/adapter.sh"), ADAPTER_SCRIPT).expect("adapter");
+        fs::write(
+            dir.path().join("hooks/recording-adapter.sh"),
+            RECORDING_ADAPTER_SCRIPT,
+        )
+        .expect("recording adapter");
         let agent = Agent {
             dir,
             name: name.to_string(),
@@ -172,6 +192,14 @@ impl Agent {
     /// Runs `ding ARGS` in the agent's directory and environment.
     pub fn ding(&self, args: &[&str]) -> Output {
         self.command(args).output().expect("run ding")
+    }
+
+    /// [`Agent::ding`] with `extra` added to the environment (and passed on
+    /// to every process it starts).
+    pub fn ding_with_env(&self, extra: &[(&str, &str)], args: &[&str]) -> Output {
+        let mut command = self.command(args);
+        command.envs(extra.iter().copied());
+        command.output().expect("run ding")
     }
 
     /// Runs `ding ARGS` like [`Agent::ding`], but fails the test if it has
@@ -471,6 +499,42 @@ impl Agent {
         writer.write_all(&bytes).expect("feed the adapter");
     }
 
+    /// Every downlink line the recording adapter with pid `adapter` was
+    /// sent so far.
+    pub fn downlink(&self, adapter: i32) -> Vec<Value> {
+        fs::read_to_string(self.path(&format!("feeds/{adapter}.downlink")))
+            .unwrap_or_default()
+            .lines()
+            .map(|line| serde_json::from_str(line).expect("downlink JSON"))
+            .collect()
+    }
+
+    /// The `claimed` answers among them.
+    pub fn claims_answered(&self, adapter: i32) -> Vec<Value> {
+        self.downlink(adapter)
+            .into_iter()
+            .filter(|line| line["kind"] == "claimed")
+            .collect()
+    }
+
+    /// A `claim` line for the PTY host's current identity, asking for
+    /// `messages` by name.
+    pub fn claim(&self, id: u64, messages: &[&str]) -> Value {
+        let mut line = self.envelope("claim");
+        line["claim"] = json!(id);
+        line["messages"] = json!(messages);
+        line
+    }
+
+    /// A `claim` line asking for the oldest `limit` files of `scope`.
+    pub fn claim_oldest(&self, id: u64, limit: u64, scope: &str) -> Value {
+        let mut line = self.envelope("claim");
+        line["claim"] = json!(id);
+        line["limit"] = json!(limit);
+        line["scope"] = json!(scope);
+        line
+    }
+
     /// Pids of live processes started for this agent: every one inherits
     /// this agent's private `XDG_RUNTIME_DIR`, which no other process has.
     pub fn processes(&self) -> Vec<i32> {
@@ -522,6 +586,18 @@ fn private_tempdir() -> tempfile::TempDir {
         return dir;
     }
     tempfile::tempdir().expect("tempdir")
+}
+
+/// The names a journal document holds with `owner` (`staged`,
+/// `hook-owned`).
+pub fn journal_owned(journal: &Value, owner: &str) -> Vec<String> {
+    journal["entries"]
+        .as_array()
+        .expect("entries")
+        .iter()
+        .filter(|entry| entry["owner"] == owner)
+        .filter_map(|entry| entry["name"].as_str().map(str::to_string))
+        .collect()
 }
 
 /// The unread message `name` in a status document.

@@ -46,8 +46,8 @@ use crate::pty::socket;
 use crate::pty::transport::{self, WireStep};
 use crate::pty::wire::{
     ChildState, ErrorKind, ErrorReply, FrameKind, HostStatus, IdentityPart, MAX_REQUEST_LINE,
-    Origin, Parsed, Push, Reply, Request, SendIfReply, ServerLine, Size, parse_frame, parse_resize,
-    push_frame,
+    NextRequest, Origin, Parsed, Push, Reply, Request, SendIfReply, ServerLine, Size,
+    decode_request, next_request, parse_frame, parse_resize, push_frame,
 };
 use crate::signals;
 

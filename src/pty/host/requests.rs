@@ -100,19 +100,11 @@ impl Host {
                         client.stalled = true;
                         return;
                     }
-                    let Some(end) = client.inbuf.iter().position(|&b| b == b'\n') else {
-                        if client.inbuf.len() >= MAX_REQUEST_LINE {
-                            client.inbuf.clear();
-                            refuse_oversized(client);
-                        }
-                        return;
-                    };
-                    let line: Vec<u8> = client.inbuf.drain(..=end).collect();
-                    if line.len() > MAX_REQUEST_LINE {
-                        refuse_oversized(client);
-                        return;
+                    match next_request(&mut client.inbuf) {
+                        NextRequest::Line(line) => self.handle_line(token, &line),
+                        NextRequest::Oversized => return refuse_oversized(client),
+                        NextRequest::Incomplete => return,
                     }
-                    self.handle_line(token, &line[..line.len() - 1]);
                 }
                 Mode::Attach => match parse_frame(&client.inbuf) {
                     Parsed::Incomplete => return,
@@ -161,15 +153,10 @@ impl Host {
     }
 
     pub(super) fn handle_line(&mut self, token: Token, line: &[u8]) {
-        if line.iter().all(u8::is_ascii_whitespace) {
-            return;
-        }
-        let request: Request = match serde_json::from_slice(line) {
-            Ok(request) => request,
-            Err(err) => {
-                self.error(token, ErrorKind::MalformedRequest, err.to_string());
-                return;
-            }
+        let request = match decode_request(line) {
+            Ok(Some(request)) => request,
+            Ok(None) => return,
+            Err(refusal) => return self.reply(token, ServerLine::Error(refusal)),
         };
         match request {
             Request::Status {} => {

@@ -1,0 +1,22 @@
+//! The fuzz targets, one file each; each file's doc comment lists its
+//! invariants.
+
+pub mod adapter_lines;
+pub mod declarations;
+pub mod downlink;
+pub mod hook_calls;
+pub mod names;
+pub mod pty_requests;
+pub mod status_requests;
+
+use super::target::Target;
+
+pub const ALL: &[&Target] = &[
+    &adapter_lines::TARGET,
+    &declarations::TARGET,
+    &pty_requests::TARGET,
+    &status_requests::TARGET,
+    &hook_calls::TARGET,
+    &downlink::TARGET,
+    &names::TARGET,
+];
