@@ -105,18 +105,32 @@ pub fn run(parser: &mut lexopt::Parser) -> Result<ExitCode> {
             options.name
         )));
     }
-    let sources = [
-        ("sidecar", previous_generation(&paths.sidecar_log())),
-        ("sidecar", paths.sidecar_log()),
-        ("pty", paths.pty_log()),
+    // The rotated generation is read once; the live files through the
+    // handles `--follow` goes on with, so no line falls between the two.
+    let previous = read_tail(&previous_generation(&paths.sidecar_log()), MAX_READ)
+        .map_err(|problem| anyhow::anyhow!("cannot read the previous sidecar log: {problem}"))?
+        .unwrap_or_default();
+    let mut live = [
+        Followed::new("sidecar", paths.sidecar_log()),
+        Followed::new("pty", paths.pty_log()),
     ];
+    let mut sources = vec![(
+        "sidecar",
+        String::from_utf8_lossy(&previous)
+            .lines()
+            .map(str::to_string)
+            .collect::<Vec<_>>(),
+    )];
+    for file in &mut live {
+        file.open(true)?;
+        let mut lines = Vec::new();
+        file.read_new(&mut lines)?;
+        sources.push((file.source, lines));
+    }
     let mut entries = Vec::new();
-    for (index, (source, path)) in sources.iter().enumerate() {
-        let bytes = read_tail(path, MAX_READ)
-            .map_err(|problem| anyhow::anyhow!("cannot read {}: {problem}", path.display()))?
-            .unwrap_or_default();
+    for (index, (source, lines)) in sources.iter().enumerate() {
         let mut last_time = String::new();
-        for (line_index, line) in String::from_utf8_lossy(&bytes).lines().enumerate() {
+        for (line_index, line) in lines.iter().enumerate() {
             if line.trim().is_empty() {
                 continue;
             }
@@ -137,12 +151,9 @@ pub fn run(parser: &mut lexopt::Parser) -> Result<ExitCode> {
         writeln!(out, "{}", shown(&record, options.json))?;
     }
     out.flush()?;
+    drop(out);
     if options.follow {
-        drop(out);
-        follow(
-            &[("sidecar", paths.sidecar_log()), ("pty", paths.pty_log())],
-            options.json,
-        )?;
+        follow(&mut live, options.json)?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -186,51 +197,49 @@ fn shown(record: &Value, as_json: bool) -> String {
     format!("{time} {source:<7} {}", human(&rest))
 }
 
-/// One followed log file: where reading stopped, and in which file.
+/// One live log file: where reading stopped, and in which file.
 struct Followed {
     source: &'static str,
     path: PathBuf,
     file: Option<File>,
     inode: Option<u64>,
     partial: Vec<u8>,
+    /// Reading began mid-line: the first line is cut, and dropped.
+    cut: bool,
 }
 
 impl Followed {
-    /// Reads what was appended since the last call; switches to a new
-    /// file at the path (a rotation) once the old one is read to its end.
-    fn read_new(&mut self, lines: &mut Vec<String>) -> Result<()> {
-        if self.file.is_none() {
-            self.open_at_end(false)?;
+    fn new(source: &'static str, path: PathBuf) -> Followed {
+        Followed {
+            source,
+            path,
+            file: None,
+            inode: None,
+            partial: Vec::new(),
+            cut: false,
         }
-        if let Some(file) = self.file.as_mut() {
-            let mut chunk = Vec::new();
-            file.read_to_end(&mut chunk)
-                .with_context(|| format!("read {}", self.path.display()))?;
-            self.split(&chunk, lines);
-        }
-        let current = std::fs::symlink_metadata(&self.path).ok().map(|m| m.ino());
-        if current.is_some() && current != self.inode {
-            // Rotated: the old file is read to its end; the new one from
-            // its start.
-            self.open_at_end(true)?;
-            if let Some(file) = self.file.as_mut() {
-                let mut chunk = Vec::new();
-                file.read_to_end(&mut chunk)?;
-                self.split(&chunk, lines);
-            }
-        }
-        Ok(())
     }
 
-    fn open_at_end(&mut self, from_start: bool) -> Result<()> {
+    /// Opens the file at its path, if it is there: at its last
+    /// [`MAX_READ`] bytes (`tail`, a cut first line dropped) or at its
+    /// start (a file that appeared, or replaced the one followed).
+    fn open(&mut self, tail: bool) -> Result<()> {
         let file = open_for_reading(&self.path)
             .map_err(|problem| anyhow::anyhow!("cannot read {}: {problem}", self.path.display()))?;
+        self.partial.clear();
         self.file = match file {
             Some(mut file) => {
-                self.inode = file.metadata().ok().map(|m| m.ino());
-                if !from_start {
-                    file.seek(SeekFrom::End(0))?;
+                let meta = file.metadata()?;
+                self.inode = Some(meta.ino());
+                let skip = if tail {
+                    meta.len().saturating_sub(MAX_READ)
+                } else {
+                    0
+                };
+                if skip > 0 {
+                    file.seek(SeekFrom::Start(skip))?;
                 }
+                self.cut = skip > 0;
                 Some(file)
             }
             None => None,
@@ -238,37 +247,49 @@ impl Followed {
         Ok(())
     }
 
-    fn split(&mut self, chunk: &[u8], lines: &mut Vec<String>) {
-        self.partial.extend_from_slice(chunk);
+    /// Reads what was appended since the last call; switches to a new
+    /// file at the path (a rotation) once the old one is read to its end.
+    fn read_new(&mut self, lines: &mut Vec<String>) -> Result<()> {
+        if self.file.is_none() {
+            self.open(false)?;
+        }
+        self.read_to_end(lines)?;
+        let current = std::fs::symlink_metadata(&self.path).ok().map(|m| m.ino());
+        if current.is_some() && current != self.inode {
+            self.open(false)?;
+            self.read_to_end(lines)?;
+        }
+        Ok(())
+    }
+
+    fn read_to_end(&mut self, lines: &mut Vec<String>) -> Result<()> {
+        let Some(file) = self.file.as_mut() else {
+            return Ok(());
+        };
+        let mut chunk = Vec::new();
+        file.read_to_end(&mut chunk)
+            .with_context(|| format!("read {}", self.path.display()))?;
+        self.partial.extend_from_slice(&chunk);
         while let Some(end) = self.partial.iter().position(|&b| b == b'\n') {
             let line: Vec<u8> = self.partial.drain(..=end).collect();
+            if std::mem::take(&mut self.cut) {
+                continue;
+            }
             let text = String::from_utf8_lossy(&line[..line.len() - 1]).into_owned();
             if !text.trim().is_empty() {
                 lines.push(text);
             }
         }
+        Ok(())
     }
 }
 
 /// Prints lines appended to `files` until the process is ended.
-fn follow(files: &[(&'static str, PathBuf)], as_json: bool) -> Result<()> {
-    let mut followed: Vec<Followed> = files
-        .iter()
-        .map(|(source, path)| Followed {
-            source,
-            path: path.clone(),
-            file: None,
-            inode: None,
-            partial: Vec::new(),
-        })
-        .collect();
-    for file in &mut followed {
-        file.open_at_end(false)?;
-    }
+fn follow(files: &mut [Followed], as_json: bool) -> Result<()> {
     loop {
         std::thread::sleep(FOLLOW_EVERY);
         let mut out = std::io::stdout().lock();
-        for file in &mut followed {
+        for file in files.iter_mut() {
             let mut lines = Vec::new();
             file.read_new(&mut lines)?;
             for line in lines {
@@ -284,4 +305,66 @@ pub fn previous_generation(log: &Path) -> PathBuf {
     let mut previous = log.as_os_str().to_owned();
     previous.push(".1");
     PathBuf::from(previous)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs::OpenOptions;
+
+    fn append(path: &Path, text: &str) {
+        let mut file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .expect("open");
+        file.write_all(text.as_bytes()).expect("append");
+    }
+
+    #[test]
+    fn a_followed_log_is_read_on_from_where_the_dump_stopped_and_through_a_rotation() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let log = dir.path().join("sidecar.log");
+        append(&log, "one\ntwo\n");
+        let mut followed = Followed::new("sidecar", log.clone());
+        followed.open(true).expect("open");
+        let mut lines = Vec::new();
+        followed.read_new(&mut lines).expect("read");
+        assert_eq!(lines, ["one", "two"]);
+
+        // A line written in two pieces comes out once, whole.
+        append(&log, "thr");
+        lines.clear();
+        followed.read_new(&mut lines).expect("read");
+        assert!(lines.is_empty());
+        append(&log, "ee\n");
+        followed.read_new(&mut lines).expect("read");
+        assert_eq!(lines, ["three"]);
+
+        // Rotated: the last line of the old file, then the new file.
+        std::fs::rename(&log, previous_generation(&log)).expect("rotate");
+        append(&previous_generation(&log), "four\n");
+        append(&log, "five\n");
+        lines.clear();
+        followed.read_new(&mut lines).expect("read");
+        assert_eq!(lines, ["four", "five"]);
+    }
+
+    #[test]
+    fn interventions_are_shown_apart_and_everything_escaped() {
+        let record = record_of(
+            "pty",
+            r#"{"event":"intervention","op":"send","bytes":3,"time":"2026-11-30T10:15:00.123Z"}"#,
+        );
+        assert_eq!(
+            shown(&record, false),
+            "2026-11-30T10:15:00.123Z pty     INTERVENTION bytes=3 op=send"
+        );
+        let raw = record_of("pty", "ding: cannot start \u{1b}[31m");
+        assert_eq!(
+            shown(&raw, false),
+            "------------------------ pty     | ding: cannot start \\u{1b}[31m"
+        );
+        assert!(shown(&raw, true).contains("\\u001b"));
+    }
 }

@@ -254,7 +254,7 @@ mod tests {
     }
 
     #[test]
-    fn test_env_is_repeatable_and_needs_equals() {
+    fn test_env_is_repeatable_and_a_value_may_hold_equals() {
         let args = parse_args(&[
             "--socket",
             "s",
@@ -271,50 +271,29 @@ mod tests {
         .expect("not help");
         assert_eq!(args.env.get("B").map(String::as_str), Some("x=y"));
         assert_eq!(args.env.len(), 2);
-        assert!(
+    }
+
+    #[test]
+    fn test_env_without_a_value_takes_it_from_the_hosts_environment() {
+        let with_env = |env: &str| {
             parse_args(&[
                 "--socket",
                 "s",
                 "--session",
                 "n",
                 "--env",
-                "=1",
+                env,
                 "--",
-                "true"
+                "true",
             ])
-            .is_err()
-        );
-    }
-
-    #[test]
-    fn test_env_without_a_value_takes_it_from_the_hosts_environment() {
+        };
         // PATH is set for every test process; a name nobody sets is not.
         let path = std::env::var("PATH").expect("PATH");
-        let args = parse_args(&[
-            "--socket",
-            "s",
-            "--session",
-            "n",
-            "--env",
-            "PATH",
-            "--",
-            "true",
-        ])
-        .expect("parses")
-        .expect("not help");
+        let args = with_env("PATH").expect("parses").expect("not help");
         assert_eq!(args.env.get("PATH"), Some(&path));
-        let err = parse_args(&[
-            "--socket",
-            "s",
-            "--session",
-            "n",
-            "--env",
-            "DING_TEST_SURELY_UNSET_VARIABLE",
-            "--",
-            "true",
-        ])
-        .unwrap_err();
+        let err = with_env("DING_TEST_SURELY_UNSET_VARIABLE").unwrap_err();
         assert!(format!("{err:#}").contains("not set there"), "{err:#}");
+        assert!(with_env("=1").is_err(), "an empty name");
     }
 
     #[test]

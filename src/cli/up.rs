@@ -233,9 +233,12 @@ pub fn up(declaration: &Path, spec: &AgentSpec, options: &Options) -> Result<Str
     } else if rerun_harness {
         let ended = state.harness.end().unwrap_or_default();
         restart_harness(&paths.pty_socket())?;
-        Step::started(format!(
-            "pty host adopted; the harness had {ended}: started again"
-        ))
+        // It runs the launch the host has: drift is still drift.
+        Step {
+            started: true,
+            summary: format!("pty host adopted; the harness had {ended}: started again"),
+            ..adopted("pty host", harness_drift.as_deref())
+        }
     } else {
         adopted("pty host", harness_drift.as_deref())
     };
