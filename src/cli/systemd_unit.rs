@@ -126,7 +126,7 @@ pub fn unit(
         match env(key) {
             Some(value) => environment.push_str(&format!(
                 "Environment={}\n",
-                quote(&format!("{key}={value}"))
+                quote_assignment(&format!("{key}={value}"))
             )),
             None => unset.push(key),
         }
@@ -134,14 +134,15 @@ pub fn unit(
     if !unset.is_empty() {
         environment.push_str(&format!("UnsetEnvironment={}\n", unset.join(" ")));
     }
+    let shown = escape_for_systemd(declaration, false);
     format!(
-        "# ding agent {name}, declared in {declaration}\n\
+        "# ding agent {name}, declared in {shown}\n\
          # Written by `ding systemd-unit {name}`. Install:\n\
          #   ding systemd-unit {name} > ~/.config/systemd/user/ding-{name}.service\n\
          #   systemctl --user daemon-reload && systemctl --user enable --now ding-{name}.service\n\
          #   loginctl enable-linger \"$USER\"   # to start it at boot, not at login\n\
          [Unit]\n\
-         Description=ding agent {name} ({declaration})\n\
+         Description=ding agent {name} ({shown})\n\
          \n\
          [Service]\n\
          Type=simple\n\
@@ -158,23 +159,40 @@ pub fn unit(
     )
 }
 
-/// One word of a systemd command line or assignment, double-quoted: `\`
-/// and `"` escaped, `%` (a specifier) and `$` (a variable) doubled, so the
-/// word reaches the program exactly.
+/// One word of a systemd command line (`ExecStart=`), double-quoted: `\`
+/// and `"` escaped, `%` (a specifier) and `$` (a variable) doubled, and
+/// every character that is not plain text (`core::escape`: controls, line
+/// breaks, bidi and format characters) as the `\xHH` of its bytes, which
+/// systemd decodes: the word reaches the program exactly, and the unit
+/// prints nothing raw to a terminal.
 pub fn quote(word: &str) -> String {
-    let mut quoted = String::from("\"");
-    for c in word.chars() {
+    format!("\"{}\"", escape_for_systemd(word, true))
+}
+
+/// [`quote`] for an `Environment=` assignment, where `$` means itself.
+pub fn quote_assignment(word: &str) -> String {
+    format!("\"{}\"", escape_for_systemd(word, false))
+}
+
+/// The text of [`quote`], unquoted; `$` doubled only in command lines.
+fn escape_for_systemd(text: &str, command_line: bool) -> String {
+    let mut escaped = String::new();
+    for c in text.chars() {
         match c {
-            '\\' => quoted.push_str("\\\\"),
-            '"' => quoted.push_str("\\\""),
-            '%' => quoted.push_str("%%"),
-            '$' => quoted.push_str("$$"),
-            '\n' => quoted.push_str("\\n"),
-            other => quoted.push(other),
+            '\\' => escaped.push_str("\\\\"),
+            '"' => escaped.push_str("\\\""),
+            '%' => escaped.push_str("%%"),
+            '$' if command_line => escaped.push_str("$$"),
+            c if crate::core::escape::is_plain(c) => escaped.push(c),
+            other => {
+                let mut bytes = [0; 4];
+                for byte in other.encode_utf8(&mut bytes).bytes() {
+                    escaped.push_str(&format!("\\x{byte:02x}"));
+                }
+            }
         }
     }
-    quoted.push('"');
-    quoted
+    escaped
 }
 
 #[cfg(test)]
@@ -186,6 +204,10 @@ mod tests {
         assert_eq!(quote("plain"), "\"plain\"");
         assert_eq!(quote("a b"), "\"a b\"");
         assert_eq!(quote(r#"q"\%$"#), r#""q\"\\%%$$""#);
+        assert_eq!(quote("a\nb\u{1b}]0;x"), r#""a\x0ab\x1b]0;x""#);
+        assert_eq!(quote("ünï/code"), "\"ünï/code\"");
+        assert_eq!(quote("bidi\u{202e}"), r#""bidi\xe2\x80\xae""#);
+        assert_eq!(quote_assignment("P=/a$b%c"), r#""P=/a$b%%c""#);
     }
 
     #[test]
