@@ -1,10 +1,15 @@
 # The README's commands. `make test` is exactly what CI runs (.ci/run).
 CARGO ?= cargo
 
-.PHONY: test fmt-check clippy unit demo bench build harnesses fuzz
+.PHONY: test fmt-check clippy unit demo bench build harnesses fuzz install
 
 build:
 	$(CARGO) build --release --bins
+
+# Installs `ding` with cargo: into ~/.cargo/bin, or PREFIX/bin with
+# `make install PREFIX=~/.local`. The same as `cargo install --locked --path .`.
+install:
+	$(CARGO) install --locked --path . $(if $(PREFIX),--root $(PREFIX))
 
 test: harnesses fmt-check clippy unit
 

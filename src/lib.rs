@@ -23,6 +23,7 @@
 //! * `providers`: the only place provider vocabulary may appear: model API
 //!   wire formats and scratch homes of the real harnesses.
 //! * `demo`: the bundled generic demo agent and its scripted adapter.
+//! * `wall_clock`: UTC calendar time for logs and arrival names.
 
 pub mod adapter;
 pub mod cli;
@@ -37,3 +38,4 @@ pub mod pty;
 pub mod raw_mode;
 pub mod sidecar;
 pub mod signals;
+pub mod wall_clock;

@@ -28,6 +28,15 @@ use nix::libc;
 use nix::sys::signal::{SaFlags, SigAction, SigHandler, SigSet, Signal, sigaction};
 use nix::sys::signalfd::{SfdFlags, SignalFd};
 
+/// What every long-running DING process reads through its signalfd: the
+/// end of a child, and the three requests to stop.
+pub const HANDLED: [Signal; 4] = [
+    Signal::SIGCHLD,
+    Signal::SIGTERM,
+    Signal::SIGINT,
+    Signal::SIGHUP,
+];
+
 /// Blocks `signals` for this thread, restores their default action (an
 /// ignored signal would never reach the signalfd), and returns a
 /// non-blocking, close-on-exec signalfd that reads them.

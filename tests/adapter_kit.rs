@@ -116,7 +116,7 @@ fn with_nothing_pending_no_evidence_is_wanted_and_none_is_sent() {
     let status = agent.status();
     assert_eq!(status["engine"]["evidence"]["wanted"], false);
     assert!(
-        status["engine"]["adapter"]["last_line"].is_null(),
+        status["engine"]["adapter"]["lastLine"].is_null(),
         "an adapter that was not asked says nothing: {}",
         status["engine"]["adapter"]
     );

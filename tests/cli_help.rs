@@ -7,26 +7,8 @@ use std::process::{Command, Stdio};
 
 const BIN: &str = env!("CARGO_BIN_EXE_ding");
 
-const COMMANDS: &[&str] = &[
-    "up",
-    "down",
-    "status",
-    "send",
-    "archive",
-    "attach",
-    "intervene",
-    "check",
-    "sidecar",
-    "pty",
-    "hook",
-    "hooks",
-    "compile-agent",
-    "adapter",
-    "demo-agent",
-    "demo-adapter",
-    "eval-model-server",
-    "eval-harness-env",
-];
+/// Every command, the hidden ones included.
+const COMMANDS: &[&str] = ding::cli::COMMANDS;
 
 fn help(command: &str, flag: &str) -> String {
     let output = Command::new(BIN)

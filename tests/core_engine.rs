@@ -517,8 +517,8 @@ fn status_shows_the_adapter_the_lease_and_the_pty_identity_and_revision() {
         (&adapter["state"], &adapter["pid"], &adapter["since"]),
         (&json!("up"), &json!(9), &json!(0))
     );
-    assert_eq!(adapter["last_line"], 2000, "when the adapter last spoke");
-    assert_eq!(adapter["last_sequence"], 1);
+    assert_eq!(adapter["lastLine"], 2000, "when the adapter last spoke");
+    assert_eq!(adapter["lastSequence"], 1);
     assert_eq!(adapter["nextBackoffMs"], 1000);
     let lease = &status["lease"];
     assert_eq!(lease["state"], "granted");
@@ -565,7 +565,7 @@ fn status_shows_the_adapter_the_lease_and_the_pty_identity_and_revision() {
     assert_eq!(status["pty"]["revision"], 20);
     assert_eq!(status["adapter"]["state"], "down");
     assert_eq!(status["adapter"]["down"]["cause"], "eof");
-    assert_eq!(status["adapter"]["retry_at"], 4500);
+    assert_eq!(status["adapter"]["retryAt"], 4500);
     assert_eq!(status["lease"]["state"], "ended");
     assert_eq!(status["lease"]["reason"]["code"], "adapter-down");
     // An outage keeps the last identity and revision known, marked unreachable.

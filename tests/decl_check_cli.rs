@@ -33,7 +33,7 @@ agent "reviewer" { command "review-bot"; }
 fn check_prints_one_summary_line_per_agent() {
     let dir = tempfile::tempdir().expect("tempdir");
     fs::write(dir.path().join("fleet.kdl"), TWO_AGENTS).expect("write");
-    let out = ding(dir.path(), &["check", "fleet.kdl"]);
+    let out = ding(dir.path(), &["check", "--portable", "fleet.kdl"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(text(&out.stderr), "");
     let stdout = text(&out.stdout);
@@ -55,8 +55,11 @@ fn check_prints_one_summary_line_per_agent() {
 fn check_fingerprint_prints_only_the_fingerprints() {
     let dir = tempfile::tempdir().expect("tempdir");
     fs::write(dir.path().join("fleet.kdl"), TWO_AGENTS).expect("write");
-    let summary = text(&ding(dir.path(), &["check", "fleet.kdl"]).stdout);
-    let out = ding(dir.path(), &["check", "--fingerprint", "fleet.kdl"]);
+    let summary = text(&ding(dir.path(), &["check", "--portable", "fleet.kdl"]).stdout);
+    let out = ding(
+        dir.path(),
+        &["check", "--portable", "--fingerprint", "fleet.kdl"],
+    );
     assert!(out.status.success());
     let fingerprints = text(&out.stdout);
     let expected: Vec<&str> = summary
@@ -70,10 +73,20 @@ fn check_fingerprint_prints_only_the_fingerprints() {
     }
     let one = ding(
         dir.path(),
-        &["check", "--fingerprint", "--agent", "reviewer", "fleet.kdl"],
+        &[
+            "check",
+            "--portable",
+            "--fingerprint",
+            "--agent",
+            "reviewer",
+            "fleet.kdl",
+        ],
     );
     assert_eq!(text(&one.stdout), format!("{}\n", expected[1]));
-    let none = ding(dir.path(), &["check", "--agent", "nobody", "fleet.kdl"]);
+    let none = ding(
+        dir.path(),
+        &["check", "--portable", "--agent", "nobody", "fleet.kdl"],
+    );
     assert_eq!(none.status.code(), Some(2));
     assert!(text(&none.stderr).contains("no agent `nobody`"));
 }
@@ -84,7 +97,7 @@ fn check_accepts_the_seed_example_verbatim() {
         .join("fixtures/providers/codex/declarations/seed.kdl");
     let dir = tempfile::tempdir().expect("tempdir");
     fs::copy(&seed, dir.path().join("AGENT.kdl")).expect("copy");
-    let out = ding(dir.path(), &["check", "AGENT.kdl"]);
+    let out = ding(dir.path(), &["check", "--portable", "AGENT.kdl"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(
         text(&out.stdout)
@@ -107,7 +120,7 @@ fn check_exits_nonzero_with_every_diagnostic_on_stderr() {
         "agent \"w\" {\n  command \"h\"\n  ding {\n    delivry \"turn-boundary+fresh-idle\"\n    lease-cap 5\n  }\n}\nagent \"w\" {}\n",
     )
     .expect("write");
-    let out = ding(dir.path(), &["check", "bad.kdl"]);
+    let out = ding(dir.path(), &["check", "--portable", "bad.kdl"]);
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(text(&out.stdout), "");
     let stderr = text(&out.stderr);
@@ -132,7 +145,7 @@ fn check_explains_kdl_v1_syntax() {
         "agent \"w\" {\n  command r\"raw\" true\n}\n",
     )
     .expect("write");
-    let out = ding(dir.path(), &["check", "v1.kdl"]);
+    let out = ding(dir.path(), &["check", "--portable", "v1.kdl"]);
     assert_eq!(out.status.code(), Some(1));
     let stderr = text(&out.stderr);
     assert!(
@@ -157,7 +170,7 @@ fn check_refuses_oversized_and_non_utf8_files_without_crashing() {
         "x".repeat(ding::decl::MAX_DECLARATION_BYTES)
     ));
     fs::write(dir.path().join("huge.kdl"), huge).expect("write");
-    let out = ding(dir.path(), &["check", "huge.kdl"]);
+    let out = ding(dir.path(), &["check", "--portable", "huge.kdl"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(
         text(&out.stderr)
@@ -165,7 +178,7 @@ fn check_refuses_oversized_and_non_utf8_files_without_crashing() {
     );
 
     fs::write(dir.path().join("latin1.kdl"), b"agent \"caf\xe9\" {}\n").expect("write");
-    let out = ding(dir.path(), &["check", "latin1.kdl"]);
+    let out = ding(dir.path(), &["check", "--portable", "latin1.kdl"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(
         text(&out.stderr)
@@ -175,7 +188,7 @@ fn check_refuses_oversized_and_non_utf8_files_without_crashing() {
     // 30 000 levels fit the size limit and meet the nesting limit; 100 000
     // levels meet the size limit first. Neither reaches the parser.
     fs::write(dir.path().join("deep.kdl"), "x{".repeat(30_000)).expect("write");
-    let out = ding(dir.path(), &["check", "deep.kdl"]);
+    let out = ding(dir.path(), &["check", "--portable", "deep.kdl"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(
         text(&out.stderr)
@@ -184,7 +197,7 @@ fn check_refuses_oversized_and_non_utf8_files_without_crashing() {
         text(&out.stderr)
     );
     fs::write(dir.path().join("deeper.kdl"), "x{".repeat(100_000)).expect("write");
-    let out = ding(dir.path(), &["check", "deeper.kdl"]);
+    let out = ding(dir.path(), &["check", "--portable", "deeper.kdl"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stderr).contains("larger than the limit"));
 }
@@ -192,7 +205,7 @@ fn check_refuses_oversized_and_non_utf8_files_without_crashing() {
 #[test]
 fn check_without_a_readable_file_is_a_usage_error() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let out = ding(dir.path(), &["check", "missing.kdl"]);
+    let out = ding(dir.path(), &["check", "--portable", "missing.kdl"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(
         text(&out.stderr).starts_with("ding: cannot open missing.kdl"),
@@ -207,13 +220,13 @@ fn check_without_a_readable_file_is_a_usage_error() {
 #[test]
 fn check_help_is_terse_and_long_help_explains() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let short = text(&ding(dir.path(), &["check", "-h"]).stdout);
+    let short = text(&ding(dir.path(), &["check", "--portable", "-h"]).stdout);
     assert!(
         short.lines().all(|line| line.chars().count() < 80),
         "{short}"
     );
     assert!(short.contains("--fingerprint"));
-    let long = text(&ding(dir.path(), &["check", "--help"]).stdout);
+    let long = text(&ding(dir.path(), &["check", "--portable", "--help"]).stdout);
     assert!(long.contains("Exit status"));
     let top = text(&ding(dir.path(), &["--help"]).stdout);
     assert!(top.contains("check"), "{top}");
@@ -226,10 +239,10 @@ fn check_fingerprint_does_not_depend_on_how_the_file_is_named() {
     fs::create_dir(&fleet).expect("mkdir");
     fs::create_dir(dir.path().join("elsewhere")).expect("mkdir");
     fs::write(fleet.join("a.kdl"), TWO_AGENTS).expect("write");
-    let direct = ding(&fleet, &["check", "--fingerprint", "a.kdl"]);
+    let direct = ding(&fleet, &["check", "--portable", "--fingerprint", "a.kdl"]);
     let roundabout = ding(
         &dir.path().join("elsewhere"),
-        &["check", "--fingerprint", "../fleet/a.kdl"],
+        &["check", "--portable", "--fingerprint", "../fleet/a.kdl"],
     );
     assert!(direct.status.success());
     assert_eq!(text(&direct.stdout), text(&roundabout.stdout));

@@ -230,16 +230,16 @@ fn fingerprint_has_a_stable_canonical_form() {
     assert_eq!(
         input.canonical_json(),
         concat!(
-            r#"{"adapter_command":["$ST_HOOKS/generic-adapter","--strict"],"adapter_silence_ms":30000,"#,
+            r#"{"adapterCommand":["$ST_HOOKS/generic-adapter","--strict"],"adapterSilenceMs":30000,"#,
             r#""agent":"worker","delivery":"turn-boundary+fresh-idle","inbox":"/srv/agents/inbox/worker","#,
-            r#""lease_cap_ms":5000,"notice_max_files":16,"re_ring_after_ms":600000,"submit_delay_ms":200,"version":1}"#
+            r#""leaseCapMs":5000,"noticeMaxFiles":16,"reRingAfterMs":600000,"submitDelayMs":200,"version":2}"#
         )
     );
     // Pinned, and equal to `printf %s JSON | sha256sum`: a change here is
     // drift for every running sidecar.
     assert_eq!(
         input.fingerprint(),
-        "sha256:22943ab5a3f1bdc7d14712d086ed8207290a2a4b5e45bddd899d3e8c92eaa7cd"
+        "sha256:94ec066933307f81965b1178bda58455b7aed7896acf5dfe504daffa8933f241"
     );
 }
 
@@ -328,6 +328,18 @@ fn fingerprint_input_round_trips_through_json() {
     assert_eq!(loaded.fingerprint(), input.fingerprint());
     let unknown_field = stored.replacen('{', "{\"extra\":1,", 1);
     assert!(serde_json::from_str::<FingerprintInput>(&unknown_field).is_err());
+}
+
+#[test]
+fn a_version_1_fingerprint_input_is_still_read_and_drifts_in_its_version() {
+    // What a sidecar of an older ding records and reports: snake_case keys.
+    let stored = r#"{"version":1,"agent":"worker","inbox":"/srv/agents/inbox/worker","delivery":"turn-boundary+fresh-idle","adapter_command":["$ST_HOOKS/generic-adapter","--strict"],"lease_cap_ms":5000,"adapter_silence_ms":30000,"re_ring_after_ms":600000,"submit_delay_ms":200,"notice_max_files":16}"#;
+    let old: FingerprintInput = serde_json::from_str(stored).expect("version 1 is read");
+    let fields: Vec<String> = drift(&old, &agent(FRESH_IDLE).fingerprint_input())
+        .into_iter()
+        .map(|drifted| drifted.field)
+        .collect();
+    assert_eq!(fields, ["version"]);
 }
 
 #[test]

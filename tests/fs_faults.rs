@@ -178,6 +178,8 @@ fn send(ns: &Namespace, inbox: &Path, body: &Path) -> Output {
         .arg(body)
         .arg("--inbox")
         .arg(inbox)
+        // The test makes a fresh inbox on the faulty device.
+        .arg("--create")
         .stdin(Stdio::null())
         .output()
         .expect("ding send")
@@ -288,7 +290,7 @@ fn send_that_cannot_print_the_name_says_what_it_delivered() {
         .open("/dev/full")
         .expect("/dev/full");
     let out = Command::new(DING)
-        .args(["send", "w", "-", "--inbox"])
+        .args(["send", "w", "-", "--create", "--inbox"])
         .arg(&inbox)
         .stdin(Stdio::null())
         .stdout(full)

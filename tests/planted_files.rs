@@ -45,6 +45,13 @@ fn ok(out: Output, what: &str) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// The output of `ding status` of an agent that is not running: printed
+/// all the same, with exit status 3.
+fn not_running(out: Output, what: &str) -> String {
+    assert_eq!(out.status.code(), Some(3), "{what}: {}", text(&out));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 /// What is planted (as the reason for refusing it says) and how.
 type Plant = (&'static str, Box<dyn Fn(&Path)>);
 
@@ -102,7 +109,7 @@ fn a_planted_journal_of_any_kind_neither_hangs_nor_stops_the_agent() {
             message(s, "0001.md").is_some_and(|m| m["state"] == "staged")
         });
         ok(agent.ding_within(PROMPT, &["down", name]), "ding down");
-        let stopped = ok(agent.ding_within(PROMPT, &["status", name]), "ding status");
+        let stopped = not_running(agent.ding_within(PROMPT, &["status", name]), "ding status");
         assert!(
             stopped.contains("0001.md  staged (journal)"),
             "{what}:\n{stopped}"
@@ -121,7 +128,7 @@ fn status_from_disk_answers_at_once_whatever_is_planted_as_the_journal() {
         let _ = fs::remove_file(&journal);
         let _ = fs::remove_dir(&journal);
         plant(&journal);
-        let human = ok(
+        let human = not_running(
             agent.ding_within(PROMPT, &["status", "offline"]),
             "ding status",
         );
@@ -149,12 +156,14 @@ fn planted_pid_files_and_logs_neither_hang_nor_redirect_status_up_and_down() {
     mkfifo(&paths.pty_pid());
     let status = agent.ding_within(PROMPT, &["status", "pids"]);
     assert!(
-        text(&status).contains("has never run here"),
+        text(&status).contains("no agent `pids` has run here"),
         "{}",
         text(&status)
     );
-    let down = ok(agent.ding_within(PROMPT, &["down", "pids"]), "ding down");
-    assert!(down.contains("pids: sidecar not running"), "{down}");
+    assert_eq!(status.status.code(), Some(4), "unknown agent");
+    // Pid files that are not regular files name no process: it never ran.
+    let down = agent.ding_within(PROMPT, &["down", "pids"]);
+    assert_eq!(down.status.code(), Some(4), "{}", text(&down));
 
     // A log that is a FIFO: `ding up` refuses it at once, naming it.
     mkfifo(&paths.pty_log());

@@ -100,8 +100,9 @@ fn the_hooks_are_merged_beside_the_users_and_a_second_run_changes_nothing() {
         "{declaration}"
     );
     assert!(declaration.contains(r#"command "/opt/claude" "--permission-mode" "manual""#));
+    // The file alone: `/opt/claude` and `$ST_HOOKS` are another machine's.
     let check = Command::new(DING)
-        .args(["check", "worker.kdl"])
+        .args(["check", "--portable", "worker.kdl"])
         .current_dir(dir.path())
         .output()
         .expect("check");

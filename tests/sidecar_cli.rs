@@ -17,6 +17,16 @@ fn status_json(agent: &Agent) -> Value {
         .expect("status is JSON")
 }
 
+/// `ding status NAME ARGS`, which must exit with `code` (0 running, 3 not);
+/// its stdout.
+fn status_exiting(agent: &Agent, code: i32, args: &[&str]) -> String {
+    let mut all = vec!["status", agent.name.as_str()];
+    all.extend_from_slice(args);
+    let out = agent.ding(&all);
+    assert_eq!(out.status.code(), Some(code), "{out:?}");
+    String::from_utf8(out.stdout).expect("UTF-8")
+}
+
 #[test]
 fn a_burst_of_20000_arrivals_is_all_accounted_for_in_fifo_order() {
     const COUNT: usize = 20_000;
@@ -72,9 +82,12 @@ fn up_adopts_reports_drift_without_restarting_and_replace_restarts() {
     let printed = agent.up(&[]);
     assert!(printed.contains("pty host adopted"), "{printed}");
     assert!(
-        printed.contains("sidecar adopted (fingerprint matches)"),
+        printed.contains("sidecar adopted;")
+            || printed.ends_with("sidecar adopted\n")
+            || printed.contains("sidecar adopted\n"),
         "{printed}"
     );
+    assert!(!printed.contains("DRIFT"), "{printed}");
     assert_eq!((agent.sidecar_pid(), agent.pty_pid()), (sidecar, pty));
 
     // Edit the adapter command: drift, reported by field, nothing restarted.
@@ -93,9 +106,10 @@ fn up_adopts_reports_drift_without_restarting_and_replace_restarts() {
     let status = status_json(&agent);
     assert_eq!(status["fingerprint"], fingerprint, "still the old sidecar");
     assert_eq!(
-        status["drift"][0]["field"], "ding.adapter.command",
+        status["drift"]["sidecar"][0]["field"], "ding.adapter.command",
         "{status}"
     );
+    assert_eq!(status["drift"]["harness"], Value::Array(Vec::new()));
     let human = agent.ding_ok(&["status", "drift"]);
     assert!(human.contains("ding.adapter.command"), "{human}");
 
@@ -108,7 +122,7 @@ fn up_adopts_reports_drift_without_restarting_and_replace_restarts() {
     let status = status_json(&agent);
     assert_ne!(status["fingerprint"], fingerprint);
     assert_eq!(status["declaredFingerprint"], status["fingerprint"]);
-    assert_eq!(status["drift"], Value::Array(Vec::new()));
+    assert_eq!(status["drift"]["sidecar"], Value::Array(Vec::new()));
     assert_eq!(status["adapterCommand"][2], "--v2");
 }
 
@@ -146,7 +160,17 @@ fn status_json_has_its_schema_running_and_lists_the_inbox_when_stopped() {
     );
     field(&status, "pid", Value::is_u64);
     field(&status, "adapterPid", Value::is_u64);
-    field(&status, "drift", Value::is_array);
+    let drift = field(&status, "drift", Value::is_object);
+    field(drift, "sidecar", Value::is_array);
+    field(drift, "harness", Value::is_array);
+    for process in ["sidecar", "ptyHost"] {
+        let process = field(&status, process, Value::is_object);
+        assert_eq!(field(process, "state", Value::is_string), "running");
+        field(process, "pid", Value::is_u64);
+    }
+    let harness = field(&status, "harness", Value::is_object);
+    assert_eq!(field(harness, "state", Value::is_string), "running");
+    field(harness, "pid", Value::is_u64);
     let engine = field(&status, "engine", Value::is_object);
     let adapter = field(engine, "adapter", Value::is_object);
     assert_eq!(field(adapter, "state", Value::is_string), "up");
@@ -192,15 +216,20 @@ fn status_json_has_its_schema_running_and_lists_the_inbox_when_stopped() {
     assert!(human.contains("m1.md  held: "), "{human}");
 
     agent.ding_ok(&["down", "schema"]);
-    let stopped = status_json(&agent);
+    let stopped: Value =
+        serde_json::from_str(&status_exiting(&agent, 3, &["--json"])).expect("status is JSON");
+    for process in ["sidecar", "ptyHost", "harness"] {
+        assert_eq!(stopped[process]["state"], "stopped", "{stopped}");
+    }
     assert_eq!(field(&stopped, "running", Value::is_boolean), false);
     assert_eq!(stopped["fingerprint"], *fingerprint);
     assert_eq!(stopped["policy"], "turn-boundary+fresh-idle");
     assert_eq!(message_names(&stopped), ["m1.md", "m2.md"]);
     let lines = field(&stopped, "lines", Value::is_array);
     assert_eq!(lines.as_array().map(Vec::len), Some(2));
-    let human = agent.ding_ok(&["status", "schema"]);
-    assert!(human.contains("sidecar not running"), "{human}");
+    let human = status_exiting(&agent, 3, &[]);
+    assert!(human.starts_with("agent schema: stopped\n"), "{human}");
+    assert!(human.contains("the inbox is listed from disk"), "{human}");
     assert!(
         human.contains("m1.md") && human.contains("m2.md"),
         "{human}"

@@ -298,7 +298,7 @@ fn killed_adapter_holds_work_as_adapter_down_and_respawns_with_backoff() {
     );
     assert_eq!(down["engine"]["lease"]["reason"]["code"], "adapter-down");
     let since = adapter["since"].as_u64().expect("since");
-    let retry_at = adapter["retry_at"].as_u64().expect("retry_at");
+    let retry_at = adapter["retryAt"].as_u64().expect("retryAt");
     assert_eq!(retry_at - since, 1000, "first backoff is 1 s: {adapter}");
     assert!(
         down["lines"][0]
@@ -368,10 +368,16 @@ fn sigkilled_sidecar_restarts_without_loss_or_repeated_rings() {
     // Its orphaned adapter would sit on its FIFO forever; end it too.
     let _ = kill(Pid::from_raw(first), Signal::SIGKILL);
 
-    // Stopped: the inbox and the journal on disk still tell the truth.
-    let offline: Value =
-        serde_json::from_str(&agent.ding_ok(&["status", "crash", "--json"])).expect("json");
+    // Stopped: the inbox and the journal on disk still tell the truth,
+    // and status says the sidecar died while the harness runs on.
+    let out = agent.ding(&["status", "crash", "--json"]);
+    assert_eq!(out.status.code(), Some(3), "not running: {out:?}");
+    let offline: Value = serde_json::from_slice(&out.stdout).expect("json");
     assert_eq!(offline["running"], false);
+    assert_eq!(offline["sidecar"]["state"], "dead", "{offline}");
+    assert_eq!(offline["sidecar"]["pid"], sidecar);
+    assert_eq!(offline["ptyHost"]["state"], "running");
+    assert_eq!(offline["harness"]["state"], "running");
     assert_eq!(message_names(&offline), names);
     assert_eq!(
         states(&offline),
@@ -380,7 +386,10 @@ fn sigkilled_sidecar_restarts_without_loss_or_repeated_rings() {
 
     let printed = agent.up(&[]);
     assert!(printed.contains("pty host adopted"), "{printed}");
-    assert!(printed.contains("sidecar started"), "{printed}");
+    assert!(
+        printed.contains(&format!("sidecar started (pid {sidecar} had died)")),
+        "{printed}"
+    );
     let second = agent.wait_adapter_up();
     assert_ne!(second, first);
     let after = agent.status();

@@ -47,9 +47,12 @@ fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
-/// `ding send` and the one line it printed.
+/// `ding send ARGS --create` (these inboxes are made by their first
+/// message) and the one line it printed.
 fn send(dir: &Path, args: &[&str], body: &[u8]) -> String {
-    let out = ding(dir, args, body);
+    let mut args = args.to_vec();
+    args.push("--create");
+    let out = ding(dir, &args, body);
     assert!(
         out.status.success(),
         "ding send failed: {}",
@@ -140,7 +143,7 @@ fn send_finds_the_inbox_in_the_declaration() {
         &["send", "nobody", "--decl", "agents.kdl"],
         b"x",
     );
-    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(out.status.code(), Some(4), "unknown agent");
     let stderr = text(&out.stderr);
     assert!(stderr.contains("no agent nobody is declared"), "{stderr}");
     assert!(stderr.contains("worker, reviewer"), "{stderr}");
@@ -160,7 +163,8 @@ fn archive_inside_a_harness_uses_ding_inbox_for_its_own_agent_only() {
         .env("DING_AGENT", "worker")
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(2));
+    // Nothing names reviewer's inbox: an unknown agent, not the worker's.
+    assert_eq!(out.status.code(), Some(4));
     assert!(text(&out.stderr).contains("inbox of agent worker, not reviewer"));
     let out = ding_command(temp.path(), &["archive", "worker", &name])
         .env("DING_INBOX", &root)

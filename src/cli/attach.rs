@@ -14,7 +14,7 @@ use crate::pty::wire::ChildState;
 use crate::sidecar::paths::{AgentPaths, DirsEnv};
 
 const SHORT: &str = "\
-Usage: ding attach NAME | --socket PATH [--detach-key ^X]
+Usage: ding attach NAME | --socket PATH [--detach-key ^X|none]
 
 Attach this terminal to a `ding pty` host: agent NAME's, or any by socket.
 
@@ -30,11 +30,16 @@ The screen is redrawn from the host's model on attach. Keystrokes reach the
 program in order and move the terminal's revision like any other input, so
 a pending conditional send by the sidecar will conflict rather than mix with
 your typing. Detaching leaves the program running.
+
+Exit status: 0 detached (or the program ended), 1 the host closed the
+connection, 3 no PTY host answers, 4 no agent NAME ever ran here.
 ";
 
 #[derive(Debug, PartialEq, Eq)]
 pub struct Args {
     pub socket: PathBuf,
+    /// The agent named, if the socket was found by its name.
+    pub agent: Option<String>,
     pub detach_key: Option<u8>,
 }
 
@@ -42,6 +47,14 @@ pub fn run(parser: &mut lexopt::Parser) -> Result<ExitCode> {
     let Some(args) = parse(parser)? else {
         return Ok(ExitCode::SUCCESS);
     };
+    if let Some(name) = &args.agent {
+        super::agent_state::known_agent(name)?;
+        if super::agent_state::pty_status(&args.socket).is_none() {
+            return Err(super::exit::Failure::NotRunning.because(format!(
+                "the pty host of agent `{name}` does not answer\nhint: `ding status {name}` says why; `ding up AGENT.kdl` starts it"
+            )));
+        }
+    }
     let end = attach::run(&args.socket, args.detach_key)?;
     let (message, code) = match end {
         AttachEnd::Detached => ("detached".to_string(), 0),
@@ -62,6 +75,7 @@ pub fn run(parser: &mut lexopt::Parser) -> Result<ExitCode> {
 /// `None` when help was printed.
 pub fn parse(parser: &mut lexopt::Parser) -> Result<Option<Args>> {
     let mut socket = None;
+    let mut agent = None;
     let mut detach_key = Some(DEFAULT_DETACH_KEY);
     while let Some(arg) = parser.next()? {
         if help_asked(&arg, SHORT, format_args!("{SHORT}{LONG}"))? {
@@ -74,6 +88,7 @@ pub fn parse(parser: &mut lexopt::Parser) -> Result<Option<Args>> {
                 let name = name.string()?;
                 let paths = AgentPaths::resolve(&name, &DirsEnv::from_process())?;
                 socket = Some(paths.pty_socket());
+                agent = Some(name);
             }
             other => return Err(other.unexpected().into()),
         }
@@ -81,7 +96,11 @@ pub fn parse(parser: &mut lexopt::Parser) -> Result<Option<Args>> {
     let Some(socket) = socket else {
         bail!("an agent NAME or --socket PATH is required\n{SHORT}");
     };
-    Ok(Some(Args { socket, detach_key }))
+    Ok(Some(Args {
+        socket,
+        agent,
+        detach_key,
+    }))
 }
 
 #[cfg(test)]

@@ -15,17 +15,19 @@ use super::{adapter_check, help_asked};
 use crate::decl::{self, AgentSpec};
 
 const SHORT_HELP: &str = "\
-Usage: ding check [--fingerprint] [--agent NAME] [--adapters] AGENT.kdl...
+Usage: ding check [--fingerprint] [--agent NAME] [--portable] [--adapters]
+                  AGENT.kdl...
 
 Validate declarations; print `NAME: delivery=... adapter=... fingerprint=...`.
   --fingerprint   print only the fingerprints, one per agent
   --agent NAME    only this agent
+  --portable      check the files only, not what they need from this machine
   --adapters      also ask each adapter whether its setup is complete
   -h, --help      this help (--help says more)
 ";
 
 const LONG_HELP: &str = "\
-Usage: ding check [--fingerprint] [--agent NAME] [--adapters] AGENT.kdl...
+Usage: ding check [--fingerprint] [--agent NAME] [--portable] [--adapters] AGENT.kdl...
 
 Validates each agent declaration (KDL v2) and prints one line per agent:
 
@@ -40,6 +42,12 @@ change it.
 Errors and warnings go to stderr as `FILE:LINE:COL: error: MESSAGE`, each
 followed by `  hint:` lines. Warnings do not fail the check.
 
+Then what each valid agent needs from this machine: a variable its
+commands name that is unset or empty here (`$ST_HOOKS`) is an error; a
+program that is not found (on PATH, or at its path) and a `cwd` that does
+not exist are warnings, since the file may be meant for another machine.
+`ding up` refuses to start with any of them.
+
 With --adapters, each agent's adapter is run once (its argv expanded from
 this environment, so $ST_HOOKS must be set) with DING_ADAPTER_CHECK=1; it
 says whether what it relies on is in place (for example the harness's hook
@@ -50,6 +58,7 @@ check fail.
 Options:
   --fingerprint   print only `sha256:HEX`, one line per agent, file order
   --agent NAME    only report the agent NAME (an error if no file has it)
+  --portable      skip the checks of this machine (variables, programs, cwd)
   --adapters      run each adapter's setup check (see above)
   -h              short help
   --help          this help
@@ -61,6 +70,7 @@ The reference is docs/declaration.md.
 #[derive(Debug, Default, PartialEq, Eq)]
 struct Options {
     fingerprint_only: bool,
+    portable: bool,
     adapters: bool,
     agent: Option<String>,
     files: Vec<PathBuf>,
@@ -74,6 +84,7 @@ fn parse_options(parser: &mut lexopt::Parser) -> Result<Option<Options>> {
         }
         match arg {
             Arg::Long("fingerprint") => options.fingerprint_only = true,
+            Arg::Long("portable") => options.portable = true,
             Arg::Long("adapters") => options.adapters = true,
             Arg::Long("agent") => options.agent = Some(parser.value()?.string()?),
             Arg::Value(value) => options.files.push(PathBuf::from(value)),
@@ -82,7 +93,7 @@ fn parse_options(parser: &mut lexopt::Parser) -> Result<Option<Options>> {
     }
     if options.files.is_empty() {
         bail!(
-            "`ding check` needs a declaration file\nUsage: ding check [--fingerprint] [--agent NAME] AGENT.kdl..."
+            "`ding check` needs a declaration file\nUsage: ding check [--fingerprint] [--agent NAME] [--portable] [--adapters] AGENT.kdl..."
         );
     }
     Ok(Some(options))
@@ -131,6 +142,9 @@ pub fn run(parser: &mut lexopt::Parser) -> Result<ExitCode> {
                 continue;
             }
             agent_found = true;
+            if !options.portable {
+                any_error |= report_machine_problems(file, agent);
+            }
             if options.fingerprint_only {
                 writeln!(stdout, "{}", agent.fingerprint())?;
             } else {
@@ -160,6 +174,33 @@ pub fn run(parser: &mut lexopt::Parser) -> Result<ExitCode> {
         bail!("no agent `{wanted}` is declared in the given files");
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Prints what `agent` lacks on this machine, as `FILE: error|warning:
+/// agent `NAME`: ...`; returns whether any of it is an error.
+fn report_machine_problems(file: &std::path::Path, agent: &AgentSpec) -> bool {
+    let mut any_error = false;
+    for problem in decl::preflight(agent, |name| std::env::var_os(name)) {
+        let error = problem.is_error_for_check();
+        any_error |= error;
+        let hint = match &problem {
+            decl::Problem::Variable { .. } => "export it in the environment `ding up` runs in",
+            decl::Problem::ProgramNotFound { .. } | decl::Problem::NotExecutable { .. } => {
+                "install it, give its path, or set PATH; `ding up` refuses to start without it"
+            }
+            decl::Problem::MissingCwd { .. } | decl::Problem::CwdNotDirectory { .. } => {
+                "create it (relative paths are relative to the declaration's directory)"
+            }
+        };
+        eprintln!(
+            "{}: {}: agent `{}`: {}\n  hint: {hint}",
+            crate::core::escape::displayable(&file.display().to_string()),
+            if error { "error" } else { "warning" },
+            agent.name,
+            crate::core::escape::displayable(&problem.to_string())
+        );
+    }
+    any_error
 }
 
 #[cfg(test)]

@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Result, bail};
 
+use super::exit::Failure;
 use crate::decl;
 
 /// The environment variable naming the inbox root of the agent DING runs.
@@ -50,14 +51,16 @@ pub fn resolve(
     if let Some(inbox) = recorded(name) {
         return Ok(inbox);
     }
-    from_env
+    // Nothing names an inbox of NAME: no flag, no harness variable, no
+    // agent of that name ever ran here.
+    from_env.map_err(|err| Failure::UnknownAgent.because(format!("{err:#}")))
 }
 
 /// `DING_INBOX`, when `DING_AGENT` says it belongs to `name`.
 fn from_environment(name: &str, env: &impl Fn(&str) -> Option<OsString>) -> Result<PathBuf> {
     let Some(inbox) = env(INBOX_VAR) else {
         bail!(
-            "no inbox for agent {name}\nhint: pass --decl AGENT.kdl or --inbox DIR (inside a harness DING runs, {AGENT_VAR} and {INBOX_VAR} are set)"
+            "no agent {name} has run here, and nothing names its inbox\nhint: pass --decl AGENT.kdl or --inbox DIR (inside a harness DING runs, {AGENT_VAR} and {INBOX_VAR} are set)"
         );
     };
     match env(AGENT_VAR) {
@@ -97,11 +100,11 @@ fn from_declaration(name: &str, file: &Path) -> Result<PathBuf> {
         return Ok(agent.inbox.clone());
     }
     let declared: Vec<&str> = agents.iter().map(|agent| agent.name.as_str()).collect();
-    bail!(
+    Err(Failure::UnknownAgent.because(format!(
         "no agent {name} is declared in {}\nhint: it declares {}",
         file.display(),
         declared.join(", ")
-    )
+    )))
 }
 
 #[cfg(test)]

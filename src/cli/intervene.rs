@@ -11,10 +11,11 @@ use std::io::Write;
 use anyhow::{Result, bail};
 use lexopt::{Arg, ValueExt};
 
+use super::agent_state::known_agent;
+use super::exit::Failure;
 use super::help_asked;
 use crate::pty::client::Client;
 use crate::pty::transport::WireStep;
-use crate::sidecar::paths::{AgentPaths, DirsEnv};
 
 const HELP: &str = "\
 Usage: ding intervene NAME TEXT [--no-enter]
@@ -24,6 +25,9 @@ agent is doing. Logged by the PTY host as an intervention, never as DING
 delivery.
 
   --no-enter   type TEXT without pressing Return
+  -h, --help   this help
+
+Exit status: 0 typed, 3 no PTY host answers, 4 no agent NAME ever ran here.
 ";
 
 /// The pause before Return, longer than paste-burst Enter suppression.
@@ -45,13 +49,18 @@ pub fn run(parser: &mut lexopt::Parser) -> Result<ExitCode> {
     let (Some(name), Some(text)) = (name, text) else {
         bail!("`ding intervene` needs an agent name and a text\nUsage: ding intervene NAME TEXT");
     };
-    let paths = AgentPaths::resolve(&name, &DirsEnv::from_process())?;
+    let paths = known_agent(&name)?;
     let mut steps = vec![WireStep::Write(text.into_bytes())];
     if enter {
         steps.push(WireStep::WaitMs(ENTER_DELAY_MS));
         steps.push(WireStep::Write(b"\r".to_vec()));
     }
-    let (revision, written) = Client::connect(&paths.pty_socket())?.send(&steps)?;
+    let mut client = Client::connect(&paths.pty_socket()).map_err(|err| {
+        Failure::NotRunning.because(format!(
+            "the pty host of agent `{name}` does not answer ({err:#})\nhint: `ding status {name}` says why"
+        ))
+    })?;
+    let (revision, written) = client.send(&steps)?;
     writeln!(
         std::io::stdout(),
         "{name}: intervention of {written} bytes written (revision {revision})"

@@ -1,8 +1,9 @@
 //! The `ding` command line: subcommand dispatch and hand-written help.
 //!
 //! Each subcommand lives in its own file and exposes `run(parser) -> Result<ExitCode>`.
-//! Errors print their whole anyhow chain, made displayable, and exit 2; a broken pipe on stdout is
-//! success, as in ripgrep, because `ding status | head` is a normal thing to do.
+//! Errors print their whole anyhow chain, made displayable, and exit with the code of the
+//! table in [`exit`]; a broken pipe on stdout is success, as in ripgrep, because
+//! `ding status | head` is a normal thing to do.
 
 use std::fmt::Display;
 use std::io::Write;
@@ -14,6 +15,7 @@ use lexopt::ValueExt;
 pub mod adapter;
 pub mod adapter_check;
 pub mod agent_decl;
+pub mod agent_state;
 pub mod archive;
 pub mod attach;
 pub mod check;
@@ -23,40 +25,67 @@ pub mod demo_agent;
 pub mod down;
 pub mod eval_harness_env;
 pub mod eval_model_server;
+pub mod exit;
 pub mod hook;
 pub mod hooks;
 pub mod inbox_target;
 pub mod intervene;
+pub mod launch;
+pub mod logs;
+pub mod ls;
 pub mod pty;
+pub mod restart;
 pub mod send;
 pub mod sidecar;
+pub mod snapshot;
 pub mod status;
+pub mod supervise;
+pub mod systemd_unit;
 pub mod up;
 
 const USAGE: &str = "\
 ding: deliver durable inbox work to terminal agents, safely
 
 Usage: ding <COMMAND> [ARGS]
+       ding --version | -V
+       ding help [COMMAND]
 
 Commands:
-  up          start (or adopt) an agent's PTY host and sidecar
+  up          start (or adopt) the agents of a declaration
   down        stop an agent's sidecar and PTY host
+  restart     restart an agent's harness (a new incarnation)
   status      show why each unread message is where it is
+  ls          list every agent: harness, sidecar, unread, held
   send        deliver a message to an agent's inbox, durably
   archive     mark messages done: move them from new/ to archive/
-  attach      attach this terminal to a running `ding pty`
+  attach      attach this terminal to an agent's terminal
+  snapshot    print an agent's screen as text
+  logs        print (or follow) an agent's logs
   intervene   type supervisor input into an agent's terminal now
   check       validate agent declarations, print their fingerprints
+  systemd-unit  print a systemd user unit that keeps an agent up
   hook        relay a harness hook call to the agent's adapter
   hooks       install the adapter launchers into a $ST_HOOKS directory
   compile-agent  write a real harness's declaration and hook configuration
   adapter     run a provider's DING adapter (the sidecar starts it)
   sidecar     run one agent's DING sidecar in the foreground
   pty         run a command in the reference PTY host
-  help        print this help
+  help        print this help, or a command's
 
-Run `ding <COMMAND> --help` for a command's options.
+Run `ding help COMMAND` (or `ding COMMAND --help`) for a command's options.
+Exit status: 0 success, 1 refused or failed, 2 usage or unexpected error,
+3 not running, 4 unknown agent (see docs/sidecar.md).
 ";
+
+/// `ding --version`: the crate version and the commit it was built from
+/// (`build.rs` embeds it; `unknown` outside a git checkout).
+pub const VERSION: &str = concat!(
+    "ding ",
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("DING_COMMIT"),
+    ")"
+);
 
 /// Runs the command line and turns its outcome into an exit code.
 pub fn main() -> ExitCode {
@@ -67,7 +96,7 @@ pub fn main() -> ExitCode {
                 return ExitCode::SUCCESS;
             }
             eprintln!("ding: {}", error_text(&err));
-            ExitCode::from(2)
+            ExitCode::from(exit::code_of(&err))
         }
     }
 }
@@ -80,34 +109,94 @@ fn run() -> Result<ExitCode> {
             write!(std::io::stdout(), "{USAGE}")?;
             return Ok(ExitCode::SUCCESS);
         }
-        Some(other) => bail!("{}", other.unexpected()),
+        Some(lexopt::Arg::Short('V')) | Some(lexopt::Arg::Long("version")) => {
+            writeln!(std::io::stdout(), "{VERSION}")?;
+            return Ok(ExitCode::SUCCESS);
+        }
+        Some(other) => bail!(
+            "{}\nRun `ding --help` for the list of commands",
+            other.unexpected()
+        ),
     };
-    match command.as_str() {
-        "check" => check::run(&mut parser),
-        "send" => send::run(&mut parser),
-        "archive" => archive::run(&mut parser),
-        "sidecar" => sidecar::run(&mut parser),
-        "status" => status::run(&mut parser),
-        "up" => up::run(&mut parser),
-        "down" => down::run(&mut parser),
-        "intervene" => intervene::run(&mut parser),
-        "pty" => pty::run(&mut parser),
-        "attach" => attach::run(&mut parser),
-        "hook" => hook::run(&mut parser),
-        "hooks" => hooks::run(&mut parser),
-        "compile-agent" => compile_agent::run(&mut parser),
-        "adapter" => adapter::run(&mut parser),
-        // Hidden: the bundled demo agent and adapter that `make demo` runs.
-        "demo-agent" => demo_agent::run(&mut parser),
-        "demo-adapter" => demo_adapter::run(&mut parser),
-        // Hidden: the loopback model server and the harness homes that the
-        // real-harness tests and the evaluation use.
-        "eval-model-server" => eval_model_server::run(&mut parser),
-        "eval-harness-env" => eval_harness_env::run(&mut parser),
-        "help" => {
+    if command == "help" {
+        return help(&mut parser);
+    }
+    dispatch(&command, &mut parser)
+}
+
+/// `ding help [COMMAND]`: the top-level help, or COMMAND's long help.
+fn help(parser: &mut lexopt::Parser) -> Result<ExitCode> {
+    match parser.next()? {
+        None => {
             write!(std::io::stdout(), "{USAGE}")?;
             Ok(ExitCode::SUCCESS)
         }
+        Some(lexopt::Arg::Value(command)) => {
+            let command = command.string()?;
+            if !COMMANDS.contains(&command.as_str()) {
+                bail!("unknown command `{command}`\nRun `ding help` for the list of commands");
+            }
+            dispatch(&command, &mut lexopt::Parser::from_args(["--help"]))
+        }
+        Some(other) => bail!("{}\nUsage: ding help [COMMAND]", other.unexpected()),
+    }
+}
+
+/// Every command `ding help COMMAND` knows, the hidden ones included.
+pub const COMMANDS: &[&str] = &[
+    "up",
+    "down",
+    "restart",
+    "status",
+    "ls",
+    "send",
+    "archive",
+    "attach",
+    "snapshot",
+    "logs",
+    "intervene",
+    "check",
+    "systemd-unit",
+    "hook",
+    "hooks",
+    "compile-agent",
+    "adapter",
+    "sidecar",
+    "pty",
+    "demo-agent",
+    "demo-adapter",
+    "eval-model-server",
+    "eval-harness-env",
+];
+
+fn dispatch(command: &str, parser: &mut lexopt::Parser) -> Result<ExitCode> {
+    match command {
+        "check" => check::run(parser),
+        "send" => send::run(parser),
+        "archive" => archive::run(parser),
+        "sidecar" => sidecar::run(parser),
+        "status" => status::run(parser),
+        "ls" => ls::run(parser),
+        "restart" => restart::run(parser),
+        "snapshot" => snapshot::run(parser),
+        "logs" => logs::run(parser),
+        "systemd-unit" => systemd_unit::run(parser),
+        "up" => up::run(parser),
+        "down" => down::run(parser),
+        "intervene" => intervene::run(parser),
+        "pty" => pty::run(parser),
+        "attach" => attach::run(parser),
+        "hook" => hook::run(parser),
+        "hooks" => hooks::run(parser),
+        "compile-agent" => compile_agent::run(parser),
+        "adapter" => adapter::run(parser),
+        // Hidden: the bundled demo agent and adapter that `make demo` runs.
+        "demo-agent" => demo_agent::run(parser),
+        "demo-adapter" => demo_adapter::run(parser),
+        // Hidden: the loopback model server and the harness homes that the
+        // real-harness tests and the evaluation use.
+        "eval-model-server" => eval_model_server::run(parser),
+        "eval-harness-env" => eval_harness_env::run(parser),
         other => bail!("unknown command `{other}`\nRun `ding --help` for the list of commands"),
     }
 }
@@ -126,10 +215,33 @@ pub fn help_asked(arg: &lexopt::Arg<'_>, short: impl Display, long: impl Display
     Ok(true)
 }
 
+/// The one argument of a command that takes an agent NAME and nothing
+/// else (`ding down`, `ding restart`); `None` when help was printed.
+pub fn only_agent_name(
+    parser: &mut lexopt::Parser,
+    help: &str,
+    usage: &str,
+) -> Result<Option<String>> {
+    let mut name = None;
+    while let Some(arg) = parser.next()? {
+        if help_asked(&arg, help, help)? {
+            return Ok(None);
+        }
+        match arg {
+            lexopt::Arg::Value(value) if name.is_none() => name = Some(value.string()?),
+            other => bail!("{}\n{usage}", other.unexpected()),
+        }
+    }
+    match name {
+        Some(name) => Ok(Some(name)),
+        None => bail!("an agent name is needed\n{usage}"),
+    }
+}
+
 /// An error chain as printed: errors quote paths and filenames that are not
 /// ours, so each line is made displayable by the one rule
 /// ([`crate::core::escape`]); the line breaks between our own lines stay.
-fn error_text(err: &anyhow::Error) -> String {
+pub fn error_text(err: &anyhow::Error) -> String {
     format!("{err:#}")
         .split('\n')
         .map(crate::core::escape::displayable)

@@ -17,7 +17,9 @@ use crate::pty::identity::LaunchSpec;
 use crate::pty::wire::Size;
 
 const SHORT: &str = "\
-Usage: ding pty --socket PATH --session NAME [OPTIONS] -- CMD [ARGS]...
+Usage: ding pty --socket PATH --session NAME [--cwd DIR] [--env K=V|K]...
+                [--inbox DIR] [--runtime-dir DIR] [--size COLSxROWS]
+                [--exit-with-child[=GRACE]] [--launch JSON] -- CMD [ARGS]...
 
 Run CMD in a PTY served on a private control socket.
 
@@ -25,13 +27,16 @@ Options:
   --socket PATH              control socket (its directory must be 0700)
   --session NAME             the session name reported to clients
   --cwd DIR                  working directory of CMD (default: current)
-  --env K=V                  set a variable for CMD (repeatable)
-  --pass-env K               give CMD the host's own K (repeatable; keeps
-                             the value out of the argv that `ps` shows)
+  --env K=V                  set a variable for CMD (repeatable; the value
+                             is visible in `ps`)
+  --env K                    declare K, taking its value from this host's
+                             own environment (nothing secret in `ps`)
   --inbox DIR                exported to CMD as DING_INBOX
   --runtime-dir DIR          exported to CMD as DING_RUNTIME_DIR
   --size COLSxROWS           initial terminal size (default 80x24)
   --exit-with-child[=GRACE]  end the host GRACE after CMD exits (default 1s)
+  --launch JSON              a JSON object describing the launch, given back
+                             by `status` as `launch` (at most 64 KiB)
   -h, --help                 print help
 ";
 
@@ -55,8 +60,12 @@ pub struct Args {
     pub runtime_dir: Option<PathBuf>,
     pub size: Size,
     pub exit_with_child: Option<Duration>,
+    pub launch: Option<serde_json::Value>,
     pub argv: Vec<String>,
 }
+
+/// The largest `--launch` object accepted.
+const MAX_LAUNCH_BYTES: usize = 64 * 1024;
 
 pub fn run(parser: &mut lexopt::Parser) -> Result<ExitCode> {
     let Some(args) = parse(parser)? else {
@@ -78,6 +87,7 @@ pub fn run(parser: &mut lexopt::Parser) -> Result<ExitCode> {
         },
         size: args.size,
         exit_with_child: args.exit_with_child,
+        launch: args.launch,
     };
     let code = host::run(config)?;
     Ok(ExitCode::from(code))
@@ -93,6 +103,7 @@ pub fn parse(parser: &mut lexopt::Parser) -> Result<Option<Args>> {
     let mut runtime_dir = None;
     let mut size = Size { cols: 80, rows: 24 };
     let mut exit_with_child = None;
+    let mut launch = None;
     let mut argv: Vec<String> = Vec::new();
     while let Some(arg) = parser.next()? {
         if help_asked(&arg, SHORT, format_args!("{SHORT}{LONG}"))? {
@@ -103,24 +114,23 @@ pub fn parse(parser: &mut lexopt::Parser) -> Result<Option<Args>> {
             Long("session") => session = Some(parser.value()?.string()?),
             Long("cwd") => cwd = Some(PathBuf::from(parser.value()?)),
             Long("env") => {
-                let pair = parser.value()?.string()?;
-                let Some((key, value)) = pair.split_once('=') else {
-                    bail!("--env wants K=V, got `{pair}`");
-                };
-                if key.is_empty() {
-                    bail!("--env wants K=V with a non-empty K, got `{pair}`");
-                }
-                env.insert(key.to_string(), value.to_string());
-            }
-            Long("pass-env") => {
-                let key = parser.value()?.string()?;
-                let Some(value) = std::env::var_os(&key) else {
-                    bail!("--pass-env {key}: the host's environment has no {key}");
-                };
-                let value = value
-                    .into_string()
-                    .map_err(|_| anyhow::anyhow!("--pass-env {key}: its value is not UTF-8"))?;
+                let (key, value) = parse_env(&parser.value()?.string()?)?;
                 env.insert(key, value);
+            }
+            Long("launch") => {
+                let text = parser.value()?.string()?;
+                if text.len() > MAX_LAUNCH_BYTES {
+                    bail!(
+                        "--launch is {} bytes, more than {MAX_LAUNCH_BYTES}",
+                        text.len()
+                    );
+                }
+                let value: serde_json::Value =
+                    serde_json::from_str(&text).context("--launch wants a JSON object")?;
+                if !value.is_object() {
+                    bail!("--launch wants a JSON object");
+                }
+                launch = Some(value);
             }
             Long("inbox") => inbox = Some(PathBuf::from(parser.value()?)),
             Long("runtime-dir") => runtime_dir = Some(PathBuf::from(parser.value()?)),
@@ -162,8 +172,29 @@ pub fn parse(parser: &mut lexopt::Parser) -> Result<Option<Args>> {
         runtime_dir,
         size,
         exit_with_child,
+        launch,
         argv,
     }))
+}
+
+/// `K=V`, or `K` alone: K's value in this process's environment, so a
+/// secret reaches CMD without ever being an argument.
+fn parse_env(text: &str) -> Result<(String, String)> {
+    let (key, value) = match text.split_once('=') {
+        Some((key, value)) => (key, value.to_string()),
+        None => {
+            let value = std::env::var(text).map_err(|_| {
+                anyhow::anyhow!(
+                    "--env {text} takes the value of {text} from this process's environment, but it is not set there"
+                )
+            })?;
+            (text, value)
+        }
+    };
+    if key.is_empty() {
+        bail!("--env wants K=V or K with a non-empty K, got `{text}`");
+    }
+    Ok((key.to_string(), value))
 }
 
 /// `COLSxROWS`, each 1..=1000.
@@ -223,7 +254,7 @@ mod tests {
     }
 
     #[test]
-    fn test_env_is_repeatable_and_needs_equals() {
+    fn test_env_is_repeatable_and_a_value_may_hold_equals() {
         let args = parse_args(&[
             "--socket",
             "s",
@@ -240,19 +271,29 @@ mod tests {
         .expect("not help");
         assert_eq!(args.env.get("B").map(String::as_str), Some("x=y"));
         assert_eq!(args.env.len(), 2);
-        assert!(
+    }
+
+    #[test]
+    fn test_env_without_a_value_takes_it_from_the_hosts_environment() {
+        let with_env = |env: &str| {
             parse_args(&[
                 "--socket",
                 "s",
                 "--session",
                 "n",
                 "--env",
-                "A",
+                env,
                 "--",
-                "true"
+                "true",
             ])
-            .is_err()
-        );
+        };
+        // PATH is set for every test process; a name nobody sets is not.
+        let path = std::env::var("PATH").expect("PATH");
+        let args = with_env("PATH").expect("parses").expect("not help");
+        assert_eq!(args.env.get("PATH"), Some(&path));
+        let err = with_env("DING_TEST_SURELY_UNSET_VARIABLE").unwrap_err();
+        assert!(format!("{err:#}").contains("not set there"), "{err:#}");
+        assert!(with_env("=1").is_err(), "an empty name");
     }
 
     #[test]

@@ -13,25 +13,32 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, bail};
 use lexopt::{Arg, ValueExt};
 
+use super::exit::Failure;
 use super::help_asked;
 use super::inbox_target::{self, InboxFlags};
 use crate::sidecar::inbox::{Inbox, MAX_MESSAGE_BYTES};
 
-const SHORT_HELP: &str = "\
-Usage: ding send NAME [FILE|-] [--from WHO] [--decl AGENT.kdl | --inbox DIR]
+const USAGE: &str = "\
+Usage: ding send NAME [FILE|-|--text TEXT] [--from WHO] [--decl AGENT.kdl | --inbox DIR] [--create]";
 
-Deliver FILE (or stdin) to agent NAME's inbox; print the message's name.
+const SHORT_HELP: &str = "\
+Usage: ding send NAME [FILE|-|--text TEXT] [--from WHO] [--decl AGENT.kdl | --inbox DIR] [--create]
+
+Deliver FILE (or stdin, or TEXT) to agent NAME's inbox; print the message's name.
+  --text TEXT         send TEXT (and a line feed) as the message
   --from WHO          add a `From: WHO` header line
   --decl AGENT.kdl    find NAME's inbox in this declaration
   --inbox DIR         use this inbox root
+  --create            create the inbox if it does not exist
   -h, --help          this help (--help says more)
 ";
 
 const LONG_HELP: &str = "\
-Usage: ding send NAME [FILE|-] [--from WHO] [--decl AGENT.kdl | --inbox DIR]
+Usage: ding send NAME [FILE|-|--text TEXT] [--from WHO] [--decl AGENT.kdl | --inbox DIR] [--create]
 
 Delivers one message to agent NAME: the contents of FILE, or stdin when
-FILE is `-` or absent (at most 16 MiB). It writes INBOX/tmp/X, fsyncs it,
+FILE is `-` or absent, or TEXT followed by a line feed with --text (at most
+16 MiB). It writes INBOX/tmp/X, fsyncs it,
 renames it to INBOX/new/X (never replacing a file), fsyncs INBOX/new, and
 only then prints X on stdout.
 
@@ -44,19 +51,25 @@ after the rename (including one printing X) says so on stderr and names X.
 
 The inbox is found in this order: NAME's `inbox` in --decl AGENT.kdl;
 --inbox DIR; DING_INBOX, when DING_AGENT is NAME (both are set inside a
-harness DING runs). A missing inbox is created with mode 0700; one owned
-by another user or writable by group or others is refused.
+harness DING runs); the inbox agent NAME's sidecar last ran with. An inbox
+that does not exist is refused (a mistyped --inbox would otherwise make a
+new inbox nobody reads), unless --create creates it with mode 0700; one
+owned by another user or writable by group or others is refused.
 
 Options:
+  --text TEXT         the message is TEXT and a line feed (instead of FILE)
   --from WHO          the sender, written as a first line `From: WHO`
                       followed by an empty line; letters, digits, spaces
                       and `._@+-:/#`, at most 128 bytes
   --decl AGENT.kdl    the declaration that names NAME's inbox
   --inbox DIR         the inbox root (the directory holding new/)
+  --create            create the inbox (and its new/, tmp/, archive/) if it
+                      does not exist
   -h                  short help
   --help              this help
 
-Exit status: 0 delivered, 2 usage or I/O error. See docs/inbox.md.
+Exit status: 0 delivered, 1 the inbox does not exist (without --create),
+2 usage or I/O error, 4 no agent NAME is known. See docs/inbox.md.
 ";
 
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -64,8 +77,10 @@ struct Options {
     agent: String,
     /// `None` or `-` reads stdin.
     file: Option<PathBuf>,
+    text: Option<String>,
     from: Option<String>,
     target: InboxFlags,
+    create: bool,
 }
 
 fn parse_options(parser: &mut lexopt::Parser) -> Result<Option<Options>> {
@@ -77,29 +92,44 @@ fn parse_options(parser: &mut lexopt::Parser) -> Result<Option<Options>> {
         }
         match arg {
             Arg::Long("from") => options.from = Some(parser.value()?.string()?),
+            Arg::Long("text") => options.text = Some(parser.value()?.string()?),
+            Arg::Long("create") => options.create = true,
             Arg::Long("decl") => options.target.decl = Some(parser.value()?.into()),
             Arg::Long("inbox") => options.target.inbox = Some(parser.value()?.into()),
             Arg::Value(value) if agent.is_none() => agent = Some(value.string()?),
             Arg::Value(value) if options.file.is_none() => options.file = Some(value.into()),
-            other => bail!("{}\nRun `ding send -h` for usage", other.unexpected()),
+            other => bail!("{}\n{USAGE}", other.unexpected()),
         }
     }
     let Some(agent) = agent else {
-        bail!("`ding send` needs an agent name\nUsage: ding send NAME [FILE|-] [--from WHO]");
+        bail!("`ding send` needs an agent name\n{USAGE}");
     };
+    if options.text.is_some() && options.file.is_some() {
+        bail!("give either FILE or --text TEXT, not both\n{USAGE}");
+    }
     options.agent = agent;
     Ok(Some(options))
 }
 
 /// Reads at most one byte more than the limit, so an endless input is
 /// refused without being buffered.
-fn read_body(file: Option<&PathBuf>) -> Result<Vec<u8>> {
+fn read_body(agent: &str, file: Option<&PathBuf>) -> Result<Vec<u8>> {
     let limit = MAX_MESSAGE_BYTES as u64 + 1;
     let mut body = Vec::new();
     match file {
         Some(path) if path.as_os_str() != "-" => {
             File::open(path)
-                .with_context(|| format!("cannot open {}", path.display()))?
+                .map_err(|err| {
+                    let hint = if err.kind() == std::io::ErrorKind::NotFound {
+                        format!(
+                            "\nhint: FILE names a file to send; to send text, write `ding send {agent} --text {}` or pipe it: `echo ... | ding send {agent} -`",
+                            quoted(&path.to_string_lossy())
+                        )
+                    } else {
+                        String::new()
+                    };
+                    anyhow::anyhow!("cannot open {}: {err}{hint}", path.display())
+                })?
                 .take(limit)
                 .read_to_end(&mut body)
                 .with_context(|| format!("cannot read {}", path.display()))?;
@@ -129,7 +159,17 @@ pub fn run(parser: &mut lexopt::Parser) -> Result<ExitCode> {
     if let Some(who) = &options.from {
         crate::sidecar::inbox::check_sender(who)?;
     }
-    let body = read_body(options.file.as_ref())?;
+    if !options.create && std::fs::symlink_metadata(&root).is_err() {
+        return Err(Failure::Refused.because(format!(
+            "the inbox of agent {} does not exist: {}\nhint: the path may be mistyped, or the agent has not started yet (`ding up` creates its inbox); --create creates it",
+            options.agent,
+            root.display()
+        )));
+    }
+    let body = match &options.text {
+        Some(text) => format!("{text}\n").into_bytes(),
+        None => read_body(&options.agent, options.file.as_ref())?,
+    };
     let inbox = Inbox::open_or_create(&root)?;
     let name = inbox.deliver(&body, options.from.as_deref())?;
     let mut stdout = std::io::stdout().lock();
@@ -145,6 +185,11 @@ pub fn run(parser: &mut lexopt::Parser) -> Result<ExitCode> {
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `text` as one shell word, in single quotes.
+fn quoted(text: &str) -> String {
+    format!("'{}'", text.replace('\'', r"'\''"))
 }
 
 #[cfg(test)]
@@ -165,6 +210,16 @@ mod tests {
         assert_eq!(options.file, Some(PathBuf::from("msg.md")));
         assert!(parse(&["worker", "a.md", "b.md"]).is_err());
         assert!(parse(&[]).is_err());
+    }
+
+    #[test]
+    fn text_is_a_message_and_excludes_a_file() {
+        let options = parse(&["worker", "--text", "hello there"])
+            .unwrap()
+            .unwrap();
+        assert_eq!(options.text.as_deref(), Some("hello there"));
+        assert!(parse(&["worker", "a.md", "--text", "x"]).is_err());
+        assert!(parse(&["worker", "--create"]).unwrap().unwrap().create);
     }
 
     #[test]

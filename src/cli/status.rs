@@ -1,9 +1,18 @@
-//! `ding status [NAME] [--json]`: why each unread message is where it is.
+//! `ding status [NAME] [--json]`: what runs, and why each unread message is
+//! where it is.
 //!
-//! A running sidecar answers from memory through `sidecar.sock`. A stopped
-//! agent still gets an answer from disk: the inbox is the authority and the
-//! journal says which files were rung or hook-owned. Either way the same
-//! JSON document is printed with `--json`, or rendered for people.
+//! The harness, the PTY host and the sidecar are each probed on their own
+//! (`agent_state`), so a dead one is reported as dead beside the others'
+//! states. A running sidecar answers from memory through `sidecar.sock`. A
+//! stopped one still gets an answer from disk: the inbox is the authority
+//! and the journal says which files were rung or hook-owned. Drift is
+//! judged for both processes against the declaration: the sidecar's
+//! fingerprint input and the launch the PTY host reports. Either way the
+//! same JSON document is printed with `--json`, or rendered for people.
+//!
+//! Exit status: 0 when the sidecar, the PTY host and the harness all run,
+//! 3 when any of them does not (the document is printed all the same, as
+//! `systemctl status` does), 4 for an agent that never ran here.
 //!
 //! Filenames, identities and adapter text in the document are not ours, so
 //! everything printed goes through the one rule of [`crate::core::escape`]:
@@ -23,30 +32,37 @@ use lexopt::{Arg, ValueExt};
 use serde_json::{Value, json};
 
 use super::agent_decl::load_agent;
+use super::agent_state::{AgentState, not_running, state_lines};
+use super::exit::Failure;
 use super::help_asked;
 use crate::core::escape::{displayable, escape};
+use crate::core::hold::HoldAdvice;
 use crate::core::journal::{Journal, Owner};
 use crate::core::status::human_age;
 use crate::core::time::Time;
-use crate::decl::{Fingerprinted, drift};
 use crate::sidecar::agent_record::{AgentRecord, FILE as AGENT_RECORD};
-use crate::sidecar::control::{live_pid, query_status};
 use crate::sidecar::escaped_json::{to_json, to_json_pretty};
 use crate::sidecar::inbox::Inbox;
 use crate::sidecar::journal_store::{Found, JournalStore};
-use crate::sidecar::paths::{AgentPaths, DirsEnv, check_agent_name};
+use crate::sidecar::paths::{AgentPaths, DirsEnv};
 use crate::sidecar::status_document::UnreadableView;
 
 const HELP: &str = "\
 Usage: ding status [NAME] [--json] [--decl AGENT.kdl]
 
-Show an agent's delivery state: policy, fingerprint (and drift from its
-declaration), adapter, lease, PTY identity, and every unread message in FIFO
-order with its state and, if held, why. Without NAME, one line per agent.
+Show an agent's state: its harness (starting, running, restarting, exited
+with its code or signal), PTY host and sidecar (running, not answering,
+dead, stopped), policy, fingerprint and drift from its declaration (of both
+the PTY host's launch and the sidecar), adapter, lease, PTY identity, and
+every unread message in FIFO order with its state and, if held, why and
+what to do. Without NAME, one line per agent (as `ding ls`).
 
   --json           print the status document as JSON
   --decl FILE      compare with this declaration (default: the one it runs)
   -h, --help       this help
+
+Exit status: 0 everything runs, 3 something does not (still printed),
+4 no agent NAME ever ran here.
 ";
 
 struct Options {
@@ -81,37 +97,58 @@ pub fn run(parser: &mut lexopt::Parser) -> Result<ExitCode> {
     };
     let env = DirsEnv::from_process();
     let Some(name) = options.name.clone() else {
-        return list_agents(&env, options.json);
+        return super::ls::list(&env, options.json);
     };
     let paths = AgentPaths::resolve(&name, &env)?;
-    let mut document = agent_status(&name, &paths)?;
-    add_drift(&mut document, &paths, options.declaration.as_deref())?;
+    let (mut document, state) = agent_status(&name, &paths)?;
+    add_drift(
+        &mut document,
+        &state,
+        &paths,
+        options.declaration.as_deref(),
+    )?;
     if options.json {
         writeln!(std::io::stdout(), "{}", to_json_pretty(&document)?)?;
     } else {
         write!(std::io::stdout(), "{}", render(&document))?;
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(if state.all_running() {
+        ExitCode::SUCCESS
+    } else {
+        Failure::NotRunning.exit_code()
+    })
 }
 
-/// The live document from a running sidecar, or one built from disk.
-pub fn agent_status(name: &str, paths: &AgentPaths) -> Result<Value> {
-    if live_pid(&paths.sidecar_pid()).is_some()
-        && let Ok(document) = query_status(&paths.sidecar_socket())
-    {
-        return Ok(document);
-    }
-    offline_status(name, paths)
+/// The document of agent `name`: the live one from a running sidecar, or
+/// one built from disk; with the state of each of its processes.
+pub fn agent_status(name: &str, paths: &AgentPaths) -> Result<(Value, AgentState)> {
+    let state = AgentState::probe(paths);
+    let mut document = match &state.sidecar_status {
+        Some(document) => document.clone(),
+        None => offline_status(name, paths, &state)?,
+    };
+    state.add_to(&mut document);
+    Ok((document, state))
 }
 
 /// Status of an agent whose sidecar is not running: the inbox from disk,
 /// annotated with the journal's ownership.
-fn offline_status(name: &str, paths: &AgentPaths) -> Result<Value> {
+fn offline_status(name: &str, paths: &AgentPaths, state: &AgentState) -> Result<Value> {
     let Some(record) = AgentRecord::load(paths.state_dir())? else {
-        bail!(
-            "agent `{name}` has never run here (no {})\nhint: start it with `ding up AGENT.kdl`, or pass --decl",
-            paths.state_dir().join(AGENT_RECORD).display()
-        );
+        if state.nothing_running() && !super::down::ever_ran(paths) {
+            return Err(Failure::UnknownAgent.because(format!(
+                "no agent `{name}` has run here (no {})\nhint: start it with `ding up AGENT.kdl`; `ding ls` lists the agents that have run",
+                paths.state_dir().join(AGENT_RECORD).display()
+            )));
+        }
+        // Its PTY host runs (or ran), but no sidecar ever recorded what it
+        // delivers: say what can be said.
+        return Ok(json!({
+            "agent": name,
+            "running": false,
+            "engine": { "unread": 0, "messages": [] },
+            "lines": [],
+        }));
     };
     let (journal, journal_warning) = match JournalStore::new(paths.state_dir()).read()? {
         Found::Journal(journal) => (journal, None),
@@ -164,7 +201,6 @@ fn offline_status(name: &str, paths: &AgentPaths) -> Result<Value> {
         "fingerprintInput": record.fingerprint_input,
         "inbox": record.inbox,
         "declaration": record.declaration,
-        "ptyRunning": live_pid(&paths.pty_pid()).is_some(),
         "journalWarning": journal_warning,
         "unreadable": unreadable,
         "engine": { "unread": messages.len(), "messages": messages },
@@ -172,21 +208,21 @@ fn offline_status(name: &str, paths: &AgentPaths) -> Result<Value> {
     }))
 }
 
-/// Adds `drift`: the fields in which the declaration differs from what runs.
+/// Adds `drift`: the fields in which the declaration differs from what
+/// runs, for the sidecar (its fingerprint input) and the harness (the
+/// launch its PTY host reports), each `null` when the process does not
+/// run or cannot say.
 fn add_drift(
     document: &mut Value,
+    state: &AgentState,
     paths: &AgentPaths,
     declaration: Option<&std::path::Path>,
 ) -> Result<()> {
     let declared_path = match declaration {
         Some(path) => path.to_path_buf(),
-        // The recorded path is data from the state directory: only a
-        // regular file (or a link to one) is opened, never a FIFO.
-        None => match AgentRecord::load(paths.state_dir())? {
-            Some(record) if fs::metadata(&record.declaration).is_ok_and(|m| m.is_file()) => {
-                record.declaration
-            }
-            _ => return Ok(()),
+        None => match recorded_declaration(document, state, paths) {
+            Some(path) => path,
+            None => return Ok(()),
         },
     };
     let name = document["agent"].as_str().unwrap_or_default().to_string();
@@ -194,75 +230,57 @@ fn add_drift(
         document["drift"] = json!({ "error": format!("cannot load {}", declared_path.display()) });
         return Ok(());
     };
-    let Ok(running) = serde_json::from_value::<crate::decl::FingerprintInput>(
-        document["fingerprintInput"].clone(),
-    ) else {
-        return Ok(());
+    let fields = |fields: Option<Vec<crate::decl::FieldDrift>>| -> Value {
+        match fields {
+            Some(fields) => fields
+                .into_iter()
+                .map(|f| json!({ "field": f.field, "running": f.old, "declared": f.new }))
+                .collect(),
+            None => Value::Null,
+        }
     };
-    let declared = spec.fingerprint_input();
-    let fields: Vec<Value> = drift(&running, &declared)
-        .into_iter()
-        .map(|field| json!({ "field": field.field, "running": field.old, "declared": field.new }))
-        .collect();
-    document["declaredFingerprint"] = json!(declared.fingerprint());
-    document["drift"] = json!(fields);
+    let sidecar = state
+        .sidecar_status
+        .is_some()
+        .then(|| super::up::sidecar_drift(state, &spec))
+        .map_or(Value::Null, fields);
+    let harness = state
+        .host
+        .is_some()
+        .then(|| super::up::harness_drift(state, &spec))
+        .map_or(Value::Null, fields);
+    document["declaredFingerprint"] = json!(spec.fingerprint());
+    document["drift"] = json!({
+        "declaration": declared_path,
+        "sidecar": sidecar,
+        "harness": harness,
+    });
     Ok(())
 }
 
-fn list_agents(env: &DirsEnv, as_json: bool) -> Result<ExitCode> {
-    // Every agent that ever ran here has a state directory with its record.
-    let probe = AgentPaths::resolve("probe", env)?;
-    let base = probe
-        .state_dir()
-        .parent()
-        .map(PathBuf::from)
-        .unwrap_or_default();
-    // Only directories named like agents can be agents; anything else in
-    // the state directory is not listed (and its name never printed).
-    let mut names: Vec<String> = fs::read_dir(&base)
-        .map(|entries| {
-            entries
-                .filter_map(|entry| entry.ok())
-                .filter(|entry| entry.path().join(AGENT_RECORD).is_file())
-                .filter_map(|entry| entry.file_name().into_string().ok())
-                .filter(|name| check_agent_name(name).is_ok())
-                .collect()
-        })
-        .unwrap_or_default();
-    names.sort();
-    let mut documents = Vec::new();
-    for name in names {
-        let paths = AgentPaths::resolve(&name, env)?;
-        // One agent that cannot be read does not hide the others.
-        documents.push(
-            agent_status(&name, &paths)
-                .unwrap_or_else(|err| json!({ "agent": name, "error": format!("{err:#}") })),
-        );
-    }
-    if as_json {
-        writeln!(std::io::stdout(), "{}", to_json_pretty(&documents)?)?;
-    } else if documents.is_empty() {
-        writeln!(std::io::stdout(), "no agents have run here yet")?;
-    } else {
-        for document in &documents {
-            let line = match document.get("error") {
-                Some(error) => format!("{:<20} error: {}", text(&document["agent"]), text(error)),
-                None => format!(
-                    "{:<20} {:<8} {:<26} {} unread",
-                    text(&document["agent"]),
-                    if document["running"].as_bool() == Some(true) {
-                        "running"
-                    } else {
-                        "stopped"
-                    },
-                    text(&document["policy"]),
-                    document["engine"]["unread"].as_u64().unwrap_or(0),
-                ),
-            };
-            writeln!(std::io::stdout(), "{line}")?;
-        }
-    }
-    Ok(ExitCode::SUCCESS)
+/// The declaration the agent runs from: the sidecar's, the PTY host's, or
+/// the one its sidecar last recorded. Data from processes and the state
+/// directory: only a regular file (or a link to one) is opened, never a
+/// FIFO.
+fn recorded_declaration(
+    document: &Value,
+    state: &AgentState,
+    paths: &AgentPaths,
+) -> Option<PathBuf> {
+    let from_sidecar = document["declaration"].as_str().map(PathBuf::from);
+    let from_host = state
+        .host
+        .as_ref()
+        .and_then(super::launch::LaunchRecord::from_status)
+        .map(|record| record.declaration);
+    let from_record = AgentRecord::load(paths.state_dir())
+        .ok()
+        .flatten()
+        .map(|record| record.declaration);
+    [from_sidecar, from_host, from_record]
+        .into_iter()
+        .flatten()
+        .find(|path| fs::metadata(path).is_ok_and(|m| m.is_file()))
 }
 
 /// A raw string of the document as people see it: escaped by the one rule,
@@ -295,45 +313,34 @@ pub fn render(document: &Value) -> String {
     let mut out = String::new();
     let name = text(&document["agent"]);
     let running = document["running"].as_bool() == Some(true);
-    if running {
-        out.push_str(&format!(
-            "agent {name}: running (sidecar pid {}, up {})\n",
-            shown(&document["pid"]),
-            human_age(std::time::Duration::from_millis(
-                document["uptimeMs"].as_u64().unwrap_or(0)
-            ))
-        ));
-    } else {
-        out.push_str(&format!(
-            "agent {name}: sidecar not running (listing the inbox from disk)\n"
-        ));
+    let held = held_codes(document);
+    let down = not_running(document);
+    let everything_down = down.len() == 3;
+    out.push_str(&format!(
+        "agent {name}: {}\n",
+        if down.is_empty() {
+            "running".to_string()
+        } else if everything_down {
+            "stopped".to_string()
+        } else {
+            format!("NOT RUNNING: {}", down.join(", "))
+        }
+    ));
+    for state in state_lines(document) {
+        out.push_str(&format!("{state}\n"));
+    }
+    if !running {
+        out.push_str("  (the sidecar does not answer: the inbox is listed from disk, with the journal's states)\n");
+    }
+    if let Some(declaration) = document["declaration"].as_str() {
+        out.push_str(&format!("  declaration  {}\n", escape(declaration)));
     }
     out.push_str(&format!(
         "  policy       {}\n  fingerprint  {}\n",
         text(&document["policy"]),
         text(&document["fingerprint"])
     ));
-    match document.get("drift") {
-        Some(Value::Array(fields)) if fields.is_empty() => out.push_str("  drift        none\n"),
-        Some(Value::Array(fields)) => {
-            out.push_str("  drift        the declaration differs (not restarted; `ding up --replace` applies it):\n");
-            for field in fields {
-                out.push_str(&format!(
-                    "                 {}: running {} -> declared {}\n",
-                    text(&field["field"]),
-                    shown(&field["running"]),
-                    shown(&field["declared"])
-                ));
-            }
-        }
-        Some(other) if other.get("error").is_some() => {
-            out.push_str(&format!(
-                "  drift        unknown ({})\n",
-                text(&other["error"])
-            ));
-        }
-        _ => {}
-    }
+    render_drift(&mut out, &document["drift"]);
     out.push_str(&format!("  inbox        {}\n", text(&document["inbox"])));
     if let Some(warning) = document["journalWarning"].as_str() {
         out.push_str(&format!("  journal      {}\n", escape(warning)));
@@ -359,7 +366,10 @@ pub fn render(document: &Value) -> String {
         let lease = if document["policy"] == "aggressive" {
             "not used by this policy".to_string()
         } else {
-            render_lease(&engine["lease"])
+            render_lease(
+                &engine["lease"],
+                held.first().map(|(code, _)| code.as_str()),
+            )
         };
         out.push_str(&format!("  lease        {lease}\n"));
         if engine["evidence"]["fence"] == "receipt-unsafe" {
@@ -384,9 +394,26 @@ pub fn render(document: &Value) -> String {
         ));
     }
     let lines = document["lines"].as_array().cloned().unwrap_or_default();
-    out.push_str(&format!("  unread       {}\n", lines.len()));
+    let held_count = held.iter().map(|(_, count)| count).sum::<usize>();
+    out.push_str(&format!(
+        "  unread       {}{}\n",
+        lines.len(),
+        if held_count > 0 {
+            format!(" ({held_count} held)")
+        } else {
+            String::new()
+        }
+    ));
     for human in &lines {
         out.push_str(&format!("    {}\n", line(human)));
+    }
+    for (code, _) in &held {
+        if let Some(advice) = HoldAdvice::of(code) {
+            out.push_str(&format!(
+                "  why held     {}: {}\n               what to do: {}\n",
+                advice.code, advice.meaning, advice.what_to_do
+            ));
+        }
     }
     if let Some(Value::Array(unreadable)) = document.get("unreadable")
         && !unreadable.is_empty()
@@ -403,6 +430,58 @@ pub fn render(document: &Value) -> String {
     out
 }
 
+/// The hold codes of the held messages, each with how many it holds, in
+/// the order they first appear (FIFO).
+fn held_codes(document: &Value) -> Vec<(String, usize)> {
+    let mut codes: Vec<(String, usize)> = Vec::new();
+    let messages = document["engine"]["messages"].as_array();
+    for message in messages.into_iter().flatten() {
+        let Some(code) = message["hold"]["code"].as_str() else {
+            continue;
+        };
+        match codes.iter_mut().find(|(known, _)| known == code) {
+            Some((_, count)) => *count += 1,
+            None => codes.push((code.to_string(), 1)),
+        }
+    }
+    codes
+}
+
+/// The drift lines: for the PTY host's launch and for the sidecar, field
+/// by field.
+fn render_drift(out: &mut String, drift: &Value) {
+    if drift.is_null() {
+        return;
+    }
+    if let Some(error) = drift.get("error") {
+        out.push_str(&format!("  drift        unknown ({})\n", text(error)));
+        return;
+    }
+    let parts = [
+        ("pty host", &drift["harness"]),
+        ("sidecar", &drift["sidecar"]),
+    ];
+    let mut fields = Vec::new();
+    for (what, part) in parts {
+        for field in part.as_array().into_iter().flatten() {
+            fields.push(format!(
+                "    {what}  {}: running {} -> declared {}",
+                text(&field["field"]),
+                shown(&field["running"]),
+                shown(&field["declared"])
+            ));
+        }
+    }
+    if fields.is_empty() {
+        out.push_str("  drift        none\n");
+        return;
+    }
+    out.push_str("  drift        the declaration differs from what runs (`ding up --replace` restarts what drifted):\n");
+    for field in fields {
+        out.push_str(&format!("  {field}\n"));
+    }
+}
+
 fn render_adapter(adapter: &Value, document: &Value, now: Time) -> String {
     let ago = |key: &str| {
         adapter[key]
@@ -417,13 +496,13 @@ fn render_adapter(adapter: &Value, document: &Value, now: Time) -> String {
             "up, pid {}, since {} ago, last line {}",
             shown(&adapter["pid"]),
             ago("since"),
-            match adapter["last_line"].as_u64() {
-                Some(_) => format!("{} ago", ago("last_line")),
+            match adapter["lastLine"].as_u64() {
+                Some(_) => format!("{} ago", ago("lastLine")),
                 None => "never".to_string(),
             }
         ),
         Some("down") => {
-            let retry = adapter["retry_at"]
+            let retry = adapter["retryAt"]
                 .as_u64()
                 .map(|at| Time::from_millis(at).since(now));
             format!(
@@ -437,13 +516,20 @@ fn render_adapter(adapter: &Value, document: &Value, now: Time) -> String {
     }
 }
 
-fn render_lease(lease: &Value) -> String {
+/// The lease as people read it. A fresh lease beside held work is not a
+/// contradiction, and says so: it exists, but something else (the first
+/// hold, `held`) keeps it from allowing delivery.
+fn render_lease(lease: &Value, held: Option<&str>) -> String {
     match lease["freshness"].as_str() {
         Some("fresh") => format!(
-            "fresh, {} ms left (composer {}, revision {})",
+            "fresh, {} ms left (composer {}, revision {}){}",
             shown(&lease["remainingMs"]),
             text(&lease["composer"]),
-            shown(&lease["revision"])
+            shown(&lease["revision"]),
+            match held {
+                Some(code) => format!(", but it does not allow delivery now: held by {code}"),
+                None => String::new(),
+            }
         ),
         Some("expired") => format!("expired (composer {})", text(&lease["composer"])),
         _ => format!("none ({})", text(&lease["reason"]["code"])),

@@ -14,7 +14,11 @@ use super::time::Time;
 
 /// Where the adapter process is in its life.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(tag = "state", rename_all = "kebab-case")]
+#[serde(
+    tag = "state",
+    rename_all = "kebab-case",
+    rename_all_fields = "camelCase"
+)]
 pub enum AdapterPhase {
     /// The policy runs no adapter.
     Disabled,

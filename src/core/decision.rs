@@ -34,7 +34,11 @@ pub enum ReleaseCause {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(tag = "decision", rename_all = "kebab-case")]
+#[serde(
+    tag = "decision",
+    rename_all = "kebab-case",
+    rename_all_fields = "camelCase"
+)]
 pub enum Decision {
     /// A new unread file was seen.
     Arrived {

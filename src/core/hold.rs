@@ -134,6 +134,135 @@ impl HoldReason {
     }
 }
 
+/// What a hold means and what a person can do about it: one row per code,
+/// shown by `ding status` under held messages and printed as the table of
+/// `docs/operating.md` (a test keeps the two equal).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HoldAdvice {
+    pub code: &'static str,
+    pub meaning: &'static str,
+    pub what_to_do: &'static str,
+}
+
+const fn advice(code: &'static str, meaning: &'static str, what_to_do: &'static str) -> HoldAdvice {
+    HoldAdvice {
+        code,
+        meaning,
+        what_to_do,
+    }
+}
+
+/// Every hold code's advice, in the order of the spec's list (§5).
+pub const ADVICE: &[HoldAdvice] = &[
+    advice(
+        "adapter-starting",
+        "The adapter was started and is not confirmed running yet.",
+        "Wait a moment. If it stays, `ding logs NAME` shows the adapter's start.",
+    ),
+    advice(
+        "adapter-down",
+        "The adapter is not running (it exited, closed its output, or could not be started). DING starts it again with a backoff and types nothing meanwhile.",
+        "Read the cause in `ding status NAME` and the adapter's stderr in `ding logs NAME`; fix its `adapter { command }` (is `$ST_HOOKS` set?).",
+    ),
+    advice(
+        "adapter-silent",
+        "The adapter said nothing for `adapter-silence` while work waited for the terminal, so its evidence is stale.",
+        "Check that the adapter still watches the screen (`ding logs NAME`); raise `adapter-silence` if it reports rarely by design.",
+    ),
+    advice(
+        "no-evidence",
+        "The adapter runs but has not yet said whether the harness is idle.",
+        "Wait for its first report; if none comes, the adapter is not working (`ding logs NAME`).",
+    ),
+    advice(
+        "not-idle",
+        "The adapter's latest report says the harness is busy (a turn, a child command) or in a state it cannot read (a dialog, a menu).",
+        "Nothing: delivery follows when it reports idle. If the harness waits on a dialog, answer it (`ding attach NAME`).",
+    ),
+    advice(
+        "composer-nonempty",
+        "The harness is idle, but its composer holds a draft: typing the notice would glue it onto that text.",
+        "Send or clear the draft (`ding attach NAME`); delivery follows.",
+    ),
+    advice(
+        "composer-unknown",
+        "The harness is idle, but the adapter cannot tell whether the composer is empty.",
+        "Clear the composer if it holds text; an adapter that can never tell needs fixing.",
+    ),
+    advice(
+        "lease-expired",
+        "The latest idle report is older than its validity (at most `lease-cap`).",
+        "Nothing: the adapter's next report renews it. If this persists, the adapter reports too rarely.",
+    ),
+    advice(
+        "lease-spent",
+        "The latest idle report was used for one delivery attempt; each attempt needs a fresh one.",
+        "Nothing: the next idle report allows the next attempt.",
+    ),
+    advice(
+        "protocol",
+        "The adapter wrote a line that is not valid protocol v1, which ends any lease.",
+        "Read the error in `ding status NAME` and `ding logs NAME`, and fix the adapter.",
+    ),
+    advice(
+        "identity-mismatch",
+        "The adapter's report names another terminal (session, incarnation or generation) than the PTY host's current one, usually right after a restart.",
+        "Nothing if it passes at once; otherwise the adapter must stamp its lines with the identity of the latest `pty` downlink line.",
+    ),
+    advice(
+        "lifecycle",
+        "The harness's context was compacted, cleared or lost, which ends any lease.",
+        "Nothing: the next idle report allows delivery again.",
+    ),
+    advice(
+        "turn-boundary",
+        "A hook is putting unread work into the harness's next context, so the terminal is left alone meanwhile.",
+        "Nothing: the hook owns those files; the others ring after the next idle report.",
+    ),
+    advice(
+        "revision-conflict",
+        "Something reached the terminal (a keystroke, output, a resize) after the adapter looked, so the compare-and-send wrote nothing.",
+        "Nothing: the next fresh idle report tries again. If it repeats, someone is typing or the harness keeps redrawing.",
+    ),
+    advice(
+        "pty-unreachable",
+        "The PTY host does not answer on its socket.",
+        "`ding status NAME` shows whether it died; `ding up FILE` starts it again.",
+    ),
+    advice(
+        "pty-unknown",
+        "The sidecar has not learned the PTY host's identity yet (it just started, or is reconnecting).",
+        "Wait a moment; if it stays, check the PTY host (`ding status NAME`, `ding logs NAME`).",
+    ),
+    advice(
+        "revision-unknown",
+        "Idle evidence came without the terminal revision it was observed at, so no delivery can be fenced on it.",
+        "Fix the adapter to send `revision` (`unsafe-receipt-fence #true` exists for adapters that cannot, at a cost: see docs/declaration.md).",
+    ),
+    advice(
+        "pty-error",
+        "The PTY host refused the transaction (busy, or an error) and wrote nothing; DING tries again after a backoff.",
+        "Read the detail in `ding status NAME`; look at `ding logs NAME` if it repeats.",
+    ),
+    advice(
+        "harness-exited",
+        "The harness process has ended; nothing is typed until it is started again.",
+        "See how it ended in `ding status NAME`, then `ding restart NAME` (or `ding up FILE`).",
+    ),
+    advice(
+        "awaiting-reply",
+        "A delivery is in flight; its reply decides what happens next.",
+        "Nothing: it lasts at most the reply timeout (5 s).",
+    ),
+];
+
+impl HoldAdvice {
+    /// The advice for `code`, if it is a hold code.
+    pub fn of(code: &str) -> Option<&'static HoldAdvice> {
+        ADVICE.iter().find(|advice| advice.code == code)
+    }
+}
+
 impl fmt::Display for HoldSource {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
@@ -188,6 +317,95 @@ impl fmt::Display for HoldReason {
             HoldReason::PtyError { detail } => write!(f, "pty error ({detail})"),
             HoldReason::HarnessExited { status } => write!(f, "harness exited ({status})"),
             HoldReason::AwaitingReply => f.write_str("awaiting pty reply"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One of each variant. The exhaustive match in `ordinal` stops this
+    /// module compiling when a variant is added, until it is listed here.
+    fn every_variant() -> Vec<HoldReason> {
+        vec![
+            HoldReason::AdapterStarting,
+            HoldReason::AdapterDown {
+                down: AdapterDown::Eof,
+            },
+            HoldReason::AdapterSilent,
+            HoldReason::NoEvidence,
+            HoldReason::NotIdle {
+                state: ActivityState::Active,
+            },
+            HoldReason::ComposerNonempty,
+            HoldReason::ComposerUnknown,
+            HoldReason::LeaseExpired,
+            HoldReason::LeaseSpent,
+            HoldReason::Protocol {
+                error: ProtocolError::InvalidUtf8 { at: 0 },
+            },
+            HoldReason::IdentityMismatch {
+                part: IdentityPart::Incarnation,
+            },
+            HoldReason::Lifecycle {
+                event: Lifecycle::Clear,
+            },
+            HoldReason::TurnBoundary,
+            HoldReason::RevisionConflict {
+                expected: 1,
+                actual: 2,
+            },
+            HoldReason::PtyUnreachable,
+            HoldReason::PtyUnknown,
+            HoldReason::RevisionUnknown,
+            HoldReason::PtyError { detail: "x".into() },
+            HoldReason::HarnessExited {
+                status: "exit code 3".into(),
+            },
+            HoldReason::AwaitingReply,
+        ]
+    }
+
+    fn ordinal(reason: &HoldReason) -> usize {
+        match reason {
+            HoldReason::AdapterStarting => 0,
+            HoldReason::AdapterDown { .. } => 1,
+            HoldReason::AdapterSilent => 2,
+            HoldReason::NoEvidence => 3,
+            HoldReason::NotIdle { .. } => 4,
+            HoldReason::ComposerNonempty => 5,
+            HoldReason::ComposerUnknown => 6,
+            HoldReason::LeaseExpired => 7,
+            HoldReason::LeaseSpent => 8,
+            HoldReason::Protocol { .. } => 9,
+            HoldReason::IdentityMismatch { .. } => 10,
+            HoldReason::Lifecycle { .. } => 11,
+            HoldReason::TurnBoundary => 12,
+            HoldReason::RevisionConflict { .. } => 13,
+            HoldReason::PtyUnreachable => 14,
+            HoldReason::PtyUnknown => 15,
+            HoldReason::RevisionUnknown => 16,
+            HoldReason::PtyError { .. } => 17,
+            HoldReason::HarnessExited { .. } => 18,
+            HoldReason::AwaitingReply => 19,
+        }
+    }
+
+    /// Every hold code, one per variant, in the order of [`ADVICE`].
+    pub fn every_code() -> Vec<&'static str> {
+        every_variant().iter().map(HoldReason::code).collect()
+    }
+
+    #[test]
+    fn every_hold_code_has_advice_in_order() {
+        let ordinals: Vec<usize> = every_variant().iter().map(ordinal).collect();
+        assert_eq!(ordinals, (0..20).collect::<Vec<_>>(), "one of each variant");
+        let advised: Vec<&str> = ADVICE.iter().map(|advice| advice.code).collect();
+        assert_eq!(advised, every_code());
+        for advice in ADVICE {
+            assert!(advice.meaning.ends_with('.') && advice.what_to_do.ends_with('.'));
+            assert!(!advice.meaning.contains('|') && !advice.what_to_do.contains('|'));
         }
     }
 }

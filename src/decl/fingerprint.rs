@@ -10,11 +10,16 @@
 //! that changes behaviour does.
 //!
 //! Two inputs exist: [`FingerprintInput`] for the DING sidecar (policy,
-//! adapter argv, tunables, name, inbox) and [`LaunchInput`] for the harness
-//! launch (argv, cwd, env), the `generation` of the identity fence. The
-//! runtime stores the input JSON beside the process it starts and later
-//! calls [`drift`] to say exactly which fields changed; restarting is
-//! never decided here.
+//! adapter argv, tunables, name, inbox) and [`LaunchInput`] for the PTY
+//! host's launch of the harness (argv, cwd, the names of the declared
+//! environment variables and a digest of their values, the terminal size).
+//! The runtime gives each process the input it was started from, asks for
+//! it back later and calls [`drift`] to say exactly which fields changed;
+//! restarting is never decided here. Keys are camelCase, like every JSON
+//! DING prints; the names of version 1 are still read.
+//!
+//! Environment values never appear in a launch input: they may be secrets,
+//! and the input is printed by `ding status` and passed on command lines.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -29,11 +34,11 @@ use crate::core::config::{ADAPTER_SILENCE, Fence, LEASE_CAP, RE_RING_AFTER, SUBM
 
 /// Bumped whenever the canonical form changes, so that a stored input from
 /// an older ding reports drift in `version` instead of a confusing field.
-pub const FINGERPRINT_VERSION: u32 = 1;
+pub const FINGERPRINT_VERSION: u32 = 2;
 
 /// Everything the sidecar's behaviour depends on.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct FingerprintInput {
     pub version: u32,
     pub agent: String,
@@ -41,16 +46,26 @@ pub struct FingerprintInput {
     /// The policy token.
     pub delivery: String,
     /// Literal argv; `None` for policies without an adapter.
+    #[serde(alias = "adapter_command")]
     pub adapter_command: Option<Vec<String>>,
+    #[serde(alias = "lease_cap_ms")]
     pub lease_cap_ms: u64,
+    #[serde(alias = "adapter_silence_ms")]
     pub adapter_silence_ms: u64,
     /// `None` is `"never"`.
+    #[serde(alias = "re_ring_after_ms")]
     pub re_ring_after_ms: Option<u64>,
+    #[serde(alias = "submit_delay_ms")]
     pub submit_delay_ms: u64,
+    #[serde(alias = "notice_max_files")]
     pub notice_max_files: u64,
     /// Left out when false, so fingerprints from before the flag existed
     /// stay the same.
-    #[serde(default, skip_serializing_if = "is_false")]
+    #[serde(
+        default,
+        skip_serializing_if = "is_false",
+        alias = "unsafe_receipt_fence"
+    )]
     pub unsafe_receipt_fence: bool,
 }
 
@@ -60,14 +75,20 @@ fn is_false(flag: &bool) -> bool {
 
 /// Everything the harness launch depends on.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct LaunchInput {
     pub version: u32,
     pub agent: String,
     /// Literal argv; `None` when the declaration names no `command`.
     pub command: Option<Vec<String>>,
     pub cwd: String,
-    pub env: BTreeMap<String, String>,
+    /// The names of the declared environment variables, sorted.
+    pub env: Vec<String>,
+    /// `sha256:<hex>` of the declared names and values, so that a changed
+    /// value is drift while no value is ever shown or stored.
+    pub env_digest: String,
+    /// The terminal size at launch, `COLSxROWS`.
+    pub size: String,
 }
 
 /// One field that differs between two fingerprint inputs, named and
@@ -172,20 +193,34 @@ impl Fingerprinted for FingerprintInput {
 
 impl Fingerprinted for LaunchInput {
     fn fields(&self) -> Vec<(String, String)> {
-        let env = self
-            .env
-            .iter()
-            .map(|(name, value)| format!("{name} {}", quoted(value)))
-            .collect::<Vec<_>>()
-            .join("; ");
+        // Names as the declaration writes them, values only as a short
+        // digest: enough to see that one changed, never what it is.
+        let short = self
+            .env_digest
+            .strip_prefix("sha256:")
+            .unwrap_or(&self.env_digest);
+        let env = format!(
+            "{{ {} }} (values {})",
+            self.env.join("; "),
+            short.get(..12).unwrap_or(short)
+        );
         vec![
             ("version".into(), self.version.to_string()),
             ("agent".into(), quoted(&self.agent)),
             ("command".into(), render_argv(self.command.as_deref())),
             ("cwd".into(), quoted(&self.cwd)),
-            ("env".into(), format!("{{ {env} }}")),
+            ("env".into(), env),
+            ("size".into(), quoted(&self.size)),
         ]
     }
+}
+
+/// `sha256:<hex>` of the canonical JSON of `env` (names and values).
+pub fn env_digest(env: &BTreeMap<String, String>) -> String {
+    let canonical = serde_json::to_vec(env).unwrap_or_default();
+    let digest = Sha256::digest(&canonical);
+    let hex: String = digest.iter().map(|byte| format!("{byte:02x}")).collect();
+    format!("sha256:{hex}")
 }
 
 fn ding_path(name: &str) -> String {
@@ -238,7 +273,9 @@ impl AgentSpec {
             agent: self.name.clone(),
             command: self.command.clone(),
             cwd: self.cwd.to_string_lossy().into_owned(),
-            env: self.env.clone(),
+            env: self.env.keys().cloned().collect(),
+            env_digest: env_digest(&self.env),
+            size: self.size.to_string(),
         }
     }
 

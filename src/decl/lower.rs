@@ -13,7 +13,7 @@ use crate::core::config::{Fence, Policy, Tunables};
 use super::diagnostic::Diagnostic;
 use super::expand::{EXPANDED_VARIABLES, variable_references};
 use super::raw::{RawAgent, RawArgv, RawDeclaration, RawDing, RawScalar, Spanned};
-use super::spec::{AdapterSpec, AgentSpec, DingSpec};
+use super::spec::{AdapterSpec, AgentSpec, DingSpec, TerminalSize};
 use super::suggest::did_you_mean;
 use super::tunable::{TunableKey, TunableValue};
 
@@ -94,6 +94,10 @@ impl Lowerer<'_> {
             None => Some(normalize(&self.base_dir.join(default_inbox(name)))),
         };
         let env = self.env(&raw.env);
+        let size = match &raw.size {
+            Some(size) => self.size(size),
+            None => Some(TerminalSize::default()),
+        };
         let ding = match &raw.ding {
             Some(ding) => self.ding(ding),
             None => Some(DingSpec::default()),
@@ -107,8 +111,27 @@ impl Lowerer<'_> {
             cwd: cwd?,
             inbox: inbox?,
             env,
+            size: size?,
             ding: ding?,
         })
+    }
+
+    fn size(&mut self, size: &Spanned<String>) -> Option<TerminalSize> {
+        let parsed = TerminalSize::parse(&size.value);
+        if parsed.is_none() {
+            self.push(
+                Diagnostic::error(
+                    size.span.clone(),
+                    format!("`size` {:?} is not a terminal size", size.value),
+                )
+                .hint(format!(
+                    "write columns x rows, each 1 to {}: `size \"120x40\"` (default \"{}\")",
+                    TerminalSize::MAX_SIDE,
+                    TerminalSize::default()
+                )),
+            );
+        }
+        parsed
     }
 
     fn check_name(&mut self, name: &Spanned<String>) {

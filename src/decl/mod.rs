@@ -8,7 +8,9 @@
 //! 3. `raw`: the document to a raw spec with spans, shape checks only;
 //! 4. `lower`: the raw spec to `AgentSpec`, with defaults, paths and the
 //!    cross-field rules;
-//! 5. `fingerprint` and `expand`: what the runtime does with a spec later.
+//! 5. `fingerprint` and `expand`: what the runtime does with a spec later;
+//!    `preflight`: what a spec needs from this machine (variables,
+//!    programs, the working directory).
 //!
 //! Every stage adds [`Diagnostic`]s and keeps going, so one run reports
 //! every problem as `file:line:col: error: ...` plus hints. This room reads
@@ -20,6 +22,7 @@ mod duration;
 mod expand;
 mod fingerprint;
 mod lower;
+mod preflight;
 mod prescan;
 mod raw;
 mod source;
@@ -40,12 +43,13 @@ pub use duration::{format_duration, parse_duration};
 pub use expand::{EXPANDED_VARIABLES, ExpandError, expand_argv, expand_argv_from_env};
 pub use fingerprint::{
     FINGERPRINT_VERSION, FieldDrift, FingerprintInput, Fingerprinted, LaunchInput, drift,
-    render_argv,
+    env_digest, render_argv,
 };
 pub use lower::{MAX_AGENT_NAME_BYTES, default_inbox, is_valid_agent_name};
+pub use preflight::{Concerns, Problem, find_program, preflight};
 pub use prescan::MAX_NESTING_DEPTH;
 pub use source::{MAX_DECLARATION_BYTES, Position, Source};
-pub use spec::{AdapterSpec, AgentSpec, DingSpec};
+pub use spec::{AdapterSpec, AgentSpec, DingSpec, TerminalSize};
 pub use tunable::{NEVER, NOTICE_MAX_FILES_NAME, TunableKey};
 pub use write::{Draft, quote};
 
@@ -132,16 +136,31 @@ pub fn check_file(path: &Path) -> Result<Checked> {
     Ok(check_bytes(&path.display().to_string(), &bytes, &base_dir))
 }
 
+/// A declaration with errors, every diagnostic rendered. Its own type, so
+/// that every command exits with the same code for an invalid file.
+#[derive(Debug)]
+pub struct InvalidDeclaration(pub String);
+
+impl std::fmt::Display for InvalidDeclaration {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for InvalidDeclaration {}
+
 /// [`check_file`] for callers that only want valid agents: any error in
-/// the declaration is an `Err` carrying every rendered diagnostic.
+/// the declaration is an [`InvalidDeclaration`] carrying every rendered
+/// diagnostic.
 pub fn load_file(path: &Path) -> Result<Vec<AgentSpec>> {
     let checked = check_file(path)?;
     if checked.has_errors() {
-        bail!(
+        return Err(InvalidDeclaration(format!(
             "invalid declaration {}:\n{}",
             path.display(),
             checked.render_diagnostics().trim_end()
-        );
+        ))
+        .into());
     }
     Ok(checked.agents)
 }

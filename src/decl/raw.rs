@@ -36,6 +36,8 @@ pub struct RawAgent {
     pub command: Option<RawArgv>,
     pub cwd: Option<Spanned<String>>,
     pub inbox: Option<Spanned<String>>,
+    /// The terminal size, as written (`"120x40"`).
+    pub size: Option<Spanned<String>>,
     /// `(NAME, value)` in file order, names unique.
     pub env: Vec<(Spanned<String>, Spanned<String>)>,
     pub ding: Option<RawDing>,
@@ -72,7 +74,7 @@ pub enum RawScalar {
 }
 
 const TOP_LEVEL: [&str; 1] = ["agent"];
-const AGENT_CHILDREN: [&str; 5] = ["command", "cwd", "inbox", "env", "ding"];
+const AGENT_CHILDREN: [&str; 6] = ["command", "cwd", "inbox", "size", "env", "ding"];
 const ADAPTER_CHILDREN: [&str; 1] = ["command"];
 
 /// The child nodes `ding` accepts.
@@ -88,6 +90,7 @@ fn example(node: &str) -> String {
         "agent" => "agent \"worker\" { command \"prog\" }".into(),
         "command" => "command \"prog\" \"--flag\"".into(),
         "cwd" => "cwd \"path/to/dir\"".into(),
+        "size" => "size \"120x40\"".into(),
         "inbox" => "inbox \"path/to/inbox\"".into(),
         "env" => "env { NAME \"value\" }".into(),
         "ding" => "ding { delivery \"turn-boundary+fresh-idle\" }".into(),
@@ -430,6 +433,7 @@ impl Reader<'_> {
             command: None,
             cwd: None,
             inbox: None,
+            size: None,
             env: Vec::new(),
             ding: None,
         };
@@ -440,6 +444,7 @@ impl Reader<'_> {
                     "command" => agent.command = Some(self.argv(child)),
                     "cwd" => agent.cwd = self.one_string(child),
                     "inbox" => agent.inbox = self.one_string(child),
+                    "size" => agent.size = self.one_string(child),
                     "env" => agent.env = self.env(child),
                     _ => agent.ding = Some(self.ding(child)),
                 }

@@ -8,6 +8,8 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use serde::{Deserialize, Serialize};
+
 use crate::core::config::{EngineConfig, Policy, Tunables};
 
 /// One declared agent.
@@ -26,7 +28,49 @@ pub struct AgentSpec {
     pub inbox: PathBuf,
     /// Extra environment for the harness, sorted by name.
     pub env: BTreeMap<String, String>,
+    /// The harness's terminal size at launch (until someone attaches and
+    /// resizes it). Defaults to 80x24.
+    pub size: TerminalSize,
     pub ding: DingSpec,
+}
+
+/// A terminal size in character cells, each side 1 to 1000.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct TerminalSize {
+    pub cols: u16,
+    pub rows: u16,
+}
+
+impl TerminalSize {
+    /// The largest side: the PTY host refuses more.
+    pub const MAX_SIDE: u16 = 1000;
+
+    /// `COLSxROWS`, each side 1 to [`TerminalSize::MAX_SIDE`].
+    pub fn parse(text: &str) -> Option<TerminalSize> {
+        let (cols, rows) = text.split_once('x')?;
+        let digits = |part: &str| !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit());
+        if !digits(cols) || !digits(rows) {
+            return None;
+        }
+        let size = TerminalSize {
+            cols: cols.parse().ok()?,
+            rows: rows.parse().ok()?,
+        };
+        let side = 1..=TerminalSize::MAX_SIDE;
+        (side.contains(&size.cols) && side.contains(&size.rows)).then_some(size)
+    }
+}
+
+impl Default for TerminalSize {
+    fn default() -> Self {
+        TerminalSize { cols: 80, rows: 24 }
+    }
+}
+
+impl std::fmt::Display for TerminalSize {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}x{}", self.cols, self.rows)
+    }
 }
 
 /// The lowered `ding { ... }` block (or its absence).

@@ -46,6 +46,19 @@ pub fn spawn(launch: &Launch<'_>) -> Result<Spawned> {
     let Some((program, args)) = launch.argv.split_first() else {
         bail!("no command to run");
     };
+    // Said apart, because exec reports a missing directory and a missing
+    // program alike (ENOENT) and would blame the program for both.
+    match std::fs::metadata(launch.cwd) {
+        Ok(meta) if meta.is_dir() => {}
+        Ok(_) => bail!(
+            "cannot start `{program}`: its working directory {} is not a directory",
+            launch.cwd.display()
+        ),
+        Err(err) => bail!(
+            "cannot start `{program}`: its working directory {}: {err}",
+            launch.cwd.display()
+        ),
+    }
     let pty = openpty(Some(&winsize(launch.size)), None).context("open a pty")?;
     set_flags(&pty.master)?;
     let stdin = pty.slave.try_clone().context("dup pty slave")?;
@@ -68,9 +81,21 @@ pub fn spawn(launch: &Launch<'_>) -> Result<Spawned> {
         });
     }
     signals::start_clean(&mut command);
-    let child = command
-        .spawn()
-        .with_context(|| format!("start `{program}` in {}", launch.cwd.display()))?;
+    let child = command.spawn().map_err(|err| {
+        let why = match err.kind() {
+            std::io::ErrorKind::NotFound if program.contains('/') => {
+                format!("`{program}` does not exist")
+            }
+            std::io::ErrorKind::NotFound => {
+                format!("`{program}` is not found on PATH")
+            }
+            _ => format!("`{program}`: {err}"),
+        };
+        anyhow::anyhow!(
+            "cannot start the program: {why} (in {})",
+            launch.cwd.display()
+        )
+    })?;
     // `Command` closed its copies of the slave in the parent when it dropped
     // the Stdio values; the master is ours alone.
     let pid = i32::try_from(child.id()).context("child pid out of range")?;
@@ -126,5 +151,43 @@ pub fn exit_state(status: WaitStatus) -> Option<ChildState> {
             signal: signal as i32,
         }),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spawn_error(argv: &[&str], cwd: &Path) -> String {
+        let argv: Vec<String> = argv.iter().map(|a| a.to_string()).collect();
+        match spawn(&Launch {
+            argv: &argv,
+            cwd,
+            env: &[],
+            size: Size { cols: 80, rows: 24 },
+        }) {
+            Ok(_) => panic!("{argv:?} started"),
+            Err(err) => format!("{err:#}"),
+        }
+    }
+
+    #[test]
+    fn a_missing_directory_and_a_missing_program_are_told_apart() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let gone = dir.path().join("gone");
+        let err = spawn_error(&["sh"], &gone);
+        assert!(
+            err.starts_with("cannot start `sh`: its working directory ") && err.contains("gone"),
+            "{err}"
+        );
+        let err = spawn_error(&["surely-no-such-program-here"], dir.path());
+        assert!(
+            err.starts_with(
+                "cannot start the program: `surely-no-such-program-here` is not found on PATH"
+            ),
+            "{err}"
+        );
+        let err = spawn_error(&["./missing"], dir.path());
+        assert!(err.contains("`./missing` does not exist"), "{err}");
     }
 }

@@ -175,6 +175,18 @@ pub struct HostStatus {
     pub bracketed_paste: bool,
     /// Number of connections in attach mode.
     pub attached: usize,
+    /// A `restart` is ending the child (it was sent SIGHUP); a new
+    /// incarnation follows once it has been reaped.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub restarting: bool,
+    /// How long the child has been in its state (running since it started,
+    /// or ended since it exited), in milliseconds.
+    #[serde(default)]
+    pub child_for_ms: u64,
+    /// What the host was started from, as its starter described it
+    /// (`--launch`): opaque to the host, given back for drift checks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launch: Option<serde_json::Value>,
 }
 
 /// The child process as the host last saw it.

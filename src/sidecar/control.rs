@@ -25,10 +25,15 @@ const STATUS_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Asks the sidecar listening on `socket` for its status document.
 pub fn query_status(socket: &Path) -> Result<Value> {
+    query_status_within(socket, STATUS_TIMEOUT)
+}
+
+/// [`query_status`], waiting at most `timeout` for the reply.
+pub fn query_status_within(socket: &Path, timeout: Duration) -> Result<Value> {
     let mut stream = UnixStream::connect(socket)
         .with_context(|| format!("connect to sidecar at {}", socket.display()))?;
-    stream.set_read_timeout(Some(STATUS_TIMEOUT))?;
-    stream.set_write_timeout(Some(STATUS_TIMEOUT))?;
+    stream.set_read_timeout(Some(timeout))?;
+    stream.set_write_timeout(Some(timeout))?;
     stream.write_all(b"{\"op\":\"status\"}\n")?;
     let mut line = String::new();
     BufReader::new(stream)
@@ -47,9 +52,21 @@ const MAX_PID_FILE_BYTES: u64 = 64;
 /// The pid recorded in `pid_file`, if that process is alive. A pid file
 /// that is not a regular file, or holds anything but a pid, names none.
 pub fn live_pid(pid_file: &Path) -> Option<i32> {
+    recorded_pid(pid_file).filter(|&pid| is_alive(pid))
+}
+
+/// The pid recorded in `pid_file`, alive or not: a pid file whose process
+/// is gone is how a killed process is told from a stopped one (a clean
+/// stop removes the file).
+pub fn recorded_pid(pid_file: &Path) -> Option<i32> {
     let bytes = read_regular(pid_file, MAX_PID_FILE_BYTES).ok()??;
     let pid: i32 = std::str::from_utf8(&bytes).ok()?.trim().parse().ok()?;
-    (pid > 0 && is_running(Pid::from_raw(pid))).then_some(pid)
+    (pid > 0).then_some(pid)
+}
+
+/// Whether process `pid` exists and has not exited.
+pub fn is_alive(pid: i32) -> bool {
+    pid > 0 && is_running(Pid::from_raw(pid))
 }
 
 /// Records `pid` in `pid_file`, replacing whatever is there.
@@ -76,14 +93,9 @@ fn is_running(pid: Pid) -> bool {
 }
 
 /// Starts `program args` detached: its own session, a clean signal state,
+/// `env` added to its environment (values never on its command line),
 /// stdin `/dev/null`, stdout and stderr appended to `log`. Returns its pid.
-pub fn spawn_detached(program: &Path, args: &[std::ffi::OsString], log: &Path) -> Result<u32> {
-    spawn_detached_with(program, args, &[], log)
-}
-
-/// [`spawn_detached`] with `env` added to the child's environment (which,
-/// unlike its argv, `ps` does not show to other users).
-pub fn spawn_detached_with(
+pub fn spawn_detached(
     program: &Path,
     args: &[std::ffi::OsString],
     env: &[(String, String)],

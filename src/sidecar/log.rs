@@ -37,6 +37,7 @@ use super::log_limit::{RepeatLimiter, Suppressed};
 use crate::core::decision::Record;
 use crate::core::escape::escape;
 use crate::core::time::Time;
+use crate::wall_clock::now_rfc3339;
 
 /// The most bytes of one string a record carries.
 pub const MAX_LOGGED_STRING: usize = 512;
@@ -185,10 +186,23 @@ impl Log {
         }
     }
 
-    /// One line in this log's format, with the agent's name.
+    /// One line in this log's format, with the agent's name, the
+    /// monotonic time (`at`, in the engine's milliseconds: how long things
+    /// took) and the wall-clock time (`time`, RFC 3339 UTC: when), and
+    /// DING's own transactions marked `"origin":"delivery"` (the PTY host
+    /// marks a supervisor's input `intervention`).
     fn render(&self, mut value: Value) -> String {
         if let Some(object) = value.as_object_mut() {
             object.insert("agent".into(), json!(self.agent));
+            object.entry("at").or_insert_with(|| json!((self.clock)()));
+            object.insert("time".into(), json!(now_rfc3339()));
+            let transaction = object
+                .get("decision")
+                .and_then(Value::as_str)
+                .is_some_and(|decision| TRANSACTION_DECISIONS.contains(&decision));
+            if transaction {
+                object.insert("origin".into(), json!("delivery"));
+            }
         }
         match self.format {
             LogFormat::Json => json_text(&value),
@@ -196,6 +210,10 @@ impl Log {
         }
     }
 }
+
+/// The decisions that are one of DING's own transactions on the terminal.
+const TRANSACTION_DECISIONS: &[&str] =
+    &["rang", "sent", "conflict", "send-failed", "outcome-unknown"];
 
 /// A runtime event as a record: its fields, named by `event`.
 fn event_value(event: &str, fields: impl Serialize) -> Value {
@@ -259,8 +277,10 @@ fn cap_strings(value: &mut Value) {
     }
 }
 
-/// `t+1200ms rang request=1 messages=[a.md]` style rendering.
-fn human(value: &Value) -> String {
+/// `2026-11-30T10:15:00.123Z t+1200ms rang request=1 messages=[a.md]`
+/// style rendering (the wall-clock time first when the record has one).
+/// Every value is escaped by the one rule.
+pub fn human(value: &Value) -> String {
     let Some(object) = value.as_object() else {
         return json_text(value);
     };
@@ -273,8 +293,11 @@ fn human(value: &Value) -> String {
         Some(at) => format!("t+{at}ms {}", escape(what)),
         None => escape(what),
     };
+    if let Some(time) = object.get("time").and_then(Value::as_str) {
+        line = format!("{} {line}", escape(time));
+    }
     for (key, field) in object {
-        if matches!(key.as_str(), "decision" | "event" | "at" | "agent") {
+        if matches!(key.as_str(), "decision" | "event" | "at" | "agent" | "time") {
             continue;
         }
         let shown = match field {
@@ -386,6 +409,33 @@ mod tests {
     fn human_lines_lead_with_time_and_decision() {
         let value = json!({"at": 1200, "decision": "rang", "request": 1, "messages": ["a.md"], "agent": "w"});
         assert_eq!(human(&value), "t+1200ms rang messages=[\"a.md\"] request=1");
+    }
+
+    #[test]
+    fn every_record_has_wall_clock_and_monotonic_time_and_transactions_their_origin() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (mut log, path) = log_in(dir.path());
+        NOW.with(|now| now.set(1234));
+        log.event("sidecar-start", json!({ "pid": 1 }));
+        log.write(json!({"decision": "rang", "at": 1200, "request": 1}));
+        log.write(json!({"decision": "held", "at": 1201}));
+        let lines = lines(&path);
+        for line in &lines {
+            let time = line["time"].as_str().expect("time");
+            // RFC 3339, UTC, milliseconds: 2026-11-30T10:15:00.123Z
+            assert_eq!(time.len(), 24, "{time}");
+            assert!(time.ends_with('Z') && &time[10..11] == "T", "{time}");
+            assert!(line["at"].is_u64(), "{line}");
+        }
+        assert_eq!(lines[0]["at"], 1234, "events get the monotonic time too");
+        assert_eq!(lines[1]["origin"], "delivery");
+        assert!(lines[2].get("origin").is_none());
+        let human_line = human(&lines[1]);
+        assert!(
+            human_line.starts_with(lines[1]["time"].as_str().expect("time")),
+            "{human_line}"
+        );
+        assert!(human_line.contains(" t+1200ms rang "), "{human_line}");
     }
 
     #[test]

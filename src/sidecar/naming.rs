@@ -12,9 +12,11 @@
 
 use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher, Hasher};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::SystemTime;
 
 use crate::core::message::MessageName;
+pub use crate::wall_clock::micros_since_epoch;
+use crate::wall_clock::utc_fields;
 
 /// The extension of every arrival name.
 pub const EXTENSION: &str = ".md";
@@ -49,13 +51,6 @@ impl NameClock {
     }
 }
 
-/// Microseconds since the Unix epoch; 0 for a clock set before 1970.
-pub fn micros_since_epoch(time: SystemTime) -> u64 {
-    time.duration_since(UNIX_EPOCH)
-        .map(|since| u64::try_from(since.as_micros()).unwrap_or(u64::MAX))
-        .unwrap_or(0)
-}
-
 /// `YYYYMMDDTHHMMSSuuuuuuZ-PID-NONCE.md`.
 pub fn arrival_name(micros: u64, pid: u32, nonce: u32) -> MessageName {
     let name = format!("{}-{pid:x}-{nonce:08x}{EXTENSION}", utc_stamp(micros));
@@ -74,37 +69,8 @@ fn random_nonce(micros: u64) -> u32 {
 
 /// `YYYYMMDDTHHMMSSuuuuuuZ`, UTC, for microseconds since the epoch.
 pub fn utc_stamp(micros: u64) -> String {
-    let seconds = micros / 1_000_000;
-    let fraction = micros % 1_000_000;
-    let days = seconds / 86_400;
-    let in_day = seconds % 86_400;
-    let (year, month, day) = civil_from_days(days);
-    format!(
-        "{year:04}{month:02}{day:02}T{:02}{:02}{:02}{fraction:06}Z",
-        in_day / 3600,
-        in_day / 60 % 60,
-        in_day % 60
-    )
-}
-
-/// The proleptic Gregorian date of a day count since 1970-01-01 (Howard
-/// Hinnant's `civil_from_days`, for non-negative days only).
-fn civil_from_days(days: u64) -> (u64, u64, u64) {
-    let shifted = days + 719_468;
-    let era = shifted / 146_097;
-    let day_of_era = shifted % 146_097;
-    let year_of_era =
-        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
-    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
-    let month_index = (5 * day_of_year + 2) / 153;
-    let day = day_of_year - (153 * month_index + 2) / 5 + 1;
-    let month = if month_index < 10 {
-        month_index + 3
-    } else {
-        month_index - 9
-    };
-    let year = year_of_era + era * 400 + u64::from(month <= 2);
-    (year, month, day)
+    let [year, month, day, hour, minute, second, micro] = utc_fields(micros);
+    format!("{year:04}{month:02}{day:02}T{hour:02}{minute:02}{second:02}{micro:06}Z")
 }
 
 #[cfg(test)]

@@ -155,6 +155,12 @@ impl AgentPaths {
         self.runtime.join("adapter.pid")
     }
 
+    /// Present while the agent was stopped on purpose (`ding down`), until
+    /// the next `ding up`: a supervisor leaves such an agent stopped.
+    pub fn down_marker(&self) -> PathBuf {
+        self.runtime.join("stopped-by-down")
+    }
+
     pub fn sidecar_log(&self) -> PathBuf {
         self.runtime.join("sidecar.log")
     }

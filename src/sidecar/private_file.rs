@@ -130,6 +130,12 @@ fn open_regular(path: &Path, options: &mut OpenOptions) -> Result<Option<File>, 
     Ok(Some(file))
 }
 
+/// Opens the regular file at `path` for reading, with the same refusals as
+/// [`read_regular`] (for a reader that follows a growing log).
+pub fn open_for_reading(path: &Path) -> Result<Option<File>, FileProblem> {
+    open_regular(path, OpenOptions::new().read(true))
+}
+
 /// Reads the regular file at `path`, at most `limit` bytes. `Ok(None)` when
 /// nothing is there; anything but a regular file is refused unopened, and
 /// a larger file is refused without being read whole.

@@ -111,6 +111,8 @@ struct Runtime {
     poll: Poll,
     engine: Engine,
     spec: AgentSpec,
+    /// The declaration file this sidecar runs from.
+    declaration: PathBuf,
     paths: AgentPaths,
     log: Log,
     inbox: Inbox,
@@ -181,12 +183,7 @@ impl Runtime {
         paths.ensure_state_dir()?;
 
         // Signals arrive through the signalfd only.
-        let signals = read_through_signalfd(&[
-            Signal::SIGCHLD,
-            Signal::SIGTERM,
-            Signal::SIGINT,
-            Signal::SIGHUP,
-        ])?;
+        let signals = read_through_signalfd(&crate::signals::HANDLED)?;
         let timer = TimerFd::new(
             ClockId::CLOCK_MONOTONIC,
             TimerFlags::TFD_NONBLOCK | TimerFlags::TFD_CLOEXEC,
@@ -221,7 +218,7 @@ impl Runtime {
 
         let record = AgentRecord {
             agent: spec.name.clone(),
-            declaration,
+            declaration: declaration.clone(),
             inbox: spec.inbox.clone(),
             fingerprint: spec.fingerprint(),
             fingerprint_input: spec.fingerprint_input(),
@@ -253,6 +250,7 @@ impl Runtime {
             poll,
             engine,
             spec,
+            declaration,
             paths,
             log,
             inbox,
@@ -893,6 +891,7 @@ fn status_document(runtime: &Runtime, now: Time) -> Vec<u8> {
         policy: runtime.spec.ding.policy,
         fingerprint: runtime.spec.fingerprint(),
         fingerprint_input: runtime.spec.fingerprint_input(),
+        declaration: &runtime.declaration,
         inbox: runtime.inbox.root(),
         pty_socket: runtime.paths.pty_socket(),
         pty_connected: runtime.link.is_connected(),

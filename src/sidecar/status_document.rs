@@ -26,6 +26,9 @@ pub struct StatusDocument<'a> {
     pub policy: Policy,
     pub fingerprint: String,
     pub fingerprint_input: FingerprintInput,
+    /// The declaration file the sidecar was started from: whose agent it is.
+    #[serde(serialize_with = "lossy_path")]
+    pub declaration: &'a Path,
     #[serde(serialize_with = "lossy_path")]
     pub inbox: &'a Path,
     #[serde(serialize_with = "lossy_path")]

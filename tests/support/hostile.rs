@@ -199,6 +199,7 @@ pub fn live_document(names: &[MessageName], unreadable: &[Vec<u8>], hostile: &st
         policy: Policy::TurnBoundaryFreshIdle,
         fingerprint: spec.fingerprint(),
         fingerprint_input: spec.fingerprint_input(),
+        declaration: Path::new(hostile),
         inbox: Path::new(hostile),
         pty_socket: hostile.into(),
         pty_connected: true,

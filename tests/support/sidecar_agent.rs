@@ -202,6 +202,29 @@ impl Agent {
         command.output().expect("run ding")
     }
 
+    /// [`Agent::ding`] with the variables `unset` removed from its
+    /// environment.
+    pub fn ding_unset(&self, unset: &[&str], args: &[&str]) -> Output {
+        let mut command = self.command(args);
+        for key in unset {
+            command.env_remove(key);
+        }
+        command.output().expect("run ding")
+    }
+
+    /// [`Agent::ding`] run in `dir` (relative to the agent's directory).
+    pub fn ding_in(&self, dir: &str, args: &[&str]) -> Output {
+        let mut command = self.command(args);
+        command.current_dir(self.path(dir));
+        command.output().expect("run ding")
+    }
+
+    /// The environment `ding` runs with here, for a process a test starts
+    /// itself (a supervisor a unit file describes).
+    pub fn env_vars(&self) -> Vec<(&'static str, OsString)> {
+        self.environment()
+    }
+
     /// Runs `ding ARGS` like [`Agent::ding`], but fails the test if it has
     /// not finished within `patience` (the process is killed first), so a
     /// command that hangs is a failure, not a hung test run. Output goes

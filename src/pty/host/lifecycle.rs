@@ -30,6 +30,7 @@ impl Host {
                 pid: spawned.pid.as_raw(),
             },
             master: Some(spawned.master),
+            since: Instant::now(),
         };
         self.screen = Screen::new(self.size);
         self.bump();
@@ -155,6 +156,7 @@ impl Host {
         // The last output precedes the exit; read it into the model first.
         self.read_master();
         self.child.state = end;
+        self.child.since = Instant::now();
         let revision = self.revision;
         log(json!({"event": "child-exit", "child": end, "revision": revision}));
         let exit_payload = serde_json::to_vec(&end).unwrap_or_default();

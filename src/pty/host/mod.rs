@@ -82,6 +82,8 @@ pub struct Config {
     pub size: Size,
     /// End the host this long after the child exits; `None` keeps serving.
     pub exit_with_child: Option<Duration>,
+    /// What the host was started from, reported by `status` as `launch`.
+    pub launch: Option<serde_json::Value>,
 }
 
 /// Runs the host until a terminating signal, or until the child exits when
@@ -101,6 +103,8 @@ struct Child {
     /// `None` once the master reported end of file (EIO after the last slave
     /// closed) or was never opened.
     master: Option<OwnedFd>,
+    /// When it entered its state (started, or ended).
+    since: Instant,
 }
 
 /// A unit of input waiting for its turn.
@@ -138,6 +142,7 @@ struct Host {
     session: String,
     generation: String,
     spec: LaunchSpec,
+    launch: Option<serde_json::Value>,
     size: Size,
     uid: u32,
     revision: u64,
@@ -167,12 +172,7 @@ impl Host {
     fn new(config: Config) -> Result<Host> {
         // Before anything can deliver them, so that none is lost between now
         // and the signalfd existing; the child starts clean (see `child`).
-        let signals = signals::read_through_signalfd(&[
-            Signal::SIGCHLD,
-            Signal::SIGTERM,
-            Signal::SIGHUP,
-            Signal::SIGINT,
-        ])?;
+        let signals = signals::read_through_signalfd(&signals::HANDLED)?;
         let mut listener = socket::bind_private(&config.socket)?;
         let socket_path = std::path::absolute(&config.socket).context("resolve socket path")?;
         let poll = Poll::new().context("create poll")?;
@@ -195,6 +195,7 @@ impl Host {
             session: config.session,
             generation,
             spec: config.spec,
+            launch: config.launch,
             size: config.size,
             uid: Uid::effective().as_raw(),
             revision: 0,
@@ -205,6 +206,7 @@ impl Host {
                 pid: Pid::from_raw(0),
                 state: ChildState::Exited { code: 0 },
                 master: None,
+                since: Instant::now(),
             },
             clients: BTreeMap::new(),
             next_token: FIRST_CLIENT,
@@ -385,7 +387,14 @@ fn input_len(input: &Input) -> usize {
     }
 }
 
-/// One JSON line per decision on stderr.
-fn log(line: serde_json::Value) {
+/// One JSON line per decision on stderr, with the wall-clock time
+/// (`time`, RFC 3339 UTC) so it reads beside the sidecar's log.
+fn log(mut line: serde_json::Value) {
+    if let Some(object) = line.as_object_mut() {
+        object.insert(
+            "time".into(),
+            serde_json::Value::String(crate::wall_clock::now_rfc3339()),
+        );
+    }
     eprintln!("{line}");
 }

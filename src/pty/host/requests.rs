@@ -290,6 +290,9 @@ impl Host {
                 .values()
                 .filter(|c| c.mode == Mode::Attach)
                 .count(),
+            restarting: self.restart_waiter.is_some(),
+            child_for_ms: u64::try_from(self.child.since.elapsed().as_millis()).unwrap_or(u64::MAX),
+            launch: self.launch.clone(),
         }
     }
 

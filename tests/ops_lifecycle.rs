@@ -1,0 +1,287 @@
+//! Lifecycle truth (OPS): a harness that cannot start fails `ding up` at
+//! once with the real reason; a dead or exited harness is reported as such
+//! by `ding status`, `ding ls` and `ding up`; `ding restart` starts a new
+//! incarnation and loses nothing; `ding up FILE` starts every agent of the
+//! file; the declared terminal size is the size at launch.
+
+mod support;
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::process::Output;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use support::sidecar_agent::*;
+
+/// Generous: a start that fails must fail long before `ding up`'s 15 s
+/// wait for a process to answer.
+const PROMPT: Duration = Duration::from_secs(5);
+
+fn text(out: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+fn status_json(agent: &Agent) -> (Option<i32>, Value) {
+    let out = agent.ding(&["status", &agent.name, "--json"]);
+    let document = serde_json::from_slice(&out.stdout).expect("status is JSON");
+    (out.status.code(), document)
+}
+
+/// `ding up`, which must fail at once with exit status 1 and leave no
+/// process behind; its output.
+fn up_fails(agent: &Agent) -> String {
+    let started = Instant::now();
+    let out = agent.ding_within(PROMPT * 2, &["up", "agent.kdl"]);
+    let took = started.elapsed();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(took < PROMPT, "ding up took {took:?} to fail");
+    assert_eq!(agent.processes(), Vec::<i32>::new(), "left running");
+    text(&out)
+}
+
+#[test]
+fn a_harness_that_exits_at_once_fails_up_with_its_status_and_its_last_words() {
+    let agent = Agent::new(
+        "dead",
+        &aggressive_decl(
+            "dead",
+            r#"command "sh" "-c" "echo 'config error: no model configured'; exit 3""#,
+        ),
+    );
+    let said = up_fails(&agent);
+    assert!(said.contains("the harness exited with code 3"), "{said}");
+    assert!(
+        said.contains("| config error: no model configured"),
+        "its screen is quoted: {said}"
+    );
+    let (code, status) = status_json(&agent);
+    assert_eq!(code, Some(3), "not running");
+    assert_eq!(status["harness"]["state"], "stopped", "{status}");
+}
+
+#[test]
+fn a_harness_that_cannot_start_fails_up_at_once_naming_why_and_check_warns() {
+    let agent = Agent::new(
+        "nostart",
+        &aggressive_decl("nostart", r#"command "my-agent-tui""#),
+    );
+    let said = up_fails(&agent);
+    assert!(
+        said.contains("`command`: program `my-agent-tui` is not found on PATH"),
+        "{said}"
+    );
+    let check = agent.ding(&["check", "agent.kdl"]);
+    assert!(check.status.success(), "a warning: {}", text(&check));
+    assert!(
+        text(&check).contains(
+            "warning: agent `nostart`: `command`: program `my-agent-tui` is not found on PATH"
+        ),
+        "{}",
+        text(&check)
+    );
+
+    agent.write_declaration("agent \"nostart\" {\n  command \"sh\"\n  cwd \"does/not/exist\"\n}\n");
+    let said = up_fails(&agent);
+    assert!(
+        said.contains("`cwd` ") && said.contains("does/not/exist does not exist"),
+        "{said}"
+    );
+    let check = text(&agent.ding(&["check", "agent.kdl"]));
+    assert!(
+        check.contains("warning: agent `nostart`: `cwd` ") && check.contains("does not exist"),
+        "{check}"
+    );
+
+    // A file that is not executable, and one that is but is no program
+    // (exec hands it to sh, which cannot run it either).
+    fs::write(agent.path("plain"), "not a program\n").expect("plain");
+    fs::write(agent.path("garbage"), [0u8, 1, 2, 3]).expect("garbage");
+    fs::set_permissions(agent.path("garbage"), fs::Permissions::from_mode(0o755)).expect("chmod");
+    agent.write_declaration("agent \"nostart\" {\n  command \"./plain\"\n}\n");
+    let said = up_fails(&agent);
+    assert!(said.contains("plain` is not an executable file"), "{said}");
+    agent.write_declaration("agent \"nostart\" {\n  command \"./garbage\"\n}\n");
+    let said = up_fails(&agent);
+    assert!(
+        said.contains("the harness exited with code 127") && said.contains("| ./garbage:"),
+        "the failure is named: {said}"
+    );
+}
+
+#[test]
+fn an_exited_harness_is_reported_and_up_starts_it_again() {
+    let agent = Agent::new(
+        "quits",
+        &aggressive_decl(
+            "quits",
+            r#"command "sh" "-c" "printf READY; read line; exit 5""#,
+        ),
+    );
+    agent.up(&[]);
+    agent.wait_screen("READY");
+    agent.ding_ok(&["intervene", "quits", "bye"]);
+    wait_for("the harness to exit", || {
+        status_json(&agent).1["harness"]["state"] == "exited"
+    });
+    let (code, status) = status_json(&agent);
+    assert_eq!(code, Some(3), "not running");
+    assert_eq!(status["harness"]["code"], 5, "{status}");
+    assert_eq!(status["ptyHost"]["state"], "running");
+    assert_eq!(status["sidecar"]["state"], "running");
+    let human = String::from_utf8(agent.ding(&["status", "quits"]).stdout).expect("UTF-8");
+    assert!(
+        human.starts_with("agent quits: NOT RUNNING: harness exited with code 5\n"),
+        "{human}"
+    );
+    assert!(
+        human.contains("  harness      EXITED WITH CODE 5 "),
+        "{human}"
+    );
+    let ls = agent.ding_ok(&["ls"]);
+    assert!(ls.contains("quits") && ls.contains("exited (5)"), "{ls}");
+
+    let printed = agent.up(&[]);
+    assert!(
+        printed.contains("the harness had exited with code 5: started again"),
+        "{printed}"
+    );
+    assert!(
+        printed.contains("  harness      running (pid "),
+        "{printed}"
+    );
+    assert_eq!(status_json(&agent).0, Some(0), "running again");
+}
+
+#[test]
+fn restart_is_a_new_incarnation_and_loses_nothing() {
+    let agent = Agent::new("again", &aggressive_decl("again", RECORDING_HARNESS));
+    agent.up_recording();
+    agent.drop_message("0001.md", "x");
+    agent.wait_out("the first ring", |chunks| notices(chunks).len() == 1);
+    let before = agent.pty().status().expect("pty status").incarnation;
+
+    let printed = agent.ding_ok(&["restart", "again"]);
+    let after = agent.pty().status().expect("pty status").incarnation;
+    assert_ne!(before, after, "a new incarnation");
+    assert!(
+        printed.contains(&format!(
+            "harness restarted (incarnation {before} -> {after})"
+        )),
+        "{printed}"
+    );
+    // The new harness is told again: what the old one was told is gone
+    // with it. The message itself never left the inbox.
+    agent.wait_screen("READY");
+    agent.wait_out("the ring into the new incarnation", |chunks| {
+        notices(chunks)
+            .iter()
+            .any(|notice| notice.contains("0001.md"))
+    });
+    assert!(agent.new_dir().join("0001.md").exists(), "nothing lost");
+
+    agent.ding_ok(&["down", "again"]);
+    let stopped = agent.ding(&["restart", "again"]);
+    assert_eq!(stopped.status.code(), Some(3), "{}", text(&stopped));
+    assert!(text(&stopped).contains("ding up"), "{}", text(&stopped));
+    let unknown = agent.ding(&["restart", "nobody"]);
+    assert_eq!(unknown.status.code(), Some(4), "{}", text(&unknown));
+}
+
+#[test]
+fn up_of_a_file_starts_every_agent_and_ls_lists_them() {
+    let agent = Agent::new("first", "");
+    agent.write_declaration(&format!(
+        "{}{}",
+        aggressive_decl("first", SLEEPING_HARNESS),
+        careful_decl("second", SLEEPING_HARNESS, "")
+    ));
+    let printed = agent.ding_ok(&["up", "agent.kdl"]);
+    assert!(
+        printed.contains("agent first: pty host started"),
+        "{printed}"
+    );
+    assert!(
+        printed.contains("agent second: pty host started"),
+        "{printed}"
+    );
+    fs::write(agent.path("inbox/second/new/0001.md"), "x").expect("message");
+    let ls = || -> Vec<Value> {
+        serde_json::from_str(&agent.ding_ok(&["ls", "--json"])).expect("ls is JSON")
+    };
+    wait_for("the held message counted", || {
+        ls().iter()
+            .any(|a| a["agent"] == "second" && a["held"] == 1)
+    });
+    for summary in ls() {
+        assert_eq!(summary["harness"]["state"], "running", "{summary}");
+        assert_eq!(summary["ptyHost"]["state"], "running", "{summary}");
+        assert_eq!(summary["sidecar"]["state"], "running", "{summary}");
+    }
+    let second = ls()
+        .into_iter()
+        .find(|a| a["agent"] == "second")
+        .expect("second");
+    assert_eq!(
+        (second["unread"].clone(), second["held"].clone()),
+        (1.into(), 1.into())
+    );
+    let table = agent.ding_ok(&["ls"]);
+    let row = table
+        .lines()
+        .find(|line| line.starts_with("second "))
+        .expect("a row for second");
+    let columns: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!(
+        &columns[..6],
+        ["second", "running", "running", "running", "1", "1"],
+        "{table}"
+    );
+    assert_eq!(
+        agent.ding_ok(&["status"]),
+        table,
+        "status without a name is ls"
+    );
+    agent.ding_ok(&["down", "second"]);
+}
+
+#[test]
+fn the_declared_size_is_the_terminal_size_at_launch() {
+    let agent = Agent::new("wide", "");
+    agent
+        .write_declaration("agent \"wide\" {\n  command \"sleep\" \"600\"\n  size \"120x40\"\n}\n");
+    let printed = agent.up(&[]);
+    assert!(printed.contains("terminal 120x40"), "{printed}");
+    let status = agent.pty().status().expect("pty status");
+    assert_eq!((status.size.cols, status.size.rows), (120, 40));
+    assert_eq!(agent.pty().snapshot().expect("snapshot").rows.len(), 40);
+    let check = agent.ding(&["check", "agent.kdl"]);
+    assert!(check.status.success(), "{}", text(&check));
+    agent.write_declaration("agent \"wide\" {\n  command \"sleep\" \"600\"\n  size \"120\"\n}\n");
+    let check = agent.ding(&["check", "agent.kdl"]);
+    assert_eq!(check.status.code(), Some(1));
+    assert!(
+        text(&check).contains("`size` \"120\" is not a terminal size"),
+        "{}",
+        text(&check)
+    );
+}
+
+#[test]
+fn status_and_down_tell_not_running_from_unknown() {
+    let agent = Agent::new("codes", &aggressive_decl("codes", SLEEPING_HARNESS));
+    let never = agent.ding(&["status", "codes"]);
+    assert_eq!(never.status.code(), Some(4), "{}", text(&never));
+    let never = agent.ding(&["down", "codes"]);
+    assert_eq!(never.status.code(), Some(4), "{}", text(&never));
+    agent.up(&[]);
+    assert_eq!(agent.ding(&["status", "codes"]).status.code(), Some(0));
+    agent.ding_ok(&["down", "codes"]);
+    assert_eq!(agent.ding(&["status", "codes"]).status.code(), Some(3));
+    let again = agent.ding(&["down", "codes"]);
+    assert_eq!(again.status.code(), Some(0), "already stopped is success");
+}
