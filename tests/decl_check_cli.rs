@@ -80,7 +80,8 @@ fn check_fingerprint_prints_only_the_fingerprints() {
 
 #[test]
 fn check_accepts_the_seed_example_verbatim() {
-    let seed = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/providers/codex/declarations/seed.kdl");
+    let seed = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/providers/codex/declarations/seed.kdl");
     let dir = tempfile::tempdir().expect("tempdir");
     fs::copy(&seed, dir.path().join("AGENT.kdl")).expect("copy");
     let out = ding(dir.path(), &["check", "AGENT.kdl"]);

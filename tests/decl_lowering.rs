@@ -81,7 +81,8 @@ fn explicit_defaults_do_not_change_the_lowered_spec() {
 
 #[test]
 fn seed_example_lowers_to_fresh_idle_with_its_literal_adapter() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/providers/codex/declarations/seed.kdl");
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/providers/codex/declarations/seed.kdl");
     let spec = agent(&fs::read_to_string(path).expect("seed fixture"));
     assert_eq!(spec.name, "worker");
     assert_eq!(spec.ding.policy, Policy::TurnBoundaryFreshIdle);

@@ -20,6 +20,7 @@ pub mod demo_agent;
 pub mod down;
 pub mod eval_harness_env;
 pub mod eval_model_server;
+pub mod eval_run;
 pub mod hook;
 pub mod inbox_target;
 pub mod intervene;
@@ -94,6 +95,8 @@ fn run() -> Result<ExitCode> {
         // real-harness tests and the evaluation use.
         "eval-model-server" => eval_model_server::run(&mut parser),
         "eval-harness-env" => eval_harness_env::run(&mut parser),
+        // Hidden: the A/B evaluation on the real harnesses (`make eval`).
+        "eval-run" => eval_run::run(&mut parser),
         "help" => {
             write!(std::io::stdout(), "{USAGE}")?;
             Ok(ExitCode::SUCCESS)

@@ -1,9 +1,8 @@
 //! Shared harness for the real-pane tests: a real harness binary installed
 //! by `scripts/install-harnesses.sh`, the loopback model server run as the
-//! real `ding eval-model-server` process, a scratch home prepared by the
-//! real `ding eval-harness-env`, and waits on PTY snapshots and on the
-//! model server's request log, each with a generous deadline and never a
-//! fixed sleep.
+//! real `ding eval-model-server` process, and the real-pane smoke subset of
+//! the A/B evaluation, which runs the very scenario runner `make eval`
+//! runs (`ding::eval::scenario::run_trial`) and asserts on its facts.
 //!
 //! Provider names stay in the provider tests: this file takes them as
 //! arguments.
@@ -11,15 +10,21 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::{Mutex, PoisonError};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use ding::pty::wire::Snapshot;
-use nix::sys::signal::{Signal, kill};
-use nix::unistd::Pid;
+use ding::eval::arm::Arm;
+use ding::eval::evidence::{DraftOutcome, Metrics};
+use ding::eval::processes;
+use ding::eval::rng::fresh_seed;
+use ding::eval::row::Row;
+use ding::eval::run::summary as trial_summary;
+use ding::eval::scenario::run_trial;
+use ding::eval::trial::{Outcome, TrialFacts, TrialSpec, trial_id};
 use serde_json::Value;
 
-use super::sidecar_agent::{Agent, DING, process_alive};
+use super::sidecar_agent::DING;
 
 /// How long a real harness may take for any awaited step. Generous: the
 /// machine is shared, and waiting polls, so a passing test never waits
@@ -151,138 +156,6 @@ pub fn summary(requests: &[Value]) -> String {
         .join("\n")
 }
 
-/// Whether any text the model saw in `request` contains `needle`.
-pub fn carries(request: &Value, needle: &str) -> bool {
-    request["texts"].as_array().is_some_and(|texts| {
-        texts
-            .iter()
-            .any(|text| text["text"].as_str().is_some_and(|t| t.contains(needle)))
-    })
-}
-
-/// Prepares `harness`'s scratch home under the agent's directory with the
-/// real `ding eval-harness-env`, writing the agent's declaration, and
-/// returns the printed launch.
-pub fn prepare_harness(agent: &Agent, harness: &str, binary: &Path, model: &ModelServer) -> Value {
-    let declaration = agent.declaration();
-    let home = agent.path("home");
-    let project = agent.path("project");
-    let args = [
-        "eval-harness-env",
-        harness,
-        "--binary",
-        binary.to_str().expect("utf-8 binary path"),
-        "--home",
-        home.to_str().expect("utf-8 home"),
-        "--cwd",
-        project.to_str().expect("utf-8 project"),
-        "--model-url",
-        &model.url(),
-        "--permission",
-        "manual",
-        "--decl",
-        declaration.to_str().expect("utf-8 declaration"),
-        "--agent",
-        &agent.name,
-    ];
-    serde_json::from_str(&agent.ding_ok(&args)).expect("the launch is JSON")
-}
-
-/// Waits until the agent's PTY snapshot satisfies `ready`, re-checking on
-/// every revision push; returns it. Fails with the last screen.
-pub fn wait_screen(agent: &Agent, what: &str, ready: impl Fn(&Snapshot) -> bool) -> Snapshot {
-    super::wait_snapshot(&agent.paths().pty_socket(), PATIENCE, what, ready)
-}
-
-/// Starts the declared agent with `ding up` and waits until `empty_composer`
-/// holds on its screen; checks that the harness asked the model nothing on
-/// the way. Returns how long it took.
-pub fn up_until_empty_composer(
-    agent: &Agent,
-    model: &ModelServer,
-    empty_composer: impl Fn(&Snapshot) -> bool,
-) -> Duration {
-    let started = Instant::now();
-    agent.up(&[]);
-    wait_screen(agent, "the empty composer", empty_composer);
-    let took = started.elapsed();
-    eprintln!("the empty composer showed {took:?} after ding up began");
-    let requests = model.requests();
-    assert!(
-        requests.is_empty(),
-        "the harness made requests at startup:\n{}",
-        summary(&requests)
-    );
-    took
-}
-
-/// Sends one inbox message with `ding send` and waits until a model call
-/// carries its exact filename: under the default policy, DING's notice is
-/// the prompt of the conversation's first turn. Then waits for the mock
-/// model's reply on the screen. Returns that request's log line.
-pub fn deliver_one_message(agent: &Agent, model: &ModelServer) -> Value {
-    fs::write(agent.path("task.md"), "please look at the parser\n").expect("message");
-    let sent = agent.ding_ok(&["send", &agent.name, "task.md", "--decl", "agent.kdl"]);
-    let filename = sent.trim().to_string();
-    let request = model.wait_request(&format!("a model call carrying {filename}"), |request| {
-        carries(request, &filename) && request["callInTurn"].is_u64()
-    });
-    let log = summary(&model.requests());
-    assert_eq!(request["class"], "prompt", "{log}");
-    assert_eq!(request["turn"], 1, "{log}");
-    assert_eq!(request["callInTurn"], 1, "{log}");
-    assert!(
-        request["prompt"]
-            .as_str()
-            .is_some_and(|prompt| prompt.starts_with("[ding] 1 unread inbox message")),
-        "the notice is the prompt: {}",
-        request["prompt"]
-    );
-    wait_screen(agent, "the mock model's reply", |snapshot| {
-        shows(snapshot, "mock reply to turn 1.")
-    });
-    request
-}
-
-/// Whether any row of `snapshot` contains `text`.
-pub fn shows(snapshot: &Snapshot, text: &str) -> bool {
-    snapshot.rows.iter().any(|row| row.contains(text))
-}
-
-/// Ends `pid` by its pid: SIGTERM, then SIGKILL if it is still alive after
-/// a few seconds.
-pub fn end_process(pid: i32) {
-    let _ = kill(Pid::from_raw(pid), Signal::SIGTERM);
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while process_alive(pid) && Instant::now() < deadline {
-        thread::sleep(Duration::from_millis(20));
-    }
-    if process_alive(pid) {
-        let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
-    }
-}
-
-/// Live processes whose environment has `NAME=VALUE` and whose command line
-/// contains `needle`.
-pub fn processes_with(name: &str, value: &Path, needle: &str) -> Vec<i32> {
-    let mut marker = format!("{name}=").into_bytes();
-    marker.extend_from_slice(value.as_os_str().as_encoded_bytes());
-    let me = std::process::id() as i32;
-    let Ok(entries) = fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    entries
-        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|&pid| pid != me && process_alive(pid))
-        .filter(|pid| {
-            let cmdline = fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-            String::from_utf8_lossy(&cmdline).contains(needle)
-                && fs::read(format!("/proc/{pid}/environ"))
-                    .is_ok_and(|environ| environ.split(|&b| b == 0).any(|var| var == marker))
-        })
-        .collect()
-}
-
 /// Polls `probe` until it answers, failing after `patience`.
 pub fn wait_until<T>(what: &str, patience: Duration, probe: impl Fn() -> Option<T>) -> T {
     let deadline = Instant::now() + patience;
@@ -293,4 +166,145 @@ pub fn wait_until<T>(what: &str, patience: Duration, probe: impl Fn() -> Option<
         assert!(Instant::now() < deadline, "timed out waiting for {what}");
         thread::sleep(Duration::from_millis(10));
     }
+}
+
+/// The real harnesses are heavy and the machine small: one trial at a
+/// time in each test binary.
+static ONE_TRIAL_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+/// The seed of a smoke trial: `DING_EVAL_SEED` when set (to replay a
+/// printed one), else fresh. Never chosen to make a row pass.
+fn smoke_seed() -> u64 {
+    std::env::var("DING_EVAL_SEED")
+        .ok()
+        .and_then(|text| text.trim().parse().ok())
+        .unwrap_or_else(fresh_seed)
+}
+
+/// Runs one trial of `row` in `arm` on the real `harness` with the same
+/// runner `make eval` uses, prints its summary and seed, keeps its logs
+/// under the test target's tmp directory, and checks that no process of
+/// the trial is left.
+pub fn smoke_trial(harness: &str, row: Row, arm: Arm, seed: u64) -> TrialFacts {
+    let _one = ONE_TRIAL_AT_A_TIME
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
+    let provider = ding::providers::by_harness(harness).expect("a registered harness");
+    let binary = harness_binary(&format!("DING_HARNESS_{}", harness.to_ascii_uppercase()));
+    let mut spec = TrialSpec {
+        provider,
+        harness_binary: binary,
+        ding: PathBuf::from(DING),
+        row,
+        arm,
+        seed,
+        index: 0,
+        evidence_dir: PathBuf::new(),
+    };
+    spec.evidence_dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("eval-smoke")
+        .join(format!("{}-seed{seed}", trial_id(&spec)));
+    let facts = run_trial(&spec);
+    eprintln!(
+        "{} (evidence: {})",
+        trial_summary(&facts),
+        facts.evidence_dir
+    );
+    assert!(
+        facts.left_alive.is_empty(),
+        "alive after SIGKILL: {:?}",
+        facts.left_alive
+    );
+    if !facts.scratch_dir.is_empty() {
+        let runtime = Path::new(&facts.scratch_dir).join("run");
+        let left = processes::with_variable("XDG_RUNTIME_DIR", &runtime);
+        assert!(left.is_empty(), "processes of the trial left: {left:?}");
+    }
+    facts
+}
+
+/// The metrics of a trial that ran to its end.
+pub fn ran(facts: &TrialFacts) -> &Metrics {
+    assert_eq!(
+        facts.outcome,
+        Outcome::Ran,
+        "the workload was not driven to its end (evidence: {})",
+        facts.evidence_dir
+    );
+    facts.metrics.as_ref().expect("metrics")
+}
+
+/// The careful arm's acceptance on one row: every message delivered, no
+/// draft corrupted, no dialog answered by DING, no more model calls than
+/// the aggressive arm on the same seed. While the provider has no adapter
+/// the trial must say exactly that, and nothing else.
+pub fn careful_meets_the_bar(harness: &str, row: Row, seed: u64, aggressive: &Metrics) {
+    let facts = smoke_trial(harness, row, Arm::Careful, seed);
+    if let Outcome::NotRun(reason) = &facts.outcome {
+        assert_eq!(reason, "careful arm: not available (no adapter)");
+        eprintln!("{harness} row {row}: {reason}: only the aggressive baseline was checked");
+        return;
+    }
+    let m = ran(&facts);
+    assert_eq!(m.lost, 0, "careful arm lost a message: {:?}", m.messages);
+    assert_eq!(
+        m.drafts_corrupted, 0,
+        "careful arm corrupted: {:?}",
+        m.drafts
+    );
+    assert_eq!(
+        m.dialogs_answered_by_ding, 0,
+        "careful arm answered: {:?}",
+        m.dialogs
+    );
+    assert!(
+        m.calls.turn_calls <= aggressive.calls.turn_calls,
+        "careful arm: {} model calls against {} aggressive",
+        m.calls.turn_calls,
+        aggressive.calls.turn_calls
+    );
+}
+
+/// Row 4 on `harness`: at exact idle the aggressive arm delivers the
+/// message with one model call of a turn it started; then the careful arm.
+pub fn exact_idle_row(harness: &str) {
+    let seed = smoke_seed();
+    let facts = smoke_trial(harness, Row::ExactIdle, Arm::Aggressive, seed);
+    let m = ran(&facts);
+    assert_eq!((m.delivered, m.lost), (1, 0), "{:?}", m.messages);
+    assert_eq!(m.calls.delivery_calls, 1, "{:?}", m.calls);
+    assert_eq!(m.pty.delivery_writes, 1, "one ring: {:?}", m.pty);
+    assert_eq!(m.duplicates, 0);
+    careful_meets_the_bar(harness, Row::ExactIdle, seed, m);
+}
+
+/// Row 5 on `harness`: a message arriving while the typist's draft is in
+/// progress is glued to the draft by the aggressive arm and submitted with
+/// it (measured by hand in the evaluation issue); then the careful arm.
+pub fn draft_row(harness: &str) {
+    let seed = smoke_seed();
+    let facts = smoke_trial(harness, Row::Draft, Arm::Aggressive, seed);
+    let m = ran(&facts);
+    assert_eq!(m.drafts_corrupted, 1, "the draft: {:?}", m.drafts);
+    let draft = &m.drafts[0];
+    assert_eq!(draft.outcome, DraftOutcome::Altered, "{draft:?}");
+    assert!(
+        draft.pieces.iter().any(|piece| piece.contains("[ding]")),
+        "glued to the notice: {draft:?}"
+    );
+    assert_eq!(m.delivered, 1, "{:?}", m.messages);
+    careful_meets_the_bar(harness, Row::Draft, seed, m);
+}
+
+/// Row 6 on `harness`: a message arriving while a permission dialog is
+/// open makes the aggressive arm answer the dialog (its Return), and the
+/// notice is lost (measured by hand in the evaluation issue); then the
+/// careful arm.
+pub fn dialog_row(harness: &str) {
+    let seed = smoke_seed();
+    let facts = smoke_trial(harness, Row::Dialog, Arm::Aggressive, seed);
+    let m = ran(&facts);
+    assert_eq!(m.dialogs_answered_by_ding, 1, "the dialog: {:?}", m.dialogs);
+    assert_eq!((m.delivered, m.lost), (0, 1), "{:?}", m.messages);
+    careful_meets_the_bar(harness, Row::Dialog, seed, m);
 }
