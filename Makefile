@@ -1,7 +1,7 @@
 # The README's commands. `make test` is exactly what CI runs (.ci/run).
 CARGO ?= cargo
 
-.PHONY: test fmt-check clippy unit demo bench build harnesses
+.PHONY: test fmt-check clippy unit demo bench build harnesses eval
 
 build:
 	$(CARGO) build --release --bins
@@ -32,3 +32,14 @@ bench:
 	$(CARGO) bench --bench core
 	$(CARGO) bench --bench pty
 	$(CARGO) bench --bench sidecar
+
+# The A/B evaluation on the real harnesses (docs/evaluation.md): every
+# matrix row for each harness, aggressive against careful, one trial at a
+# time. DING_EVAL_TRIALS trials per row and arm (default 1), DING_EVAL_SEED
+# replays a printed seed. Writes target/eval/report.md and report.json, and
+# each trial's logs under target/eval/trials/; prints the tables.
+eval:
+	$(CARGO) build --release --bins
+	mkdir -p target/eval
+	bash scripts/install-harnesses.sh >target/eval/harnesses.env
+	target/release/ding eval-run --harnesses target/eval/harnesses.env --out target/eval

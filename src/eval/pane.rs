@@ -76,3 +76,37 @@ pub fn idle(pane: &dyn Pane, screen: &Snapshot) -> bool {
 pub fn shows(screen: &Snapshot, text: &str) -> bool {
     screen.rows.iter().any(|row| row.contains(text))
 }
+
+/// What the provider rooms' pane tests share: their captured screens and
+/// the expected readings.
+#[cfg(test)]
+pub mod fixtures {
+    use super::{Dialog, Reading};
+    use crate::pty::wire::Snapshot;
+
+    /// The capture `fixtures/providers/ROOM/snapshots/NAME.json` (a PTY
+    /// host `snapshot` reply, with a `_note`).
+    pub fn capture(room: &str, name: &str) -> Snapshot {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/providers")
+            .join(room)
+            .join("snapshots")
+            .join(format!("{name}.json"));
+        let text = std::fs::read_to_string(&path).expect("capture");
+        serde_json::from_str(&text).expect("a snapshot")
+    }
+
+    /// A screen read as: ready, empty composer, busy, and the dialog's
+    /// selected option if a dialog is open.
+    pub const fn reads(ready: bool, empty: bool, busy: bool, dialog: Option<u32>) -> Reading {
+        Reading {
+            ready,
+            empty_composer: empty,
+            busy,
+            dialog: match dialog {
+                Some(n) => Some(Dialog { selected: Some(n) }),
+                None => None,
+            },
+        }
+    }
+}

@@ -101,6 +101,13 @@ fn type_while_arriving(
     typed
 }
 
+/// `ding up`, then the typist waits for an idle, empty composer.
+fn start_idle(t: &mut Trial) -> Result<()> {
+    t.up()?;
+    t.wait_idle()?;
+    Ok(())
+}
+
 fn finish(t: &mut Trial) -> Result<()> {
     t.await_delivery()?;
     t.settle()
@@ -120,8 +127,7 @@ fn startup_backlog(t: &mut Trial) -> Result<()> {
 /// Row 2: a session with one turn is stopped; messages arrive while it is
 /// down; the session is resumed.
 fn resume_backlog(t: &mut Trial) -> Result<()> {
-    t.up()?;
-    t.wait_idle()?;
+    start_idle(t)?;
     let text = sentence(t, 4);
     let first = submit(t, &text)?;
     t.wait_turn_done(first.entered_ms)?;
@@ -152,8 +158,7 @@ fn resume_backlog(t: &mut Trial) -> Result<()> {
 
 /// Row 3: a message arrives while the model's command runs.
 fn during_turn(t: &mut Trial) -> Result<()> {
-    t.up()?;
-    t.wait_idle()?;
+    start_idle(t)?;
     let seconds = 6;
     let text = format!("mock:run {seconds} {}", sentence(t, 3));
     let draft = submit(t, &text)?;
@@ -166,8 +171,7 @@ fn during_turn(t: &mut Trial) -> Result<()> {
 
 /// Row 4: a message arrives at idle, the composer empty.
 fn exact_idle(t: &mut Trial) -> Result<()> {
-    t.up()?;
-    t.wait_idle()?;
+    start_idle(t)?;
     let pause = t.rng.millis(300, 2000);
     sleep_until(Instant::now() + pause);
     t.send_message()?;
@@ -177,8 +181,7 @@ fn exact_idle(t: &mut Trial) -> Result<()> {
 /// Row 5: the typist's draft is in progress (left unfinished for a while)
 /// when a message arrives; then the typist finishes and submits it.
 fn draft_in_progress(t: &mut Trial) -> Result<()> {
-    t.up()?;
-    t.wait_idle()?;
+    start_idle(t)?;
     let words = t.rng.between(4, 6);
     let text = sentence(t, words);
     let length = text.chars().count() as u64;
@@ -203,8 +206,7 @@ fn draft_in_progress(t: &mut Trial) -> Result<()> {
 /// Row 6: a message arrives while a permission dialog is open; the typist
 /// reads the dialog for a few seconds, then answers it as it decided.
 fn dialog_open(t: &mut Trial) -> Result<()> {
-    t.up()?;
-    t.wait_idle()?;
+    start_idle(t)?;
     let marker = t.marker(1);
     let consent = t.rng.percent(50);
     submit(t, &format!("mock:permission {}", marker.display()))?;
@@ -258,8 +260,7 @@ fn dialog_open(t: &mut Trial) -> Result<()> {
 
 /// Row 7: five messages within one second, at idle.
 fn burst(t: &mut Trial) -> Result<()> {
-    t.up()?;
-    t.wait_idle()?;
+    start_idle(t)?;
     let start = Instant::now() + t.rng.millis(300, 1000);
     let mut offsets: Vec<Duration> = (0..5).map(|_| t.rng.millis(0, 999)).collect();
     offsets.sort();
@@ -278,8 +279,7 @@ fn burst(t: &mut Trial) -> Result<()> {
 /// arrives while it is down. An arm without an adapter runs the same
 /// timeline with nothing to kill, as the baseline.
 fn adapter_loss(t: &mut Trial) -> Result<()> {
-    t.up()?;
-    t.wait_idle()?;
+    start_idle(t)?;
     let seconds = 5;
     let text = format!("mock:run {seconds} {}", sentence(t, 3));
     let draft = submit(t, &text)?;
@@ -312,8 +312,7 @@ fn adapter_loss(t: &mut Trial) -> Result<()> {
 /// clear the typist goes on working once the composer is free, which
 /// shows in the log whether the conversation was cleared.
 fn command_around(t: &mut Trial, kind: CommandKind) -> Result<()> {
-    t.up()?;
-    t.wait_idle()?;
+    start_idle(t)?;
     let before = sentence(t, 4);
     let first = submit(t, &before)?;
     t.wait_turn_done(first.entered_ms)?;
@@ -364,8 +363,7 @@ fn command_around(t: &mut Trial, kind: CommandKind) -> Result<()> {
 /// message arrives while it is dead; a supervisor restarts it through the
 /// PTY host three seconds after the crash.
 fn crash(t: &mut Trial) -> Result<()> {
-    t.up()?;
-    t.wait_idle()?;
+    start_idle(t)?;
     let text = format!("mock:run 8 {}", sentence(t, 3));
     let draft = submit(t, &text)?;
     let command = command_started(t, &draft)?;
@@ -384,8 +382,7 @@ fn crash(t: &mut Trial) -> Result<()> {
 /// Row 12: a supervisor types into the terminal with `ding intervene` while a
 /// message arrives, in an order the seed decides.
 fn intervention(t: &mut Trial) -> Result<()> {
-    t.up()?;
-    t.wait_idle()?;
+    start_idle(t)?;
     let text = format!("supervisor says {}", sentence(t, 4));
     let start = Instant::now() + Duration::from_millis(300);
     let arrival = t.rng.millis(0, 1000);

@@ -100,29 +100,11 @@ impl Pane for CodexPane {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::eval::pane::fixtures::{self, reads};
     use crate::eval::pane::{Reading, read};
-    use std::path::Path;
 
     fn capture(name: &str) -> Snapshot {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("fixtures/providers/codex/snapshots")
-            .join(format!("{name}.json"));
-        let text = std::fs::read_to_string(&path).expect("capture");
-        serde_json::from_str(&text).expect("a snapshot")
-    }
-
-    /// A screen read as: ready, empty composer, busy, and the dialog's
-    /// selected option if a dialog is open.
-    const fn reads(ready: bool, empty: bool, busy: bool, dialog: Option<u32>) -> Reading {
-        Reading {
-            ready,
-            empty_composer: empty,
-            busy,
-            dialog: match dialog {
-                Some(n) => Some(Dialog { selected: Some(n) }),
-                None => None,
-            },
-        }
+        fixtures::capture("codex", name)
     }
 
     const CASES: [(&str, Reading); 16] = [
