@@ -5,7 +5,6 @@
 use std::ffi::OsString;
 use std::fs;
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::thread::{self, JoinHandle};
@@ -14,6 +13,7 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail};
 
 use super::evidence::Sent;
+use super::trial::trial_command;
 use super::typist::sleep_until;
 use super::unix_ms;
 
@@ -51,14 +51,12 @@ impl Sender {
             format!("Message {n} of this trial: please look at item {n}.\n"),
         )
         .context("write the message body")?;
-        let output = Command::new(&self.ding)
+        let output = trial_command(&self.ding, &self.env)
             .arg("send")
             .arg(&self.agent)
             .arg(&body)
             .args(["--decl", "agent.kdl"])
             .current_dir(&self.dir)
-            .envs(self.env.iter().map(|(k, v)| (k, v)))
-            .stdin(Stdio::null())
             .output()
             .context("run ding send")?;
         let at = unix_ms();

@@ -661,6 +661,7 @@ impl Trial {
         self.typist = None;
         let _ = self.ding(&["down", AGENT]);
         let runtime = self.dir.join("run");
+        let model = self.model.as_ref().map(|child| child.id() as i32);
         let mut ended = Vec::new();
         let mut left = Vec::new();
         for _ in 0..3 {
@@ -671,6 +672,18 @@ impl Trial {
             let pids: Vec<i32> = found.iter().map(|f| f.pid).collect();
             left = processes::end(&pids, Duration::from_secs(5));
             ended.extend(found);
+        }
+        let outlived: Vec<&str> = ended
+            .iter()
+            .filter(|f| Some(f.pid) != model)
+            .map(|f| f.command.rsplit('/').next().unwrap_or(&f.command))
+            .collect();
+        if !outlived.is_empty() {
+            self.notes.push(format!(
+                "{} process(es) outlived ding down, ended by pid: {}",
+                outlived.len(),
+                outlived.join("; ")
+            ));
         }
         if let Some(mut model) = self.model.take() {
             let _ = model.kill();
@@ -701,6 +714,21 @@ fn archived(dir: &Path) -> Vec<(String, u64)> {
             Some((entry.file_name().to_string_lossy().into_owned(), ms))
         })
         .collect()
+}
+
+/// `program` with the trial's environment: every `DING_*` variable this
+/// process inherited removed (a run started inside a DING-managed harness
+/// must not hand its own agent to the trial), then `env` on top.
+pub fn trial_command(program: &Path, env: &[(String, OsString)]) -> Command {
+    let mut command = Command::new(program);
+    for (name, _) in std::env::vars_os() {
+        if name.to_string_lossy().starts_with("DING_") {
+            command.env_remove(name);
+        }
+    }
+    command.envs(env.iter().map(|(k, v)| (k, v)));
+    command.stdin(Stdio::null());
+    command
 }
 
 /// A new private directory for one trial, with a short path (the agent's
