@@ -673,10 +673,10 @@ impl Trial {
             left = processes::end(&pids, Duration::from_secs(5));
             ended.extend(found);
         }
-        let outlived: Vec<&str> = ended
+        let outlived: Vec<String> = ended
             .iter()
             .filter(|f| Some(f.pid) != model)
-            .map(|f| f.command.rsplit('/').next().unwrap_or(&f.command))
+            .map(|f| short_command(&f.command))
             .collect();
         if !outlived.is_empty() {
             self.notes.push(format!(
@@ -714,6 +714,19 @@ fn archived(dir: &Path) -> Vec<(String, u64)> {
             Some((entry.file_name().to_string_lossy().into_owned(), ms))
         })
         .collect()
+}
+
+/// A command line for a note: the program's file name and its arguments,
+/// at most 60 characters.
+fn short_command(command: &str) -> String {
+    let (program, args) = command.split_once(' ').unwrap_or((command, ""));
+    let name = program.rsplit('/').next().unwrap_or(program);
+    let line = format!("{name} {args}");
+    let line = line.trim_end();
+    match line.char_indices().nth(60) {
+        Some((cut, _)) => format!("{}…", &line[..cut]),
+        None => line.to_string(),
+    }
 }
 
 /// `program` with the trial's environment: every `DING_*` variable this
@@ -778,4 +791,24 @@ pub fn run(spec: &TrialSpec, drive: impl FnOnce(&mut Trial) -> Result<()>) -> Tr
         Err(err) => Outcome::Error(format!("{err:#}")),
     };
     trial.finish(outcome)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_note_names_a_process_by_its_file_name_and_arguments() {
+        assert_eq!(
+            short_command("/opt/x/bin/daemon app-server --listen unix:// --flag"),
+            "daemon app-server --listen unix:// --flag"
+        );
+        assert_eq!(short_command("sleep"), "sleep");
+        assert_eq!(
+            short_command(&format!("/p {}", "a".repeat(80)))
+                .chars()
+                .count(),
+            61
+        );
+    }
 }
