@@ -113,8 +113,10 @@ pub struct Records {
     pub typist_keys: usize,
     /// Files in the inbox's `archive/` at the end, with when they got there.
     pub archived: Vec<(String, u64)>,
-    /// A message reaching the model later than this (unix ms) is lost.
-    pub deadline_ms: u64,
+    /// A message reaching the model later than this (unix ms) is lost;
+    /// `None` when the workload stopped before it set one (then whatever
+    /// reached the model counts).
+    pub deadline_ms: Option<u64>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -276,7 +278,8 @@ fn message_fact(sent: &Sent, records: &Records, turn_calls: &[&Request]) -> Mess
         (Some(a), Some(b)) => Some(a.min(b)),
         (a, b) => a.or(b),
     };
-    let delivered = reached_ms.is_some_and(|at| at <= records.deadline_ms);
+    let delivered =
+        reached_ms.is_some_and(|at| records.deadline_ms.is_none_or(|deadline| at <= deadline));
     MessageFact {
         name: sent.name.clone(),
         sent_ms: sent.unix_ms,
@@ -500,7 +503,7 @@ mod tests {
         ];
         let records = Records {
             sent: vec![sent("a.md", 1150), sent("b.md", 1150)],
-            deadline_ms: 2000,
+            deadline_ms: Some(2000),
             ..Records::default()
         };
         let m = metrics(&records, &requests, &[]);
@@ -510,11 +513,20 @@ mod tests {
         assert_eq!(a.latency_ms, Some(150));
         assert_eq!(a.injections, 1);
         let late = Records {
-            deadline_ms: 1250,
+            deadline_ms: Some(1250),
             ..records.clone()
         };
         let m = metrics(&late, &requests, &[]);
         assert!(!m.messages[0].delivered && m.messages[0].late);
+        let stopped_early = Records {
+            deadline_ms: None,
+            ..records.clone()
+        };
+        let m = metrics(&stopped_early, &requests, &[]);
+        assert!(
+            m.messages[0].delivered,
+            "a workload that stopped before its deadline counts what reached the model"
+        );
     }
 
     #[test]
@@ -522,7 +534,7 @@ mod tests {
         let records = Records {
             sent: vec![sent("a.md", 100)],
             archived: vec![("a.md".into(), 400)],
-            deadline_ms: 500,
+            deadline_ms: Some(500),
             ..Records::default()
         };
         let m = metrics(&records, &[], &[]);
@@ -555,7 +567,7 @@ mod tests {
         ];
         let records = Records {
             sent: vec![sent("a.md", 0)],
-            deadline_ms: u64::MAX,
+            deadline_ms: None,
             ..Records::default()
         };
         let once = metrics(&records, &requests[..2], &[]);
@@ -687,7 +699,7 @@ mod tests {
         requests[5].prompt = None;
         let records = Records {
             sent: vec![sent("a.md", 0), sent("b.md", 0), sent("c.md", 0)],
-            deadline_ms: u64::MAX,
+            deadline_ms: None,
             ..Records::default()
         };
         let m = metrics(&records, &requests, &[]);

@@ -492,7 +492,7 @@ impl Trial {
     /// passed. From here on, a message that reaches the model is late.
     pub fn await_delivery(&mut self) -> Result<()> {
         let deadline = Instant::now() + DELIVERY_PATIENCE;
-        self.records.deadline_ms = unix_ms() + DELIVERY_PATIENCE.as_millis() as u64;
+        self.records.deadline_ms = Some(unix_ms() + DELIVERY_PATIENCE.as_millis() as u64);
         let names: Vec<String> = self.records.sent.iter().map(|s| s.name.clone()).collect();
         let archive = self.inbox().join("archive");
         loop {
