@@ -9,9 +9,9 @@
 //!   the agent archived the file, no later than the deadline; latency is
 //!   from the end of `ding send` to the first such call. Otherwise lost.
 //! * **draft corrupted**: no `user` text the model saw is exactly what the
-//!   typist typed (trimmed). *Altered* when a `user` text starts with its
-//!   first characters, ends with its last ones, or holds it glued to
-//!   something; *never reached* otherwise. A harness
+//!   typist typed (trimmed). *Altered* when a `user` text (not harness
+//!   context, not another line it typed) begins as it begins, is its end,
+//!   or holds it glued to something; *never reached* otherwise. A harness
 //!   command the typist typed (compact, clear) is corrupted when the log
 //!   shows it did not take effect.
 //! * **dialog answered by DING**: the typist found the dialog closed when
@@ -32,6 +32,7 @@
 use serde::Serialize;
 
 use super::logs::{PtyInput, Request};
+use super::model_server::is_harness_context;
 
 /// One `ding send` that printed its filename.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -227,10 +228,11 @@ pub fn metrics(records: &Records, requests: &[Request], pty: &[PtyInput]) -> Met
         .iter()
         .map(|sent| message_fact(sent, records, &turn_calls))
         .collect();
+    let typed_lines: Vec<&str> = records.drafts.iter().map(|d| d.text.as_str()).collect();
     let drafts: Vec<DraftFact> = records
         .drafts
         .iter()
-        .map(|draft| draft_fact(&draft.text, &turn_calls))
+        .map(|draft| draft_fact(&draft.text, &typed_lines, &turn_calls))
         .collect();
     let dialogs: Vec<DialogFact> = records.dialogs.iter().map(dialog_fact).collect();
     let commands: Vec<CommandFact> = records
@@ -298,11 +300,12 @@ fn message_fact(sent: &Sent, records: &Records, turn_calls: &[&Request]) -> Mess
     }
 }
 
-/// How many characters at either end of a typed text identify a piece of
-/// it (the typist types at least that much before any pause).
-const PIECE: usize = 3;
-
-fn draft_fact(text: &str, turn_calls: &[&Request]) -> DraftFact {
+/// Where a line the typist submitted went when it did not reach the model
+/// as typed: the `user` texts (not harness context, not another line the
+/// typist typed) that begin as it begins (its first characters glued to
+/// something), are its end (the rest, submitted on its own), or hold all
+/// of it glued to something.
+fn draft_fact(text: &str, typed_lines: &[&str], turn_calls: &[&Request]) -> DraftFact {
     let typed = text.trim();
     if reached_exactly(typed, turn_calls) {
         return DraftFact {
@@ -312,14 +315,16 @@ fn draft_fact(text: &str, turn_calls: &[&Request]) -> DraftFact {
             pieces: Vec::new(),
         };
     }
-    let chars: Vec<char> = typed.chars().collect();
-    let n = PIECE.min(chars.len());
-    let head: String = chars[..n].iter().collect();
-    let tail: String = chars[chars.len() - n..].iter().collect();
+    let first = typed.chars().next();
     let mut pieces: Vec<String> = Vec::new();
     for user in turn_calls.iter().flat_map(|r| r.user_texts()) {
-        let piece = !head.is_empty()
-            && (user.starts_with(&head) || user.ends_with(&tail) || user.contains(typed));
+        if user.is_empty()
+            || is_harness_context(user)
+            || typed_lines.iter().any(|line| line.trim() == user)
+        {
+            continue;
+        }
+        let piece = user.chars().next() == first || typed.ends_with(user) || user.contains(typed);
         if piece && !pieces.iter().any(|p| p == user) {
             pieces.push(user.to_string());
         }
@@ -579,23 +584,46 @@ mod tests {
     #[test]
     fn a_draft_is_intact_only_if_exactly_what_was_typed_reached_the_model() {
         let glued = "please refactor[ding] 1 unread inbox message in /i/new: a.md.";
+        // (what the model saw, the outcome, the pieces named)
         let cases = [
             (
                 vec![("user", " please refactor the parser ")],
                 DraftOutcome::Exact,
+                vec![],
             ),
             (
                 vec![("user", glued), ("user", "the parser")],
                 DraftOutcome::Altered,
+                vec![glued, "the parser"],
             ),
-            (vec![("user", "ple[ding] 1 unread")], DraftOutcome::Altered),
+            (
+                vec![
+                    ("user", "p[ding] 1 unread"),
+                    ("user", "lease refactor the parser"),
+                ],
+                DraftOutcome::Altered,
+                vec!["p[ding] 1 unread", "lease refactor the parser"],
+            ),
+            (
+                vec![
+                    ("user", "<system-reminder>p</system-reminder>"),
+                    ("user", "another"),
+                ],
+                DraftOutcome::NeverReached,
+                vec![],
+            ),
             (
                 vec![("user", "[ding] a.md please refactor the parser")],
                 DraftOutcome::Altered,
+                vec!["[ding] a.md please refactor the parser"],
             ),
-            (vec![("user", "something else")], DraftOutcome::NeverReached),
+            (
+                vec![("user", "something else")],
+                DraftOutcome::NeverReached,
+                vec![],
+            ),
         ];
-        for (texts, outcome) in cases {
+        for (texts, outcome, pieces) in cases {
             let requests = [request(1, "prompt", 1, Some(1), &texts)];
             let records = Records {
                 drafts: vec![Draft {
@@ -607,13 +635,7 @@ mod tests {
             };
             let m = metrics(&records, &requests, &[]);
             assert_eq!(m.drafts[0].outcome, outcome, "{texts:?}");
-            if texts.len() == 2 {
-                assert_eq!(
-                    m.drafts[0].pieces,
-                    [glued, "the parser"],
-                    "both pieces are named"
-                );
-            }
+            assert_eq!(m.drafts[0].pieces, pieces, "{texts:?}");
             assert_eq!(
                 m.drafts_corrupted,
                 usize::from(outcome != DraftOutcome::Exact)

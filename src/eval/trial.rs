@@ -232,7 +232,7 @@ impl Trial {
         let dir = self.dir.join("model");
         fs::create_dir_all(&dir)?;
         let port_file = dir.join("port");
-        let child = Command::new(&self.spec.ding)
+        let child = trial_command(&self.spec.ding, &self.env)
             .args([
                 "eval-model-server",
                 "--api",
@@ -242,8 +242,6 @@ impl Trial {
             .arg(dir.join("requests.jsonl"))
             .arg("--port-file")
             .arg(&port_file)
-            .envs(self.env.iter().map(|(k, v)| (k, v)))
-            .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(fs::File::create(dir.join("stderr")).context("model server stderr")?)
             .spawn()
@@ -309,21 +307,9 @@ impl Trial {
 
     /// Runs `ding ARGS` in the trial's directory and environment.
     pub fn ding(&self, args: &[&str]) -> Result<Output> {
-        let mut command = Command::new(&self.spec.ding);
-        command
+        trial_command(&self.spec.ding, &self.env)
             .args(args)
             .current_dir(&self.dir)
-            .stdin(Stdio::null());
-        for key in [
-            "DING_AGENT",
-            "DING_INBOX",
-            "DING_SESSION",
-            "DING_PTY_SOCKET",
-        ] {
-            command.env_remove(key);
-        }
-        command.envs(self.env.iter().map(|(k, v)| (k, v)));
-        command
             .output()
             .with_context(|| format!("run ding {}", args.join(" ")))
     }
@@ -733,8 +719,16 @@ fn short_command(command: &str) -> String {
 /// process inherited removed (a run started inside a DING-managed harness
 /// must not hand its own agent to the trial), then `env` on top.
 pub fn trial_command(program: &Path, env: &[(String, OsString)]) -> Command {
+    command_without_inherited_ding(program, env, std::env::vars_os().map(|(name, _)| name))
+}
+
+fn command_without_inherited_ding(
+    program: &Path,
+    env: &[(String, OsString)],
+    inherited: impl Iterator<Item = OsString>,
+) -> Command {
     let mut command = Command::new(program);
-    for (name, _) in std::env::vars_os() {
+    for name in inherited {
         if name.to_string_lossy().starts_with("DING_") {
             command.env_remove(name);
         }
@@ -796,6 +790,33 @@ pub fn run(spec: &TrialSpec, drive: impl FnOnce(&mut Trial) -> Result<()>) -> Tr
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn inherited_ding_variables_never_reach_a_trials_processes() {
+        let env = [("HOME".to_string(), OsString::from("/t/home"))];
+        let inherited = ["DING_AGENT", "DING_INBOX", "DING_EVAL_SEED", "PATH"].map(OsString::from);
+        let command =
+            command_without_inherited_ding(Path::new("ding"), &env, inherited.into_iter());
+        let mut set: Vec<(String, Option<String>)> = command
+            .get_envs()
+            .map(|(k, v)| {
+                (
+                    k.to_string_lossy().into_owned(),
+                    v.map(|v| v.to_string_lossy().into_owned()),
+                )
+            })
+            .collect();
+        set.sort();
+        assert_eq!(
+            set,
+            [
+                ("DING_AGENT".to_string(), None),
+                ("DING_EVAL_SEED".to_string(), None),
+                ("DING_INBOX".to_string(), None),
+                ("HOME".to_string(), Some("/t/home".to_string())),
+            ]
+        );
+    }
 
     #[test]
     fn a_note_names_a_process_by_its_file_name_and_arguments() {
