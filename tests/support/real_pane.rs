@@ -183,8 +183,8 @@ fn smoke_seed() -> u64 {
 
 /// Runs one trial of `row` in `arm` on the real `harness` with the same
 /// runner `make eval` uses, prints its summary and seed, keeps its logs
-/// under the test target's tmp directory, and checks that no process of
-/// the trial is left.
+/// under the test target's tmp directory (until [`passed`]), and checks
+/// that no process of the trial is left.
 pub fn smoke_trial(harness: &str, row: Row, arm: Arm, seed: u64) -> TrialFacts {
     let _one = ONE_TRIAL_AT_A_TIME
         .lock()
@@ -223,6 +223,11 @@ pub fn smoke_trial(harness: &str, row: Row, arm: Arm, seed: u64) -> TrialFacts {
     facts
 }
 
+/// The trial's assertions held: its logs are not kept.
+pub fn passed(facts: &TrialFacts) {
+    let _ = fs::remove_dir_all(&facts.evidence_dir);
+}
+
 /// The metrics of a trial that ran to its end.
 pub fn ran(facts: &TrialFacts) -> &Metrics {
     assert_eq!(
@@ -243,6 +248,7 @@ pub fn careful_meets_the_bar(harness: &str, row: Row, seed: u64, aggressive: &Me
     if let Outcome::NotRun(reason) = &facts.outcome {
         assert_eq!(reason, "careful arm: not available (no adapter)");
         eprintln!("{harness} row {row}: {reason}: only the aggressive baseline was checked");
+        passed(&facts);
         return;
     }
     let m = ran(&facts);
@@ -263,6 +269,7 @@ pub fn careful_meets_the_bar(harness: &str, row: Row, seed: u64, aggressive: &Me
         m.calls.turn_calls,
         aggressive.calls.turn_calls
     );
+    passed(&facts);
 }
 
 /// Row 4 on `harness`: at exact idle the aggressive arm delivers the
@@ -276,6 +283,7 @@ pub fn exact_idle_row(harness: &str) {
     assert_eq!(m.pty.delivery_writes, 1, "one ring: {:?}", m.pty);
     assert_eq!(m.duplicates, 0);
     careful_meets_the_bar(harness, Row::ExactIdle, seed, m);
+    passed(&facts);
 }
 
 /// Row 5 on `harness`: a message arriving while the typist's draft is in
@@ -294,6 +302,7 @@ pub fn draft_row(harness: &str) {
     );
     assert_eq!(m.delivered, 1, "{:?}", m.messages);
     careful_meets_the_bar(harness, Row::Draft, seed, m);
+    passed(&facts);
 }
 
 /// Row 6 on `harness`: a message arriving while a permission dialog is
@@ -307,4 +316,5 @@ pub fn dialog_row(harness: &str) {
     assert_eq!(m.dialogs_answered_by_ding, 1, "the dialog: {:?}", m.dialogs);
     assert_eq!((m.delivered, m.lost), (0, 1), "{:?}", m.messages);
     careful_meets_the_bar(harness, Row::Dialog, seed, m);
+    passed(&facts);
 }
