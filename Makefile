@@ -1,7 +1,7 @@
 # The README's commands. `make test` is exactly what CI runs (.ci/run).
 CARGO ?= cargo
 
-.PHONY: test fmt-check clippy unit demo bench build harnesses fuzz install
+.PHONY: test fmt-check clippy unit demo bench build harnesses fuzz install eval
 
 build:
 	$(CARGO) build --release --bins
@@ -44,3 +44,14 @@ bench:
 # test` only replays the corpus. See docs/fuzzing.md.
 fuzz:
 	bash scripts/fuzz.sh
+
+# The A/B evaluation on the real harnesses (docs/evaluation.md): every
+# matrix row for each harness, aggressive against careful, one trial at a
+# time. DING_EVAL_TRIALS trials per row and arm (default 1), DING_EVAL_SEED
+# replays a printed seed. Writes target/eval/report.md and report.json, and
+# each trial's logs under target/eval/trials/; prints the tables.
+eval:
+	$(CARGO) build --release --bins
+	mkdir -p target/eval
+	bash scripts/install-harnesses.sh >target/eval/harnesses.env
+	target/release/ding eval-run --harnesses target/eval/harnesses.env --out target/eval

@@ -1,8 +1,10 @@
-//! The real Claude Code 2.1.328 TUI, model-free: `ding eval-model-server
-//! --api anthropic` on loopback, a scratch home from `ding eval-harness-env
-//! claude`, the harness under `ding up` with the default (aggressive)
-//! policy, and one inbox message from `ding send` that must reach a model
-//! request by its exact filename.
+//! The real Claude Code 2.1.328 TUI, model-free, under `ding up`: the
+//! real-pane smoke subset of the A/B evaluation (rows 4, 5 and 6), run by
+//! the same scenario runner as `make eval` (`ding::eval::scenario`). Each
+//! row runs the aggressive arm and asserts the baseline the evaluation
+//! issue measured by hand, then the careful arm on the same seed, which
+//! must meet the acceptance bar. A printed seed replays a trial
+//! (`DING_EVAL_SEED`).
 
 mod support;
 
@@ -21,24 +23,18 @@ fn empty_composer(snapshot: &Snapshot) -> bool {
 }
 
 #[test]
-fn an_inbox_message_reaches_the_real_claude_code_by_its_exact_filename() {
-    let binary = harness_binary("DING_HARNESS_CLAUDE");
-    let agent = Agent::new("claude-pane", "");
-    let model = ModelServer::start("anthropic", &agent.path("model"));
-    let launch = prepare_harness(&agent, "claude", &binary, &model);
-    assert_eq!(launch["env"]["ANTHROPIC_BASE_URL"], model.url().as_str());
+fn row_4_an_inbox_message_at_exact_idle_reaches_claude_code_with_one_model_call() {
+    exact_idle_row("claude");
+}
 
-    up_until_empty_composer(&agent, &model, empty_composer);
-    let request = deliver_one_message(&agent, &model);
-    assert_eq!(request["path"], "/v1/messages");
-    assert_eq!(request["query"], "beta=true");
+#[test]
+fn row_5_the_aggressive_arm_glues_the_notice_to_a_draft_in_progress_on_claude_code() {
+    draft_row("claude");
+}
 
-    // Shut down by pid: the agent's processes (ding down, then whatever
-    // kept its runtime directory), then the model server.
-    drop(agent);
-    let server = model.pid();
-    drop(model);
-    assert!(!support::sidecar_agent::process_alive(server));
+#[test]
+fn row_6_the_aggressive_arm_answers_an_open_permission_dialog_on_claude_code() {
+    dialog_row("claude");
 }
 
 /// The aggressive default's cost for a burst of five at idle, for

@@ -1,67 +1,29 @@
-//! The real Codex CLI 0.169.0 TUI, model-free: `ding eval-model-server
-//! --api openai` on loopback, a scratch `CODEX_HOME` from `ding
-//! eval-harness-env codex`, the harness under `ding up` with the default
-//! (aggressive) policy, and one inbox message from `ding send` that must
-//! reach a model request by its exact filename. Codex's background
-//! `codex app-server` daemon outlives the TUI: the test ends it by pid.
+//! The real Codex CLI 0.169.0 TUI, model-free, under `ding up`: the
+//! real-pane smoke subset of the A/B evaluation (rows 4, 5 and 6), run by
+//! the same scenario runner as `make eval` (`ding::eval::scenario`). Each
+//! row runs the aggressive arm and asserts the baseline the evaluation
+//! issue measured by hand, then the careful arm on the same seed, which
+//! must meet the acceptance bar, or, while Codex has no adapter, say
+//! exactly that. Codex's background `codex app-server` daemon outlives the
+//! TUI; the runner ends it by pid with every other process of the trial,
+//! and the test checks that none is left. A printed seed replays a trial
+//! (`DING_EVAL_SEED`).
 
 mod support;
 
-use std::time::Duration;
+use support::real_pane::{dialog_row, draft_row, exact_idle_row};
 
-use ding::pty::wire::Snapshot;
-use support::real_pane::*;
-use support::sidecar_agent::Agent;
-
-/// Codex 0.169.0 empty composer: the prompt `› ` followed by a dim
-/// placeholder and nothing else on the row (an approval dialog's selected
-/// row also starts with `› `, but bold and inverse, never dim).
-fn empty_composer(snapshot: &Snapshot) -> bool {
-    snapshot.rows.iter().enumerate().any(|(row, text)| {
-        let Some(placeholder) = text.strip_prefix("› ") else {
-            return false;
-        };
-        !placeholder.is_empty()
-            && snapshot.runs.iter().any(|run| {
-                usize::from(run.row) == row && run.col == 2 && run.dim && run.text == placeholder
-            })
-    })
+#[test]
+fn row_4_an_inbox_message_at_exact_idle_reaches_codex_with_one_model_call() {
+    exact_idle_row("codex");
 }
 
 #[test]
-fn an_inbox_message_reaches_the_real_codex_by_its_exact_filename() {
-    let binary = harness_binary("DING_HARNESS_CODEX");
-    let agent = Agent::new("codex-pane", "");
-    let model = ModelServer::start("openai", &agent.path("model"));
-    let launch = prepare_harness(&agent, "codex", &binary, &model);
-    let codex_home = agent.path("home/.codex");
-    assert_eq!(
-        launch["env"]["CODEX_HOME"],
-        codex_home.to_str().expect("utf-8")
-    );
+fn row_5_the_aggressive_arm_glues_the_notice_to_a_draft_in_progress_on_codex() {
+    draft_row("codex");
+}
 
-    up_until_empty_composer(&agent, &model, empty_composer);
-    let request = deliver_one_message(&agent, &model);
-    assert_eq!(request["path"], "/v1/responses");
-    assert!(request["turnKey"].is_string(), "Codex names its turns");
-
-    // Shut down by pid: the agent's sidecar and PTY host (ding down), then
-    // every `codex app-server` under this CODEX_HOME that outlived the TUI,
-    // then whatever else kept the agent's runtime directory, then the
-    // model server.
-    agent.ding_ok(&["down", &agent.name]);
-    let outlived = processes_with("CODEX_HOME", &codex_home, "app-server");
-    eprintln!("codex app-server processes left after ding down: {outlived:?}");
-    for pid in outlived {
-        end_process(pid);
-    }
-    wait_until("no codex app-server left", Duration::from_secs(10), || {
-        processes_with("CODEX_HOME", &codex_home, "app-server")
-            .is_empty()
-            .then_some(())
-    });
-    drop(agent);
-    let server = model.pid();
-    drop(model);
-    assert!(!support::sidecar_agent::process_alive(server));
+#[test]
+fn row_6_the_aggressive_arm_answers_an_open_approval_dialog_on_codex() {
+    dialog_row("codex");
 }

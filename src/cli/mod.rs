@@ -25,6 +25,7 @@ pub mod demo_agent;
 pub mod down;
 pub mod eval_harness_env;
 pub mod eval_model_server;
+pub mod eval_run;
 pub mod exit;
 pub mod hook;
 pub mod hooks;
@@ -167,6 +168,7 @@ pub const COMMANDS: &[&str] = &[
     "demo-adapter",
     "eval-model-server",
     "eval-harness-env",
+    "eval-run",
 ];
 
 fn dispatch(command: &str, parser: &mut lexopt::Parser) -> Result<ExitCode> {
@@ -197,6 +199,8 @@ fn dispatch(command: &str, parser: &mut lexopt::Parser) -> Result<ExitCode> {
         // real-harness tests and the evaluation use.
         "eval-model-server" => eval_model_server::run(parser),
         "eval-harness-env" => eval_harness_env::run(parser),
+        // Hidden: the A/B evaluation on the real harnesses (`make eval`).
+        "eval-run" => eval_run::run(parser),
         other => bail!("unknown command `{other}`\nRun `ding --help` for the list of commands"),
     }
 }

@@ -22,13 +22,14 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use anyhow::{Context, Result};
 use serde_json::{Map, Value, json};
 
 use super::http::{self, Handler, Request, Response};
 use super::script::{self, Class, Directive, Plan};
+use super::unix_ms;
 
 /// What a wire format read from one request.
 #[derive(Clone, Debug, PartialEq)]
@@ -387,13 +388,6 @@ fn plan_summary(plan: &Plan) -> Value {
         Plan::Tokens(tokens) => json!({"kind": "tokens", "tokens": tokens}),
         Plan::NotFound => json!({"kind": "not-found"}),
     }
-}
-
-fn unix_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
-        .unwrap_or(0)
 }
 
 /// How to run a server process.

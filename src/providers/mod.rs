@@ -3,12 +3,16 @@
 //! Each room holds what is specific to one real harness: the wire format
 //! its model API speaks (for the loopback model server of `eval`), how
 //! to prepare a scratch home that starts it model-free with no first-run
-//! dialog, and, once it has one, its DING adapter (screen grammar and hook
-//! semantics on the neutral kit in `adapter`) and agent compiler.
+//! dialog, how the evaluation's typist reads its screen and answers its
+//! dialogs (a person's reading, kept apart from the adapter's grammar it
+//! judges), and, once it has one, its DING adapter (screen grammar and
+//! hook semantics on the neutral kit in `adapter`) and agent compiler,
+//! which is also how the evaluation sets up its careful arm.
 //! Everything generic (the HTTP server, the directive grammar, turn
-//! counting, the request log, printing a launch, the adapter loop, claims,
-//! context text, settings merges) lives in `eval` and `adapter`; a room
-//! is grammar and configuration.
+//! counting, the request log, printing a launch, the typist, the
+//! scenarios, the report, the adapter loop, claims, context text,
+//! settings merges) lives in `eval` and `adapter`; a room is grammar and
+//! configuration.
 //!
 //! * `claude`: Claude Code (Anthropic Messages API).
 //! * `codex`: Codex CLI (OpenAI Responses API).
@@ -26,6 +30,7 @@ use anyhow::Result;
 use crate::adapter::compile::{CompileRequest, Compiled};
 use crate::eval::launch::{Launch, Setup};
 use crate::eval::model_server::WireFormat;
+use crate::eval::pane::Pane;
 
 /// One provider: its harness name, its model API name, and its entry
 /// points.
@@ -39,6 +44,8 @@ pub struct Provider {
     pub wire_format: fn() -> Box<dyn WireFormat>,
     /// Writes the scratch home and says how to run the harness in it.
     pub prepare: fn(&Setup) -> Result<Launch>,
+    /// The harness's screen and keys, for the evaluation's typist.
+    pub pane: &'static dyn Pane,
     /// Its DING adapter and agent compiler, once it has them.
     pub adapter: Option<AdapterEntry>,
 }
@@ -59,6 +66,7 @@ pub const PROVIDERS: [Provider; 2] = [
         api: "anthropic",
         wire_format: claude::messages::wire_format,
         prepare: claude::home::prepare,
+        pane: &claude::pane::PANE,
         adapter: Some(AdapterEntry {
             run: claude::adapter::run,
             compile: claude::compile::compile,
@@ -69,6 +77,7 @@ pub const PROVIDERS: [Provider; 2] = [
         api: "openai",
         wire_format: codex::responses::wire_format,
         prepare: codex::home::prepare,
+        pane: &codex::pane::PANE,
         adapter: None,
     },
 ];

@@ -1,9 +1,8 @@
 //! Shared harness for the real-pane tests: a real harness binary installed
 //! by `scripts/install-harnesses.sh`, the loopback model server run as the
-//! real `ding eval-model-server` process, a scratch home prepared by the
-//! real `ding eval-harness-env`, and waits on PTY snapshots and on the
-//! model server's request log, each with a generous deadline and never a
-//! fixed sleep.
+//! real `ding eval-model-server` process, and the real-pane smoke subset of
+//! the A/B evaluation, which runs the very scenario runner `make eval`
+//! runs (`ding::eval::scenario::run_trial`) and asserts on its facts.
 //!
 //! Provider names stay in the provider tests: this file takes them as
 //! arguments.
@@ -11,9 +10,18 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::{Mutex, PoisonError};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use ding::eval::arm::Arm;
+use ding::eval::evidence::{DraftOutcome, Metrics};
+use ding::eval::processes;
+use ding::eval::rng::fresh_seed;
+use ding::eval::row::Row;
+use ding::eval::run::summary as trial_summary;
+use ding::eval::scenario::run_trial;
+use ding::eval::trial::{Outcome, TrialFacts, TrialSpec, trial_id};
 use ding::pty::wire::Snapshot;
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
@@ -360,4 +368,156 @@ pub fn type_keystrokes(agent: &Agent, text: &str) {
 /// Presses Return in the agent's terminal, as a person would.
 pub fn press_enter(agent: &Agent) {
     agent.ding_ok(&["intervene", &agent.name, "\r", "--no-enter"]);
+}
+
+/// The real harnesses are heavy and the machine small: one trial at a
+/// time in each test binary.
+static ONE_TRIAL_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+/// The seed of a smoke trial: `DING_EVAL_SEED` when set (to replay a
+/// printed one), else fresh. Never chosen to make a row pass.
+fn smoke_seed() -> u64 {
+    std::env::var("DING_EVAL_SEED")
+        .ok()
+        .and_then(|text| text.trim().parse().ok())
+        .unwrap_or_else(fresh_seed)
+}
+
+/// Runs one trial of `row` in `arm` on the real `harness` with the same
+/// runner `make eval` uses, prints its summary and seed, keeps its logs
+/// under the test target's tmp directory (until [`passed`]), and checks
+/// that no process of the trial is left.
+pub fn smoke_trial(harness: &str, row: Row, arm: Arm, seed: u64) -> TrialFacts {
+    let _one = ONE_TRIAL_AT_A_TIME
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
+    let provider = ding::providers::by_harness(harness).expect("a registered harness");
+    let binary = harness_binary(&format!("DING_HARNESS_{}", harness.to_ascii_uppercase()));
+    let mut spec = TrialSpec {
+        provider,
+        harness_binary: binary,
+        ding: PathBuf::from(DING),
+        row,
+        arm,
+        seed,
+        index: 0,
+        evidence_dir: PathBuf::new(),
+    };
+    spec.evidence_dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("eval-smoke")
+        .join(format!("{}-seed{seed}", trial_id(&spec)));
+    let facts = run_trial(&spec);
+    eprintln!(
+        "{} (evidence: {})",
+        trial_summary(&facts),
+        facts.evidence_dir
+    );
+    assert!(
+        facts.left_alive.is_empty(),
+        "alive after SIGKILL: {:?}",
+        facts.left_alive
+    );
+    if !facts.scratch_dir.is_empty() {
+        let runtime = Path::new(&facts.scratch_dir).join("run");
+        let left = processes::with_variable("XDG_RUNTIME_DIR", &runtime);
+        assert!(left.is_empty(), "processes of the trial left: {left:?}");
+    }
+    facts
+}
+
+/// The trial's assertions held: its logs are not kept.
+pub fn passed(facts: &TrialFacts) {
+    let _ = fs::remove_dir_all(&facts.evidence_dir);
+}
+
+/// The metrics of a trial that ran to its end.
+pub fn ran(facts: &TrialFacts) -> &Metrics {
+    assert_eq!(
+        facts.outcome,
+        Outcome::Ran,
+        "the workload was not driven to its end (evidence: {})",
+        facts.evidence_dir
+    );
+    facts.metrics.as_ref().expect("metrics")
+}
+
+/// The careful arm's acceptance on one row: every message delivered, no
+/// draft corrupted, no dialog answered by DING, no more model calls than
+/// the aggressive arm on the same seed. Only a provider with no adapter in
+/// the registry may skip it, and its trial must say exactly that.
+pub fn careful_meets_the_bar(harness: &str, row: Row, seed: u64, aggressive: &Metrics) {
+    let facts = smoke_trial(harness, row, Arm::Careful, seed);
+    let has_adapter = ding::providers::with_adapter(harness).is_some();
+    if let (false, Outcome::NotRun(reason)) = (has_adapter, &facts.outcome) {
+        assert_eq!(reason, "careful arm: not available (no adapter)");
+        eprintln!("{harness} row {row}: {reason}: only the aggressive baseline was checked");
+        passed(&facts);
+        return;
+    }
+    let m = ran(&facts);
+    assert_eq!(m.lost, 0, "careful arm lost a message: {:?}", m.messages);
+    assert_eq!(
+        m.drafts_corrupted, 0,
+        "careful arm corrupted: {:?}",
+        m.drafts
+    );
+    assert_eq!(
+        m.dialogs_answered_by_ding, 0,
+        "careful arm answered: {:?}",
+        m.dialogs
+    );
+    assert!(
+        m.calls.turn_calls <= aggressive.calls.turn_calls,
+        "careful arm: {} model calls against {} aggressive",
+        m.calls.turn_calls,
+        aggressive.calls.turn_calls
+    );
+    passed(&facts);
+}
+
+/// Row 4 on `harness`: at exact idle the aggressive arm delivers the
+/// message with one model call of a turn it started; then the careful arm.
+pub fn exact_idle_row(harness: &str) {
+    let seed = smoke_seed();
+    let facts = smoke_trial(harness, Row::ExactIdle, Arm::Aggressive, seed);
+    let m = ran(&facts);
+    assert_eq!((m.delivered, m.lost), (1, 0), "{:?}", m.messages);
+    assert_eq!(m.calls.delivery_calls, 1, "{:?}", m.calls);
+    assert_eq!(m.pty.delivery_writes, 1, "one ring: {:?}", m.pty);
+    assert_eq!(m.duplicates, 0);
+    careful_meets_the_bar(harness, Row::ExactIdle, seed, m);
+    passed(&facts);
+}
+
+/// Row 5 on `harness`: a message arriving while the typist's draft is in
+/// progress is glued to the draft by the aggressive arm and submitted with
+/// it (measured by hand in the evaluation issue); then the careful arm.
+pub fn draft_row(harness: &str) {
+    let seed = smoke_seed();
+    let facts = smoke_trial(harness, Row::Draft, Arm::Aggressive, seed);
+    let m = ran(&facts);
+    assert_eq!(m.drafts_corrupted, 1, "the draft: {:?}", m.drafts);
+    let draft = &m.drafts[0];
+    assert_eq!(draft.outcome, DraftOutcome::Altered, "{draft:?}");
+    assert!(
+        draft.pieces.iter().any(|piece| piece.contains("[ding]")),
+        "glued to the notice: {draft:?}"
+    );
+    assert_eq!(m.delivered, 1, "{:?}", m.messages);
+    careful_meets_the_bar(harness, Row::Draft, seed, m);
+    passed(&facts);
+}
+
+/// Row 6 on `harness`: a message arriving while a permission dialog is
+/// open makes the aggressive arm answer the dialog (its Return), and the
+/// notice is lost (measured by hand in the evaluation issue); then the
+/// careful arm.
+pub fn dialog_row(harness: &str) {
+    let seed = smoke_seed();
+    let facts = smoke_trial(harness, Row::Dialog, Arm::Aggressive, seed);
+    let m = ran(&facts);
+    assert_eq!(m.dialogs_answered_by_ding, 1, "the dialog: {:?}", m.dialogs);
+    assert_eq!((m.delivered, m.lost), (0, 1), "{:?}", m.messages);
+    careful_meets_the_bar(harness, Row::Dialog, seed, m);
+    passed(&facts);
 }

@@ -12,6 +12,8 @@
 //! * `settings`: the hook configuration the adapter relies on.
 //! * `adapter`: all of it on the neutral kit (`ding adapter claude`).
 //! * `compile`: `ding compile-agent claude`.
+//! * `pane`: the screen and keys as the evaluation's typist reads and
+//!   presses them.
 
 pub mod activity;
 pub mod adapter;
@@ -19,5 +21,6 @@ pub mod compile;
 pub mod home;
 pub mod hooks;
 pub mod messages;
+pub mod pane;
 pub mod screen;
 pub mod settings;

@@ -1,0 +1,112 @@
+//! What the evaluation's typist reads on a harness's screen and which keys
+//! it presses there: the seam each provider room fills (`providers::*::pane`).
+//!
+//! These are a person's readings, used only to *drive* the workload (wait
+//! until the composer is free before typing, see that a dialog is open,
+//! answer it). They never decide a metric by themselves: the metrics come
+//! from the model server's log, the PTY host's log and the marker files
+//! (`evidence`). A dialog that the typist finds closed before it answered
+//! is the one screen fact that enters a metric, and it is recorded as what
+//! the typist saw.
+
+use crate::pty::wire::Snapshot;
+
+/// A permission or approval dialog on the screen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Dialog {
+    /// The number of the option that is selected (`1.` is the harness's
+    /// default, "yes"), if the screen shows one.
+    pub selected: Option<u32>,
+}
+
+/// One harness's screen, read as a person would.
+pub trait Pane: Sync {
+    /// The harness takes input: its composer is on the screen, whatever it
+    /// holds (a dialog is not the composer).
+    fn ready(&self, screen: &Snapshot) -> bool;
+
+    /// The composer is on the screen and holds nothing typed (a dim
+    /// placeholder is nothing).
+    fn empty_composer(&self, screen: &Snapshot) -> bool;
+
+    /// A turn is in progress (the harness says it can be interrupted).
+    fn busy(&self, screen: &Snapshot) -> bool;
+
+    /// The permission or approval dialog, if one is open.
+    fn dialog(&self, screen: &Snapshot) -> Option<Dialog>;
+
+    /// The keys that answer an open dialog: yes (its default option) or no.
+    fn answer(&self, consent: bool) -> &'static [u8];
+
+    /// The argv that resumes the most recent session in the same home and
+    /// project, from the argv that starts a new one.
+    fn resume(&self, argv: &[String]) -> Vec<String>;
+
+    /// The text the typist types to compact the conversation.
+    fn compact_command(&self) -> &'static str;
+
+    /// The text the typist types to clear the conversation.
+    fn clear_command(&self) -> &'static str;
+}
+
+/// Everything a pane reads on one screen, at once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Reading {
+    pub ready: bool,
+    pub empty_composer: bool,
+    pub busy: bool,
+    pub dialog: Option<Dialog>,
+}
+
+pub fn read(pane: &dyn Pane, screen: &Snapshot) -> Reading {
+    Reading {
+        ready: pane.ready(screen),
+        empty_composer: pane.empty_composer(screen),
+        busy: pane.busy(screen),
+        dialog: pane.dialog(screen),
+    }
+}
+
+/// Idle as a person sees it: an empty composer, no turn running, no dialog.
+pub fn idle(pane: &dyn Pane, screen: &Snapshot) -> bool {
+    pane.empty_composer(screen) && !pane.busy(screen) && pane.dialog(screen).is_none()
+}
+
+/// Whether any row of `screen` contains `text`.
+pub fn shows(screen: &Snapshot, text: &str) -> bool {
+    screen.rows.iter().any(|row| row.contains(text))
+}
+
+/// What the provider rooms' pane tests share: their captured screens and
+/// the expected readings.
+#[cfg(test)]
+pub mod fixtures {
+    use super::{Dialog, Reading};
+    use crate::pty::wire::Snapshot;
+
+    /// The capture `fixtures/providers/ROOM/snapshots/NAME.json` (a PTY
+    /// host `snapshot` reply, with a `_note`).
+    pub fn capture(room: &str, name: &str) -> Snapshot {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/providers")
+            .join(room)
+            .join("snapshots")
+            .join(format!("{name}.json"));
+        let text = std::fs::read_to_string(&path).expect("capture");
+        serde_json::from_str(&text).expect("a snapshot")
+    }
+
+    /// A screen read as: ready, empty composer, busy, and the dialog's
+    /// selected option if a dialog is open.
+    pub const fn reads(ready: bool, empty: bool, busy: bool, dialog: Option<u32>) -> Reading {
+        Reading {
+            ready,
+            empty_composer: empty,
+            busy,
+            dialog: match dialog {
+                Some(n) => Some(Dialog { selected: Some(n) }),
+                None => None,
+            },
+        }
+    }
+}

@@ -1,0 +1,698 @@
+//! The A/B report: every trial's facts summed per harness, row and arm,
+//! as `report.json` (the summary and every trial's raw facts) and
+//! `report.md` (the tables). A careful trial that did not run says why in
+//! the table; nothing is filled in for it. "Extra calls" compares the
+//! careful arm with the aggressive arm trial by trial, on the same seed.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use super::arm::Arm;
+use super::row::Row;
+use super::trial::{Outcome, TrialFacts};
+
+/// One harness as it was evaluated.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct HarnessInfo {
+    pub name: String,
+    /// What the binary says with `--version`.
+    pub version: String,
+}
+
+/// What the run was.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Meta {
+    /// The day the run ended, `YYYY-MM-DD` (UTC).
+    pub date: String,
+    pub commit: String,
+    pub harnesses: Vec<HarnessInfo>,
+    pub seed: u64,
+    pub trials_per_row: u32,
+    pub duration_ms: u64,
+}
+
+/// One harness, one row, one arm: the sums over its trials.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Cell {
+    pub harness: String,
+    pub row: u32,
+    pub row_slug: String,
+    pub arm: String,
+    pub trials: usize,
+    /// Trials whose workload ran to its end.
+    pub ran: usize,
+    /// Why a trial could not be driven to its end, per trial.
+    pub errors: Vec<String>,
+    /// Why the arm did not run (every trial said the same).
+    pub not_run: Option<String>,
+    pub sent: usize,
+    pub delivered: usize,
+    pub lost: usize,
+    /// Lost, but reached the model after the deadline.
+    pub late: usize,
+    pub latency_p50_ms: Option<u64>,
+    pub latency_max_ms: Option<u64>,
+    /// Lines and harness commands the typist submitted.
+    pub drafts: usize,
+    pub drafts_corrupted: usize,
+    pub dialogs: usize,
+    pub dialogs_answered_by_ding: usize,
+    pub commands: usize,
+    pub commands_without_effect: usize,
+    pub turn_calls: usize,
+    pub titles: usize,
+    pub delivery_calls: usize,
+    pub calls_per_delivered: Option<f64>,
+    /// Careful minus aggressive model calls, over the seeds both ran.
+    pub extra_calls: Option<i64>,
+    pub ding_bytes: u64,
+    pub ding_writes: usize,
+    pub ding_bytes_per_delivered: Option<f64>,
+    pub duplicates: usize,
+    pub interventions: usize,
+    pub interventions_exact: usize,
+    /// Intervention bytes other than the typist's keystrokes.
+    pub supervisor_bytes: u64,
+    pub notes: Vec<String>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    pub meta: Meta,
+    pub cells: Vec<Cell>,
+    pub trials: Vec<TrialFacts>,
+}
+
+/// Sums `trials` into cells, in harness, row and arm order.
+pub fn build(meta: Meta, trials: Vec<TrialFacts>) -> Report {
+    let mut groups: BTreeMap<(String, u32, String), Vec<&TrialFacts>> = BTreeMap::new();
+    for trial in &trials {
+        groups
+            .entry((trial.harness.clone(), trial.row, trial.arm.clone()))
+            .or_default()
+            .push(trial);
+    }
+    let mut cells: Vec<Cell> = groups
+        .iter()
+        .map(|((harness, row, arm), trials)| cell(harness, *row, arm, trials))
+        .collect();
+    for cell in &mut cells {
+        if cell.arm == Arm::Careful.as_str() {
+            cell.extra_calls = extra_calls(&trials, &cell.harness, cell.row);
+        }
+    }
+    let harness_order: Vec<String> = meta.harnesses.iter().map(|h| h.name.clone()).collect();
+    cells.sort_by_key(|c| {
+        (
+            harness_order.iter().position(|h| *h == c.harness),
+            c.row,
+            arm_rank(&c.arm),
+        )
+    });
+    Report {
+        meta,
+        cells,
+        trials,
+    }
+}
+
+fn arm_rank(arm: &str) -> usize {
+    Arm::ALL
+        .iter()
+        .position(|a| a.as_str() == arm)
+        .unwrap_or(usize::MAX)
+}
+
+fn cell(harness: &str, row: u32, arm: &str, trials: &[&TrialFacts]) -> Cell {
+    let mut cell = Cell {
+        harness: harness.to_string(),
+        row,
+        row_slug: trials
+            .first()
+            .map(|t| t.row_slug.clone())
+            .unwrap_or_default(),
+        arm: arm.to_string(),
+        trials: trials.len(),
+        ..Cell::default()
+    };
+    let mut latencies = Vec::new();
+    for trial in trials {
+        match &trial.outcome {
+            Outcome::Ran => cell.ran += 1,
+            Outcome::NotRun(reason) => cell.not_run = Some(reason.clone()),
+            Outcome::Error(reason) => cell.errors.push(format!(
+                "trial {} (seed {}): {reason}",
+                trial.trial, trial.seed
+            )),
+        }
+        for note in &trial.notes {
+            cell.notes.push(format!("trial {}: {note}", trial.trial));
+        }
+        if !trial.left_alive.is_empty() {
+            cell.notes.push(format!(
+                "trial {}: processes alive after SIGKILL: {:?}",
+                trial.trial, trial.left_alive
+            ));
+        }
+        let Some(m) = &trial.metrics else { continue };
+        cell.sent += m.messages.len();
+        cell.delivered += m.delivered;
+        cell.lost += m.lost;
+        cell.late += m.messages.iter().filter(|x| x.late).count();
+        latencies.extend(m.messages.iter().filter_map(|x| x.latency_ms));
+        cell.drafts += m.typed;
+        cell.drafts_corrupted += m.drafts_corrupted;
+        cell.dialogs += m.dialogs.len();
+        cell.dialogs_answered_by_ding += m.dialogs_answered_by_ding;
+        cell.commands += m.commands.len();
+        cell.commands_without_effect += m
+            .commands
+            .iter()
+            .filter(|c| c.took_effect != Some(true))
+            .count();
+        cell.turn_calls += m.calls.turn_calls;
+        cell.titles += m.calls.titles;
+        cell.delivery_calls += m.calls.delivery_calls;
+        cell.ding_bytes += m.pty.delivery_bytes;
+        cell.ding_writes += m.pty.delivery_writes;
+        cell.duplicates += m.duplicates;
+        cell.interventions += m.interventions.len();
+        cell.interventions_exact += m.interventions.iter().filter(|i| i.reached_exactly).count();
+        let typist_keys = trial.records.as_ref().map_or(0, |r| r.typist_keys as u64);
+        cell.supervisor_bytes += m.pty.intervention_bytes.saturating_sub(typist_keys);
+        for draft in m.drafts.iter().filter(|d| d.corrupted) {
+            cell.notes.push(format!(
+                "trial {}: draft {:?} {}{}",
+                trial.trial,
+                draft.text,
+                match draft.outcome {
+                    super::evidence::DraftOutcome::Altered => "reached the model altered",
+                    _ => "never reached the model",
+                },
+                if draft.pieces.is_empty() {
+                    String::new()
+                } else {
+                    let pieces: Vec<String> = draft
+                        .pieces
+                        .iter()
+                        .map(|p| format!("{:?}", clip(p, 100)))
+                        .collect();
+                    format!(", as {}", pieces.join(" and "))
+                }
+            ));
+        }
+        for dialog in m.dialogs.iter().filter(|d| d.answered_by_ding) {
+            cell.notes.push(format!(
+                "trial {}: dialog answered by DING: {}",
+                trial.trial,
+                dialog.why.clone().unwrap_or_default()
+            ));
+        }
+        for command in m.commands.iter().filter(|c| c.took_effect != Some(true)) {
+            cell.notes.push(format!(
+                "trial {}: {} {}",
+                trial.trial,
+                command.text,
+                match command.took_effect {
+                    Some(_) => "did not take effect",
+                    None => "left no trace in the log",
+                }
+            ));
+        }
+    }
+    latencies.sort_unstable();
+    cell.latency_p50_ms = latencies
+        .get(latencies.len().saturating_sub(1) / 2)
+        .copied();
+    cell.latency_max_ms = latencies.last().copied();
+    if cell.delivered > 0 {
+        cell.calls_per_delivered = Some(cell.delivery_calls as f64 / cell.delivered as f64);
+        cell.ding_bytes_per_delivered = Some(cell.ding_bytes as f64 / cell.delivered as f64);
+    }
+    cell
+}
+
+/// Careful minus aggressive model calls over the trials of one harness
+/// and row that both arms ran on the same seed; `None` if there are none.
+fn extra_calls(trials: &[TrialFacts], harness: &str, row: u32) -> Option<i64> {
+    let calls = |arm: Arm, seed: u64| {
+        trials
+            .iter()
+            .find(|t| {
+                t.harness == harness && t.row == row && t.arm == arm.as_str() && t.seed == seed
+            })
+            .filter(|t| t.outcome == Outcome::Ran)
+            .and_then(|t| t.metrics.as_ref())
+            .map(|m| m.calls.turn_calls as i64)
+    };
+    let mut total = None;
+    for careful in trials
+        .iter()
+        .filter(|t| t.harness == harness && t.row == row && t.arm == Arm::Careful.as_str())
+    {
+        if let (Some(c), Some(a)) = (
+            calls(Arm::Careful, careful.seed),
+            calls(Arm::Aggressive, careful.seed),
+        ) {
+            *total.get_or_insert(0) += c - a;
+        }
+    }
+    total
+}
+
+fn clip(text: &str, chars: usize) -> String {
+    if text.chars().count() <= chars {
+        return text.to_string();
+    }
+    let cut: String = text.chars().take(chars).collect();
+    format!("{cut}…")
+}
+
+fn seconds(ms: Option<u64>) -> String {
+    ms.map_or("–".into(), |ms| format!("{:.2} s", ms as f64 / 1000.0))
+}
+
+fn ratio(value: Option<f64>) -> String {
+    value.map_or("–".into(), |v| {
+        if v.fract() == 0.0 {
+            format!("{v:.0}")
+        } else {
+            format!("{v:.2}")
+        }
+    })
+}
+
+fn row_name(number: u32) -> String {
+    Row::by_number(number).map_or_else(|_| number.to_string(), |row| row.to_string())
+}
+
+/// The report as Markdown: per harness the matrix table, the supervisor
+/// intervention apart, the notes, then the comparison of the arms.
+pub fn markdown(report: &Report) -> String {
+    let meta = &report.meta;
+    let mut out = String::new();
+    let _ = writeln!(out, "# DING A/B evaluation\n");
+    let _ = writeln!(
+        out,
+        "{} · commit {} · {} trial(s) per row and arm · seed {} · {:.0} min",
+        meta.date,
+        meta.commit,
+        meta.trials_per_row,
+        meta.seed,
+        meta.duration_ms as f64 / 60_000.0
+    );
+    for harness in &meta.harnesses {
+        let _ = writeln!(out, "\n## {} ({})\n", harness.name, harness.version);
+        let cells: Vec<&Cell> = report
+            .cells
+            .iter()
+            .filter(|c| c.harness == harness.name)
+            .collect();
+        matrix_table(
+            &mut out,
+            cells.iter().filter(|c| c.row != Row::Intervention.number()),
+        );
+        let interventions: Vec<&&Cell> = cells
+            .iter()
+            .filter(|c| c.row == Row::Intervention.number())
+            .collect();
+        if !interventions.is_empty() {
+            let _ = writeln!(
+                out,
+                "\nSupervisor intervention (row 12, outside automatic delivery):\n"
+            );
+            intervention_table(&mut out, interventions.into_iter().copied());
+        }
+        notes(&mut out, &cells);
+    }
+    comparison(&mut out, report);
+    out
+}
+
+fn matrix_table<'a>(out: &mut String, cells: impl Iterator<Item = &'a &'a Cell>) {
+    let _ = writeln!(
+        out,
+        "| row | arm | trials | delivered | latency p50 / max | drafts corrupted | dialogs answered by DING | model calls (titles) | calls per delivered | extra calls vs aggressive | DING PTY bytes per delivered | duplicates |"
+    );
+    let _ = writeln!(out, "|---|---|---|---|---|---|---|---|---|---|---|---|");
+    for cell in cells {
+        let name = row_name(cell.row);
+        if let Some(reason) = &cell.not_run {
+            let _ = writeln!(
+                out,
+                "| {name} | {} | {} | {reason} | – | – | – | – | – | – | – | – |",
+                cell.arm, cell.trials
+            );
+            continue;
+        }
+        let extra = match (cell.arm.as_str(), cell.extra_calls) {
+            ("aggressive", _) => "baseline".to_string(),
+            (_, Some(extra)) => format!("{extra:+}"),
+            (_, None) => "–".to_string(),
+        };
+        let errors = if cell.errors.is_empty() {
+            String::new()
+        } else {
+            format!(" ({} not driven to the end)", cell.errors.len())
+        };
+        let _ = writeln!(
+            out,
+            "| {name} | {} | {}{errors} | {}/{}{} | {} / {} | {}/{} | {}/{} | {} ({}) | {} | {extra} | {} | {} |",
+            cell.arm,
+            cell.trials,
+            cell.delivered,
+            cell.sent,
+            if cell.lost > 0 {
+                format!(" ({} lost)", cell.lost)
+            } else {
+                String::new()
+            },
+            seconds(cell.latency_p50_ms),
+            seconds(cell.latency_max_ms),
+            cell.drafts_corrupted,
+            cell.drafts,
+            cell.dialogs_answered_by_ding,
+            cell.dialogs,
+            cell.turn_calls,
+            cell.titles,
+            ratio(cell.calls_per_delivered),
+            ratio(cell.ding_bytes_per_delivered),
+            cell.duplicates,
+        );
+    }
+}
+
+fn intervention_table<'a>(out: &mut String, cells: impl Iterator<Item = &'a Cell>) {
+    let _ = writeln!(
+        out,
+        "| arm | trials | intervention reached the model exactly | supervisor bytes | messages delivered | DING PTY bytes per delivered | model calls (titles) |"
+    );
+    let _ = writeln!(out, "|---|---|---|---|---|---|---|");
+    for cell in cells {
+        if let Some(reason) = &cell.not_run {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {reason} | – | – | – | – |",
+                cell.arm, cell.trials
+            );
+            continue;
+        }
+        let _ = writeln!(
+            out,
+            "| {} | {} | {}/{} | {} | {}/{} | {} | {} ({}) |",
+            cell.arm,
+            cell.trials,
+            cell.interventions_exact,
+            cell.interventions,
+            cell.supervisor_bytes,
+            cell.delivered,
+            cell.sent,
+            ratio(cell.ding_bytes_per_delivered),
+            cell.turn_calls,
+            cell.titles,
+        );
+    }
+}
+
+fn notes(out: &mut String, cells: &[&Cell]) {
+    let lines: Vec<String> = cells
+        .iter()
+        .flat_map(|cell| {
+            let head = format!("row {} {}", row_name(cell.row), cell.arm);
+            cell.errors
+                .iter()
+                .map(move |e| format!("{head}: not driven to the end: {e}"))
+                .chain(
+                    cell.notes
+                        .iter()
+                        .map(move |n| format!("row {} {}: {n}", row_name(cell.row), cell.arm)),
+                )
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    if lines.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "\nNotes:\n");
+    for line in lines {
+        let _ = writeln!(out, "* {line}");
+    }
+}
+
+/// The design's done condition, per harness: equal delivery, strictly
+/// fewer corrupted drafts and dialogs answered, no extra model calls.
+fn comparison(out: &mut String, report: &Report) {
+    let _ = writeln!(out, "\n## Careful against aggressive\n");
+    let _ = writeln!(
+        out,
+        "| harness | rows compared | delivered (careful / aggressive) | drafts corrupted (careful / aggressive) | dialogs answered by DING (careful / aggressive) | extra model calls | verdict |"
+    );
+    let _ = writeln!(out, "|---|---|---|---|---|---|---|");
+    for harness in &report.meta.harnesses {
+        let of = |arm: Arm| -> Vec<&Cell> {
+            report
+                .cells
+                .iter()
+                .filter(|c| c.harness == harness.name && c.arm == arm.as_str())
+                .collect()
+        };
+        let (careful, aggressive) = (of(Arm::Careful), of(Arm::Aggressive));
+        let compared: Vec<(&Cell, &Cell)> = careful
+            .iter()
+            .filter(|c| c.not_run.is_none() && c.ran > 0)
+            .filter_map(|c| {
+                aggressive
+                    .iter()
+                    .find(|a| a.row == c.row && a.ran > 0)
+                    .map(|a| (*c, *a))
+            })
+            .collect();
+        if compared.is_empty() {
+            let reason = careful
+                .iter()
+                .find_map(|c| c.not_run.clone())
+                .unwrap_or_else(|| "the careful arm did not run".into());
+            let _ = writeln!(
+                out,
+                "| {} | 0 | – | – | – | – | no comparison: {reason}; no benefit is claimed |",
+                harness.name
+            );
+            continue;
+        }
+        let sum = |f: &dyn Fn(&Cell) -> usize, side: usize| -> usize {
+            compared
+                .iter()
+                .map(|pair| f(if side == 0 { pair.0 } else { pair.1 }))
+                .sum()
+        };
+        let delivered = (sum(&|c| c.delivered, 0), sum(&|c| c.delivered, 1));
+        let sent = (sum(&|c| c.sent, 0), sum(&|c| c.sent, 1));
+        let corrupted = (
+            sum(&|c| c.drafts_corrupted, 0),
+            sum(&|c| c.drafts_corrupted, 1),
+        );
+        let dialogs = (
+            sum(&|c| c.dialogs_answered_by_ding, 0),
+            sum(&|c| c.dialogs_answered_by_ding, 1),
+        );
+        let extra: i64 = compared.iter().filter_map(|(c, _)| c.extra_calls).sum();
+        let mut failures = Vec::new();
+        if sent.0 - delivered.0 > 0 {
+            failures.push(format!("{} message(s) lost", sent.0 - delivered.0));
+        }
+        if delivered.0 < delivered.1 {
+            failures.push("delivered fewer than aggressive".to_string());
+        }
+        if corrupted.0 > 0 {
+            failures.push(format!("{} draft(s) corrupted", corrupted.0));
+        }
+        if dialogs.0 > 0 {
+            failures.push(format!("{} dialog(s) answered by DING", dialogs.0));
+        }
+        if extra > 0 {
+            failures.push(format!("{extra} extra model call(s)"));
+        }
+        if corrupted.0 + dialogs.0 >= corrupted.1 + dialogs.1 {
+            failures.push("not strictly fewer collisions than aggressive".to_string());
+        }
+        let verdict = if failures.is_empty() {
+            "meets the done condition on these rows".to_string()
+        } else {
+            format!("does not meet it: {}", failures.join("; "))
+        };
+        let _ = writeln!(
+            out,
+            "| {} | {} | {}/{} / {}/{} | {} / {} | {} / {} | {extra:+} | {verdict} |",
+            harness.name,
+            compared.len(),
+            delivered.0,
+            sent.0,
+            delivered.1,
+            sent.1,
+            corrupted.0,
+            corrupted.1,
+            dialogs.0,
+            dialogs.1,
+        );
+    }
+}
+
+/// The day of a Unix time, `YYYY-MM-DD` (UTC), from the civil calendar.
+pub fn date_of(unix_ms: u64) -> String {
+    let days = (unix_ms / 86_400_000) as i64;
+    // Howard Hinnant's days-to-civil.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::eval::evidence::{Calls, DraftFact, DraftOutcome, MessageFact, Metrics, PtyBytes};
+
+    fn facts(arm: &str, seed: u64, outcome: Outcome, metrics: Option<Metrics>) -> TrialFacts {
+        TrialFacts {
+            harness: "h".into(),
+            row: 5,
+            row_slug: "draft".into(),
+            arm: arm.into(),
+            trial: 0,
+            seed,
+            outcome,
+            metrics,
+            records: None,
+            notes: Vec::new(),
+            ended: Vec::new(),
+            left_alive: Vec::new(),
+            evidence_dir: String::new(),
+            scratch_dir: String::new(),
+            duration_ms: 1,
+        }
+    }
+
+    fn metrics(turn_calls: usize, corrupted: bool) -> Metrics {
+        Metrics {
+            messages: vec![MessageFact {
+                name: "a.md".into(),
+                sent_ms: 0,
+                delivered: true,
+                latency_ms: Some(300),
+                first_seq: Some(1),
+                late: false,
+                archived: false,
+                injections: 1,
+            }],
+            drafts: vec![DraftFact {
+                text: "fix it".into(),
+                outcome: if corrupted {
+                    DraftOutcome::Altered
+                } else {
+                    DraftOutcome::Exact
+                },
+                corrupted,
+                pieces: Vec::new(),
+            }],
+            calls: Calls {
+                turn_calls,
+                delivery_calls: 1,
+                ..Calls::default()
+            },
+            pty: PtyBytes {
+                delivery_writes: 1,
+                delivery_bytes: 200,
+                ..PtyBytes::default()
+            },
+            delivered: 1,
+            typed: 1,
+            drafts_corrupted: usize::from(corrupted),
+            ..Metrics::default()
+        }
+    }
+
+    fn meta() -> Meta {
+        Meta {
+            date: "2026-12-01".into(),
+            commit: "abc".into(),
+            harnesses: vec![HarnessInfo {
+                name: "h".into(),
+                version: "1.0".into(),
+            }],
+            seed: 7,
+            trials_per_row: 1,
+            duration_ms: 60_000,
+        }
+    }
+
+    #[test]
+    fn an_unavailable_careful_arm_is_said_plainly_and_claims_nothing() {
+        let trials = vec![
+            facts("aggressive", 7, Outcome::Ran, Some(metrics(1, true))),
+            facts(
+                "careful",
+                7,
+                Outcome::NotRun("careful arm: not available (no adapter)".into()),
+                None,
+            ),
+        ];
+        let report = build(meta(), trials);
+        let text = markdown(&report);
+        assert!(
+            text.contains("| 5 draft | careful | 1 | careful arm: not available (no adapter) |"),
+            "{text}"
+        );
+        assert!(
+            text.contains("| 5 draft | aggressive | 1 | 1/1 | 0.30 s / 0.30 s | 1/1 | 0/0 | 1 (0) | 1 | baseline | 200 | 0 |"),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "no comparison: careful arm: not available (no adapter); no benefit is claimed"
+            ),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn extra_calls_compare_the_same_seed_and_the_verdict_names_each_failure() {
+        let trials = vec![
+            facts("aggressive", 7, Outcome::Ran, Some(metrics(1, true))),
+            facts("careful", 7, Outcome::Ran, Some(metrics(2, false))),
+        ];
+        let report = build(meta(), trials);
+        let careful = report
+            .cells
+            .iter()
+            .find(|c| c.arm == "careful")
+            .expect("careful cell");
+        assert_eq!(careful.extra_calls, Some(1));
+        let text = markdown(&report);
+        assert!(
+            text.contains("does not meet it: 1 extra model call(s)"),
+            "{text}"
+        );
+        let fair = vec![
+            facts("aggressive", 7, Outcome::Ran, Some(metrics(1, true))),
+            facts("careful", 7, Outcome::Ran, Some(metrics(1, false))),
+        ];
+        assert!(markdown(&build(meta(), fair)).contains("meets the done condition"));
+    }
+
+    #[test]
+    fn dates_are_civil_utc_days() {
+        assert_eq!(date_of(0), "1970-01-01");
+        assert_eq!(date_of(1_796_115_422_269), "2026-12-01");
+        assert_eq!(date_of(951_782_400_000), "2000-02-29");
+    }
+}

@@ -1,0 +1,222 @@
+//! The whole matrix (`make eval`): every row, for each harness, in each
+//! arm, the given number of trials, one at a time (the harnesses are heavy
+//! and the machine may be small). For each trial index the arms run back
+//! to back on the same seed. Writes `report.json` and `report.md` into the
+//! output directory, and each trial's logs under `trials/`.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+
+use super::arm::Arm;
+use super::report::{self, HarnessInfo, Meta, Report};
+use super::rng::trial_seed;
+use super::row::Row;
+use super::scenario;
+use super::trial::{Outcome, TrialFacts, TrialSpec, trial_id};
+use super::unix_ms;
+use crate::providers::{self, Provider};
+
+/// What to run.
+pub struct Plan {
+    /// Each harness to evaluate, with its native binary.
+    pub harnesses: Vec<(&'static Provider, PathBuf)>,
+    pub rows: Vec<Row>,
+    pub arms: Vec<Arm>,
+    pub trials: u32,
+    /// The base seed: trial `i` of every row runs on `seed + i`.
+    pub seed: u64,
+    pub out: PathBuf,
+    /// The `ding` binary the trials drive.
+    pub ding: PathBuf,
+}
+
+/// The harness binaries named in a file of `DING_HARNESS_NAME=PATH` lines
+/// (what `scripts/install-harnesses.sh` prints), for the registry's
+/// harnesses, in the registry's order.
+pub fn harnesses_from_env_file(text: &str) -> Result<Vec<(&'static Provider, PathBuf)>> {
+    let mut found = Vec::new();
+    for provider in &providers::PROVIDERS {
+        let variable = format!("DING_HARNESS_{}=", provider.harness.to_ascii_uppercase());
+        if let Some(path) = text
+            .lines()
+            .find_map(|line| line.trim().strip_prefix(&variable))
+        {
+            found.push((provider, PathBuf::from(path)));
+        }
+    }
+    if found.is_empty() {
+        bail!(
+            "no DING_HARNESS_NAME=PATH line for any harness ({})",
+            providers::harness_names()
+        );
+    }
+    Ok(found)
+}
+
+/// Runs the plan; `say` hears one line per trial as it goes.
+pub fn run(plan: &Plan, say: &mut dyn FnMut(&str)) -> Result<Report> {
+    let started = Instant::now();
+    let trials_dir = plan.out.join("trials");
+    if trials_dir.exists() {
+        fs::remove_dir_all(&trials_dir)
+            .with_context(|| format!("clear {}", trials_dir.display()))?;
+    }
+    fs::create_dir_all(&trials_dir).with_context(|| format!("create {}", trials_dir.display()))?;
+    say(&format!(
+        "seed {} (DING_EVAL_SEED), {} trial(s) per row and arm (DING_EVAL_TRIALS)",
+        plan.seed, plan.trials
+    ));
+    let mut facts = Vec::new();
+    for (provider, binary) in &plan.harnesses {
+        for row in &plan.rows {
+            for index in 0..plan.trials {
+                for arm in &plan.arms {
+                    let mut spec = TrialSpec {
+                        provider,
+                        harness_binary: binary.clone(),
+                        ding: plan.ding.clone(),
+                        row: *row,
+                        arm: *arm,
+                        seed: trial_seed(plan.seed, index),
+                        index,
+                        evidence_dir: PathBuf::new(),
+                    };
+                    spec.evidence_dir = trials_dir.join(trial_id(&spec));
+                    let one = scenario::run_trial(&spec);
+                    say(&summary(&one));
+                    facts.push(one);
+                }
+            }
+        }
+    }
+    let meta = Meta {
+        date: report::date_of(unix_ms()),
+        commit: commit(),
+        harnesses: plan
+            .harnesses
+            .iter()
+            .map(|(provider, binary)| HarnessInfo {
+                name: provider.harness.to_string(),
+                version: version(binary),
+            })
+            .collect(),
+        seed: plan.seed,
+        trials_per_row: plan.trials,
+        duration_ms: started.elapsed().as_millis() as u64,
+    };
+    let report = report::build(meta, facts);
+    write_report(&report, &plan.out)?;
+    Ok(report)
+}
+
+fn write_report(report: &Report, out: &Path) -> Result<()> {
+    let json = serde_json::to_string_pretty(report).context("encode the report")?;
+    fs::write(out.join("report.json"), json).context("write report.json")?;
+    fs::write(out.join("report.md"), report::markdown(report)).context("write report.md")?;
+    Ok(())
+}
+
+/// One line about a finished trial.
+pub fn summary(facts: &TrialFacts) -> String {
+    let head = format!(
+        "{} row {} {} {} #{} seed {}",
+        facts.harness, facts.row, facts.row_slug, facts.arm, facts.trial, facts.seed
+    );
+    let outcome = match &facts.outcome {
+        Outcome::Ran => "ran".to_string(),
+        Outcome::NotRun(reason) => return format!("{head}: not run: {reason}"),
+        Outcome::Error(reason) => format!("NOT DRIVEN TO THE END: {}", first_line(reason)),
+    };
+    let Some(m) = &facts.metrics else {
+        return format!("{head}: {outcome}");
+    };
+    format!(
+        "{head}: {outcome}; delivered {}/{}, drafts corrupted {}/{}, dialogs answered by DING {}/{}, model calls {} (+{} titles), DING PTY bytes {} [{:.1} s]",
+        m.delivered,
+        m.messages.len(),
+        m.drafts_corrupted,
+        m.typed,
+        m.dialogs_answered_by_ding,
+        m.dialogs.len(),
+        m.calls.turn_calls,
+        m.calls.titles,
+        m.pty.delivery_bytes,
+        facts.duration_ms as f64 / 1000.0
+    )
+}
+
+fn first_line(text: &str) -> &str {
+    text.lines().next().unwrap_or_default()
+}
+
+/// The checked-out commit, `+dirty` when the tree has changes; `unknown`
+/// outside a git checkout.
+fn commit() -> String {
+    let git = |args: &[&str]| {
+        Command::new("git")
+            .args(args)
+            .stdin(Stdio::null())
+            .stderr(Stdio::null())
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+    };
+    match git(&["rev-parse", "--short=12", "HEAD"]) {
+        Some(hash) => {
+            let dirty = git(&["status", "--porcelain", "--untracked-files=no"])
+                .is_some_and(|status| !status.is_empty());
+            if dirty { format!("{hash}+dirty") } else { hash }
+        }
+        None => "unknown".into(),
+    }
+}
+
+/// What the harness binary says with `--version`, run in an empty scratch
+/// home so that it touches nothing of the user's.
+fn version(binary: &Path) -> String {
+    let home = std::env::temp_dir().join(format!("ding-eval-version-{}", std::process::id()));
+    let _ = fs::create_dir_all(&home);
+    let output = Command::new(binary)
+        .arg("--version")
+        .env("HOME", &home)
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output();
+    let _ = fs::remove_dir_all(&home);
+    output
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .filter(|v| !v.is_empty())
+        .unwrap_or_else(|| "version unknown".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_install_scripts_lines_name_each_harness() {
+        let names: Vec<&str> = providers::PROVIDERS.iter().map(|p| p.harness).collect();
+        let text: String = names
+            .iter()
+            .map(|name| {
+                format!(
+                    "DING_HARNESS_{}=/opt/{name}/bin\n",
+                    name.to_ascii_uppercase()
+                )
+            })
+            .collect();
+        let found = harnesses_from_env_file(&text).expect("harnesses");
+        assert_eq!(found.len(), names.len());
+        for ((provider, path), name) in found.iter().zip(&names) {
+            assert_eq!(provider.harness, *name);
+            assert_eq!(path, &PathBuf::from(format!("/opt/{name}/bin")));
+        }
+        assert!(harnesses_from_env_file("OTHER=1\n").is_err());
+    }
+}

@@ -1,0 +1,400 @@
+//! The workload of each matrix row: what the typist does, when messages
+//! arrive, what the supervisor does, as one timeline per trial. Every
+//! random moment comes from the trial's seed, always inside the window
+//! that defines the row (a message "during the draft" arrives after the
+//! draft's first keystroke and before its Return), never tuned to any
+//! outcome. Both arms run the same timeline for the same seed.
+//!
+//! [`run_trial`] is the one entry point: `make eval` and the real-pane
+//! smoke tests in `make test` both call it.
+
+use std::time::{Duration, Instant};
+
+use anyhow::{Result, bail};
+
+use super::evidence::{Command, CommandKind, DialogAnswer, DialogSeen, Draft};
+use super::logs::Request;
+use super::row::Row;
+use super::trial::{self, PATIENCE, Trial, TrialFacts, TrialSpec};
+use super::typist::{Pace, sleep_until};
+use super::unix_ms;
+
+/// Runs one trial of `spec.row`.
+pub fn run_trial(spec: &TrialSpec) -> TrialFacts {
+    trial::run(spec, drive)
+}
+
+fn drive(t: &mut Trial) -> Result<()> {
+    match t.spec.row {
+        Row::StartupBacklog => startup_backlog(t),
+        Row::ResumeBacklog => resume_backlog(t),
+        Row::DuringTurn => during_turn(t),
+        Row::ExactIdle => exact_idle(t),
+        Row::Draft => draft_in_progress(t),
+        Row::Dialog => dialog_open(t),
+        Row::Burst => burst(t),
+        Row::AdapterLoss => adapter_loss(t),
+        Row::Compaction => command_around(t, CommandKind::Compact),
+        Row::Clear => command_around(t, CommandKind::Clear),
+        Row::Crash => crash(t),
+        Row::Intervention => intervention(t),
+    }
+}
+
+/// Words a person might type; never a directive, never DING's words.
+const WORDS: [&str; 24] = [
+    "please", "refactor", "the", "parser", "module", "and", "check", "tests", "rename", "config",
+    "loader", "error", "handling", "cache", "review", "docs", "update", "build", "script", "fix",
+    "flaky", "timeout", "logging", "notes",
+];
+
+fn sentence(t: &mut Trial, words: u64) -> String {
+    (0..words)
+        .map(|_| *t.rng.pick(&WORDS))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The typist types `text` and presses Return; the line is recorded.
+fn submit(t: &mut Trial, text: &str) -> Result<Draft> {
+    let plan = Pace::new(&mut t.rng).line(text);
+    let first_key_ms = unix_ms();
+    let entered_ms = t.perform(&plan, Instant::now())?;
+    let draft = Draft {
+        text: text.to_string(),
+        first_key_ms,
+        entered_ms,
+    };
+    t.records.drafts.push(draft.clone());
+    Ok(draft)
+}
+
+/// The moment of unix time `unix_ms` on the monotonic clock.
+fn instant_at(at_ms: u64) -> Instant {
+    let ago = Duration::from_millis(unix_ms().saturating_sub(at_ms));
+    Instant::now().checked_sub(ago).unwrap_or_else(Instant::now)
+}
+
+/// Waits for the model call that answered `draft` with a command: the
+/// command runs from about then.
+fn command_started(t: &mut Trial, draft: &Draft) -> Result<Request> {
+    let since = draft.first_key_ms;
+    t.wait_request("the model's command call", PATIENCE, |r| {
+        r.is_turn_call() && r.t >= since && r.reply == "command"
+    })
+}
+
+/// Sends messages at `moments` while the typist types `plan` from `start`.
+fn type_while_arriving(
+    t: &mut Trial,
+    plan: &super::typist::Plan,
+    start: Instant,
+    moments: Vec<Instant>,
+) -> Result<u64> {
+    let arrivals = t.sender().arrive_at(moments);
+    let typed = t.perform(plan, start);
+    let (sent, error) = arrivals.join();
+    t.records.sent.extend(sent);
+    if let Some(error) = error {
+        return Err(error);
+    }
+    typed
+}
+
+/// `ding up`, then the typist waits for an idle, empty composer.
+fn start_idle(t: &mut Trial) -> Result<()> {
+    t.up()?;
+    t.wait_idle()?;
+    Ok(())
+}
+
+fn finish(t: &mut Trial) -> Result<()> {
+    t.await_delivery()?;
+    t.settle()
+}
+
+/// Row 1: messages wait in the inbox before the harness starts.
+fn startup_backlog(t: &mut Trial) -> Result<()> {
+    let count = t.rng.between(1, 3);
+    for _ in 0..count {
+        t.send_message()?;
+    }
+    t.up()?;
+    t.wait_ready()?;
+    finish(t)
+}
+
+/// Row 2: a session with one turn is stopped; messages arrive while it is
+/// down; the session is resumed.
+fn resume_backlog(t: &mut Trial) -> Result<()> {
+    start_idle(t)?;
+    let text = sentence(t, 4);
+    let first = submit(t, &text)?;
+    t.wait_turn_done(first.entered_ms)?;
+    t.down()?;
+    let count = t.rng.between(1, 2);
+    for _ in 0..count {
+        t.send_message()?;
+    }
+    t.resume()?;
+    t.wait_ready()?;
+    finish(t)?;
+    // Whether the session really was resumed: the model call that carried
+    // the backlog also carries the conversation before it.
+    let names: Vec<String> = t.records.sent.iter().map(|s| s.name.clone()).collect();
+    let carrying: Vec<bool> = t
+        .requests()?
+        .iter()
+        .filter(|r| r.is_turn_call() && names.iter().any(|n| r.carries(n)))
+        .map(|r| r.carries(&first.text))
+        .collect();
+    t.notes.push(match carrying.first() {
+        Some(true) => "resumed: the call that carried the backlog also carried the session's first prompt".into(),
+        Some(false) => "not resumed: the call that carried the backlog did not carry the session's first prompt".into(),
+        None => "no model call carried the backlog".into(),
+    });
+    Ok(())
+}
+
+/// Row 3: a message arrives while the model's command runs.
+fn during_turn(t: &mut Trial) -> Result<()> {
+    start_idle(t)?;
+    let seconds = 6;
+    let text = format!("mock:run {seconds} {}", sentence(t, 3));
+    let draft = submit(t, &text)?;
+    let command = command_started(t, &draft)?;
+    let offset = t.rng.millis(500, seconds * 1000 - 1500);
+    sleep_until(instant_at(command.t) + offset);
+    t.send_message()?;
+    finish(t)
+}
+
+/// Row 4: a message arrives at idle, the composer empty.
+fn exact_idle(t: &mut Trial) -> Result<()> {
+    start_idle(t)?;
+    let pause = t.rng.millis(300, 2000);
+    sleep_until(Instant::now() + pause);
+    t.send_message()?;
+    finish(t)
+}
+
+/// Row 5: the typist's draft is in progress (left unfinished for a while)
+/// when a message arrives; then the typist finishes and submits it.
+fn draft_in_progress(t: &mut Trial) -> Result<()> {
+    start_idle(t)?;
+    let words = t.rng.between(4, 6);
+    let text = sentence(t, words);
+    let length = text.chars().count() as u64;
+    let typed_first = t.rng.between(3, length.saturating_sub(3)) as usize;
+    let pause = t.rng.millis(2000, 5000);
+    let plan = Pace::new(&mut t.rng).draft(&text, typed_first, pause);
+    // After the first keystroke, before Return.
+    let window_start = plan.key_at(0).as_millis() as u64 + 50;
+    let window_end = plan.duration().as_millis() as u64 - 100;
+    let arrival = t.rng.millis(window_start, window_end);
+    let start = Instant::now() + Duration::from_millis(100);
+    let first_key_ms = unix_ms() + 100;
+    let entered_ms = type_while_arriving(t, &plan, start, vec![start + arrival])?;
+    t.records.drafts.push(Draft {
+        text,
+        first_key_ms,
+        entered_ms,
+    });
+    finish(t)
+}
+
+/// Row 6: a message arrives while a permission dialog is open; the typist
+/// reads the dialog for a few seconds, then answers it as it decided.
+fn dialog_open(t: &mut Trial) -> Result<()> {
+    start_idle(t)?;
+    let marker = t.marker(1);
+    let consent = t.rng.percent(50);
+    submit(t, &format!("mock:permission {}", marker.display()))?;
+    let pane = t.pane;
+    let opened = t.wait_screen("the permission dialog", PATIENCE, |s| {
+        pane.dialog(s).is_some()
+    });
+    let Ok(_) = opened else {
+        t.records.dialogs.push(DialogSeen {
+            consent,
+            opened_ms: None,
+            answer: DialogAnswer::NeverOpened,
+            marker_exists: marker.exists(),
+        });
+        return opened.map(|_| ());
+    };
+    let opened_ms = unix_ms();
+    let opened_at = Instant::now();
+    let arrival = t.rng.millis(300, 2000);
+    let reading = t.rng.millis(3500, 5500);
+    let arrivals = t.sender().arrive_at(vec![opened_at + arrival]);
+    sleep_until(opened_at + reading);
+    let (sent, error) = arrivals.join();
+    t.records.sent.extend(sent);
+    let screen = t.screen()?;
+    let answer = match pane.dialog(&screen) {
+        None => DialogAnswer::Closed { at_ms: unix_ms() },
+        Some(dialog) => {
+            // A person answers yes only to the question it read, with the
+            // default option still selected.
+            let yes = consent && dialog.selected == Some(1);
+            let at_ms = t.press(pane.answer(yes))?;
+            DialogAnswer::Open {
+                selected: dialog.selected,
+                at_ms,
+            }
+        }
+    };
+    let result = match error {
+        Some(error) => Err(error),
+        None => finish(t),
+    };
+    t.records.dialogs.push(DialogSeen {
+        consent,
+        opened_ms: Some(opened_ms),
+        answer,
+        marker_exists: marker.exists(),
+    });
+    result
+}
+
+/// Row 7: five messages within one second, at idle.
+fn burst(t: &mut Trial) -> Result<()> {
+    start_idle(t)?;
+    let start = Instant::now() + t.rng.millis(300, 1000);
+    let mut offsets: Vec<Duration> = (0..5).map(|_| t.rng.millis(0, 999)).collect();
+    offsets.sort();
+    let arrivals = t
+        .sender()
+        .arrive_at(offsets.iter().map(|offset| start + *offset).collect());
+    let (sent, error) = arrivals.join();
+    t.records.sent.extend(sent);
+    if let Some(error) = error {
+        return Err(error);
+    }
+    finish(t)
+}
+
+/// Row 8: the adapter is killed while the model's command runs; a message
+/// arrives while it is down. An arm without an adapter runs the same
+/// timeline with nothing to kill, as the baseline.
+fn adapter_loss(t: &mut Trial) -> Result<()> {
+    start_idle(t)?;
+    let seconds = 5;
+    let text = format!("mock:run {seconds} {}", sentence(t, 3));
+    let draft = submit(t, &text)?;
+    let command = command_started(t, &draft)?;
+    let kill_at = instant_at(command.t) + t.rng.millis(300, 1500);
+    let arrival = kill_at + t.rng.millis(0, 1500);
+    sleep_until(kill_at);
+    match (t.spec.arm, t.adapter_pid()) {
+        (_, Some(pid)) => {
+            nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(pid),
+                nix::sys::signal::Signal::SIGKILL,
+            )?;
+            t.notes
+                .push(format!("killed the adapter (pid {pid}) with SIGKILL"));
+        }
+        (super::arm::Arm::Aggressive, None) => t.notes.push(
+            "no adapter runs in the aggressive arm: nothing to kill; the same timeline runs as the baseline"
+                .into(),
+        ),
+        (_, None) => bail!("the careful arm runs no adapter (no adapter pid file)"),
+    }
+    sleep_until(arrival);
+    t.send_message()?;
+    finish(t)
+}
+
+/// Rows 9 and 10: after one turn, the typist types the harness's compact or
+/// clear command; a message arrives while it is typed or runs. After a
+/// clear the typist goes on working once the composer is free, which
+/// shows in the log whether the conversation was cleared.
+fn command_around(t: &mut Trial, kind: CommandKind) -> Result<()> {
+    start_idle(t)?;
+    let before = sentence(t, 4);
+    let first = submit(t, &before)?;
+    t.wait_turn_done(first.entered_ms)?;
+    let text = match kind {
+        CommandKind::Compact => t.pane.compact_command(),
+        CommandKind::Clear => t.pane.clear_command(),
+    };
+    let plan = Pace::new(&mut t.rng).line(text);
+    let window = plan.duration().as_millis() as u64 + 1500;
+    let arrival = t.rng.millis(0, window);
+    let start = Instant::now() + Duration::from_millis(100);
+    let first_key_ms = unix_ms() + 100;
+    type_while_arriving(t, &plan, start, vec![start + arrival])?;
+    t.records.commands.push(Command {
+        kind,
+        text: text.to_string(),
+        first_key_ms,
+        before: (kind == CommandKind::Clear).then(|| before.clone()),
+    });
+    t.await_delivery()?;
+    if kind == CommandKind::Clear {
+        let pane = t.pane;
+        let free = t.wait_screen("an idle, empty composer", Duration::from_secs(10), |s| {
+            super::pane::idle(pane, s)
+        });
+        match free {
+            Ok(_) => {
+                let probe = sentence(t, 3);
+                let draft = submit(t, &probe)?;
+                let since = draft.entered_ms;
+                let seen = t.wait_request("the typist's next prompt", PATIENCE, |r| {
+                    r.is_turn_call() && r.t >= since
+                });
+                if seen.is_err() {
+                    t.notes
+                        .push("the typist's prompt after the clear reached no model call".into());
+                }
+            }
+            Err(_) => t.notes.push(
+                "the composer never emptied after the clear: the typist typed nothing more".into(),
+            ),
+        }
+    }
+    t.settle()
+}
+
+/// Row 11: the harness crashes (SIGKILL) while the model's command runs; a
+/// message arrives while it is dead; a supervisor restarts it through the
+/// PTY host three seconds after the crash.
+fn crash(t: &mut Trial) -> Result<()> {
+    start_idle(t)?;
+    let text = format!("mock:run 8 {}", sentence(t, 3));
+    let draft = submit(t, &text)?;
+    let command = command_started(t, &draft)?;
+    let crash_at = instant_at(command.t) + t.rng.millis(500, 2000);
+    let arrival = crash_at + t.rng.millis(0, 2000);
+    sleep_until(crash_at);
+    t.crash_harness()?;
+    sleep_until(arrival);
+    t.send_message()?;
+    sleep_until(crash_at + Duration::from_secs(3));
+    t.restart_harness()?;
+    t.wait_ready()?;
+    finish(t)
+}
+
+/// Row 12: a supervisor types into the terminal with `ding intervene` while a
+/// message arrives, in an order the seed decides.
+fn intervention(t: &mut Trial) -> Result<()> {
+    start_idle(t)?;
+    let text = format!("supervisor says {}", sentence(t, 4));
+    let start = Instant::now() + Duration::from_millis(300);
+    let arrival = t.rng.millis(0, 1000);
+    let intervene_at = t.rng.millis(0, 1000);
+    let arrivals = t.sender().arrive_at(vec![start + arrival]);
+    sleep_until(start + intervene_at);
+    let intervened = t.intervene(&text);
+    let (sent, error) = arrivals.join();
+    t.records.sent.extend(sent);
+    intervened?;
+    if let Some(error) = error {
+        return Err(error);
+    }
+    finish(t)
+}
