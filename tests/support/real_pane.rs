@@ -23,11 +23,9 @@ use ding::eval::run::summary as trial_summary;
 use ding::eval::scenario::run_trial;
 use ding::eval::trial::{Outcome, TrialFacts, TrialSpec, trial_id};
 use ding::pty::wire::Snapshot;
-use nix::sys::signal::{Signal, kill};
-use nix::unistd::Pid;
 use serde_json::Value;
 
-use super::sidecar_agent::{Agent, DING, process_alive};
+use super::sidecar_agent::{Agent, DING};
 
 /// How long a real harness may take for any awaited step. Generous: the
 /// machine is shared, and waiting polls, so a passing test never waits
@@ -267,40 +265,6 @@ pub fn wait_carrying(model: &ModelServer, name: &str) -> Value {
 /// Whether any row of `snapshot` contains `text`.
 pub fn shows(snapshot: &Snapshot, text: &str) -> bool {
     snapshot.rows.iter().any(|row| row.contains(text))
-}
-
-/// Ends `pid` by its pid: SIGTERM, then SIGKILL if it is still alive after
-/// a few seconds.
-pub fn end_process(pid: i32) {
-    let _ = kill(Pid::from_raw(pid), Signal::SIGTERM);
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while process_alive(pid) && Instant::now() < deadline {
-        thread::sleep(Duration::from_millis(20));
-    }
-    if process_alive(pid) {
-        let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
-    }
-}
-
-/// Live processes whose environment has `NAME=VALUE` and whose command line
-/// contains `needle`.
-pub fn processes_with(name: &str, value: &Path, needle: &str) -> Vec<i32> {
-    let mut marker = format!("{name}=").into_bytes();
-    marker.extend_from_slice(value.as_os_str().as_encoded_bytes());
-    let me = std::process::id() as i32;
-    let Ok(entries) = fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    entries
-        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|&pid| pid != me && process_alive(pid))
-        .filter(|pid| {
-            let cmdline = fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-            String::from_utf8_lossy(&cmdline).contains(needle)
-                && fs::read(format!("/proc/{pid}/environ"))
-                    .is_ok_and(|environ| environ.split(|&b| b == 0).any(|var| var == marker))
-        })
-        .collect()
 }
 
 /// Polls `probe` until it answers, failing after `patience`.
