@@ -27,6 +27,7 @@
 //!
 //! Nothing here names a provider; the neutrality test covers this room.
 
+pub mod cells;
 pub mod compile;
 pub mod context;
 pub mod hook_config;
@@ -132,6 +133,9 @@ pub enum ParkEnded {
     Expired,
     /// The hook process went away (the harness's own timeout, or its exit).
     Withdrawn,
+    /// A later call said the offer no longer holds ([`HookPlan::end_parked`]);
+    /// it was answered with nothing.
+    Ended,
 }
 
 /// A provider's reaction to one hook call.
@@ -144,6 +148,10 @@ pub struct HookPlan {
     /// example DING's own notice, submitted as a prompt), reported at once
     /// as a `turn-boundary` receipt.
     pub received: Vec<MessageName>,
+    /// Slots whose parked call no longer helps (the harness left the state
+    /// it was parked for, say a turn started): each is answered with
+    /// nothing before this call's action, so it can claim nothing more.
+    pub end_parked: Vec<&'static str>,
     pub action: HookAction,
 }
 
@@ -163,6 +171,7 @@ impl HookPlan {
         HookPlan {
             facts: Vec::new(),
             received: Vec::new(),
+            end_parked: Vec::new(),
             action,
         }
     }
@@ -201,6 +210,11 @@ pub trait Provider {
         HookAnswer::default()
     }
 
+    /// The terminal's identity changed (a new incarnation of the harness,
+    /// or none known): what the hooks said about the old one no longer
+    /// holds. The default forgets nothing.
+    fn on_identity(&mut self, _identity: Option<&Identity>) {}
+
     /// A call parked in `slot` left it unanswered (see [`ParkEnded`]).
     fn on_park_ended(&mut self, _call: &HookCall, _slot: &'static str, _ended: ParkEnded) {}
 
@@ -214,9 +228,10 @@ pub trait Provider {
     }
 
     /// Whether the adapter's own setup is complete, said for people: what
-    /// `ding check --adapters` prints (see [`kit::main`]). `Err` means
-    /// something the adapter relies on is missing.
-    fn check_setup(&self) -> Result<String, String> {
+    /// `ding check --adapters` prints (see [`kit::main`]), given the
+    /// declared harness argv if there is one. `Err` means something the
+    /// adapter relies on is missing.
+    fn check_setup(&self, _harness: Option<&[String]>) -> Result<String, String> {
         Ok(self.remark().unwrap_or_else(|| "nothing to check".into()))
     }
 }

@@ -144,6 +144,11 @@ impl<P: Copy + Eq, C> Slots<P, C> {
         self.slots.remove(slot)
     }
 
+    /// Removes the call parked in `slot`, if any; returns it.
+    pub fn release(&mut self, slot: &str) -> Option<Parked<P, C>> {
+        self.slots.remove(slot)
+    }
+
     /// The earliest time something is due.
     pub fn next_deadline(&self) -> Option<Instant> {
         self.slots

@@ -69,7 +69,10 @@ pub const PROVIDERS: [Provider; 2] = [
         api: "openai",
         wire_format: codex::responses::wire_format,
         prepare: codex::home::prepare,
-        adapter: None,
+        adapter: Some(AdapterEntry {
+            run: codex::adapter::run,
+            compile: codex::compile::compile,
+        }),
     },
 ];
 

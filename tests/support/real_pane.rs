@@ -103,10 +103,12 @@ impl ModelServer {
         i32::try_from(self.process.id()).expect("pid")
     }
 
-    /// Every request logged so far, one JSON object per line.
+    /// Every request logged so far, one JSON object per line (a last line
+    /// still being written is not one yet).
     pub fn requests(&self) -> Vec<Value> {
-        fs::read_to_string(&self.log)
-            .unwrap_or_default()
+        let text = fs::read_to_string(&self.log).unwrap_or_default();
+        let complete = text.rfind('\n').map_or("", |end| &text[..end]);
+        complete
             .lines()
             .map(|line| serde_json::from_str(line).expect("each log line is JSON"))
             .collect()

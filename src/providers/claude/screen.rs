@@ -25,8 +25,9 @@
 //! Anything else is unrecognized: `unknown`, never idle and never empty.
 
 use crate::adapter::Reading;
+use crate::adapter::cells::{is_styled, run_at};
 use crate::core::protocol::{ActivityState, Composer};
-use crate::pty::wire::{Run, Snapshot};
+use crate::pty::wire::Snapshot;
 
 /// The composer's prompt glyph.
 const PROMPT: char = '\u{276f}';
@@ -102,7 +103,7 @@ pub fn read(snapshot: &Snapshot) -> View {
         .get(bottom + 1)
         .map(String::as_str)
         .unwrap_or("");
-    let prompt_styled = style_at(snapshot, first, 0).is_some_and(is_styled);
+    let prompt_styled = run_at(snapshot, first, 0).is_some_and(is_styled);
     if prompt_styled || footer.contains("esc to interrupt") {
         return view(Screen::Busy, composer, "a turn is running");
     }
@@ -172,7 +173,7 @@ fn composer(snapshot: &Snapshot, first: usize, bottom: usize) -> Composer {
             if c == ' ' || (c == NBSP && row == first && col == 1) {
                 continue;
             }
-            match style_at(snapshot, row, col) {
+            match run_at(snapshot, row, col) {
                 None => typed = true,
                 Some(run) if run.inverse && run.text.chars().count() == 1 => under_cursor = true,
                 Some(run) if run.dim => dim = true,
@@ -189,24 +190,10 @@ fn composer(snapshot: &Snapshot, first: usize, bottom: usize) -> Composer {
     }
 }
 
-/// The styled run that covers `(row, col)`, if any (none: default style).
-fn style_at(snapshot: &Snapshot, row: usize, col: usize) -> Option<&Run> {
-    snapshot.runs.iter().find(|run| {
-        usize::from(run.row) == row
-            && usize::from(run.col) <= col
-            && col < usize::from(run.col) + run.text.chars().count()
-    })
-}
-
-/// Whether a run changes how its cells look.
-fn is_styled(run: &Run) -> bool {
-    run.dim || run.bold || run.italic || run.inverse || run.fg.is_some() || run.bg.is_some()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pty::wire::{Cursor, Size};
+    use crate::pty::wire::{Cursor, Run, Size};
 
     fn snapshot(rows: &[&str], runs: Vec<Run>) -> Snapshot {
         Snapshot {
