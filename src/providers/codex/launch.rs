@@ -143,21 +143,8 @@ fn runtime_dir() -> Result<PathBuf> {
 /// The terminal path: report the hooks, then become Codex.
 fn embedded(request: &LaunchRequest, log: &mut Log) -> Result<()> {
     let hooks = config_args(&request.ding);
-    if let Some(socket) = relay::socket_from_env() {
-        let payload = json!({"mode": "embedded", "declared": declared_events(&hooks)});
-        if let Err(failure) = relay::call(
-            &socket,
-            PROVIDER,
-            LAUNCH,
-            payload,
-            false,
-            LAUNCH_CALL_TIMEOUT,
-        ) {
-            log.line(&format!(
-                "the adapter did not take the launch call: {failure:?}"
-            ));
-        }
-    }
+    let payload = json!({"mode": "embedded", "declared": declared_events(&hooks)});
+    tell_adapter(&relay::socket_from_env(), payload, log);
     let err = Command::new(&request.program)
         .args(&hooks)
         .args(&request.args)
@@ -428,21 +415,39 @@ fn exit_status(raw: i32) -> ExitStatus {
 /// Tells the adapter that the native path is off (it reports it, and holds
 /// no terminal for it).
 fn unavailable(hook_socket: &Option<PathBuf>, why: &str, log: &mut Log) {
+    let payload = json!({"mode": "native-unavailable", "declared": Value::Null, "error": why});
+    tell_adapter(hook_socket, payload, log);
+}
+
+/// One `launch` call, answered at once. The sidecar may start the adapter a
+/// moment after the PTY host started the launcher: a hook channel not there
+/// yet is waited for, briefly.
+fn tell_adapter(hook_socket: &Option<PathBuf>, payload: Value, log: &mut Log) {
     let Some(socket) = hook_socket else {
         return;
     };
-    let payload = json!({"mode": "native-unavailable", "declared": Value::Null, "error": why});
-    if let Err(failure) = relay::call(
-        socket,
-        PROVIDER,
-        LAUNCH,
-        payload,
-        false,
-        LAUNCH_CALL_TIMEOUT,
-    ) {
-        log.line(&format!(
-            "the adapter did not take the launch call: {failure:?}"
-        ));
+    let deadline = Instant::now() + LAUNCH_CALL_TIMEOUT;
+    loop {
+        let call = relay::call(
+            socket,
+            PROVIDER,
+            LAUNCH,
+            payload.clone(),
+            false,
+            LAUNCH_CALL_TIMEOUT,
+        );
+        match call {
+            Err(relay::RelayFailure::Connect(_)) if Instant::now() < deadline => {
+                thread::sleep(Duration::from_millis(50));
+            }
+            Err(failure) => {
+                log.line(&format!(
+                    "the adapter did not take the launch call: {failure:?}"
+                ));
+                return;
+            }
+            Ok(_) => return,
+        }
     }
 }
 

@@ -552,3 +552,212 @@ fn ours_listed(result: &Value) -> Value {
         .collect();
     Value::Array(hooks)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const THREAD: &str = "01a2310a-e4c0-7121-8a70-bb02e3ab2163";
+
+    fn sent(actions: &[Action]) -> Vec<Value> {
+        actions
+            .iter()
+            .filter_map(|action| match action {
+                Action::Send(line) => serde_json::from_str(line).ok(),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn calls(actions: &[Action]) -> Vec<(u64, Value)> {
+        actions
+            .iter()
+            .filter_map(|action| match action {
+                Action::Call { call, payload } => Some((*call, payload.clone())),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn reply(id: &Value, result: Value) -> String {
+        json!({"id": id, "result": result}).to_string()
+    }
+
+    fn status(kind: &str) -> String {
+        json!({"method": "thread/status/changed", "params": {"threadId": THREAD, "status": {"type": kind, "activeFlags": []}}}).to_string()
+    }
+
+    /// Up to the first call: initialize, hooks, the thread, the probe.
+    fn ready(now: Instant) -> (Native, u64) {
+        let (mut native, actions) = Native::start("/srv/project");
+        let init = &sent(&actions)[0];
+        assert_eq!(init["params"]["capabilities"]["experimentalApi"], true);
+        let actions = native.on_message(&reply(&init["id"], json!({})), now);
+        let requests = sent(&actions);
+        assert_eq!(requests[0]["method"], "initialized");
+        assert_eq!(requests[1]["method"], "hooks/list");
+        let hooks = json!({"data": [{"hooks": [
+            {"eventName": "stop", "command": "ding hook codex Stop", "trustStatus": "trusted"},
+            {"eventName": "stop", "command": "notify-send", "trustStatus": "untrusted"}
+        ]}]});
+        native.on_message(&reply(&requests[1]["id"], hooks), now);
+        // No thread yet: the TUI's comes with thread/started; a title
+        // thread (ephemeral) is not it.
+        native.on_message(&reply(&requests[2]["id"], json!({"data": []})), now);
+        let title = json!({"method": "thread/started", "params": {"thread": {"id": "title", "ephemeral": true}}});
+        assert!(native.on_message(&title.to_string(), now).is_empty());
+        let started = json!({"method": "thread/started", "params": {"thread": {"id": THREAD, "ephemeral": false, "parentThreadId": null}}});
+        let probe = sent(&native.on_message(&started.to_string(), now));
+        assert_eq!(probe[0]["method"], "thread/queue/list");
+        let actions = native.on_message(&reply(&probe[0]["id"], json!({"data": []})), now);
+        let calls = calls(&actions);
+        assert_eq!(calls.len(), 1, "{actions:?}");
+        let (call, payload) = &calls[0];
+        assert_eq!(payload["threadId"], THREAD);
+        assert_eq!(payload["status"], "idle");
+        assert_eq!(
+            payload["hooks"],
+            json!([{"event": "Stop", "trust": "trusted"}])
+        );
+        (native, *call)
+    }
+
+    fn deliver(native: &mut Native, call: u64, now: Instant) -> Value {
+        let answer = json!({"queue": {"id": "ding-7-1", "text": "[ding] 1 unread"}}).to_string();
+        let actions = native.on_answer(call, Some(&answer), now);
+        let add = sent(&actions).remove(0);
+        assert_eq!(add["method"], "thread/queue/add");
+        assert_eq!(add["params"]["clientUserMessageId"], "ding-7-1");
+        assert_eq!(add["params"]["input"][0]["text"], "[ding] 1 unread");
+        let report = calls(&actions);
+        assert_eq!(
+            report[0].1["queued"],
+            json!(["ding-7-1"]),
+            "no second delivery now"
+        );
+        native.on_message(
+            &reply(&add["id"], json!({"queuedSubmission": {"id": "q1"}})),
+            now,
+        );
+        add
+    }
+
+    #[test]
+    fn a_delivery_is_queued_with_its_exact_text_and_forgotten_once_its_turn_started() {
+        let now = Instant::now();
+        let (mut native, call) = ready(now);
+        deliver(&mut native, call, now);
+        let list = sent(&native.on_message(&status("active"), now));
+        assert_eq!(list[0]["method"], "thread/queue/list");
+        let actions = native.on_message(&reply(&list[0]["id"], json!({"data": []})), now);
+        let (_, payload) = calls(&actions).pop().expect("a new report");
+        assert_eq!(
+            (payload["status"].as_str(), payload["queued"].clone()),
+            (Some("active"), json!([]))
+        );
+        // A server request (an approval) is never answered.
+        let approval =
+            json!({"id": "s1", "method": "item/commandExecution/requestApproval", "params": {}});
+        assert!(sent(&native.on_message(&approval.to_string(), now)).is_empty());
+        assert_eq!(native.next_deadline(), None, "nothing to wait for");
+    }
+
+    #[test]
+    fn a_paused_queue_is_resumed_once_after_the_thread_stayed_idle() {
+        let now = Instant::now();
+        let (mut native, call) = ready(now);
+        deliver(&mut native, call, now);
+        // Esc: the thread turns idle with DING's item still queued (paused).
+        native.on_message(&status("active"), now);
+        let list = sent(&native.on_message(&status("idle"), now));
+        let listed = json!({"data": [{"id": "q1", "clientUserMessageId": "ding-7-1"}]});
+        native.on_message(&reply(&list[0]["id"], listed), now);
+        assert_eq!(native.next_deadline(), Some(now + RESUME_AFTER));
+        assert!(native.on_time(now + RESUME_AFTER / 2).is_empty());
+        let start = sent(&native.on_time(now + RESUME_AFTER));
+        assert_eq!(start[0]["method"], "thread/queue/start");
+        assert_eq!(start[0]["params"]["threadId"], THREAD);
+        assert!(
+            native.on_time(now + RESUME_AFTER * 3).is_empty(),
+            "once per idle spell"
+        );
+    }
+
+    #[test]
+    fn a_new_thread_deletes_what_waited_in_the_old_one_and_is_reported() {
+        let now = Instant::now();
+        let (mut native, call) = ready(now);
+        deliver(&mut native, call, now);
+        let cleared = json!({"method": "thread/started", "params": {"thread": {"id": "new", "ephemeral": false, "parentThreadId": null}}});
+        let actions = native.on_message(&cleared.to_string(), now);
+        let delete = &sent(&actions)[0];
+        assert_eq!(delete["method"], "thread/queue/delete");
+        assert_eq!(
+            delete["params"],
+            json!({"threadId": THREAD, "queuedSubmissionId": "q1"})
+        );
+        let (_, payload) = calls(&actions).pop().expect("reported");
+        assert_eq!(payload["threadId"], "new");
+        assert_eq!(payload["queued"], json!([]));
+        assert_eq!(native.thread(), Some("new"));
+    }
+
+    #[test]
+    fn a_failed_add_is_reported_once_and_leftovers_are_deleted_on_exit() {
+        let now = Instant::now();
+        let (mut native, call) = ready(now);
+        let answer = json!({"queue": {"id": "ding-7-1", "text": "t"}}).to_string();
+        let add = sent(&native.on_answer(call, Some(&answer), now)).remove(0);
+        let refused =
+            json!({"id": add["id"], "error": {"code": -32600, "message": "no"}}).to_string();
+        let (_, payload) = calls(&native.on_message(&refused, now))
+            .pop()
+            .expect("reported");
+        assert_eq!(payload["failed"], json!(["ding-7-1"]));
+        assert_eq!(payload["queued"], json!([]));
+        let call = native.call;
+        deliver(&mut native, call, now);
+        let delete = sent(&native.leftovers());
+        assert_eq!(delete[0]["params"]["queuedSubmissionId"], "q1");
+        assert!(native.leftovers().is_empty());
+    }
+
+    #[test]
+    fn a_call_answered_with_nothing_is_offered_again_only_after_it_expired() {
+        let now = Instant::now();
+        let (mut native, call) = ready(now);
+        // Ended at once (a turn started, the hooks said): wait for a change.
+        assert!(calls(&native.on_answer(call, Some(""), now)).is_empty());
+        // Parked, then expired: offer again.
+        let again = calls(&native.on_answer(call, Some(""), now + EXPIRED_AFTER));
+        assert_eq!(again.len(), 1);
+        // The adapter unreachable: retry shortly with the same report.
+        let current = again[0].0;
+        assert!(native.on_answer(current, None, now).is_empty());
+        assert_eq!(native.next_deadline(), Some(now + CALL_RETRY));
+        assert_eq!(calls(&native.on_time(now + CALL_RETRY)).len(), 1);
+        // An answer to an older call changes nothing.
+        assert!(
+            native
+                .on_answer(call, Some(""), now + EXPIRED_AFTER * 2)
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn without_the_experimental_queue_the_native_path_is_unavailable() {
+        let now = Instant::now();
+        let (mut native, actions) = Native::start("/srv/project");
+        let init = &sent(&actions)[0];
+        let requests = sent(&native.on_message(&reply(&init["id"], json!({})), now));
+        let loaded = reply(&requests[2]["id"], json!({"data": [THREAD]}));
+        let probe = sent(&native.on_message(&loaded, now)).remove(0);
+        let refused = json!({"id": probe["id"], "error": {"code": -32600, "message": "thread/queue/list requires experimentalApi capability"}});
+        let actions = native.on_message(&refused.to_string(), now);
+        assert!(
+            matches!(&actions[..], [Action::Unavailable(why)] if why.contains("experimentalApi")),
+            "{actions:?}"
+        );
+        assert!(native.on_answer(1, Some(""), now).is_empty(), "stopped");
+    }
+}
