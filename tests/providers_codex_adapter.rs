@@ -105,7 +105,9 @@ fn the_launcher_declares_and_trusts_the_hooks_and_the_adapter_says_so() {
     // DING's hooks first, then the trust of exactly them, then the user's.
     assert_eq!(argv.len(), 2 * 12 + 1, "{argv:?}");
     assert!(
-        argv[1].starts_with("hooks.SessionStart=[{hooks=[{type=\"command\",command=\"ding hook codex SessionStart\""),
+        argv[1].starts_with(
+            "hooks.SessionStart=[{hooks=[{type=\"command\",command=\"ding hook codex SessionStart\""
+        ),
         "{argv:?}"
     );
     assert!(argv[23].starts_with("hooks.state={"), "{argv:?}");
@@ -118,7 +120,11 @@ fn the_launcher_declares_and_trusts_the_hooks_and_the_adapter_says_so() {
         "{}",
         adapter_says(&status)
     );
-    hook(&agent, "Interrupt", &json!({"hook_event_name": "Interrupt"}));
+    hook(
+        &agent,
+        "Interrupt",
+        &json!({"hook_event_name": "Interrupt"}),
+    );
     agent.wait_status("the hooks firing", |status| {
         adapter_says(status).ends_with("(embedded; trust not verified); firing")
     });
@@ -130,7 +136,9 @@ fn the_launcher_declares_and_trusts_the_hooks_and_the_adapter_says_so() {
 fn ding_check_fails_when_the_harness_command_does_not_run_the_launcher() {
     let agent = agent("cx-check");
     let text = fs::read_to_string(agent.declaration()).expect("declaration");
-    let start = text.find("command \"$ST_HOOKS/codex-ding-adapter\" \"launch\"").expect("launch");
+    let start = text
+        .find("command \"$ST_HOOKS/codex-ding-adapter\" \"launch\"")
+        .expect("launch");
     let end = start + text[start..].find('\n').expect("line end");
     agent.write_declaration(&format!(
         "{}command \"{}\"{}",
@@ -182,7 +190,10 @@ fn the_next_prompt_carries_held_work_and_claims_exactly_what_it_names() {
     for name in &names {
         let in_text = context.contains(&format!("- {name}\n"));
         let owned = message(&status, name).is_some_and(|m| m["state"] == "hook-owned");
-        assert_eq!(in_text, owned, "{name}: named {in_text}, hook-owned {owned}\n{context}");
+        assert_eq!(
+            in_text, owned,
+            "{name}: named {in_text}, hook-owned {owned}\n{context}"
+        );
         named += usize::from(in_text);
     }
     assert!((1..70).contains(&named), "the cap binds: {named}");
@@ -195,7 +206,11 @@ fn the_next_prompt_carries_held_work_and_claims_exactly_what_it_names() {
     let continuation = json!({"hook_event_name": "Stop", "stop_hook_active": true});
     assert_eq!(hook(&agent, "Stop", &continuation), "", "no loop");
     // The next boundary takes more; nothing was ever typed.
-    let printed = hook(&agent, "PostToolUse", &json!({"hook_event_name": "PostToolUse"}));
+    let printed = hook(
+        &agent,
+        "PostToolUse",
+        &json!({"hook_event_name": "PostToolUse"}),
+    );
     assert!(printed.contains(names[named].as_str()), "{printed}");
     assert_eq!(pty_writes(&agent).deliveries, 0);
 }

@@ -471,3 +471,40 @@ fn on_the_terminal_path_held_work_rides_the_next_prompt_with_no_terminal_input()
     codex.wait_hook_owned(&name);
     codex.settled("terminal path, held by a draft", 1, 0);
 }
+
+/// The human denies the approval (Esc): Codex fires `Interrupt` and no
+/// `Stop`, the thread turns idle, and the message held while the dialog was
+/// open is queued then, with its own model call and no terminal input; the
+/// command never ran.
+#[test]
+fn after_a_denied_approval_the_held_message_is_delivered_with_no_terminal_input() {
+    let codex = Careful::start("cx-deny", "native");
+    let marker = codex.agent.path("marker");
+    codex.agent.ding_ok(&[
+        "intervene",
+        &codex.agent.name,
+        &format!("mock:permission {}", marker.display()),
+    ]);
+    wait_screen(&codex.agent, "the approval dialog", |snapshot| {
+        read(snapshot).screen == Screen::Dialog
+    });
+    let name = codex.send("deploy notes\n");
+    codex.agent.wait_held(&name, "not-idle");
+    codex
+        .agent
+        .ding_ok(&["intervene", &codex.agent.name, "\u{1b}", "--no-enter"]);
+    let request = wait_carrying(&codex.model, &name);
+    let log = summary(&codex.model.requests());
+    assert_eq!(
+        (request["class"].as_str(), request["turn"].as_u64()),
+        (Some("prompt"), Some(2)),
+        "its own turn after the denial\n{log}"
+    );
+    codex.wait_hook_owned(&name);
+    wait_screen(&codex.agent, "idle again", |snapshot| {
+        shows(snapshot, "mock reply to turn 2.") && ready_and_empty(snapshot)
+    });
+    assert!(!marker.exists(), "the denied command never ran");
+    // The human's prompt (denied) and the delivery.
+    codex.settled("denied approval", 2, 0);
+}

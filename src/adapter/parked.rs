@@ -235,6 +235,24 @@ mod tests {
     }
 
     #[test]
+    fn a_released_slot_gives_back_its_call_and_is_empty() {
+        let now = Instant::now();
+        let mut slots: Slots<u32, &str> = Slots::default();
+        let at = deadline(&park("queue"), None, now);
+        slots.park(1, "a", park("queue"), at, true, now);
+        slots.park(2, "b", park("other"), at, true, now);
+        let released = slots.release("queue").expect("released");
+        assert_eq!((released.peer, released.call), (1, "a"));
+        assert!(slots.release("queue").is_none());
+        assert!(slots.holds("other") && !slots.holds("queue"));
+        assert_eq!(
+            slots.take_due(now + ms(1_000)).len(),
+            1,
+            "only the other one"
+        );
+    }
+
+    #[test]
     fn a_parked_call_is_due_only_after_evidence_stayed_wanted_for_its_settle_time() {
         let now = Instant::now();
         let mut slots: Slots<u32, ()> = Slots::default();

@@ -416,3 +416,181 @@ pub fn parse_idle_path(word: &str) -> Result<bool> {
         None => bail!("--idle-path wants `native` or `terminal`, got `{word}`"),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::adapter::{HookAction, hook_wire::HOOK_WIRE_VERSION};
+    use crate::core::message::MessageName;
+    use crate::core::protocol::{ActivityState, ClaimWants};
+    use crate::pty::wire::{Cursor, Run, Size};
+    use serde_json::json;
+    use std::path::PathBuf;
+
+    fn agent() -> AgentContext {
+        AgentContext {
+            agent: "worker".into(),
+            inbox: PathBuf::from("/srv/inbox/worker"),
+        }
+    }
+
+    fn call(event: &str, payload: Value, incarnation: &str) -> HookCall {
+        HookCall {
+            v: HOOK_WIRE_VERSION,
+            provider: PROVIDER.into(),
+            event: event.into(),
+            identity: Some(Identity {
+                session: "s".into(),
+                incarnation: incarnation.into(),
+                generation: "g".into(),
+            }),
+            payload,
+            payload_too_long: false,
+            timeout_ms: None,
+        }
+    }
+
+    /// A ready screen with an empty composer, with or without a reply above.
+    fn ready(history: bool) -> Snapshot {
+        let mut rows = vec![String::new(); 6];
+        let mut runs = vec![Run {
+            row: 4,
+            col: 0,
+            text: "\u{203a}".into(),
+            bold: true,
+            ..Run::default()
+        }];
+        rows[4] = "\u{203a}".into();
+        if history {
+            rows[1] = "\u{2022} done.".into();
+            runs.push(Run {
+                row: 1,
+                col: 0,
+                text: "\u{2022} ".into(),
+                dim: true,
+                ..Run::default()
+            });
+        }
+        Snapshot {
+            revision: 7,
+            size: Size { cols: 40, rows: 6 },
+            cursor: Cursor {
+                row: 4,
+                col: 2,
+                visible: true,
+            },
+            rows,
+            runs,
+            alternate_screen: true,
+            bracketed_paste: true,
+        }
+    }
+
+    fn evidence(codex: &Codex, snapshot: &Snapshot) -> ActivityState {
+        codex.evidence(codex.read_screen(snapshot)).state
+    }
+
+    fn claimed(granted: &[&str]) -> Claimed {
+        Claimed {
+            claim: 1,
+            granted: granted
+                .iter()
+                .map(|name| MessageName::new(name).expect("name"))
+                .collect(),
+            refused: Vec::new(),
+            refusal: None,
+            not_granted: 0,
+        }
+    }
+
+    #[test]
+    fn a_new_incarnation_forgets_the_turn_the_old_one_was_in() {
+        let mut codex = Codex::new(true);
+        codex.on_hook(&call("PreModelRequest", json!({}), "a"), &agent());
+        assert_eq!(evidence(&codex, &ready(true)), ActivityState::Active);
+        // The harness restarted mid-turn: its fresh screen is idle at once.
+        codex.on_identity(Some(&Identity {
+            session: "s".into(),
+            incarnation: "b".into(),
+            generation: "g".into(),
+        }));
+        assert_eq!(evidence(&codex, &ready(false)), ActivityState::Idle);
+        assert_eq!(evidence(&codex, &ready(true)), ActivityState::Unknown);
+    }
+
+    #[test]
+    fn stop_is_settled_by_its_claim_blocked_or_not() {
+        let mut codex = Codex::new(true);
+        let stop = call("Stop", json!({"stop_hook_active": false}), "a");
+        codex.on_hook(&stop, &agent());
+        assert_eq!(evidence(&codex, &ready(true)), ActivityState::Active);
+        codex.on_claimed(&stop, &claimed(&[]), &agent());
+        assert_eq!(evidence(&codex, &ready(true)), ActivityState::Idle);
+        codex.on_hook(&stop, &agent());
+        let answer = codex.on_claimed(&stop, &claimed(&["a.md"]), &agent());
+        assert!(
+            answer.stdout.contains("\"decision\":\"block\""),
+            "{answer:?}"
+        );
+        assert_eq!(
+            evidence(&codex, &ready(true)),
+            ActivityState::Active,
+            "the turn goes on"
+        );
+    }
+
+    #[test]
+    fn a_delivery_holds_the_terminal_until_its_prompt_is_the_receipt() {
+        let mut codex = Codex::new(true);
+        let report = json!({"threadId": "t", "status": "idle", "queued": [], "failed": []});
+        let queue = call(QUEUE, report, "a");
+        let plan = codex.on_hook(&queue, &agent());
+        assert!(matches!(plan.action, HookAction::Park(_)), "{plan:?}");
+        let answer = codex.on_claimed(&queue, &claimed(&["a.md"]), &agent());
+        let text = hooks::queued_text(&answer).expect("a delivery");
+        assert_eq!(evidence(&codex, &ready(true)), ActivityState::Active);
+        let prompt = call("UserPromptSubmit", json!({"prompt": text}), "a");
+        let plan = codex.on_hook(&prompt, &agent());
+        assert_eq!(plan.received, [MessageName::new("a.md").expect("name")]);
+        codex.on_hook(
+            &call("Stop", json!({"stop_hook_active": true}), "a"),
+            &agent(),
+        );
+        assert_eq!(evidence(&codex, &ready(true)), ActivityState::Idle);
+    }
+
+    #[test]
+    fn a_delivery_that_could_not_be_queued_is_claimed_again_by_the_next_hook() {
+        let mut codex = Codex::new(true);
+        let report = json!({"threadId": "t", "status": "idle", "queued": [], "failed": []});
+        let queue = call(QUEUE, report, "a");
+        codex.on_hook(&queue, &agent());
+        let answer = codex.on_claimed(&queue, &claimed(&["a.md"]), &agent());
+        let id: Value = serde_json::from_str(&answer.stdout).expect("JSON");
+        let failed =
+            json!({"threadId": "t", "status": "idle", "queued": [], "failed": [id["queue"]["id"]]});
+        codex.on_hook(&call(QUEUE, failed, "a"), &agent());
+        assert_eq!(
+            evidence(&codex, &ready(true)),
+            ActivityState::Idle,
+            "no longer held"
+        );
+        let post = call("PostToolUse", json!({}), "a");
+        let plan = codex.on_hook(&post, &agent());
+        let HookAction::Claim(request) = plan.action else {
+            panic!("a claim: {plan:?}");
+        };
+        assert_eq!(
+            request.wants,
+            ClaimWants::Named(vec![MessageName::new("a.md").expect("name")])
+        );
+        codex.on_claimed(&post, &claimed(&["a.md"]), &agent());
+        let HookAction::Claim(request) = codex.on_hook(&post, &agent()).action else {
+            panic!("a claim");
+        };
+        assert!(
+            matches!(request.wants, ClaimWants::Oldest(_)),
+            "owed once only"
+        );
+    }
+}
