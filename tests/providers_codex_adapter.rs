@@ -10,14 +10,12 @@
 mod support;
 
 use std::fs;
-use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
-use std::process::{Command, Stdio};
 
 use ding::providers::codex::hooks::CONTEXT_CAP;
 use serde_json::{Value, json};
 use support::real_pane::{pty_writes, wait_until};
-use support::sidecar_agent::{Agent, DEADLINE, DING, message};
+use support::sidecar_agent::{Agent, DEADLINE, adapter_says, message};
 
 /// A stand-in for `codex`: records its argv, one word a line, then waits.
 const FAKE_CODEX: &str = "#!/bin/sh\nprintf '%s\\n' \"$@\" > \"$ARGV_FILE\"\nexec sleep 600\n";
@@ -53,38 +51,8 @@ fn agent(name: &str) -> Agent {
     agent
 }
 
-/// Runs `ding hook codex EVENT` with `payload` on stdin; returns stdout.
 fn hook(agent: &Agent, event: &str, payload: &Value) -> String {
-    let status = agent.pty().status().expect("pty status");
-    let mut child = Command::new(DING)
-        .args(["hook", "codex", event])
-        .env("DING_SESSION", &status.session)
-        .env("DING_INCARNATION", &status.incarnation)
-        .env("DING_GENERATION", &status.generation)
-        .env(
-            "DING_HOOK_SOCKET",
-            agent.paths().runtime_dir().join("hook.sock"),
-        )
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("spawn ding hook");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(payload.to_string().as_bytes())
-        .expect("payload");
-    let out = child.wait_with_output().expect("ding hook");
-    assert!(out.status.success(), "ding hook exits 0: {out:?}");
-    String::from_utf8(out.stdout).expect("utf-8")
-}
-
-fn adapter_says(status: &Value) -> String {
-    status["engine"]["evidence"]["adapterReason"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string()
+    agent.run_hook("codex", event, payload)
 }
 
 #[test]

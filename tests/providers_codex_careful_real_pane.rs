@@ -15,7 +15,6 @@
 
 mod support;
 
-use std::fs;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -24,7 +23,7 @@ use ding::providers::codex::screen::{Screen, read};
 use ding::pty::wire::Snapshot;
 use serde_json::Value;
 use support::real_pane::*;
-use support::sidecar_agent::{Agent, message};
+use support::sidecar_agent::Agent;
 
 /// The key is a secret by its name: it reaches the harness from the
 /// environment of `ding up`, never from the declaration.
@@ -50,50 +49,7 @@ impl Careful {
         let model = ModelServer::start("openai", &agent.path("model"));
         let launch = prepare_harness(&agent, "codex", &binary, &model);
         let codex_home = PathBuf::from(launch["env"]["CODEX_HOME"].as_str().expect("home"));
-        let hooks = agent.path("hooks");
-        agent.ding_ok(&["hooks", "install", hooks.to_str().expect("utf-8")]);
-        let mut args = vec![
-            "compile-agent".to_string(),
-            "codex".into(),
-            "--name".into(),
-            name.into(),
-            "--cwd".into(),
-            launch["cwd"].as_str().expect("cwd").into(),
-            "--out".into(),
-            "agent.kdl".into(),
-            "--idle-path".into(),
-            idle_path.into(),
-        ];
-        for (key, value) in launch["env"].as_object().expect("env") {
-            if key != API_KEY.0 {
-                args.extend([
-                    "--env".into(),
-                    format!("{key}={}", value.as_str().expect("value")),
-                ]);
-            }
-        }
-        args.push("--".into());
-        args.extend(
-            launch["argv"]
-                .as_array()
-                .expect("argv")
-                .iter()
-                .map(|arg| arg.as_str().expect("arg").to_string()),
-        );
-        let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        agent.ding_ok(&args);
-        let declaration = fs::read_to_string(agent.declaration()).expect("declaration");
-        assert!(
-            !declaration.contains(API_KEY.1),
-            "no secret in the declaration"
-        );
-        assert!(
-            declaration.contains("\"$ST_HOOKS/codex-ding-adapter\""),
-            "{declaration}"
-        );
-        let env = format!("{}={}", API_KEY.0, API_KEY.1);
-        let up = agent.ding_under(&["env", &env], &["up", "agent.kdl"]);
-        assert!(up.status.success(), "ding up: {up:?}");
+        compile_and_up(&agent, "codex", &launch, idle_path, API_KEY);
         wait_screen(&agent, "the idle, empty composer", ready_and_empty);
         agent.wait_status("the adapter up", |status| {
             status["engine"]["adapter"]["state"] == "up"
@@ -111,47 +67,35 @@ impl Careful {
         }
     }
 
-    /// Sends one message with `ding send`; returns its filename.
     fn send(&self, body: &str) -> String {
-        fs::write(self.agent.path("task.md"), body).expect("message");
-        self.agent
-            .ding_ok(&["send", &self.agent.name, "task.md", "--decl", "agent.kdl"])
-            .trim()
-            .to_string()
+        send_message(&self.agent, body)
     }
 
     fn wait_hook_owned(&self, name: &str) -> Value {
-        self.agent.wait_status_every(
-            Duration::from_millis(50),
-            PATIENCE,
-            &format!("{name} hook-owned"),
-            |status| message(status, name).is_some_and(|m| m["state"] == "hook-owned"),
-        )
+        wait_hook_owned(&self.agent, name)
     }
 
-    /// Exactly `calls` model calls of turns and `typed` bytes typed by
-    /// DING, then the counts printed for the record.
     fn settled(&self, what: &str, calls: usize, typed: u64) {
-        let requests = self.model.requests();
-        assert_eq!(
-            model_calls(&requests),
-            calls,
-            "{what}\n{}",
-            summary(&requests)
-        );
-        let writes = pty_writes(&self.agent);
-        assert_eq!(writes.delivery_bytes, typed, "{what}: bytes DING typed");
-        let titles = requests
-            .iter()
-            .filter(|request| request["class"] == "title")
-            .count();
-        eprintln!(
-            "{what}: model calls {} (+{titles} title), DING deliveries {} ({} bytes), interventions {} bytes",
-            model_calls(&requests),
-            writes.deliveries,
-            writes.delivery_bytes,
-            writes.intervention_bytes
-        );
+        settled(what, &self.agent, &self.model, calls, typed);
+    }
+
+    /// Opens an approval dialog (`mock:permission MARKER`), sends a message
+    /// while it is open and waits until it is held; the marker and the
+    /// message's name.
+    fn held_by_an_approval(&self) -> (PathBuf, String) {
+        let marker = self.agent.path("marker");
+        self.agent.ding_ok(&[
+            "intervene",
+            &self.agent.name,
+            &format!("mock:permission {}", marker.display()),
+        ]);
+        wait_screen(&self.agent, "the approval dialog", |snapshot| {
+            read(snapshot).screen == Screen::Dialog
+                && shows(snapshot, "Press enter to confirm or esc to cancel")
+        });
+        let name = self.send("deploy notes\n");
+        self.agent.wait_held(&name, "not-idle");
+        (marker, name)
     }
 }
 
@@ -161,15 +105,12 @@ impl Drop for Careful {
         // The PTY host hangs up the launcher's process group; the TUI and
         // the app-server take a moment to exit. Whatever is still there
         // after a generous wait is ended by its pid, and fails the test.
-        let deadline = std::time::Instant::now() + Duration::from_secs(15);
-        let mut left = processes_with("CODEX_HOME", &self.codex_home, "codex");
-        while !left.is_empty() && std::time::Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(50));
-            left = processes_with("CODEX_HOME", &self.codex_home, "codex");
-        }
-        for pid in &left {
-            end_process(*pid);
-        }
+        let left = end_leftovers(
+            "CODEX_HOME",
+            &self.codex_home,
+            "codex",
+            Duration::from_secs(15),
+        );
         if !std::thread::panicking() {
             assert!(
                 left.is_empty(),
@@ -215,36 +156,18 @@ fn an_idle_session_gets_the_message_with_one_model_call_and_no_terminal_input() 
 #[test]
 fn a_human_draft_typed_key_by_key_survives_untouched_and_reaches_the_model_exactly_as_typed() {
     let codex = Careful::start("cx-draft", "native");
-    let draft = "please refactor the parser";
-    type_keystrokes(&codex.agent, draft);
-    let name = codex.send("a review request\n");
-    wait_carrying(&codex.model, &name);
-    codex.wait_hook_owned(&name);
-    // The queued turn ran beside the draft: the composer still holds it,
-    // exactly, and DING typed nothing.
-    let shown = wait_screen(&codex.agent, "the reply beside the draft", |snapshot| {
-        shows(snapshot, "mock reply to turn 1.") && read(snapshot).screen == Screen::Ready
-    });
-    assert_eq!(
-        read(&shown).composer,
-        Composer::Nonempty,
-        "{}",
-        shown.rows.join("\n")
+    // The queued turn runs beside the draft: the composer still holds it,
+    // exactly, and DING types nothing.
+    a_delivery_beside_a_draft(
+        &codex.agent,
+        &codex.model,
+        "please refactor the parser",
+        "\u{203a} ",
+        |snapshot| {
+            shows(snapshot, "mock reply to turn 1.") && read(snapshot).screen == Screen::Ready
+        },
+        |snapshot| read(snapshot).composer == Composer::Nonempty,
     );
-    assert!(
-        shown
-            .rows
-            .iter()
-            .any(|row| row.trim_end() == format!("\u{203a} {draft}")),
-        "the draft is intact:\n{}",
-        shown.rows.join("\n")
-    );
-    assert_eq!(pty_writes(&codex.agent).delivery_bytes, 0);
-    press_enter(&codex.agent);
-    let submitted = codex.model.wait_request("the draft submitted", |request| {
-        request["prompt"].as_str() == Some(draft)
-    });
-    assert_eq!(submitted["turn"], 2, "{}", summary(&codex.model.requests()));
     // The queued delivery's call and the human's own prompt.
     codex.settled("draft", 2, 0);
 }
@@ -252,19 +175,8 @@ fn a_human_draft_typed_key_by_key_survives_untouched_and_reaches_the_model_exact
 #[test]
 fn an_approval_dialog_is_never_answered_and_the_message_follows_the_humans_answer() {
     let codex = Careful::start("cx-dialog", "native");
-    let marker = codex.agent.path("marker");
-    codex.agent.ding_ok(&[
-        "intervene",
-        &codex.agent.name,
-        &format!("mock:permission {}", marker.display()),
-    ]);
-    wait_screen(&codex.agent, "the approval dialog", |snapshot| {
-        read(snapshot).screen == Screen::Dialog
-            && shows(snapshot, "Press enter to confirm or esc to cancel")
-    });
-    let name = codex.send("deploy notes\n");
     // Nothing takes it while the dialog is open: no answer, no marker.
-    codex.agent.wait_held(&name, "not-idle");
+    let (marker, name) = codex.held_by_an_approval();
     let snapshot = wait_screen(&codex.agent, "the dialog, still open", |snapshot| {
         read(snapshot).screen == Screen::Dialog
     });
@@ -326,7 +238,7 @@ fn work_arriving_during_a_command_rides_the_tool_result_at_no_extra_call() {
 #[test]
 fn a_burst_of_five_at_idle_is_one_model_call() {
     let codex = Careful::start("cx-burst", "native");
-    let names: Vec<String> = (0..5).map(|n| codex.send(&format!("part {n}\n"))).collect();
+    let names = send_burst(&codex.agent, 5);
     let request = codex
         .model
         .wait_request("a call carrying the last of the five", |request| {
@@ -479,17 +391,7 @@ fn on_the_terminal_path_held_work_rides_the_next_prompt_with_no_terminal_input()
 #[test]
 fn after_a_denied_approval_the_held_message_is_delivered_with_no_terminal_input() {
     let codex = Careful::start("cx-deny", "native");
-    let marker = codex.agent.path("marker");
-    codex.agent.ding_ok(&[
-        "intervene",
-        &codex.agent.name,
-        &format!("mock:permission {}", marker.display()),
-    ]);
-    wait_screen(&codex.agent, "the approval dialog", |snapshot| {
-        read(snapshot).screen == Screen::Dialog
-    });
-    let name = codex.send("deploy notes\n");
-    codex.agent.wait_held(&name, "not-idle");
+    let (marker, name) = codex.held_by_an_approval();
     codex
         .agent
         .ding_ok(&["intervene", &codex.agent.name, "\u{1b}", "--no-enter"]);

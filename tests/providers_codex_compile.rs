@@ -4,28 +4,16 @@
 //! written (the hooks are declared per invocation); running it again
 //! changes nothing; a secret and a settings file are refused.
 
+mod support;
+
 use std::fs;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
-const DING: &str = env!("CARGO_BIN_EXE_ding");
+use support::sidecar_agent::{compile_agent, ding_in};
 
 fn compile(dir: &Path, extra: &[&str]) -> Output {
-    Command::new(DING)
-        .args([
-            "compile-agent",
-            "codex",
-            "--name",
-            "worker",
-            "--cwd",
-            "project",
-        ])
-        .args(extra)
-        .current_dir(dir)
-        .env("HOME", dir)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run ding")
+    compile_agent(dir, "codex", extra)
 }
 
 fn files_under(dir: &Path) -> Vec<String> {
@@ -61,11 +49,7 @@ fn the_declaration_runs_the_launcher_checks_and_a_second_run_changes_nothing() {
             && declaration.contains(r#"delivery "turn-boundary+fresh-idle""#),
         "{declaration}"
     );
-    let check = Command::new(DING)
-        .args(["check", "worker.kdl"])
-        .current_dir(dir.path())
-        .output()
-        .expect("ding check");
+    let check = ding_in(dir.path(), &["check", "worker.kdl"]);
     assert!(check.status.success(), "{check:?}");
     // Nothing but the declaration was written: no settings, no hooks file,
     // nothing in the project or in HOME.

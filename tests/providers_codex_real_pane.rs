@@ -28,6 +28,20 @@ fn empty_composer(snapshot: &Snapshot) -> bool {
     })
 }
 
+/// `ding down`, then every `codex app-server` under this `CODEX_HOME` that
+/// outlived the TUI (Codex's own daemon: the default policy runs Codex as a
+/// user does), ended by its pid.
+fn down_and_end_the_daemon(agent: &Agent, codex_home: &std::path::Path) {
+    agent.ding_ok(&["down", &agent.name]);
+    let outlived = end_leftovers("CODEX_HOME", codex_home, "app-server", Duration::ZERO);
+    eprintln!("codex app-server processes left after ding down, ended: {outlived:?}");
+    wait_until("no codex app-server left", Duration::from_secs(10), || {
+        processes_with("CODEX_HOME", codex_home, "app-server")
+            .is_empty()
+            .then_some(())
+    });
+}
+
 #[test]
 fn an_inbox_message_reaches_the_real_codex_by_its_exact_filename() {
     let binary = harness_binary("DING_HARNESS_CODEX");
@@ -44,29 +58,12 @@ fn an_inbox_message_reaches_the_real_codex_by_its_exact_filename() {
     let request = deliver_one_message(&agent, &model);
     assert_eq!(request["path"], "/v1/responses");
     assert!(request["turnKey"].is_string(), "Codex names its turns");
-    let writes = pty_writes(&agent);
-    eprintln!(
-        "aggressive default, idle: model calls {}, DING deliveries {} ({} bytes)",
-        model_calls(&model.requests()),
-        writes.deliveries,
-        writes.delivery_bytes
-    );
+    report("aggressive default, idle", &agent, &model);
 
-    // Shut down by pid: the agent's sidecar and PTY host (ding down), then
-    // every `codex app-server` under this CODEX_HOME that outlived the TUI,
-    // then whatever else kept the agent's runtime directory, then the
-    // model server.
-    agent.ding_ok(&["down", &agent.name]);
-    let outlived = processes_with("CODEX_HOME", &codex_home, "app-server");
-    eprintln!("codex app-server processes left after ding down: {outlived:?}");
-    for pid in outlived {
-        end_process(pid);
-    }
-    wait_until("no codex app-server left", Duration::from_secs(10), || {
-        processes_with("CODEX_HOME", &codex_home, "app-server")
-            .is_empty()
-            .then_some(())
-    });
+    // Shut down by pid: the agent's sidecar and PTY host and Codex's
+    // daemon, then whatever else kept the agent's runtime directory, then
+    // the model server.
+    down_and_end_the_daemon(&agent, &codex_home);
     drop(agent);
     let server = model.pid();
     drop(model);
@@ -86,34 +83,16 @@ fn a_burst_of_five_under_the_default_policy_is_measured() {
     prepare_harness(&agent, "codex", &binary, &model);
     let codex_home = agent.path("home/.codex");
     up_until_empty_composer(&agent, &model, empty_composer);
-    let mut names = Vec::new();
-    for n in 0..5 {
-        std::fs::write(agent.path("task.md"), format!("part {n}\n")).expect("message");
-        let sent = agent.ding_ok(&["send", &agent.name, "task.md", "--decl", "agent.kdl"]);
-        names.push(sent.trim().to_string());
-    }
+    let names = send_burst(&agent, 5);
     for name in &names {
         wait_carrying(&model, name);
     }
     wait_screen(&agent, "idle after the last notice", |snapshot| {
         empty_composer(snapshot) && !shows(snapshot, "esc to interrupt")
     });
+    report("aggressive default, burst of five", &agent, &model);
+    eprintln!("{}", summary(&model.requests()));
     let writes = pty_writes(&agent);
-    eprintln!(
-        "aggressive default, burst of five: model calls {}, DING deliveries {} ({} bytes)\n{}",
-        model_calls(&model.requests()),
-        writes.deliveries,
-        writes.delivery_bytes,
-        summary(&model.requests())
-    );
     assert!(writes.deliveries >= 1, "the default policy types notices");
-    agent.ding_ok(&["down", &agent.name]);
-    for pid in processes_with("CODEX_HOME", &codex_home, "app-server") {
-        end_process(pid);
-    }
-    wait_until("no codex app-server left", Duration::from_secs(10), || {
-        processes_with("CODEX_HOME", &codex_home, "app-server")
-            .is_empty()
-            .then_some(())
-    });
+    down_and_end_the_daemon(&agent, &codex_home);
 }

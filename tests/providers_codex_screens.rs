@@ -15,6 +15,7 @@ use ding::providers::codex::activity::{Heard, HookActivity, combine};
 use ding::providers::codex::screen::{Screen, read};
 use ding::pty::wire::Snapshot;
 use serde_json::Value;
+use support::provider_fixtures::check_every_capture;
 
 const DIRS: [&str; 2] = [
     "fixtures/providers/codex/snapshots",
@@ -23,33 +24,12 @@ const DIRS: [&str; 2] = [
 
 fn captures() -> Vec<(String, Value)> {
     DIRS.iter()
-        .flat_map(|dir| support::fixture_files::json_files(dir))
-        .map(|(name, text)| {
-            let capture = serde_json::from_str(&text).expect("capture is JSON");
-            (name, capture)
-        })
+        .flat_map(|dir| support::fixture_files::json_values(dir))
         .collect()
 }
 
 fn snapshot(capture: &Value) -> Snapshot {
     serde_json::from_value(capture.clone()).expect("a snapshot")
-}
-
-fn screen_word(screen: Screen) -> &'static str {
-    match screen {
-        Screen::Ready => "ready",
-        Screen::Busy => "busy",
-        Screen::Dialog => "dialog",
-        Screen::Unrecognized => "unrecognized",
-    }
-}
-
-fn composer_word(composer: Composer) -> &'static str {
-    match composer {
-        Composer::Empty => "empty",
-        Composer::Nonempty => "nonempty",
-        Composer::Unknown => "unknown",
-    }
 }
 
 fn heard(activity: HookActivity) -> Heard {
@@ -62,31 +42,21 @@ fn heard(activity: HookActivity) -> Heard {
 
 #[test]
 fn every_capture_is_read_as_it_says() {
-    let captures = captures();
-    assert!(
-        captures.len() >= 40,
-        "the captures were found ({})",
-        captures.len()
+    check_every_capture(
+        &captures(),
+        40,
+        |snapshot| {
+            let view = read(snapshot);
+            (view.screen, view.composer, view.why)
+        },
+        |expect, snapshot| {
+            let fresh = read(snapshot).fresh;
+            (expect["fresh"]
+                .as_bool()
+                .is_some_and(|wanted| wanted != fresh))
+            .then(|| format!("read fresh={fresh}"))
+        },
     );
-    let mut wrong = Vec::new();
-    for (name, capture) in &captures {
-        let expect = &capture["_expect"];
-        assert!(expect.is_object(), "{name} says what it must be read as");
-        let view = read(&snapshot(capture));
-        let got = (screen_word(view.screen), composer_word(view.composer));
-        let fresh_ok = expect["fresh"]
-            .as_bool()
-            .is_none_or(|fresh| fresh == view.fresh);
-        if (expect["screen"].as_str(), expect["composer"].as_str()) != (Some(got.0), Some(got.1))
-            || !fresh_ok
-        {
-            wrong.push(format!(
-                "{name}: expected {expect}, read {got:?} fresh={} ({})",
-                view.fresh, view.why
-            ));
-        }
-    }
-    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
 /// The guarantee that matters most: only a capture of a ready, empty

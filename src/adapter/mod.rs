@@ -27,7 +27,6 @@
 //!
 //! Nothing here names a provider; the neutrality test covers this room.
 
-pub mod cells;
 pub mod compile;
 pub mod context;
 pub mod hook_config;
@@ -36,6 +35,7 @@ pub mod kit;
 pub mod parked;
 pub mod pty_watch;
 pub mod relay;
+pub mod screen;
 pub mod uplink;
 
 use std::borrow::Cow;
@@ -79,6 +79,15 @@ pub struct AgentContext {
     pub agent: String,
     /// The inbox root; unread files are in its `new/`.
     pub inbox: PathBuf,
+}
+
+/// The agent the kit's and the providers' unit tests render text for.
+#[cfg(test)]
+pub(crate) fn example_agent() -> AgentContext {
+    AgentContext {
+        agent: "worker".into(),
+        inbox: PathBuf::from("/srv/inbox/worker"),
+    }
 }
 
 /// Which files a hook asks to inject (protocol v1 `claim`, spec §2.2).
@@ -174,6 +183,20 @@ impl HookPlan {
             end_parked: Vec::new(),
             action,
         }
+    }
+}
+
+/// A provider's reading of one hook call: what it says the harness is doing
+/// (in the provider's own terms, if it says), and what to do about it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Planned<A> {
+    pub activity: Option<A>,
+    pub plan: HookPlan,
+}
+
+impl<A> Planned<A> {
+    pub fn new(activity: Option<A>, plan: HookPlan) -> Planned<A> {
+        Planned { activity, plan }
     }
 }
 

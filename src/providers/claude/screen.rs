@@ -25,8 +25,9 @@
 //! Anything else is unrecognized: `unknown`, never idle and never empty.
 
 use crate::adapter::Reading;
-use crate::adapter::cells::{is_styled, run_at};
-use crate::core::protocol::{ActivityState, Composer};
+pub use crate::adapter::screen::Screen;
+use crate::adapter::screen::{is_styled, run_at};
+use crate::core::protocol::Composer;
 use crate::pty::wire::Snapshot;
 
 /// The composer's prompt glyph.
@@ -35,19 +36,6 @@ const PROMPT: char = '\u{276f}';
 const RULE: char = '\u{2500}';
 /// What Claude Code draws after the prompt.
 const NBSP: char = '\u{a0}';
-
-/// What the screen shows, before any hook is taken into account.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Screen {
-    /// The composer waits for input.
-    Ready,
-    /// A turn runs (the composer still takes text, which is queued).
-    Busy,
-    /// A permission dialog or a selection menu is open.
-    Dialog,
-    /// Not a layout this grammar knows.
-    Unrecognized,
-}
 
 /// One snapshot's reading.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -60,16 +48,7 @@ pub struct View {
 impl View {
     /// The protocol reading of the screen alone.
     pub fn reading(self) -> Reading {
-        let state = match self.screen {
-            Screen::Ready => ActivityState::Idle,
-            Screen::Busy => ActivityState::Active,
-            Screen::Dialog | Screen::Unrecognized => ActivityState::Unknown,
-        };
-        Reading {
-            state,
-            composer: self.composer,
-            reason: self.why.into(),
-        }
+        self.screen.reading(self.composer, self.why)
     }
 }
 
@@ -193,34 +172,11 @@ fn composer(snapshot: &Snapshot, first: usize, bottom: usize) -> Composer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pty::wire::{Cursor, Run, Size};
+    use crate::adapter::screen::testing::{self, run};
+    use crate::pty::wire::Run;
 
     fn snapshot(rows: &[&str], runs: Vec<Run>) -> Snapshot {
-        Snapshot {
-            revision: 1,
-            size: Size {
-                cols: 10,
-                rows: rows.len() as u16,
-            },
-            cursor: Cursor {
-                row: 0,
-                col: 0,
-                visible: false,
-            },
-            rows: rows.iter().map(|row| row.to_string()).collect(),
-            runs,
-            alternate_screen: false,
-            bracketed_paste: true,
-        }
-    }
-
-    fn run(row: u16, col: u16, text: &str) -> Run {
-        Run {
-            row,
-            col,
-            text: text.into(),
-            ..Run::default()
-        }
+        testing::snapshot(10, rows, runs, None)
     }
 
     const RULE10: &str = "──────────";

@@ -24,7 +24,7 @@ use crate::core::identity::Identity;
 use crate::pty::wire::Snapshot;
 
 use super::activity::{Heard, HookActivity, combine};
-use super::hooks::{self, Delivery, LAUNCH, LauncherReport, Memory, QUEUE};
+use super::hooks::{self, Delivery, LAUNCH, LauncherReport, Memory, QUEUE, strings};
 use super::screen::{self, View};
 use super::trust::{HOOKS, PROVIDER};
 
@@ -157,18 +157,6 @@ impl Codex {
         }
         Some(self.launcher_at.map_or(Duration::ZERO, |at| at.elapsed()))
     }
-}
-
-fn strings(value: &Value) -> Vec<String> {
-    value
-        .as_array()
-        .map(|list| {
-            list.iter()
-                .filter_map(Value::as_str)
-                .map(String::from)
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 impl Provider for Codex {
@@ -420,18 +408,15 @@ pub fn parse_idle_path(word: &str) -> Result<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::adapter::screen::testing::{self, run};
     use crate::adapter::{HookAction, hook_wire::HOOK_WIRE_VERSION};
     use crate::core::message::MessageName;
     use crate::core::protocol::{ActivityState, ClaimWants};
-    use crate::pty::wire::{Cursor, Run, Size};
+    use crate::pty::wire::Run;
     use serde_json::json;
-    use std::path::PathBuf;
 
     fn agent() -> AgentContext {
-        AgentContext {
-            agent: "worker".into(),
-            inbox: PathBuf::from("/srv/inbox/worker"),
-        }
+        crate::adapter::example_agent()
     }
 
     fn call(event: &str, payload: Value, incarnation: &str) -> HookCall {
@@ -452,38 +437,23 @@ mod tests {
 
     /// A ready screen with an empty composer, with or without a reply above.
     fn ready(history: bool) -> Snapshot {
-        let mut rows = vec![String::new(); 6];
-        let mut runs = vec![Run {
-            row: 4,
-            col: 0,
-            text: "\u{203a}".into(),
+        let prompt = Run {
             bold: true,
-            ..Run::default()
-        }];
-        rows[4] = "\u{203a}".into();
-        if history {
-            rows[1] = "\u{2022} done.".into();
-            runs.push(Run {
-                row: 1,
-                col: 0,
-                text: "\u{2022} ".into(),
-                dim: true,
-                ..Run::default()
-            });
-        }
-        Snapshot {
-            revision: 7,
-            size: Size { cols: 40, rows: 6 },
-            cursor: Cursor {
-                row: 4,
-                col: 2,
-                visible: true,
-            },
-            rows,
-            runs,
-            alternate_screen: true,
-            bracketed_paste: true,
-        }
+            ..run(4, 0, "\u{203a}")
+        };
+        let reply = Run {
+            dim: true,
+            ..run(1, 0, "\u{2022} ")
+        };
+        let (rows, runs) = if history {
+            (
+                ["", "\u{2022} done.", "", "", "\u{203a}", ""],
+                vec![prompt, reply],
+            )
+        } else {
+            (["", "", "", "", "\u{203a}", ""], vec![prompt])
+        };
+        testing::snapshot(40, &rows, runs, Some((4, 2)))
     }
 
     fn evidence(codex: &Codex, snapshot: &Snapshot) -> ActivityState {

@@ -79,16 +79,7 @@ pub struct Memory {
 }
 
 /// What one hook call means.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Planned {
-    /// What the hook says the harness is doing, if it says.
-    pub activity: Option<HookActivity>,
-    pub plan: HookPlan,
-}
-
-fn planned(activity: Option<HookActivity>, plan: HookPlan) -> Planned {
-    Planned { activity, plan }
-}
+pub type Planned = crate::adapter::Planned<HookActivity>;
 
 /// The claim a hook that injects makes: the owed files if any, else the
 /// oldest pending (or, with `scope` unread, unread) ones that fit.
@@ -118,17 +109,6 @@ pub struct LauncherReport {
 
 impl LauncherReport {
     pub fn from_payload(payload: &Value) -> LauncherReport {
-        let strings = |value: &Value| -> Vec<String> {
-            value
-                .as_array()
-                .map(|list| {
-                    list.iter()
-                        .filter_map(Value::as_str)
-                        .map(String::from)
-                        .collect()
-                })
-                .unwrap_or_default()
-        };
         LauncherReport {
             thread: payload["threadId"].as_str().map(String::from),
             status: payload["status"].as_str().unwrap_or("unknown").to_string(),
@@ -143,6 +123,19 @@ impl LauncherReport {
     pub fn may_deliver(&self) -> bool {
         self.thread.is_some() && self.status == "idle" && self.queued.is_empty()
     }
+}
+
+/// The strings of a JSON list (anything else: none).
+pub fn strings(value: &Value) -> Vec<String> {
+    value
+        .as_array()
+        .map(|list| {
+            list.iter()
+                .filter_map(Value::as_str)
+                .map(String::from)
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// The plan for one hook call. A hook that says a turn runs also ends the
@@ -175,7 +168,7 @@ fn plan_for(event: &str, payload: &Value, agent: &AgentContext, memory: &Memory)
             {
                 plan.facts.push(Lifecycle::Clear);
             }
-            planned(Some(HookActivity::Active), plan)
+            Planned::new(Some(HookActivity::Active), plan)
         }
         "UserPromptSubmit" => {
             let mut plan = HookPlan::act(pending());
@@ -188,16 +181,18 @@ fn plan_for(event: &str, payload: &Value, agent: &AgentContext, memory: &Memory)
                     .collect();
                 plan.received.extend(names_in_notice(agent, prompt));
             }
-            planned(Some(HookActivity::Active), plan)
+            Planned::new(Some(HookActivity::Active), plan)
         }
-        "PreModelRequest" => planned(Some(HookActivity::Active), HookPlan::nothing()),
-        "PreToolUse" => planned(Some(HookActivity::Child), HookPlan::nothing()),
-        "PermissionRequest" => planned(Some(HookActivity::AwaitingApproval), HookPlan::nothing()),
-        "PostToolUse" => planned(Some(HookActivity::Active), HookPlan::act(pending())),
+        "PreModelRequest" => Planned::new(Some(HookActivity::Active), HookPlan::nothing()),
+        "PreToolUse" => Planned::new(Some(HookActivity::Child), HookPlan::nothing()),
+        "PermissionRequest" => {
+            Planned::new(Some(HookActivity::AwaitingApproval), HookPlan::nothing())
+        }
+        "PostToolUse" => Planned::new(Some(HookActivity::Active), HookPlan::act(pending())),
         "PreCompact" => {
             let mut plan = HookPlan::nothing();
             plan.facts.push(Lifecycle::Compaction);
-            planned(Some(HookActivity::Active), plan)
+            Planned::new(Some(HookActivity::Active), plan)
         }
         "PostCompact" => {
             let activity = if payload["trigger"] == "manual" {
@@ -205,18 +200,18 @@ fn plan_for(event: &str, payload: &Value, agent: &AgentContext, memory: &Memory)
             } else {
                 HookActivity::Active
             };
-            planned(Some(activity), HookPlan::nothing())
+            Planned::new(Some(activity), HookPlan::nothing())
         }
         "Stop" => {
             // A continuation's own Stop never blocks again: no loop.
             if payload["stop_hook_active"] == true {
-                planned(Some(HookActivity::Idle), HookPlan::nothing())
+                Planned::new(Some(HookActivity::Idle), HookPlan::nothing())
             } else {
-                planned(Some(HookActivity::Stopping), HookPlan::act(pending()))
+                Planned::new(Some(HookActivity::Stopping), HookPlan::act(pending()))
             }
         }
-        "Interrupt" => planned(Some(HookActivity::Idle), HookPlan::nothing()),
-        "SessionEnd" => planned(Some(HookActivity::Ended), HookPlan::nothing()),
+        "Interrupt" => Planned::new(Some(HookActivity::Idle), HookPlan::nothing()),
+        "SessionEnd" => Planned::new(Some(HookActivity::Ended), HookPlan::nothing()),
         QUEUE => {
             let report = LauncherReport::from_payload(payload);
             let mut plan = if report.may_deliver() {
@@ -237,9 +232,9 @@ fn plan_for(event: &str, payload: &Value, agent: &AgentContext, memory: &Memory)
             }
             // The launcher's status is not ordered against the hooks: the
             // adapter uses it only while no hook has spoken.
-            planned(None, plan)
+            Planned::new(None, plan)
         }
-        _ => planned(None, HookPlan::nothing()),
+        _ => Planned::new(None, HookPlan::nothing()),
     }
 }
 

@@ -39,8 +39,9 @@
 //! Anything else is unrecognized: `unknown`, never idle and never empty.
 
 use crate::adapter::Reading;
-use crate::adapter::cells::{is_styled, run_at};
-use crate::core::protocol::{ActivityState, Composer};
+pub use crate::adapter::screen::Screen;
+use crate::adapter::screen::{is_styled, run_at};
+use crate::core::protocol::Composer;
 use crate::pty::wire::Snapshot;
 
 /// The composer's prompt glyph (also the selection mark of every list).
@@ -57,20 +58,6 @@ const DIALOG_FOOTERS: [&str; 4] = [
 /// Text that shows a turn running.
 const BUSY_MARKS: [&str; 2] = ["esc to interrupt", "tab to queue message"];
 
-/// What the screen shows, before any hook is taken into account.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Screen {
-    /// The composer waits; whether a turn is streaming the screen cannot
-    /// tell.
-    Ready,
-    /// A turn runs (the composer still takes text).
-    Busy,
-    /// A selection list or dialog is open: every key goes to it.
-    Dialog,
-    /// Not a layout this grammar knows.
-    Unrecognized,
-}
-
 /// One snapshot's reading.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct View {
@@ -86,16 +73,7 @@ impl View {
     /// The protocol reading of the screen alone. Ready reads as idle here;
     /// `activity::combine` decides with the hooks whether it is.
     pub fn reading(self) -> Reading {
-        let state = match self.screen {
-            Screen::Ready => ActivityState::Idle,
-            Screen::Busy => ActivityState::Active,
-            Screen::Dialog | Screen::Unrecognized => ActivityState::Unknown,
-        };
-        Reading {
-            state,
-            composer: self.composer,
-            reason: self.why.into(),
-        }
+        self.screen.reading(self.composer, self.why)
     }
 }
 
@@ -248,34 +226,11 @@ fn last_block_is_a_prompt(snapshot: &Snapshot, composer: usize) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pty::wire::{Cursor, Run, Size};
+    use crate::adapter::screen::testing::{self, run};
+    use crate::pty::wire::Run;
 
     fn snapshot(rows: &[&str], runs: Vec<Run>, cursor: (u16, u16)) -> Snapshot {
-        Snapshot {
-            revision: 1,
-            size: Size {
-                cols: 40,
-                rows: rows.len() as u16,
-            },
-            cursor: Cursor {
-                row: cursor.0,
-                col: cursor.1,
-                visible: true,
-            },
-            rows: rows.iter().map(|row| row.to_string()).collect(),
-            runs,
-            alternate_screen: false,
-            bracketed_paste: true,
-        }
-    }
-
-    fn run(row: u16, col: u16, text: &str) -> Run {
-        Run {
-            row,
-            col,
-            text: text.into(),
-            ..Run::default()
-        }
+        testing::snapshot(40, rows, runs, Some(cursor))
     }
 
     fn prompt(row: u16) -> Run {
