@@ -23,7 +23,7 @@ use ding::providers::codex::screen::{Screen, read};
 use ding::pty::wire::Snapshot;
 use serde_json::Value;
 use support::real_pane::*;
-use support::sidecar_agent::Agent;
+use support::sidecar_agent::{Agent, adapter_says};
 
 /// The key is a secret by its name: it reaches the harness from the
 /// environment of `ding up`, never from the declaration.
@@ -123,14 +123,13 @@ impl Drop for Careful {
 #[test]
 fn an_idle_session_gets_the_message_with_one_model_call_and_no_terminal_input() {
     let codex = Careful::start("cx-idle", "native");
-    let status = codex.agent.status();
-    assert!(
-        status["engine"]["evidence"]["adapterReason"]
-            .as_str()
-            .is_some_and(|reason| reason.contains("codex hooks trusted")),
-        "the adapter says Codex trusts its hooks: {}",
-        status["engine"]["evidence"]
-    );
+    // The adapter says what Codex's own hooks/list said, once the
+    // launcher's first call has reached it.
+    codex
+        .agent
+        .wait_status("the adapter says Codex trusts its hooks", |status| {
+            adapter_says(status).starts_with("codex hooks trusted (Codex's hooks/list)")
+        });
     let name = codex.send("please look at the parser\n");
     let request = wait_carrying(&codex.model, &name);
     codex.wait_hook_owned(&name);

@@ -22,6 +22,8 @@
 //!   answer gets idle work with no terminal input;
 //! * the **context text** (`context`): the bounded, sanitized words a hook
 //!   puts into the model's next context, naming exact files;
+//! * the **screen** pieces (`screen`): the kinds of screen a grammar tells
+//!   apart and their reading, and which styled run covers a cell;
 //! * one mio loop (`kit`) with no busy polling: with nothing wanted and no
 //!   hook running it sleeps in `poll` with no timeout at all.
 //!

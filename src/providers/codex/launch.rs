@@ -345,7 +345,9 @@ fn drive(tui: &mut Child, socket: &Path, log: &mut Log) -> Option<ExitStatus> {
         let actions = match event {
             Ok(Event::TuiExited(status)) => break status.ok(),
             Ok(Event::Rpc(text)) => {
-                log.line(&format!("<- {}", abbreviated(&text)));
+                if worth_logging(&text) {
+                    log.line(&format!("<- {}", abbreviated(&text)));
+                }
                 native
                     .as_mut()
                     .map(|native| native.on_message(&text, now))
@@ -451,6 +453,17 @@ fn tell_adapter(hook_socket: &Option<PathBuf>, payload: Value, log: &mut Log) {
     }
 }
 
+/// Replies and the notifications the native path acts on; not the stream
+/// of a turn's items and deltas.
+fn worth_logging(text: &str) -> bool {
+    const ACTED_ON: [&str; 3] = [
+        "\"thread/started\"",
+        "\"thread/status/changed\"",
+        "\"thread/queue/changed\"",
+    ];
+    !text.starts_with("{\"method\"") || ACTED_ON.iter().any(|method| text.contains(method))
+}
+
 fn abbreviated(text: &str) -> String {
     const MAX: usize = 600;
     if text.len() <= MAX {
@@ -463,21 +476,42 @@ fn abbreviated(text: &str) -> String {
     format!("{}... ({} bytes)", &text[..end], text.len())
 }
 
-/// The launcher's own log (never the terminal).
-struct Log(Option<File>);
+/// The most the launcher writes into its log in one launch: a long session
+/// must not fill the runtime directory.
+const LOG_BUDGET: usize = 4 * 1024 * 1024;
+
+/// The launcher's own log (never the terminal), bounded by [`LOG_BUDGET`].
+struct Log {
+    file: Option<File>,
+    left: usize,
+}
 
 impl Log {
     fn open(path: &Path) -> Log {
-        Log(OpenOptions::new().create(true).append(true).open(path).ok())
+        Log {
+            file: OpenOptions::new().create(true).append(true).open(path).ok(),
+            left: LOG_BUDGET,
+        }
     }
 
     fn line(&mut self, text: &str) {
-        if let Some(file) = self.0.as_mut() {
-            let at = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap_or_default();
-            let _ = writeln!(file, "{}.{:03} {text}", at.as_secs(), at.subsec_millis());
+        let Some(file) = self.file.as_mut() else {
+            return;
+        };
+        let at = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
+        let line = format!("{}.{:03} {text}\n", at.as_secs(), at.subsec_millis());
+        if line.len() > self.left {
+            let _ = writeln!(
+                file,
+                "log budget of {LOG_BUDGET} bytes spent: no more lines"
+            );
+            self.file = None;
+            return;
         }
+        self.left -= line.len();
+        let _ = file.write_all(line.as_bytes());
     }
 }
 
@@ -507,6 +541,26 @@ mod tests {
         );
         assert!(parse(words("--idle-path")).is_err());
         assert!(parse(Vec::new()).is_err());
+    }
+
+    #[test]
+    fn the_log_keeps_replies_and_the_notifications_acted_on_and_stays_bounded() {
+        assert!(worth_logging(r#"{"id":3,"result":{}}"#));
+        assert!(worth_logging(
+            r#"{"method":"thread/status/changed","params":{"threadId":"t"}}"#
+        ));
+        assert!(!worth_logging(
+            r#"{"method":"item/agentMessage/delta","params":{"delta":"x"}}"#
+        ));
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("log");
+        let mut log = Log::open(&path);
+        let line = "x".repeat(1024 * 1024);
+        for _ in 0..8 {
+            log.line(&line);
+        }
+        let size = std::fs::metadata(&path).expect("log").len() as usize;
+        assert!(size <= LOG_BUDGET + 100, "{size}");
     }
 
     #[test]
