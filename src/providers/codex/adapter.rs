@@ -260,7 +260,7 @@ impl Provider for Codex {
         };
         let mut remark = match &self.installed {
             Installed::NotReported => format!(
-                "codex hooks: no launcher has reported; is the harness command `$ST_HOOKS/codex-ding-adapter launch -- codex`? (run `ding compile-agent codex` again); hooks {firing}"
+                "codex hooks: no launcher has reported; is the harness command `$ST_HOOKS/codex-ding-adapter launch -- codex`? (run `ding compile-agent codex` again); hooks: {firing}"
             ),
             Installed::Declared { missing } if missing.is_empty() => {
                 format!(
