@@ -4,17 +4,28 @@
 //! it again changes nothing; settings that are not JSON are refused and left
 //! alone; a secret is refused.
 
-mod support;
-
 use std::fs;
-use std::path::Path;
-use std::process::Output;
+use std::process::{Command, Output, Stdio};
 
 use serde_json::{Value, json};
-use support::sidecar_agent::{compile_agent, ding_in};
 
-fn compile(dir: &Path, extra: &[&str]) -> Output {
-    compile_agent(dir, "claude", extra)
+const DING: &str = env!("CARGO_BIN_EXE_ding");
+
+fn compile(dir: &std::path::Path, extra: &[&str]) -> Output {
+    Command::new(DING)
+        .args([
+            "compile-agent",
+            "claude",
+            "--name",
+            "worker",
+            "--cwd",
+            "project",
+        ])
+        .args(extra)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run ding")
 }
 
 /// Writes `worker.kdl` declaring the same harness argv every time.
@@ -89,7 +100,11 @@ fn the_hooks_are_merged_beside_the_users_and_a_second_run_changes_nothing() {
         "{declaration}"
     );
     assert!(declaration.contains(r#"command "/opt/claude" "--permission-mode" "manual""#));
-    let check = ding_in(dir.path(), &["check", "worker.kdl"]);
+    let check = Command::new(DING)
+        .args(["check", "worker.kdl"])
+        .current_dir(dir.path())
+        .output()
+        .expect("check");
     assert!(check.status.success(), "{check:?}");
     // Again: nothing changes.
     let before = fs::read(dir.path().join("project/.claude/settings.local.json")).expect("read");

@@ -8,9 +8,9 @@ mod support;
 
 use std::fs;
 use std::path::Path;
-use std::process::Output;
+use std::process::{Command, Output};
 
-use support::sidecar_agent::{compile_agent, ding_in};
+use support::sidecar_agent::{DING, compile_agent};
 
 fn compile(dir: &Path, extra: &[&str]) -> Output {
     compile_agent(dir, "codex", extra)
@@ -49,7 +49,14 @@ fn the_declaration_runs_the_launcher_checks_and_a_second_run_changes_nothing() {
             && declaration.contains(r#"delivery "turn-boundary+fresh-idle""#),
         "{declaration}"
     );
-    let check = ding_in(dir.path(), &["check", "worker.kdl"]);
+    // ST_HOOKS set, as for `ding up`: the file checks whatever machine's
+    // programs it names.
+    let check = Command::new(DING)
+        .args(["check", "worker.kdl"])
+        .current_dir(dir.path())
+        .env("ST_HOOKS", dir.path())
+        .output()
+        .expect("ding check");
     assert!(check.status.success(), "{check:?}");
     // Nothing but the declaration was written: no settings, no hooks file,
     // nothing in the project or in HOME.
