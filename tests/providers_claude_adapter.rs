@@ -9,12 +9,11 @@
 
 mod support;
 
-use std::io::Write;
-use std::process::{Command, Stdio};
-
 use serde_json::{Value, json};
 use support::real_pane::pty_writes;
-use support::sidecar_agent::{Agent, DING, SLEEPING_HARNESS, careful_decl_with_adapter, message};
+use support::sidecar_agent::{
+    Agent, SLEEPING_HARNESS, adapter_says, careful_decl_with_adapter, message,
+};
 
 /// An agent whose adapter is the installed Claude launcher, checking the
 /// settings file `project/.claude/settings.local.json`.
@@ -50,38 +49,8 @@ fn compile(agent: &Agent) {
     ]);
 }
 
-/// Runs `ding hook claude EVENT` with `payload` on stdin; returns stdout.
 fn hook(agent: &Agent, event: &str, payload: &Value) -> String {
-    let status = agent.pty().status().expect("pty status");
-    let mut child = Command::new(DING)
-        .args(["hook", "claude", event])
-        .env("DING_SESSION", &status.session)
-        .env("DING_INCARNATION", &status.incarnation)
-        .env("DING_GENERATION", &status.generation)
-        .env(
-            "DING_HOOK_SOCKET",
-            agent.paths().runtime_dir().join("hook.sock"),
-        )
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("spawn ding hook");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(payload.to_string().as_bytes())
-        .expect("payload");
-    let out = child.wait_with_output().expect("ding hook");
-    assert!(out.status.success(), "ding hook exits 0: {out:?}");
-    String::from_utf8(out.stdout).expect("utf-8")
-}
-
-fn adapter_says(status: &Value) -> String {
-    status["engine"]["evidence"]["adapterReason"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string()
+    agent.run_hook("claude", event, payload)
 }
 
 #[test]

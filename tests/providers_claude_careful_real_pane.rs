@@ -11,14 +11,11 @@
 
 mod support;
 
-use std::fs;
-
 use ding::core::protocol::Composer;
 use ding::providers::claude::screen::{Screen, read};
 use ding::pty::wire::Snapshot;
-use serde_json::Value;
 use support::real_pane::*;
-use support::sidecar_agent::{Agent, message};
+use support::sidecar_agent::Agent;
 
 /// The key is a secret by its name: it reaches the harness from the
 /// environment of `ding up`, never from the declaration.
@@ -41,50 +38,7 @@ fn compiled_claude(name: &str, idle_path: &str) -> (Agent, ModelServer) {
     let agent = Agent::new(name, "");
     let model = ModelServer::start("anthropic", &agent.path("model"));
     let launch = prepare_harness(&agent, "claude", &binary, &model);
-    let hooks = agent.path("hooks");
-    agent.ding_ok(&["hooks", "install", hooks.to_str().expect("utf-8")]);
-    let mut args = vec![
-        "compile-agent".to_string(),
-        "claude".into(),
-        "--name".into(),
-        name.into(),
-        "--cwd".into(),
-        launch["cwd"].as_str().expect("cwd").into(),
-        "--out".into(),
-        "agent.kdl".into(),
-        "--idle-path".into(),
-        idle_path.into(),
-    ];
-    for (key, value) in launch["env"].as_object().expect("env") {
-        if key != API_KEY.0 {
-            args.extend([
-                "--env".into(),
-                format!("{key}={}", value.as_str().expect("value")),
-            ]);
-        }
-    }
-    args.push("--".into());
-    args.extend(
-        launch["argv"]
-            .as_array()
-            .expect("argv")
-            .iter()
-            .map(|arg| arg.as_str().expect("arg").to_string()),
-    );
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    agent.ding_ok(&args);
-    let declaration = fs::read_to_string(agent.declaration()).expect("declaration");
-    assert!(
-        !declaration.contains(API_KEY.1),
-        "no secret in the declaration"
-    );
-    assert!(
-        declaration.contains("\"$ST_HOOKS/claude-ding-adapter\""),
-        "{declaration}"
-    );
-    let env = format!("{}={}", API_KEY.0, API_KEY.1);
-    let up = agent.ding_under(&["env", &env], &["up", "agent.kdl"]);
-    assert!(up.status.success(), "ding up: {up:?}");
+    compile_and_up(&agent, "claude", &launch, idle_path, API_KEY);
     wait_screen(&agent, "the idle, empty composer", idle_and_empty);
     agent.wait_status("the adapter up", |status| {
         status["engine"]["adapter"]["state"] == "up"
@@ -98,51 +52,8 @@ fn compiled_claude(name: &str, idle_path: &str) -> (Agent, ModelServer) {
     (agent, model)
 }
 
-/// Sends one message with `ding send`; returns its filename.
 fn send(agent: &Agent, body: &str) -> String {
-    fs::write(agent.path("task.md"), body).expect("message");
-    agent
-        .ding_ok(&["send", &agent.name, "task.md", "--decl", "agent.kdl"])
-        .trim()
-        .to_string()
-}
-
-fn wait_hook_owned(agent: &Agent, name: &str) -> Value {
-    agent.wait_status_every(
-        std::time::Duration::from_millis(50),
-        PATIENCE,
-        &format!("{name} hook-owned"),
-        |status| message(status, name).is_some_and(|m| m["state"] == "hook-owned"),
-    )
-}
-
-/// The end of every scenario: exactly `calls` model calls and `typed`
-/// bytes typed by DING, then the counts printed for the record.
-fn settled(what: &str, agent: &Agent, model: &ModelServer, calls: usize, typed: u64) {
-    let requests = model.requests();
-    assert_eq!(
-        model_calls(&requests),
-        calls,
-        "{what}\n{}",
-        summary(&requests)
-    );
-    assert_eq!(
-        pty_writes(agent).delivery_bytes,
-        typed,
-        "{what}: bytes DING typed"
-    );
-    report(what, agent, model);
-}
-
-fn report(what: &str, agent: &Agent, model: &ModelServer) {
-    let writes = pty_writes(agent);
-    eprintln!(
-        "{what}: model calls {}, DING deliveries {} ({} bytes), interventions {} bytes",
-        model_calls(&model.requests()),
-        writes.deliveries,
-        writes.delivery_bytes,
-        writes.intervention_bytes
-    );
+    send_message(agent, body)
 }
 
 #[test]
@@ -182,37 +93,18 @@ fn an_idle_session_gets_the_message_with_one_model_call_and_no_terminal_input() 
 #[test]
 fn a_human_draft_survives_untouched_and_reaches_the_model_exactly_as_typed() {
     let (agent, model) = careful_claude("cl-draft");
-    let draft = "please refactor the parser";
-    type_keystrokes(&agent, draft);
-    let name = send(&agent, "a review request\n");
-    wait_carrying(&model, &name);
-    wait_hook_owned(&agent, &name);
-    // The woken turn ran beside the draft: the composer still holds it,
-    // exactly, and DING typed nothing.
-    let shown = wait_screen(&agent, "the reply beside the draft", |snapshot| {
-        shows(snapshot, "mock reply to turn 1.") && read(snapshot).screen == Screen::Ready
-    });
-    let composer = read(&shown);
-    assert_eq!(
-        composer.composer,
-        Composer::Nonempty,
-        "{}",
-        shown.rows.join("\n")
+    // The woken turn runs beside the draft: the composer still holds it,
+    // exactly, and DING types nothing.
+    a_delivery_beside_a_draft(
+        &agent,
+        &model,
+        "please refactor the parser",
+        "\u{276f}\u{a0}",
+        |snapshot| {
+            shows(snapshot, "mock reply to turn 1.") && read(snapshot).screen == Screen::Ready
+        },
+        |snapshot| read(snapshot).composer == Composer::Nonempty,
     );
-    assert!(
-        shown
-            .rows
-            .iter()
-            .any(|row| row.trim_end() == format!("❯\u{a0}{draft}")),
-        "the draft is intact:\n{}",
-        shown.rows.join("\n")
-    );
-    assert_eq!(pty_writes(&agent).delivery_bytes, 0);
-    press_enter(&agent);
-    let submitted = model.wait_request("the draft submitted", |request| {
-        request["prompt"].as_str() == Some(draft)
-    });
-    assert_eq!(submitted["turn"], 2, "{}", summary(&model.requests()));
     // The wake's call and the human's own prompt.
     settled("draft", &agent, &model, 2, 0);
 }
@@ -374,10 +266,7 @@ fn clear_and_compact_bring_the_unread_backlog_into_the_new_context() {
 #[test]
 fn a_burst_of_five_at_idle_is_one_wake_and_one_model_call() {
     let (agent, model) = careful_claude("cl-burst");
-    let mut names = Vec::new();
-    for n in 0..5 {
-        names.push(send(&agent, &format!("part {n}\n")));
-    }
+    let names = send_burst(&agent, 5);
     let request = model.wait_request("a call carrying the last of the five", |request| {
         carries(request, &names[4])
     });

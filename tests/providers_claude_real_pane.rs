@@ -48,23 +48,13 @@ fn the_aggressive_default_delivers_a_burst_of_five_in_several_notices() {
     let model = ModelServer::start("anthropic", &agent.path("model"));
     prepare_harness(&agent, "claude", &binary, &model);
     up_until_empty_composer(&agent, &model, empty_composer);
-    let mut names = Vec::new();
-    for n in 0..5 {
-        std::fs::write(agent.path("task.md"), format!("part {n}\n")).expect("message");
-        let sent = agent.ding_ok(&["send", &agent.name, "task.md", "--decl", "agent.kdl"]);
-        names.push(sent.trim().to_string());
-    }
+    let names = send_burst(&agent, 5);
     for name in &names {
         model.wait_request(&format!("a call carrying {name}"), |request| {
             carries(request, name)
         });
     }
+    report("aggressive burst of five", &agent, &model);
     let writes = pty_writes(&agent);
-    eprintln!(
-        "aggressive burst of five: model calls {}, DING deliveries {} ({} bytes)",
-        model_calls(&model.requests()),
-        writes.deliveries,
-        writes.delivery_bytes
-    );
     assert!(writes.deliveries >= 1);
 }

@@ -6,60 +6,26 @@
 mod support;
 
 use ding::core::protocol::{ActivityState, Composer};
-use ding::providers::claude::screen::{Screen, read};
+use ding::providers::claude::screen::read;
 use ding::pty::wire::Snapshot;
 use serde_json::Value;
+use support::provider_fixtures::check_every_capture;
 
 fn captures() -> Vec<(String, Value)> {
-    support::fixture_files::json_files("fixtures/providers/claude/screens")
-        .into_iter()
-        .map(|(name, text)| {
-            let capture = serde_json::from_str(&text).expect("capture is JSON");
-            (name, capture)
-        })
-        .collect()
-}
-
-fn screen_word(screen: Screen) -> &'static str {
-    match screen {
-        Screen::Ready => "ready",
-        Screen::Busy => "busy",
-        Screen::Dialog => "dialog",
-        Screen::Unrecognized => "unrecognized",
-    }
-}
-
-fn composer_word(composer: Composer) -> &'static str {
-    match composer {
-        Composer::Empty => "empty",
-        Composer::Nonempty => "nonempty",
-        Composer::Unknown => "unknown",
-    }
+    support::fixture_files::json_values("fixtures/providers/claude/screens")
 }
 
 #[test]
 fn every_capture_is_read_as_it_says() {
-    let captures = captures();
-    assert!(
-        captures.len() >= 20,
-        "the captures were found ({})",
-        captures.len()
+    check_every_capture(
+        &captures(),
+        20,
+        |snapshot| {
+            let view = read(snapshot);
+            (view.screen, view.composer, view.why)
+        },
+        |_, _| None,
     );
-    let mut wrong = Vec::new();
-    for (name, capture) in &captures {
-        let expect = &capture["_expect"];
-        assert!(expect.is_object(), "{name} says what it must be read as");
-        let snapshot: Snapshot = serde_json::from_value(capture.clone()).expect("a snapshot");
-        let view = read(&snapshot);
-        let got = (screen_word(view.screen), composer_word(view.composer));
-        if (expect["screen"].as_str(), expect["composer"].as_str()) != (Some(got.0), Some(got.1)) {
-            wrong.push(format!(
-                "{name}: expected {expect}, read {got:?} ({})",
-                view.why
-            ));
-        }
-    }
-    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
 /// The one guarantee that matters most: only a capture of an idle, empty

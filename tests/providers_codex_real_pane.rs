@@ -3,19 +3,51 @@
 //! the same scenario runner as `make eval` (`ding::eval::scenario`). Each
 //! row runs the aggressive arm and asserts the baseline the evaluation
 //! issue measured by hand, then the careful arm on the same seed, which
-//! must meet the acceptance bar, or, while Codex has no adapter, say
-//! exactly that. Codex's background `codex app-server` daemon outlives the
+//! must meet the acceptance bar. Codex's background `codex app-server` daemon outlives the
 //! TUI; the runner ends it by pid with every other process of the trial,
 //! and the test checks that none is left. A printed seed replays a trial
 //! (`DING_EVAL_SEED`).
 
 mod support;
 
-use support::real_pane::{dialog_row, draft_row, exact_idle_row};
+use std::time::Duration;
+
+use ding::pty::wire::Snapshot;
+use support::real_pane::*;
+use support::sidecar_agent::Agent;
+
+/// Codex 0.169.0 empty composer: the prompt `› ` followed by a dim
+/// placeholder and nothing else on the row (an approval dialog's selected
+/// row also starts with `› `, but bold and inverse, never dim).
+fn empty_composer(snapshot: &Snapshot) -> bool {
+    snapshot.rows.iter().enumerate().any(|(row, text)| {
+        let Some(placeholder) = text.strip_prefix("› ") else {
+            return false;
+        };
+        !placeholder.is_empty()
+            && snapshot.runs.iter().any(|run| {
+                usize::from(run.row) == row && run.col == 2 && run.dim && run.text == placeholder
+            })
+    })
+}
 
 #[test]
 fn row_4_an_inbox_message_at_exact_idle_reaches_codex_with_one_model_call() {
     exact_idle_row("codex");
+}
+
+/// `ding down`, then every `codex app-server` under this `CODEX_HOME` that
+/// outlived the TUI (Codex's own daemon: the default policy runs Codex as a
+/// user does), ended by its pid.
+fn down_and_end_the_daemon(agent: &Agent, codex_home: &std::path::Path) {
+    agent.ding_ok(&["down", &agent.name]);
+    let outlived = end_leftovers("CODEX_HOME", codex_home, "app-server", Duration::ZERO);
+    eprintln!("codex app-server processes left after ding down, ended: {outlived:?}");
+    wait_until("no codex app-server left", Duration::from_secs(10), || {
+        processes_with("CODEX_HOME", codex_home, "app-server")
+            .is_empty()
+            .then_some(())
+    });
 }
 
 #[test]
@@ -26,4 +58,31 @@ fn row_5_the_aggressive_arm_glues_the_notice_to_a_draft_in_progress_on_codex() {
 #[test]
 fn row_6_the_aggressive_arm_answers_an_open_approval_dialog_on_codex() {
     dialog_row("codex");
+}
+
+/// The measurement the careful policy is compared with: a burst of five
+/// messages at idle under the default policy, on the same binary. Every
+/// message reaches the model; the counts (model calls of turns, notices
+/// DING typed and their bytes) are printed for the record
+/// (docs/providers/codex.md).
+#[test]
+fn a_burst_of_five_under_the_default_policy_is_measured() {
+    let binary = harness_binary("DING_HARNESS_CODEX");
+    let agent = Agent::new("codex-burst", "");
+    let model = ModelServer::start("openai", &agent.path("model"));
+    prepare_harness(&agent, "codex", &binary, &model);
+    let codex_home = agent.path("home/.codex");
+    up_until_empty_composer(&agent, &model, empty_composer);
+    let names = send_burst(&agent, 5);
+    for name in &names {
+        wait_carrying(&model, name);
+    }
+    wait_screen(&agent, "idle after the last notice", |snapshot| {
+        empty_composer(snapshot) && !shows(snapshot, "esc to interrupt")
+    });
+    report("aggressive default, burst of five", &agent, &model);
+    eprintln!("{}", summary(&model.requests()));
+    let writes = pty_writes(&agent);
+    assert!(writes.deliveries >= 1, "the default policy types notices");
+    down_and_end_the_daemon(&agent, &codex_home);
 }

@@ -26,6 +26,21 @@ pub fn adapter_command(provider: &str, args: &[String]) -> Vec<String> {
     argv
 }
 
+/// `program` as one word of a `sh -c` command line: written as is when it
+/// is plainly safe, else single-quoted. Hook commands that run `ding` are
+/// written with it.
+pub fn shell_word(program: &str) -> String {
+    let safe = !program.is_empty()
+        && program
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+:@%".contains(c));
+    if safe {
+        program.to_string()
+    } else {
+        format!("'{}'", program.replace('\'', "'\\''"))
+    }
+}
+
 /// What `ding compile-agent PROVIDER` was asked for.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CompileRequest {
@@ -150,6 +165,15 @@ mod tests {
         ] {
             assert!(!is_secret_name(plain), "{plain}");
         }
+    }
+
+    #[test]
+    fn a_program_is_quoted_for_the_shell_only_when_it_must_be() {
+        assert_eq!(shell_word("ding"), "ding");
+        assert_eq!(shell_word("/opt/bin/ding"), "/opt/bin/ding");
+        assert_eq!(shell_word("/opt/my tools/ding"), "'/opt/my tools/ding'");
+        assert_eq!(shell_word("/opt/it's/ding"), "'/opt/it'\\''s/ding'");
+        assert_eq!(shell_word(""), "''");
     }
 
     #[test]

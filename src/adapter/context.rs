@@ -157,10 +157,7 @@ mod tests {
     use std::path::PathBuf;
 
     fn agent() -> AgentContext {
-        AgentContext {
-            agent: "worker".into(),
-            inbox: PathBuf::from("/srv/inbox/worker"),
-        }
+        crate::adapter::example_agent()
     }
 
     fn names(list: &[&str]) -> Vec<MessageName> {

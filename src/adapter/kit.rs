@@ -151,13 +151,20 @@ struct Kit<P: Provider> {
 /// the adapter prints whether its setup is complete and exits.
 pub const CHECK_VARIABLE: &str = "DING_ADAPTER_CHECK";
 
+/// Beside [`CHECK_VARIABLE`]: the declared harness argv as a JSON list of
+/// strings (empty when the declaration has no `command`).
+pub const HARNESS_VARIABLE: &str = "DING_ADAPTER_CHECK_HARNESS";
+
 /// An adapter's main: with [`CHECK_VARIABLE`] set, prints
 /// [`Provider::check_setup`] (an error if the setup is incomplete) and
 /// returns; otherwise runs `provider` with `options()` until the sidecar
 /// closes stdin.
 pub fn main<P: Provider>(provider: P, options: impl FnOnce() -> Result<KitOptions>) -> Result<()> {
     if std::env::var_os(CHECK_VARIABLE).is_some_and(|value| !value.is_empty()) {
-        return match provider.check_setup() {
+        let harness: Option<Vec<String>> = std::env::var(HARNESS_VARIABLE)
+            .ok()
+            .and_then(|text| serde_json::from_str(&text).ok());
+        return match provider.check_setup(harness.as_deref()) {
             Ok(line) => {
                 println!("{line}");
                 Ok(())
@@ -345,6 +352,7 @@ impl<P: Provider> Kit<P> {
         if identity != self.identity {
             // A remark is about this terminal: say it again for a new one.
             self.remarked = None;
+            self.provider.on_identity(identity.as_ref());
         }
         self.identity = identity;
         // Claims refused for identity wait for this; ask again now.
@@ -483,6 +491,11 @@ impl<P: Provider> Kit<P> {
                 self.uplink.turn_boundary(&identity, plan.received);
             }
         }
+        for slot in plan.end_parked {
+            if let Some(parked) = self.parked.release(slot) {
+                self.end_park(parked, ParkEnded::Ended);
+            }
+        }
         // What the hook said may change the evidence: read the screen again.
         self.moved = true;
         match plan.action {
@@ -598,11 +611,15 @@ impl<P: Provider> Kit<P> {
                 PtyEvent::Moved => self.moved = true,
                 PtyEvent::Started => self.learn_identity_from_pty(),
                 PtyEvent::Status(status) if !self.has_downlink => {
-                    self.identity = Some(Identity {
+                    let identity = Some(Identity {
                         session: status.session,
                         incarnation: status.incarnation,
                         generation: status.generation,
                     });
+                    if identity != self.identity {
+                        self.provider.on_identity(identity.as_ref());
+                    }
+                    self.identity = identity;
                     self.moved = true;
                 }
                 PtyEvent::Status(_) => {}

@@ -22,6 +22,8 @@
 //!   answer gets idle work with no terminal input;
 //! * the **context text** (`context`): the bounded, sanitized words a hook
 //!   puts into the model's next context, naming exact files;
+//! * the **screen** pieces (`screen`): the kinds of screen a grammar tells
+//!   apart and their reading, and which styled run covers a cell;
 //! * one mio loop (`kit`) with no busy polling: with nothing wanted and no
 //!   hook running it sleeps in `poll` with no timeout at all.
 //!
@@ -35,6 +37,7 @@ pub mod kit;
 pub mod parked;
 pub mod pty_watch;
 pub mod relay;
+pub mod screen;
 pub mod uplink;
 
 use std::borrow::Cow;
@@ -78,6 +81,15 @@ pub struct AgentContext {
     pub agent: String,
     /// The inbox root; unread files are in its `new/`.
     pub inbox: PathBuf,
+}
+
+/// The agent the kit's and the providers' unit tests render text for.
+#[cfg(test)]
+pub(crate) fn example_agent() -> AgentContext {
+    AgentContext {
+        agent: "worker".into(),
+        inbox: PathBuf::from("/srv/inbox/worker"),
+    }
 }
 
 /// Which files a hook asks to inject (protocol v1 `claim`, spec §2.2).
@@ -132,6 +144,9 @@ pub enum ParkEnded {
     Expired,
     /// The hook process went away (the harness's own timeout, or its exit).
     Withdrawn,
+    /// A later call said the offer no longer holds ([`HookPlan::end_parked`]);
+    /// it was answered with nothing.
+    Ended,
 }
 
 /// A provider's reaction to one hook call.
@@ -144,6 +159,10 @@ pub struct HookPlan {
     /// example DING's own notice, submitted as a prompt), reported at once
     /// as a `turn-boundary` receipt.
     pub received: Vec<MessageName>,
+    /// Slots whose parked call no longer helps (the harness left the state
+    /// it was parked for, say a turn started): each is answered with
+    /// nothing before this call's action, so it can claim nothing more.
+    pub end_parked: Vec<&'static str>,
     pub action: HookAction,
 }
 
@@ -163,8 +182,23 @@ impl HookPlan {
         HookPlan {
             facts: Vec::new(),
             received: Vec::new(),
+            end_parked: Vec::new(),
             action,
         }
+    }
+}
+
+/// A provider's reading of one hook call: what it says the harness is doing
+/// (in the provider's own terms, if it says), and what to do about it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Planned<A> {
+    pub activity: Option<A>,
+    pub plan: HookPlan,
+}
+
+impl<A> Planned<A> {
+    pub fn new(activity: Option<A>, plan: HookPlan) -> Planned<A> {
+        Planned { activity, plan }
     }
 }
 
@@ -201,6 +235,11 @@ pub trait Provider {
         HookAnswer::default()
     }
 
+    /// The terminal's identity changed (a new incarnation of the harness,
+    /// or none known): what the hooks said about the old one no longer
+    /// holds. The default forgets nothing.
+    fn on_identity(&mut self, _identity: Option<&Identity>) {}
+
     /// A call parked in `slot` left it unanswered (see [`ParkEnded`]).
     fn on_park_ended(&mut self, _call: &HookCall, _slot: &'static str, _ended: ParkEnded) {}
 
@@ -214,9 +253,10 @@ pub trait Provider {
     }
 
     /// Whether the adapter's own setup is complete, said for people: what
-    /// `ding check --adapters` prints (see [`kit::main`]). `Err` means
-    /// something the adapter relies on is missing.
-    fn check_setup(&self) -> Result<String, String> {
+    /// `ding check --adapters` prints (see [`kit::main`]), given the
+    /// declared harness argv if there is one. `Err` means something the
+    /// adapter relies on is missing.
+    fn check_setup(&self, _harness: Option<&[String]>) -> Result<String, String> {
         Ok(self.remark().unwrap_or_else(|| "nothing to check".into()))
     }
 }

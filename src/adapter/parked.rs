@@ -144,6 +144,11 @@ impl<P: Copy + Eq, C> Slots<P, C> {
         self.slots.remove(slot)
     }
 
+    /// Removes the call parked in `slot`, if any; returns it.
+    pub fn release(&mut self, slot: &str) -> Option<Parked<P, C>> {
+        self.slots.remove(slot)
+    }
+
     /// The earliest time something is due.
     pub fn next_deadline(&self) -> Option<Instant> {
         self.slots
@@ -227,6 +232,24 @@ mod tests {
         assert_eq!(slots.holding_terminal(), Some("wake"));
         slots.withdraw(3);
         assert_eq!(slots.holding_terminal(), None);
+    }
+
+    #[test]
+    fn a_released_slot_gives_back_its_call_and_is_empty() {
+        let now = Instant::now();
+        let mut slots: Slots<u32, &str> = Slots::default();
+        let at = deadline(&park("queue"), None, now);
+        slots.park(1, "a", park("queue"), at, true, now);
+        slots.park(2, "b", park("other"), at, true, now);
+        let released = slots.release("queue").expect("released");
+        assert_eq!((released.peer, released.call), (1, "a"));
+        assert!(slots.release("queue").is_none());
+        assert!(slots.holds("other") && !slots.holds("queue"));
+        assert_eq!(
+            slots.take_due(now + ms(1_000)).len(),
+            1,
+            "only the other one"
+        );
     }
 
     #[test]

@@ -10,7 +10,7 @@ use std::process::{Command, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use crate::adapter::kit::CHECK_VARIABLE;
+use crate::adapter::kit::{CHECK_VARIABLE, HARNESS_VARIABLE};
 use crate::core::escape::escape;
 use crate::decl::expand_argv_from_env;
 
@@ -18,18 +18,33 @@ use crate::decl::expand_argv_from_env;
 const CHECK_DEADLINE: Duration = Duration::from_secs(10);
 
 /// Runs the adapter `argv` in check mode: whether it passed, and what it
-/// said (its first line of output, or why there is none).
-pub fn run(argv: &[String]) -> (bool, String) {
+/// said (its first line of output, or why there is none). The declared
+/// harness argv, expanded, goes along in [`HARNESS_VARIABLE`]: an adapter
+/// whose hooks come with the harness command checks them there.
+pub fn run(argv: &[String], harness: Option<&[String]>) -> (bool, String) {
     let argv = match expand_argv_from_env(argv) {
         Ok(argv) => argv,
         Err(err) => return (false, err.to_string()),
     };
+    let harness = harness
+        .map(|harness| {
+            expand_argv_from_env(harness)
+                .map(|argv| {
+                    argv.iter()
+                        .map(|arg| arg.to_string_lossy().into_owned())
+                        .collect()
+                })
+                .unwrap_or_else(|_| harness.to_vec())
+        })
+        .map(|argv: Vec<String>| serde_json::Value::from(argv).to_string())
+        .unwrap_or_default();
     let Some((program, args)) = argv.split_first() else {
         return (false, "empty adapter command".into());
     };
     let child = Command::new(program)
         .args(args)
         .env(CHECK_VARIABLE, "1")
+        .env(HARNESS_VARIABLE, harness)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

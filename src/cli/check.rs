@@ -153,7 +153,7 @@ pub fn run(parser: &mut lexopt::Parser) -> Result<ExitCode> {
             if options.adapters
                 && let Some(argv) = agent.adapter_command()
             {
-                let (ok, said) = adapter_check::run(argv);
+                let (ok, said) = adapter_check::run(argv, agent.command.as_deref());
                 let verdict = if ok {
                     "adapter"
                 } else {

@@ -84,13 +84,13 @@ pub mod fixtures {
     use super::{Dialog, Reading};
     use crate::pty::wire::Snapshot;
 
-    /// The capture `fixtures/providers/ROOM/snapshots/NAME.json` (a PTY
-    /// host `snapshot` reply, with a `_note`).
-    pub fn capture(room: &str, name: &str) -> Snapshot {
+    /// The capture `fixtures/providers/DIR/NAME.json` (a PTY host
+    /// `snapshot` reply, with a `_note`): the same captures the room's
+    /// screen grammar is tested on, read here as a person reads them.
+    pub fn capture(dir: &str, name: &str) -> Snapshot {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("fixtures/providers")
-            .join(room)
-            .join("snapshots")
+            .join(dir)
             .join(format!("{name}.json"));
         let text = std::fs::read_to_string(&path).expect("capture");
         serde_json::from_str(&text).expect("a snapshot")

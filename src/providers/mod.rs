@@ -78,7 +78,10 @@ pub const PROVIDERS: [Provider; 2] = [
         wire_format: codex::responses::wire_format,
         prepare: codex::home::prepare,
         pane: &codex::pane::PANE,
-        adapter: None,
+        adapter: Some(AdapterEntry {
+            run: codex::adapter::run,
+            compile: codex::compile::compile,
+        }),
     },
 ];
 

@@ -24,3 +24,15 @@ pub fn json_files(relative: &str) -> Vec<(String, String)> {
     files.sort();
     files
 }
+
+/// `(file name, JSON)` of every `.json` file in `relative`, sorted by name.
+pub fn json_values(relative: &str) -> Vec<(String, serde_json::Value)> {
+    json_files(relative)
+        .into_iter()
+        .map(|(name, text)| {
+            let value = serde_json::from_str(&text)
+                .unwrap_or_else(|err| panic!("{relative}/{name} is not JSON: {err}"));
+            (name, value)
+        })
+        .collect()
+}

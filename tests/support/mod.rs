@@ -3,8 +3,10 @@
 #![allow(dead_code)]
 
 pub mod core_driver;
+pub mod doc_blocks;
 pub mod fixture_files;
 pub mod flood;
+pub mod provider_fixtures;
 mod pty_host;
 pub mod real_pane;
 pub mod sidecar_agent;

@@ -25,7 +25,7 @@ use ding::eval::trial::{Outcome, TrialFacts, TrialSpec, trial_id};
 use ding::pty::wire::Snapshot;
 use serde_json::Value;
 
-use super::sidecar_agent::{Agent, DING};
+use super::sidecar_agent::{Agent, DING, message};
 
 /// How long a real harness may take for any awaited step. Generous: the
 /// machine is shared, and waiting polls, so a passing test never waits
@@ -109,10 +109,12 @@ impl ModelServer {
         i32::try_from(self.process.id()).expect("pid")
     }
 
-    /// Every request logged so far, one JSON object per line.
+    /// Every request logged so far, one JSON object per line (a last line
+    /// still being written is not one yet).
     pub fn requests(&self) -> Vec<Value> {
-        fs::read_to_string(&self.log)
-            .unwrap_or_default()
+        let text = fs::read_to_string(&self.log).unwrap_or_default();
+        let complete = text.rfind('\n').map_or("", |end| &text[..end]);
+        complete
             .lines()
             .map(|line| serde_json::from_str(line).expect("each log line is JSON"))
             .collect()
@@ -484,4 +486,185 @@ pub fn dialog_row(harness: &str) {
     assert_eq!((m.delivered, m.lost), (0, 1), "{:?}", m.messages);
     careful_meets_the_bar(harness, Row::Dialog, seed, m);
     passed(&facts);
+}
+
+/// Sets `agent` up the way a user would, for the real `harness` prepared in
+/// `launch` (what `prepare_harness` printed): `ding hooks install` into
+/// `$ST_HOOKS`, `ding compile-agent HARNESS` with the launch's argv and
+/// every variable but `secret` (idle path `idle_path`), then `ding up` with
+/// the secret in its environment only. Checks that the declaration holds
+/// no secret and names the literal `$ST_HOOKS/HARNESS-ding-adapter`.
+pub fn compile_and_up(
+    agent: &Agent,
+    harness: &str,
+    launch: &Value,
+    idle_path: &str,
+    secret: (&str, &str),
+) {
+    let hooks = agent.path("hooks");
+    agent.ding_ok(&["hooks", "install", hooks.to_str().expect("utf-8")]);
+    let mut args = vec![
+        "compile-agent".to_string(),
+        harness.into(),
+        "--name".into(),
+        agent.name.clone(),
+        "--cwd".into(),
+        launch["cwd"].as_str().expect("cwd").into(),
+        "--out".into(),
+        "agent.kdl".into(),
+        "--idle-path".into(),
+        idle_path.into(),
+    ];
+    for (key, value) in launch["env"].as_object().expect("env") {
+        if key != secret.0 {
+            args.extend([
+                "--env".into(),
+                format!("{key}={}", value.as_str().expect("value")),
+            ]);
+        }
+    }
+    args.push("--".into());
+    args.extend(
+        launch["argv"]
+            .as_array()
+            .expect("argv")
+            .iter()
+            .map(|arg| arg.as_str().expect("arg").to_string()),
+    );
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    agent.ding_ok(&args);
+    let declaration = fs::read_to_string(agent.declaration()).expect("declaration");
+    assert!(
+        !declaration.contains(secret.1),
+        "no secret in the declaration"
+    );
+    assert!(
+        declaration.contains(&format!("\"$ST_HOOKS/{harness}-ding-adapter\"")),
+        "{declaration}"
+    );
+    let env = format!("{}={}", secret.0, secret.1);
+    let up = agent.ding_under(&["env", &env], &["up", "agent.kdl"]);
+    assert!(up.status.success(), "ding up: {up:?}");
+}
+
+/// Sends one message with `ding send`; returns its filename.
+pub fn send_message(agent: &Agent, body: &str) -> String {
+    fs::write(agent.path("task.md"), body).expect("message");
+    agent
+        .ding_ok(&["send", &agent.name, "task.md", "--decl", "agent.kdl"])
+        .trim()
+        .to_string()
+}
+
+/// Sends `count` messages as fast as `ding send` goes; their filenames.
+pub fn send_burst(agent: &Agent, count: usize) -> Vec<String> {
+    (0..count)
+        .map(|n| send_message(agent, &format!("part {n}\n")))
+        .collect()
+}
+
+/// Waits until the message `name` is hook-owned (in a context).
+pub fn wait_hook_owned(agent: &Agent, name: &str) -> Value {
+    agent.wait_status_every(
+        Duration::from_millis(50),
+        PATIENCE,
+        &format!("{name} hook-owned"),
+        |status| message(status, name).is_some_and(|m| m["state"] == "hook-owned"),
+    )
+}
+
+/// The end of a counted scenario: exactly `calls` model calls of turns and
+/// `typed` bytes typed by DING, then the counts printed for the record
+/// (title requests apart).
+pub fn settled(what: &str, agent: &Agent, model: &ModelServer, calls: usize, typed: u64) {
+    let requests = model.requests();
+    assert_eq!(
+        model_calls(&requests),
+        calls,
+        "{what}\n{}",
+        summary(&requests)
+    );
+    let writes = pty_writes(agent);
+    assert_eq!(writes.delivery_bytes, typed, "{what}: bytes DING typed");
+    report(what, agent, model);
+}
+
+/// Prints a scenario's counts: model calls of turns (titles apart), DING's
+/// deliveries and their bytes, a person's interventions.
+pub fn report(what: &str, agent: &Agent, model: &ModelServer) {
+    let requests = model.requests();
+    let titles = requests
+        .iter()
+        .filter(|request| request["class"] == "title")
+        .count();
+    let writes = pty_writes(agent);
+    eprintln!(
+        "{what}: model calls {} (+{titles} title), DING deliveries {} ({} bytes), interventions {} bytes",
+        model_calls(&requests),
+        writes.deliveries,
+        writes.delivery_bytes,
+        writes.intervention_bytes
+    );
+}
+
+/// Live processes whose environment has `NAME=VALUE` and whose command line
+/// contains `needle`.
+pub fn processes_with(name: &str, value: &Path, needle: &str) -> Vec<i32> {
+    processes::with_variable(name, value)
+        .into_iter()
+        .filter(|found| found.command.contains(needle))
+        .map(|found| found.pid)
+        .collect()
+}
+
+/// The live processes whose environment has `NAME=VALUE` and whose command
+/// line contains `needle`, once they had up to `patience` to exit on their
+/// own; each still there is ended by its pid (SIGTERM, then SIGKILL after
+/// five seconds). Returns those it ended.
+pub fn end_leftovers(name: &str, value: &Path, needle: &str, patience: Duration) -> Vec<i32> {
+    let deadline = Instant::now() + patience;
+    let mut left = processes_with(name, value, needle);
+    while !left.is_empty() && Instant::now() < deadline {
+        thread::sleep(Duration::from_millis(50));
+        left = processes_with(name, value, needle);
+    }
+    let survivors = processes::end(&left, Duration::from_secs(5));
+    assert!(survivors.is_empty(), "alive after SIGKILL: {survivors:?}");
+    left
+}
+
+/// The human-draft scenario shared by the careful providers: the human
+/// types `draft` key by key, a message arrives and is delivered beside it
+/// with no terminal input, and the draft then survives, exactly: once
+/// `reply_shown` holds, the composer reads as not empty (`nonempty`), one
+/// row is exactly `prompt` followed by the draft, and Return submits
+/// exactly the draft as the next turn.
+pub fn a_delivery_beside_a_draft(
+    agent: &Agent,
+    model: &ModelServer,
+    draft: &str,
+    prompt: &str,
+    reply_shown: impl Fn(&Snapshot) -> bool,
+    nonempty: impl Fn(&Snapshot) -> bool,
+) {
+    type_keystrokes(agent, draft);
+    let name = send_message(agent, "a review request\n");
+    wait_carrying(model, &name);
+    wait_hook_owned(agent, &name);
+    let shown = wait_screen(agent, "the reply beside the draft", reply_shown);
+    let screen = shown.rows.join("\n");
+    assert!(nonempty(&shown), "the composer holds the draft:\n{screen}");
+    assert!(
+        shown
+            .rows
+            .iter()
+            .any(|row| row.trim_end() == format!("{prompt}{draft}")),
+        "the draft is intact:\n{screen}"
+    );
+    assert_eq!(pty_writes(agent).delivery_bytes, 0);
+    press_enter(agent);
+    let submitted = model.wait_request("the draft submitted", |request| {
+        request["prompt"].as_str() == Some(draft)
+    });
+    assert_eq!(submitted["turn"], 2, "{}", summary(&model.requests()));
 }

@@ -360,6 +360,35 @@ impl Agent {
         })
     }
 
+    /// Runs `ding hook PROVIDER EVENT` the way a harness runs it: `payload`
+    /// on stdin, the PTY host's identity and the hook socket in its
+    /// environment. Requires exit 0; returns what it printed.
+    pub fn run_hook(&self, provider: &str, event: &str, payload: &Value) -> String {
+        let status = self.pty().status().expect("pty status");
+        let mut child = Command::new(DING)
+            .args(["hook", provider, event])
+            .env("DING_SESSION", &status.session)
+            .env("DING_INCARNATION", &status.incarnation)
+            .env("DING_GENERATION", &status.generation)
+            .env(
+                "DING_HOOK_SOCKET",
+                self.paths().runtime_dir().join("hook.sock"),
+            )
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("spawn ding hook");
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(payload.to_string().as_bytes())
+            .expect("payload");
+        let out = child.wait_with_output().expect("ding hook");
+        assert!(out.status.success(), "ding hook exits 0: {out:?}");
+        String::from_utf8(out.stdout).expect("utf-8")
+    }
+
     /// Waits for the adapter to be up; returns its pid.
     pub fn wait_adapter_up(&self) -> i32 {
         let status = self.wait_status("adapter up", |status| {
@@ -624,6 +653,41 @@ pub fn journal_owned(journal: &Value, owner: &str) -> Vec<String> {
 }
 
 /// The unread message `name` in a status document.
+/// Runs `ding ARGS` in `dir`, with `HOME` there too and stdin closed, as a
+/// user at a shell would (no agent of this harness involved).
+pub fn ding_in(dir: &Path, args: &[&str]) -> Output {
+    Command::new(DING)
+        .args(args)
+        .current_dir(dir)
+        .env("HOME", dir)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run ding")
+}
+
+/// `ding compile-agent PROVIDER --name worker --cwd project EXTRA...` in
+/// `dir`, as [`ding_in`] runs it.
+pub fn compile_agent(dir: &Path, provider: &str, extra: &[&str]) -> Output {
+    let mut args = vec![
+        "compile-agent",
+        provider,
+        "--name",
+        "worker",
+        "--cwd",
+        "project",
+    ];
+    args.extend_from_slice(extra);
+    ding_in(dir, &args)
+}
+
+/// What the adapter said last (`ding status`'s `adapter says ...`).
+pub fn adapter_says(status: &Value) -> String {
+    status["engine"]["evidence"]["adapterReason"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
 pub fn message<'a>(status: &'a Value, name: &str) -> Option<&'a Value> {
     status["engine"]["messages"]
         .as_array()?

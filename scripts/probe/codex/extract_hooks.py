@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Writes fixtures/providers/codex/hooks/*.json: the exact stdin payloads the
-probe hook received (hooklog.py logs), one per event and variant."""
+probe hook received (hooklog.py logs), one per event and variant. A fixture
+that already says what the adapter must make of it (tests/providers_codex_hooks.rs)
+keeps that: only its `payload` is replaced."""
 import json, os, sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cxprobe import BASE, REPO
@@ -47,7 +49,14 @@ FIXTURES = {
     "SessionEnd": pick("main", "SessionEnd"),
 }
 for name, payload in FIXTURES.items():
-    with open(os.path.join(OUT, name + ".json"), "w") as f:
-        json.dump(payload, f, indent=1, ensure_ascii=False)
+    path = os.path.join(OUT, name + ".json")
+    fixture = payload
+    if os.path.exists(path):
+        existing = json.load(open(path))
+        if "payload" in existing:
+            existing["payload"] = payload
+            fixture = existing
+    with open(path, "w") as f:
+        json.dump(fixture, f, indent=1, ensure_ascii=False)
         f.write("\n")
 print(sorted(FIXTURES))

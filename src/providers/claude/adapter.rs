@@ -157,7 +157,7 @@ impl Provider for Claude {
         answer
     }
 
-    fn check_setup(&self) -> Result<String, String> {
+    fn check_setup(&self, _harness: Option<&[String]>) -> Result<String, String> {
         let remark = self.remark().unwrap_or_default();
         match self.installed {
             Installed::Complete | Installed::Unchecked => Ok(remark),

@@ -44,16 +44,7 @@ pub const WAKE_SLOT: &str = "wake";
 pub const WAKE_SETTLE: Duration = Duration::from_millis(250);
 
 /// What one hook call means.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Planned {
-    /// What the hook says the harness is doing, if it says.
-    pub activity: Option<HookActivity>,
-    pub plan: HookPlan,
-}
-
-fn planned(activity: Option<HookActivity>, plan: HookPlan) -> Planned {
-    Planned { activity, plan }
-}
+pub type Planned = crate::adapter::Planned<HookActivity>;
 
 fn claim(agent: &AgentContext, scope: ClaimScope) -> HookAction {
     HookAction::Claim(claim_for(agent, CONTEXT_CAP, scope))
@@ -71,17 +62,17 @@ pub fn plan(event: &str, payload: &Value, agent: &AgentContext) -> Planned {
             if payload["source"] == "clear" {
                 plan.facts.push(Lifecycle::Clear);
             }
-            planned(Some(HookActivity::Idle), plan)
+            Planned::new(Some(HookActivity::Idle), plan)
         }
         "UserPromptSubmit" => {
             let mut plan = HookPlan::act(pending());
             if let Some(prompt) = payload["prompt"].as_str() {
                 plan.received = names_in_notice(agent, prompt);
             }
-            planned(Some(HookActivity::Active), plan)
+            Planned::new(Some(HookActivity::Active), plan)
         }
-        "PreToolUse" => planned(Some(HookActivity::Child), HookPlan::nothing()),
-        "PostToolUse" => planned(Some(HookActivity::Active), HookPlan::act(pending())),
+        "PreToolUse" => Planned::new(Some(HookActivity::Child), HookPlan::nothing()),
+        "PostToolUse" => Planned::new(Some(HookActivity::Active), HookPlan::act(pending())),
         "Stop" => {
             // A continuation's own Stop never blocks again: no loop.
             let plan = if payload["stop_hook_active"] == true {
@@ -89,20 +80,20 @@ pub fn plan(event: &str, payload: &Value, agent: &AgentContext) -> Planned {
             } else {
                 HookPlan::act(pending())
             };
-            planned(Some(HookActivity::Idle), plan)
+            Planned::new(Some(HookActivity::Idle), plan)
         }
-        "StopFailure" => planned(Some(HookActivity::Idle), HookPlan::nothing()),
+        "StopFailure" => Planned::new(Some(HookActivity::Idle), HookPlan::nothing()),
         "Notification" => {
             let activity = (payload["notification_type"] == "permission_prompt")
                 .then_some(HookActivity::AwaitingHuman);
-            planned(activity, HookPlan::nothing())
+            Planned::new(activity, HookPlan::nothing())
         }
         "PreCompact" => {
             let mut plan = HookPlan::nothing();
             plan.facts.push(Lifecycle::Compaction);
-            planned(None, plan)
+            Planned::new(None, plan)
         }
-        WAKE => planned(
+        WAKE => Planned::new(
             None,
             HookPlan::act(HookAction::Park(Park {
                 slot: WAKE_SLOT,
@@ -112,7 +103,7 @@ pub fn plan(event: &str, payload: &Value, agent: &AgentContext) -> Planned {
                 holds_terminal: true,
             })),
         ),
-        _ => planned(None, HookPlan::nothing()),
+        _ => Planned::new(None, HookPlan::nothing()),
     }
 }
 

@@ -1,6 +1,7 @@
 //! Claude Code 2.1.328's screen as the evaluation's typist reads it, and
 //! the keys it presses there (the `eval::pane::Pane` seam). Read from the
-//! captures in `fixtures/providers/claude/snapshots/`.
+//! captures in `fixtures/providers/claude/screens/`, the ones its screen
+//! grammar is tested on.
 //!
 //! * The composer is a row that starts with `❯` right below a full-width
 //!   `─` rule, with another rule below its last line (a long text wraps
@@ -113,24 +114,33 @@ mod tests {
     use crate::eval::pane::{Reading, read};
 
     fn capture(name: &str) -> Snapshot {
-        fixtures::capture("claude", name)
+        fixtures::capture("claude/screens", name)
     }
 
     const CASES: [(&str, Reading); 14] = [
-        ("idle-empty", reads(true, true, false, None)),
-        ("idle-after-turn", reads(true, true, false, None)),
+        ("earlier-idle-empty", reads(true, true, false, None)),
+        ("earlier-idle-after-turn", reads(true, true, false, None)),
         ("eval-idle-empty", reads(true, true, false, None)),
         ("eval-idle-after-turn", reads(true, true, false, None)),
         ("eval-after-decline", reads(true, true, false, None)),
-        ("draft", reads(true, false, false, None)),
+        ("earlier-draft", reads(true, false, false, None)),
         ("eval-draft", reads(true, false, false, None)),
-        ("draft-plus-pasted-notice", reads(true, false, false, None)),
-        ("busy-tool-running", reads(true, true, true, None)),
-        ("eval-busy-command", reads(true, true, true, None)),
-        ("busy-queued-dim-placeholder", reads(true, true, true, None)),
-        ("permission-dialog", reads(false, false, false, Some(1))),
         (
-            "permission-dialog-after-paste",
+            "earlier-draft-plus-pasted-notice",
+            reads(true, false, false, None),
+        ),
+        ("earlier-busy-tool-running", reads(true, true, true, None)),
+        ("eval-busy-command", reads(true, true, true, None)),
+        (
+            "earlier-busy-queued-dim-placeholder",
+            reads(true, true, true, None),
+        ),
+        (
+            "earlier-permission-dialog",
+            reads(false, false, false, Some(1)),
+        ),
+        (
+            "earlier-permission-dialog-after-paste",
             reads(false, false, false, Some(1)),
         ),
         (

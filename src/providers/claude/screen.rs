@@ -25,8 +25,10 @@
 //! Anything else is unrecognized: `unknown`, never idle and never empty.
 
 use crate::adapter::Reading;
-use crate::core::protocol::{ActivityState, Composer};
-use crate::pty::wire::{Run, Snapshot};
+pub use crate::adapter::screen::Screen;
+use crate::adapter::screen::{is_styled, run_at};
+use crate::core::protocol::Composer;
+use crate::pty::wire::Snapshot;
 
 /// The composer's prompt glyph.
 const PROMPT: char = '\u{276f}';
@@ -34,19 +36,6 @@ const PROMPT: char = '\u{276f}';
 const RULE: char = '\u{2500}';
 /// What Claude Code draws after the prompt.
 const NBSP: char = '\u{a0}';
-
-/// What the screen shows, before any hook is taken into account.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Screen {
-    /// The composer waits for input.
-    Ready,
-    /// A turn runs (the composer still takes text, which is queued).
-    Busy,
-    /// A permission dialog or a selection menu is open.
-    Dialog,
-    /// Not a layout this grammar knows.
-    Unrecognized,
-}
 
 /// One snapshot's reading.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -59,16 +48,7 @@ pub struct View {
 impl View {
     /// The protocol reading of the screen alone.
     pub fn reading(self) -> Reading {
-        let state = match self.screen {
-            Screen::Ready => ActivityState::Idle,
-            Screen::Busy => ActivityState::Active,
-            Screen::Dialog | Screen::Unrecognized => ActivityState::Unknown,
-        };
-        Reading {
-            state,
-            composer: self.composer,
-            reason: self.why.into(),
-        }
+        self.screen.reading(self.composer, self.why)
     }
 }
 
@@ -102,7 +82,7 @@ pub fn read(snapshot: &Snapshot) -> View {
         .get(bottom + 1)
         .map(String::as_str)
         .unwrap_or("");
-    let prompt_styled = style_at(snapshot, first, 0).is_some_and(is_styled);
+    let prompt_styled = run_at(snapshot, first, 0).is_some_and(is_styled);
     if prompt_styled || footer.contains("esc to interrupt") {
         return view(Screen::Busy, composer, "a turn is running");
     }
@@ -172,7 +152,7 @@ fn composer(snapshot: &Snapshot, first: usize, bottom: usize) -> Composer {
             if c == ' ' || (c == NBSP && row == first && col == 1) {
                 continue;
             }
-            match style_at(snapshot, row, col) {
+            match run_at(snapshot, row, col) {
                 None => typed = true,
                 Some(run) if run.inverse && run.text.chars().count() == 1 => under_cursor = true,
                 Some(run) if run.dim => dim = true,
@@ -189,51 +169,14 @@ fn composer(snapshot: &Snapshot, first: usize, bottom: usize) -> Composer {
     }
 }
 
-/// The styled run that covers `(row, col)`, if any (none: default style).
-fn style_at(snapshot: &Snapshot, row: usize, col: usize) -> Option<&Run> {
-    snapshot.runs.iter().find(|run| {
-        usize::from(run.row) == row
-            && usize::from(run.col) <= col
-            && col < usize::from(run.col) + run.text.chars().count()
-    })
-}
-
-/// Whether a run changes how its cells look.
-fn is_styled(run: &Run) -> bool {
-    run.dim || run.bold || run.italic || run.inverse || run.fg.is_some() || run.bg.is_some()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pty::wire::{Cursor, Size};
+    use crate::adapter::screen::testing::{self, run};
+    use crate::pty::wire::Run;
 
     fn snapshot(rows: &[&str], runs: Vec<Run>) -> Snapshot {
-        Snapshot {
-            revision: 1,
-            size: Size {
-                cols: 10,
-                rows: rows.len() as u16,
-            },
-            cursor: Cursor {
-                row: 0,
-                col: 0,
-                visible: false,
-            },
-            rows: rows.iter().map(|row| row.to_string()).collect(),
-            runs,
-            alternate_screen: false,
-            bracketed_paste: true,
-        }
-    }
-
-    fn run(row: u16, col: u16, text: &str) -> Run {
-        Run {
-            row,
-            col,
-            text: text.into(),
-            ..Run::default()
-        }
+        testing::snapshot(10, rows, runs, None)
     }
 
     const RULE10: &str = "──────────";

@@ -23,6 +23,7 @@
 
 use serde_json::{Value, json};
 
+use crate::adapter::compile::shell_word;
 use crate::adapter::hook_config::HookEntry;
 
 /// Where `ding compile-agent claude` writes the hooks, under the project.
@@ -68,15 +69,7 @@ pub const WAKE_SUMMARY: &str = "ding: unread inbox work";
 /// The hook command for `event`, running `ding` as `program` (a shell word
 /// is written as is, anything else single-quoted).
 pub fn command(program: &str, event: &str) -> String {
-    let shell_safe = !program.is_empty()
-        && program
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "/._-+:@%".contains(c));
-    let program = if shell_safe {
-        program.to_string()
-    } else {
-        format!("'{}'", program.replace('\'', "'\\''"))
-    };
+    let program = shell_word(program);
     if event == WAKE {
         format!("{program} hook {PROVIDER} {WAKE} --timeout {WAKE_RELAY_TIMEOUT_SECS}")
     } else {

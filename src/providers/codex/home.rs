@@ -25,6 +25,8 @@ use anyhow::{Context, Result};
 
 use crate::eval::launch::{Launch, MOCK_API_KEY, Permission, Setup};
 
+use super::trust::toml_string;
+
 /// The variable `config.toml`'s `env_key` names.
 pub const API_KEY_VARIABLE: &str = "MOCK_MODEL_API_KEY";
 
@@ -80,12 +82,6 @@ fn config_toml(model_url: &str, permission: Permission, cwd: &str) -> String {
         base_url = toml_string(&base_url),
         cwd = toml_string(cwd),
     )
-}
-
-/// `text` as a TOML basic string. JSON's string escapes are a subset of
-/// TOML's, so serde_json's encoding is one.
-fn toml_string(text: &str) -> String {
-    serde_json::Value::String(text.to_string()).to_string()
 }
 
 #[cfg(test)]
@@ -144,10 +140,5 @@ mod tests {
             config.contains("sandbox_mode = \"danger-full-access\""),
             "{config}"
         );
-    }
-
-    #[test]
-    fn paths_are_escaped_as_toml_strings() {
-        assert_eq!(toml_string("/a \"b\"\\c"), r#""/a \"b\"\\c""#);
     }
 }

@@ -1,13 +1,38 @@
 //! Codex CLI 0.169.0: its model API (OpenAI Responses) for the loopback
-//! model server, and a scratch `CODEX_HOME` that starts it model-free.
+//! model server, a scratch `CODEX_HOME` that starts it model-free, and its
+//! DING provider (screen grammar, hooks and their trust, the launcher with
+//! the native idle path, adapter, agent compiler).
 //!
 //! * `responses`: the wire format (`POST /v1/responses`, SSE, title
 //!   requests told apart).
 //! * `home`: `config.toml` with the mock provider, approvals, sandbox and
 //!   project trust, and the environment.
+//! * `screen`: what one PTY snapshot shows (ready, busy, a selection list;
+//!   the composer empty or not), from real captures.
+//! * `activity`: what the hooks said, combined with the screen (the screen
+//!   alone cannot prove idle).
+//! * `hooks`: what each hook does with unread work.
+//! * `trust`: DING's hooks and their trust hashes as per-invocation `-c`
+//!   arguments.
+//! * `launch`: the harness command (`ding adapter codex launch`): Codex's
+//!   own app-server and the TUI on it, or the TUI embedded.
+//! * `native`, `rpc`, `websocket`: the native idle path, the launcher's
+//!   JSON-RPC client of the app-server over a WebSocket on a Unix socket.
+//! * `adapter`: the provider on the neutral kit (`ding adapter codex`).
+//! * `compile`: `ding compile-agent codex`.
 //! * `pane`: the screen and keys as the evaluation's typist reads and
 //!   presses them.
 
+pub mod activity;
+pub mod adapter;
+pub mod compile;
 pub mod home;
+pub mod hooks;
+pub mod launch;
+pub mod native;
 pub mod pane;
 pub mod responses;
+pub mod rpc;
+pub mod screen;
+pub mod trust;
+pub mod websocket;

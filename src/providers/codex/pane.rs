@@ -104,7 +104,7 @@ mod tests {
     use crate::eval::pane::{Reading, read};
 
     fn capture(name: &str) -> Snapshot {
-        fixtures::capture("codex", name)
+        fixtures::capture("codex/snapshots", name)
     }
 
     const CASES: [(&str, Reading); 16] = [
@@ -115,15 +115,21 @@ mod tests {
         ("eval-after-decline", reads(true, true, false, None)),
         ("draft", reads(true, false, false, None)),
         ("eval-draft", reads(true, false, false, None)),
-        ("draft-plus-pasted-notice", reads(true, false, false, None)),
+        (
+            "shared/draft-plus-pasted-notice",
+            reads(true, false, false, None),
+        ),
         ("busy-command-running", reads(true, true, true, None)),
         ("eval-busy-command", reads(true, true, true, None)),
-        ("busy-slow-model", reads(true, true, true, None)),
+        ("shared/busy-slow-model", reads(true, true, true, None)),
         ("busy-queued", reads(true, true, true, None)),
-        ("busy-draft-tab-to-queue", reads(true, false, true, None)),
+        (
+            "shared/busy-draft-tab-to-queue",
+            reads(true, false, true, None),
+        ),
         ("approval-dialog", reads(false, false, false, Some(1))),
         (
-            "approval-dialog-after-paste",
+            "shared/approval-dialog-after-paste",
             reads(false, false, false, Some(1)),
         ),
         (

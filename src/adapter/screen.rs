@@ -1,0 +1,137 @@
+//! What every provider's screen grammar shares: the kinds of screen a
+//! grammar tells apart, their protocol reading, and reading single cells of
+//! a PTY snapshot (which styled run covers a cell, whether a run changes how
+//! its cells look). The grammars themselves live with their providers.
+
+use super::Reading;
+use crate::core::protocol::{ActivityState, Composer};
+use crate::pty::wire::{Run, Snapshot};
+
+/// What a screen shows, before any hook is taken into account.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Screen {
+    /// The composer waits for input (whether a turn still streams, only
+    /// some grammars can tell).
+    Ready,
+    /// A turn runs (the composer may still take text).
+    Busy,
+    /// A dialog or selection list is open: every key goes to it.
+    Dialog,
+    /// Not a layout the grammar knows.
+    Unrecognized,
+}
+
+impl Screen {
+    /// The protocol reading of the screen alone: ready reads as idle, busy
+    /// as active, anything else as unknown (and unknown holds).
+    pub fn reading(self, composer: Composer, why: &'static str) -> Reading {
+        let state = match self {
+            Screen::Ready => ActivityState::Idle,
+            Screen::Busy => ActivityState::Active,
+            Screen::Dialog | Screen::Unrecognized => ActivityState::Unknown,
+        };
+        Reading {
+            state,
+            composer,
+            reason: why.into(),
+        }
+    }
+}
+
+/// The styled run that covers `(row, col)`, if any (none: default style).
+/// Columns count characters, as the snapshot's rows do.
+pub fn run_at(snapshot: &Snapshot, row: usize, col: usize) -> Option<&Run> {
+    snapshot.runs.iter().find(|run| {
+        usize::from(run.row) == row
+            && usize::from(run.col) <= col
+            && col < usize::from(run.col) + run.text.chars().count()
+    })
+}
+
+/// Whether a run changes how its cells look.
+pub fn is_styled(run: &Run) -> bool {
+    run.dim
+        || run.bold
+        || run.italic
+        || run.underline
+        || run.inverse
+        || run.fg.is_some()
+        || run.bg.is_some()
+}
+
+/// Small snapshots for grammar tests.
+#[cfg(test)]
+pub mod testing {
+    use crate::pty::wire::{Cursor, Run, Size, Snapshot};
+
+    /// `rows`, `cols` wide, with `runs`; the cursor at `cursor`, or hidden
+    /// at the top left.
+    pub fn snapshot(
+        cols: u16,
+        rows: &[&str],
+        runs: Vec<Run>,
+        cursor: Option<(u16, u16)>,
+    ) -> Snapshot {
+        let (row, col) = cursor.unwrap_or((0, 0));
+        Snapshot {
+            revision: 1,
+            size: Size {
+                cols,
+                rows: rows.len() as u16,
+            },
+            cursor: Cursor {
+                row,
+                col,
+                visible: cursor.is_some(),
+            },
+            rows: rows.iter().map(|row| row.to_string()).collect(),
+            runs,
+            alternate_screen: false,
+            bracketed_paste: true,
+        }
+    }
+
+    /// A run of `text` at `(row, col)` in the default style (set fields on
+    /// it for a style).
+    pub fn run(row: u16, col: u16, text: &str) -> Run {
+        Run {
+            row,
+            col,
+            text: text.into(),
+            ..Run::default()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pty::wire::{Cursor, Size};
+
+    #[test]
+    fn a_cell_is_covered_by_the_run_that_spans_it_in_characters() {
+        let snapshot = Snapshot {
+            revision: 1,
+            size: Size { cols: 10, rows: 1 },
+            cursor: Cursor {
+                row: 0,
+                col: 0,
+                visible: true,
+            },
+            rows: vec!["ab\u{e9}cd".into()],
+            runs: vec![Run {
+                row: 0,
+                col: 1,
+                text: "b\u{e9}".into(),
+                dim: true,
+                ..Run::default()
+            }],
+            alternate_screen: false,
+            bracketed_paste: true,
+        };
+        assert!(run_at(&snapshot, 0, 0).is_none());
+        assert!(run_at(&snapshot, 0, 2).is_some_and(|run| run.dim && is_styled(run)));
+        assert!(run_at(&snapshot, 0, 3).is_none());
+        assert!(!is_styled(&Run::default()));
+    }
+}

@@ -1,0 +1,566 @@
+//! `ding adapter codex`: Codex's grammar and hooks on the neutral adapter
+//! kit, and (`ding adapter codex launch ...`) the launcher that runs Codex
+//! under the PTY host (`launch.rs`).
+//!
+//! The provider is the screen reader (`screen.rs`), the hook plans
+//! (`hooks.rs`) and a little memory: what the hooks last said the harness
+//! does and when, the deliveries it gave the launcher to queue, and what
+//! the launcher reported about DING's hooks (declared, trusted). That last
+//! fact is the kit's remark: `ding status` shows it with every activity
+//! reason.
+
+use std::cell::Cell;
+use std::ffi::OsString;
+use std::time::{Duration, Instant};
+
+use anyhow::{Result, bail};
+use serde_json::Value;
+
+use crate::adapter::compile::IdlePath;
+use crate::adapter::kit::{self, KitOptions};
+use crate::adapter::{AgentContext, HookAnswer, HookCall, HookPlan, Provider, Reading};
+use crate::core::downlink::Claimed;
+use crate::core::identity::Identity;
+use crate::pty::wire::Snapshot;
+
+use super::activity::{Heard, HookActivity, combine};
+use super::hooks::{self, Delivery, LAUNCH, LauncherReport, Memory, QUEUE, strings};
+use super::screen::{self, View};
+use super::trust::{HOOKS, PROVIDER};
+
+/// What the launcher said about DING's hooks.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Installed {
+    /// No launcher has called (yet).
+    NotReported,
+    /// Embedded mode: the hooks the launcher declared (trust unverified);
+    /// the events missing.
+    Declared { missing: Vec<String> },
+    /// Native mode: Codex's own `hooks/list`; the events missing or not
+    /// trusted, with why.
+    Listed { problems: Vec<String> },
+}
+
+pub struct Codex {
+    native: bool,
+    heard: HookActivity,
+    heard_at: Instant,
+    memory: Memory,
+    /// When the launcher last reported, and whether a delivery of DING's
+    /// waited in Codex's queue then.
+    launcher_at: Option<Instant>,
+    installed: Installed,
+    /// Why the native idle path is off, if the launcher said it is.
+    native_unavailable: Option<String>,
+    /// The last screen read, for [`Provider::evidence`].
+    last_view: Cell<Option<View>>,
+    /// Whether any harness hook has called since the adapter started.
+    fired: bool,
+    incarnation: Option<String>,
+    next_delivery: u64,
+}
+
+impl Codex {
+    pub fn new(native: bool) -> Codex {
+        Codex {
+            native,
+            heard: HookActivity::Unheard,
+            heard_at: Instant::now(),
+            memory: Memory::default(),
+            launcher_at: None,
+            installed: Installed::NotReported,
+            native_unavailable: None,
+            last_view: Cell::new(None),
+            fired: false,
+            incarnation: None,
+            next_delivery: 1,
+        }
+    }
+
+    fn hear(&mut self, activity: HookActivity) {
+        self.heard = activity;
+        self.heard_at = Instant::now();
+    }
+
+    /// A new incarnation of the harness: what was heard of the old one is
+    /// void (its deliveries died with its queue).
+    fn new_terminal(&mut self, incarnation: Option<&str>) {
+        if self.incarnation.as_deref() == incarnation {
+            return;
+        }
+        self.incarnation = incarnation.map(String::from);
+        self.heard = HookActivity::Unheard;
+        self.heard_at = Instant::now();
+        self.memory = Memory::default();
+        self.launcher_at = None;
+    }
+
+    fn on_launcher(&mut self, event: &str, payload: &Value) {
+        if event == LAUNCH {
+            let declared: Vec<String> = strings(&payload["declared"]);
+            self.installed = Installed::Declared {
+                missing: HOOKS
+                    .iter()
+                    .map(|(event, _)| event.to_string())
+                    .filter(|event| !declared.contains(event))
+                    .collect(),
+            };
+            self.native_unavailable = payload["error"].as_str().map(String::from);
+            return;
+        }
+        if payload["hooks"].is_array() {
+            let listed = payload["hooks"].as_array().cloned().unwrap_or_default();
+            let problems = HOOKS
+                .iter()
+                .filter_map(|(event, _)| {
+                    let trust = listed
+                        .iter()
+                        .find(|hook| hook["event"] == *event)
+                        .and_then(|hook| hook["trust"].as_str());
+                    match trust {
+                        Some("trusted") => None,
+                        Some(other) => Some(format!("{event} ({other})")),
+                        None => Some(format!("{event} (absent)")),
+                    }
+                })
+                .collect();
+            self.installed = Installed::Listed { problems };
+            self.native_unavailable = None;
+        }
+        let report = LauncherReport::from_payload(payload);
+        self.launcher_at = Some(Instant::now());
+        if report.status == "idle" && self.heard == HookActivity::Unheard {
+            self.hear(HookActivity::Idle);
+        }
+        // Deliveries that could not be queued: their files are owed.
+        let (failed, kept): (Vec<Delivery>, Vec<Delivery>) =
+            std::mem::take(&mut self.memory.deliveries)
+                .into_iter()
+                .partition(|delivery| report.failed.contains(&delivery.id));
+        for delivery in failed {
+            self.memory.owed.extend(delivery.names);
+        }
+        self.memory.deliveries = kept;
+        if report.thread.is_some() && report.thread != self.memory.thread {
+            if self.memory.thread.is_some() {
+                self.memory.cleared = report.thread.clone();
+            }
+            self.memory.thread = report.thread;
+        }
+    }
+
+    /// Since the launcher last spoke, if one of DING's deliveries waits to
+    /// start.
+    fn delivery_waiting(&self) -> Option<Duration> {
+        if self.memory.deliveries.is_empty() {
+            return None;
+        }
+        Some(self.launcher_at.map_or(Duration::ZERO, |at| at.elapsed()))
+    }
+}
+
+impl Provider for Codex {
+    fn name(&self) -> &'static str {
+        PROVIDER
+    }
+
+    fn read_screen(&self, snapshot: &Snapshot) -> Reading {
+        let view = screen::read(snapshot);
+        self.last_view.set(Some(view));
+        view.reading()
+    }
+
+    fn evidence(&self, screen: Reading) -> Reading {
+        let Some(view) = self.last_view.take() else {
+            return screen;
+        };
+        combine(
+            view,
+            Heard {
+                activity: self.heard,
+                since: self.heard_at.elapsed(),
+                delivery_waiting: self.delivery_waiting(),
+            },
+        )
+    }
+
+    fn on_identity(&mut self, identity: Option<&Identity>) {
+        self.new_terminal(identity.map(|identity| identity.incarnation.as_str()));
+    }
+
+    fn on_hook(&mut self, call: &HookCall, agent: &AgentContext) -> HookPlan {
+        if let Some(identity) = &call.identity {
+            self.new_terminal(Some(&identity.incarnation));
+        }
+        let planned = hooks::plan(&call.event, &call.payload, agent, &self.memory);
+        if call.event == QUEUE || call.event == LAUNCH {
+            self.on_launcher(&call.event, &call.payload);
+        } else {
+            self.fired = true;
+        }
+        if call.event == "UserPromptSubmit"
+            && let Some(prompt) = call.payload["prompt"].as_str()
+        {
+            // A delivery's turn started: its receipt is in the plan.
+            self.memory
+                .deliveries
+                .retain(|delivery| delivery.text != prompt);
+        }
+        if let Some(activity) = planned.activity {
+            self.hear(activity);
+        }
+        planned.plan
+    }
+
+    fn on_claimed(
+        &mut self,
+        call: &HookCall,
+        claimed: &Claimed,
+        agent: &AgentContext,
+    ) -> HookAnswer {
+        if call.event != QUEUE && !self.memory.owed.is_empty() {
+            // That claim was for the owed files (see `hooks::injection`).
+            self.memory.owed.clear();
+        }
+        let id = format!("ding-{}-{}", std::process::id(), self.next_delivery);
+        let answer = hooks::render(&call.event, claimed, agent, &id);
+        match call.event.as_str() {
+            "Stop" if self.heard == HookActivity::Stopping => {
+                // Blocked: the turn goes on. Nothing granted: it is over.
+                self.hear(if answer.stdout.is_empty() {
+                    HookActivity::Idle
+                } else {
+                    HookActivity::Active
+                });
+            }
+            QUEUE if !answer.stdout.is_empty() => {
+                self.next_delivery += 1;
+                let text = hooks::queued_text(&answer).unwrap_or_default();
+                self.memory.deliveries.push(Delivery {
+                    id,
+                    text,
+                    names: claimed.granted.clone(),
+                });
+                self.launcher_at = Some(Instant::now());
+            }
+            _ => {}
+        }
+        answer
+    }
+
+    fn check_setup(&self, harness: Option<&[String]>) -> Result<String, String> {
+        check_harness(harness, self.native)
+    }
+
+    fn remark(&self) -> Option<String> {
+        let firing = if self.fired {
+            "firing"
+        } else {
+            "none has fired yet (SessionStart fires with the first prompt)"
+        };
+        let mut remark = match &self.installed {
+            Installed::NotReported => format!(
+                "codex hooks: no launcher has reported; is the harness command `$ST_HOOKS/codex-ding-adapter launch -- codex`? (run `ding compile-agent codex` again); hooks: {firing}"
+            ),
+            Installed::Declared { missing } if missing.is_empty() => {
+                format!(
+                    "codex hooks declared by the launcher (embedded; trust not verified); {firing}"
+                )
+            }
+            Installed::Listed { problems } if problems.is_empty() => {
+                format!("codex hooks trusted (Codex's hooks/list); {firing}")
+            }
+            Installed::Declared { missing: problems } | Installed::Listed { problems } => format!(
+                "codex hooks MISSING or untrusted: {} (run `ding compile-agent codex` again)",
+                problems.join(", ")
+            ),
+        };
+        if let Some(error) = &self.native_unavailable {
+            remark.push_str(&format!(
+                "; native idle path unavailable ({error}): idle work is typed under a fresh idle lease"
+            ));
+        }
+        Some(remark)
+    }
+}
+
+const HELP: &str = "\
+Usage: ding adapter codex [--idle-path native|terminal]
+       ding adapter codex launch [--ding PROGRAM] [--idle-path native|terminal] -- CODEX [ARGS...]
+
+Codex's DING adapter, run by the sidecar, and its launcher, run as the
+harness command under the PTY host (docs/providers/codex.md).
+
+  --idle-path PATH   `native` (the launcher queues idle work through Codex's
+                     app-server; the default) or `terminal` (it is typed
+                     under a fresh idle lease)
+  --ding PROGRAM     how Codex's hooks run ding (default: ding)
+";
+
+/// `ding adapter codex [OPTIONS]`, or `ding adapter codex launch ...`.
+pub fn run(args: Vec<OsString>) -> Result<()> {
+    use lexopt::prelude::*;
+    if args.first().is_some_and(|arg| arg == "launch") {
+        return super::launch::main(args.into_iter().skip(1).collect());
+    }
+    let mut parser = lexopt::Parser::from_args(args);
+    let mut native = true;
+    while let Some(arg) = parser.next()? {
+        match arg {
+            Long("idle-path") => native = parse_idle_path(&parser.value()?.string()?)?,
+            // How hooks spell ding matters to the launcher only; accepted
+            // here so one set of options serves both.
+            Long("ding") => {
+                parser.value()?;
+            }
+            Short('h') | Long("help") => {
+                print!("{HELP}");
+                return Ok(());
+            }
+            other => bail!("{}", other.unexpected()),
+        }
+    }
+    kit::main(Codex::new(native), KitOptions::from_env)
+}
+
+/// What `ding check --adapters` says: DING's hooks come with the harness
+/// command, so the declared command must run DING's launcher (and it, and
+/// the programs it names, must be found).
+pub fn check_harness(harness: Option<&[String]>, native: bool) -> Result<String, String> {
+    let missing = |why: String| {
+        Err(format!(
+            "codex hooks MISSING: {why} (run `ding compile-agent codex` again)"
+        ))
+    };
+    let Some(argv) = harness.filter(|argv| !argv.is_empty()) else {
+        return missing("the declaration has no harness command to declare them".into());
+    };
+    let launcher = argv.iter().position(|arg| arg == "launch").filter(|&at| {
+        let before: Vec<&str> = argv[..at].iter().map(String::as_str).collect();
+        matches!(before.as_slice(), [program] if program.ends_with("/codex-ding-adapter"))
+            || matches!(before.as_slice(), [_, "adapter", "codex"])
+    });
+    let Some(at) = launcher else {
+        return missing(format!(
+            "the harness command `{}` does not run DING's launcher (`$ST_HOOKS/codex-ding-adapter launch -- codex`)",
+            argv[0]
+        ));
+    };
+    let request = match super::launch::parse(argv[at + 1..].iter().map(OsString::from).collect()) {
+        Ok(request) => request,
+        Err(err) => return missing(format!("the launcher's arguments: {err:#}")),
+    };
+    if request.native != native {
+        return Err(format!(
+            "codex idle paths disagree: the adapter says {}, the launcher {}",
+            idle_word(native),
+            idle_word(request.native)
+        ));
+    }
+    for (what, program) in [
+        ("ding (for its hooks)", &request.ding),
+        ("codex", &request.program),
+    ] {
+        if find_program(program).is_none() {
+            return Err(format!(
+                "codex hooks cannot run: {what} `{program}` is not found"
+            ));
+        }
+    }
+    Ok(format!(
+        "codex hooks declared and trusted per invocation by the launcher ({} hooks, run as `{} hook codex EVENT`; idle path {})",
+        HOOKS.len(),
+        request.ding,
+        idle_word(native)
+    ))
+}
+
+fn idle_word(native: bool) -> &'static str {
+    if native { "native" } else { "terminal" }
+}
+
+/// Where `program` is: itself if it names a path, else the first match on
+/// `PATH`.
+fn find_program(program: &str) -> Option<std::path::PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let runnable = |path: &std::path::Path| {
+        path.metadata()
+            .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
+    };
+    if program.contains('/') {
+        let path = std::path::PathBuf::from(program);
+        return runnable(&path).then_some(path);
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(program))
+        .find(|candidate| runnable(candidate))
+}
+
+/// `--idle-path WORD`: whether the native path is on.
+pub fn parse_idle_path(word: &str) -> Result<bool> {
+    match IdlePath::parse(word) {
+        Some(path) => Ok(path == IdlePath::Native),
+        None => bail!("--idle-path wants `native` or `terminal`, got `{word}`"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::adapter::screen::testing::{self, run};
+    use crate::adapter::{HookAction, hook_wire::HOOK_WIRE_VERSION};
+    use crate::core::message::MessageName;
+    use crate::core::protocol::{ActivityState, ClaimWants};
+    use crate::pty::wire::Run;
+    use serde_json::json;
+
+    fn agent() -> AgentContext {
+        crate::adapter::example_agent()
+    }
+
+    fn call(event: &str, payload: Value, incarnation: &str) -> HookCall {
+        HookCall {
+            v: HOOK_WIRE_VERSION,
+            provider: PROVIDER.into(),
+            event: event.into(),
+            identity: Some(Identity {
+                session: "s".into(),
+                incarnation: incarnation.into(),
+                generation: "g".into(),
+            }),
+            payload,
+            payload_too_long: false,
+            timeout_ms: None,
+        }
+    }
+
+    /// A ready screen with an empty composer, with or without a reply above.
+    fn ready(history: bool) -> Snapshot {
+        let prompt = Run {
+            bold: true,
+            ..run(4, 0, "\u{203a}")
+        };
+        let reply = Run {
+            dim: true,
+            ..run(1, 0, "\u{2022} ")
+        };
+        let (rows, runs) = if history {
+            (
+                ["", "\u{2022} done.", "", "", "\u{203a}", ""],
+                vec![prompt, reply],
+            )
+        } else {
+            (["", "", "", "", "\u{203a}", ""], vec![prompt])
+        };
+        testing::snapshot(40, &rows, runs, Some((4, 2)))
+    }
+
+    fn evidence(codex: &Codex, snapshot: &Snapshot) -> ActivityState {
+        codex.evidence(codex.read_screen(snapshot)).state
+    }
+
+    fn claimed(granted: &[&str]) -> Claimed {
+        Claimed {
+            claim: 1,
+            granted: granted
+                .iter()
+                .map(|name| MessageName::new(name).expect("name"))
+                .collect(),
+            refused: Vec::new(),
+            refusal: None,
+            not_granted: 0,
+        }
+    }
+
+    #[test]
+    fn a_new_incarnation_forgets_the_turn_the_old_one_was_in() {
+        let mut codex = Codex::new(true);
+        codex.on_hook(&call("PreModelRequest", json!({}), "a"), &agent());
+        assert_eq!(evidence(&codex, &ready(true)), ActivityState::Active);
+        // The harness restarted mid-turn: its fresh screen is idle at once.
+        codex.on_identity(Some(&Identity {
+            session: "s".into(),
+            incarnation: "b".into(),
+            generation: "g".into(),
+        }));
+        assert_eq!(evidence(&codex, &ready(false)), ActivityState::Idle);
+        assert_eq!(evidence(&codex, &ready(true)), ActivityState::Unknown);
+    }
+
+    #[test]
+    fn stop_is_settled_by_its_claim_blocked_or_not() {
+        let mut codex = Codex::new(true);
+        let stop = call("Stop", json!({"stop_hook_active": false}), "a");
+        codex.on_hook(&stop, &agent());
+        assert_eq!(evidence(&codex, &ready(true)), ActivityState::Active);
+        codex.on_claimed(&stop, &claimed(&[]), &agent());
+        assert_eq!(evidence(&codex, &ready(true)), ActivityState::Idle);
+        codex.on_hook(&stop, &agent());
+        let answer = codex.on_claimed(&stop, &claimed(&["a.md"]), &agent());
+        assert!(
+            answer.stdout.contains("\"decision\":\"block\""),
+            "{answer:?}"
+        );
+        assert_eq!(
+            evidence(&codex, &ready(true)),
+            ActivityState::Active,
+            "the turn goes on"
+        );
+    }
+
+    #[test]
+    fn a_delivery_holds_the_terminal_until_its_prompt_is_the_receipt() {
+        let mut codex = Codex::new(true);
+        let report = json!({"threadId": "t", "status": "idle", "queued": [], "failed": []});
+        let queue = call(QUEUE, report, "a");
+        let plan = codex.on_hook(&queue, &agent());
+        assert!(matches!(plan.action, HookAction::Park(_)), "{plan:?}");
+        let answer = codex.on_claimed(&queue, &claimed(&["a.md"]), &agent());
+        let text = hooks::queued_text(&answer).expect("a delivery");
+        assert_eq!(evidence(&codex, &ready(true)), ActivityState::Active);
+        let prompt = call("UserPromptSubmit", json!({"prompt": text}), "a");
+        let plan = codex.on_hook(&prompt, &agent());
+        assert_eq!(plan.received, [MessageName::new("a.md").expect("name")]);
+        codex.on_hook(
+            &call("Stop", json!({"stop_hook_active": true}), "a"),
+            &agent(),
+        );
+        assert_eq!(evidence(&codex, &ready(true)), ActivityState::Idle);
+    }
+
+    #[test]
+    fn a_delivery_that_could_not_be_queued_is_claimed_again_by_the_next_hook() {
+        let mut codex = Codex::new(true);
+        let report = json!({"threadId": "t", "status": "idle", "queued": [], "failed": []});
+        let queue = call(QUEUE, report, "a");
+        codex.on_hook(&queue, &agent());
+        let answer = codex.on_claimed(&queue, &claimed(&["a.md"]), &agent());
+        let id: Value = serde_json::from_str(&answer.stdout).expect("JSON");
+        let failed =
+            json!({"threadId": "t", "status": "idle", "queued": [], "failed": [id["queue"]["id"]]});
+        codex.on_hook(&call(QUEUE, failed, "a"), &agent());
+        assert_eq!(
+            evidence(&codex, &ready(true)),
+            ActivityState::Idle,
+            "no longer held"
+        );
+        let post = call("PostToolUse", json!({}), "a");
+        let plan = codex.on_hook(&post, &agent());
+        let HookAction::Claim(request) = plan.action else {
+            panic!("a claim: {plan:?}");
+        };
+        assert_eq!(
+            request.wants,
+            ClaimWants::Named(vec![MessageName::new("a.md").expect("name")])
+        );
+        codex.on_claimed(&post, &claimed(&["a.md"]), &agent());
+        let HookAction::Claim(request) = codex.on_hook(&post, &agent()).action else {
+            panic!("a claim");
+        };
+        assert!(
+            matches!(request.wants, ClaimWants::Oldest(_)),
+            "owed once only"
+        );
+    }
+}

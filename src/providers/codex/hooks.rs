@@ -1,0 +1,269 @@
+//! What each Codex CLI 0.169.0 hook does with unread work: pure functions
+//! from the hook's event and payload (and what the adapter remembers) to a
+//! plan (claim, park, answer, facts, receipts), and from a claim's answer to
+//! what the hook prints.
+//!
+//! | event | activity | with unread work |
+//! |---|---|---|
+//! | `SessionStart` | active (it fires with the first prompt of a session, never at start) | pending work as `additionalContext`, riding that first request; `clear` first reports lifecycle `clear` (unless the launcher already did for this thread), `compact` takes the whole unread backlog (scope `unread`) |
+//! | `UserPromptSubmit` | active | pending work as `additionalContext` (the same request); a receipt for DING's own prompt: a delivery it queued (exactly its text) or its notice typed by the terminal path |
+//! | `PreModelRequest` | active | none |
+//! | `PreToolUse` | child | none |
+//! | `PermissionRequest` | awaiting approval | none: it prints nothing, ever (its output could answer the dialog) |
+//! | `PostToolUse` | active | pending work as `additionalContext` (the tool-result request: no extra call) |
+//! | `PreCompact` | active | lifecycle `compaction` |
+//! | `PostCompact` | idle after a manual `/compact`, else active | none |
+//! | `Stop` | stopping (idle once decided) | pending work that found no ride: `{"decision":"block"}`, one extra request, the price of any delivery; never when `stop_hook_active` (no loop) |
+//! | `Interrupt` | idle (Esc; a denied approval) | none |
+//! | `SessionEnd` | ending | none |
+//! | `queue` (the launcher) | | parked while the thread is idle and none of DING's deliveries waits in its queue; claims pending work and answers it as a delivery to queue (`{"queue":{"id","text"}}`) |
+//! | `launch` (the launcher, embedded) | | none: it only says which hooks it declared |
+//!
+//! A delivery the launcher could not queue leaves its files hook-owned
+//! but outside any context: they are *owed*, and the next hook that
+//! injects claims exactly them again (scope `unread`).
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::adapter::context::{claim_for, names_in_notice, unread_work};
+use crate::adapter::{AgentContext, ClaimRequest, HookAction, HookAnswer, HookPlan, Park};
+use crate::core::downlink::Claimed;
+use crate::core::message::MessageName;
+use crate::core::protocol::{ClaimScope, ClaimWants, Lifecycle};
+
+use super::activity::HookActivity;
+
+/// The most characters one injected text takes: Codex spills a longer
+/// `additionalContext` into a file (about 2,500 tokens), so stay well
+/// under it.
+pub const CONTEXT_CAP: usize = 4_000;
+
+/// The launcher's parked call, and its slot.
+pub const QUEUE: &str = "queue";
+
+/// The launcher's one call in embedded mode.
+pub const LAUNCH: &str = "launch";
+
+/// How long arrivals settle before the parked call claims them (a burst
+/// becomes one delivery and one model call).
+pub const QUEUE_SETTLE: Duration = Duration::from_millis(250);
+
+/// How long a parked launcher call is held before it is answered with
+/// nothing (the launcher then calls again).
+pub const QUEUE_HOLD: Duration = Duration::from_secs(3_600);
+
+/// One delivery the adapter gave the launcher to queue.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Delivery {
+    /// Its `clientUserMessageId` in Codex's queue.
+    pub id: String,
+    /// Exactly the text queued: `UserPromptSubmit` carries it when its
+    /// turn starts.
+    pub text: String,
+    pub names: Vec<MessageName>,
+}
+
+/// What the adapter remembers that a hook's plan depends on.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Memory {
+    /// Deliveries given to the launcher whose turn has not started.
+    pub deliveries: Vec<Delivery>,
+    /// Files claimed for a delivery that never reached Codex's queue.
+    pub owed: Vec<MessageName>,
+    /// The thread the launcher last named (a new one: `/clear`).
+    pub thread: Option<String>,
+    /// The thread for which `clear` was already reported.
+    pub cleared: Option<String>,
+}
+
+/// What one hook call means.
+pub type Planned = crate::adapter::Planned<HookActivity>;
+
+/// The claim a hook that injects makes: the owed files if any, else the
+/// oldest pending (or, with `scope` unread, unread) ones that fit.
+fn injection(agent: &AgentContext, memory: &Memory, scope: ClaimScope) -> HookAction {
+    let mut request = claim_for(agent, CONTEXT_CAP, scope);
+    if !memory.owed.is_empty() {
+        request = ClaimRequest {
+            wants: ClaimWants::Named(memory.owed.clone()),
+            scope: ClaimScope::Unread,
+            ..request
+        };
+    }
+    HookAction::Claim(request)
+}
+
+/// What the launcher says about Codex's thread in a `queue` call.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LauncherReport {
+    pub thread: Option<String>,
+    /// `idle`, `active`, ... as Codex's `thread/status/changed` says.
+    pub status: String,
+    /// The `clientUserMessageId`s of DING's deliveries still in the queue.
+    pub queued: Vec<String>,
+    /// Deliveries that could not be queued.
+    pub failed: Vec<String>,
+}
+
+impl LauncherReport {
+    pub fn from_payload(payload: &Value) -> LauncherReport {
+        LauncherReport {
+            thread: payload["threadId"].as_str().map(String::from),
+            status: payload["status"].as_str().unwrap_or("unknown").to_string(),
+            queued: strings(&payload["queued"]),
+            failed: strings(&payload["failed"]),
+        }
+    }
+
+    /// Whether a delivery may be claimed for now: the thread is idle and no
+    /// delivery of DING's waits in its queue (new work then rides that
+    /// delivery's own `UserPromptSubmit`).
+    pub fn may_deliver(&self) -> bool {
+        self.thread.is_some() && self.status == "idle" && self.queued.is_empty()
+    }
+}
+
+/// The strings of a JSON list (anything else: none).
+pub fn strings(value: &Value) -> Vec<String> {
+    value
+        .as_array()
+        .map(|list| {
+            list.iter()
+                .filter_map(Value::as_str)
+                .map(String::from)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The plan for one hook call. A hook that says a turn runs also ends the
+/// launcher's parked call: a delivery queued now would wait for the turn's
+/// end and cost a turn of its own, where the turn's own boundaries carry
+/// the work at no extra call.
+pub fn plan(event: &str, payload: &Value, agent: &AgentContext, memory: &Memory) -> Planned {
+    let mut planned = plan_for(event, payload, agent, memory);
+    let busy = planned
+        .activity
+        .is_some_and(|activity| activity != HookActivity::Idle);
+    let parks = matches!(planned.plan.action, HookAction::Park(_));
+    if busy || (event == QUEUE && !parks) {
+        planned.plan.end_parked.push(QUEUE);
+    }
+    planned
+}
+
+fn plan_for(event: &str, payload: &Value, agent: &AgentContext, memory: &Memory) -> Planned {
+    let pending = || injection(agent, memory, ClaimScope::Pending);
+    match event {
+        "SessionStart" => {
+            let mut plan = match payload["source"].as_str() {
+                Some("compact") => HookPlan::act(injection(agent, memory, ClaimScope::Unread)),
+                _ => HookPlan::act(pending()),
+            };
+            let session = payload["session_id"].as_str();
+            if payload["source"] == "clear"
+                && (session.is_none() || session != memory.cleared.as_deref())
+            {
+                plan.facts.push(Lifecycle::Clear);
+            }
+            Planned::new(Some(HookActivity::Active), plan)
+        }
+        "UserPromptSubmit" => {
+            let mut plan = HookPlan::act(pending());
+            if let Some(prompt) = payload["prompt"].as_str() {
+                plan.received = memory
+                    .deliveries
+                    .iter()
+                    .filter(|delivery| delivery.text == prompt)
+                    .flat_map(|delivery| delivery.names.clone())
+                    .collect();
+                plan.received.extend(names_in_notice(agent, prompt));
+            }
+            Planned::new(Some(HookActivity::Active), plan)
+        }
+        "PreModelRequest" => Planned::new(Some(HookActivity::Active), HookPlan::nothing()),
+        "PreToolUse" => Planned::new(Some(HookActivity::Child), HookPlan::nothing()),
+        "PermissionRequest" => {
+            Planned::new(Some(HookActivity::AwaitingApproval), HookPlan::nothing())
+        }
+        "PostToolUse" => Planned::new(Some(HookActivity::Active), HookPlan::act(pending())),
+        "PreCompact" => {
+            let mut plan = HookPlan::nothing();
+            plan.facts.push(Lifecycle::Compaction);
+            Planned::new(Some(HookActivity::Active), plan)
+        }
+        "PostCompact" => {
+            let activity = if payload["trigger"] == "manual" {
+                HookActivity::Idle
+            } else {
+                HookActivity::Active
+            };
+            Planned::new(Some(activity), HookPlan::nothing())
+        }
+        "Stop" => {
+            // A continuation's own Stop never blocks again: no loop.
+            if payload["stop_hook_active"] == true {
+                Planned::new(Some(HookActivity::Idle), HookPlan::nothing())
+            } else {
+                Planned::new(Some(HookActivity::Stopping), HookPlan::act(pending()))
+            }
+        }
+        "Interrupt" => Planned::new(Some(HookActivity::Idle), HookPlan::nothing()),
+        "SessionEnd" => Planned::new(Some(HookActivity::Ended), HookPlan::nothing()),
+        QUEUE => {
+            let report = LauncherReport::from_payload(payload);
+            let mut plan = if report.may_deliver() {
+                HookPlan::act(HookAction::Park(Park {
+                    slot: QUEUE,
+                    claim: claim_for(agent, CONTEXT_CAP, ClaimScope::Pending),
+                    settle: QUEUE_SETTLE,
+                    hold_for: QUEUE_HOLD,
+                    holds_terminal: true,
+                }))
+            } else {
+                HookPlan::nothing()
+            };
+            if report.thread.is_some() && memory.thread.is_some() && report.thread != memory.thread
+            {
+                // A new thread in the same TUI: `/clear`.
+                plan.facts.push(Lifecycle::Clear);
+            }
+            // The launcher's status is not ordered against the hooks: the
+            // adapter uses it only while no hook has spoken.
+            Planned::new(None, plan)
+        }
+        _ => Planned::new(None, HookPlan::nothing()),
+    }
+}
+
+/// What the hook prints once its claim was answered; for `queue`, `id`
+/// names the delivery.
+pub fn render(event: &str, claimed: &Claimed, agent: &AgentContext, id: &str) -> HookAnswer {
+    let text = unread_work(agent, &claimed.granted, claimed.not_granted);
+    if text.is_empty() {
+        return HookAnswer::default();
+    }
+    match event {
+        "SessionStart" | "UserPromptSubmit" | "PostToolUse" => stdout(json!({
+            "hookSpecificOutput": {"hookEventName": event, "additionalContext": text}
+        })),
+        "Stop" => stdout(json!({"decision": "block", "reason": text})),
+        QUEUE => stdout(json!({"queue": {"id": id, "text": text}})),
+        _ => HookAnswer::default(),
+    }
+}
+
+/// The text of a delivery answer (`{"queue":{"id","text"}}`).
+pub fn queued_text(answer: &HookAnswer) -> Option<String> {
+    let value: Value = serde_json::from_str(&answer.stdout).ok()?;
+    value["queue"]["text"].as_str().map(String::from)
+}
+
+fn stdout(value: Value) -> HookAnswer {
+    HookAnswer {
+        stdout: format!("{value}\n"),
+        ..HookAnswer::default()
+    }
+}

@@ -1,0 +1,586 @@
+//! `ding adapter codex launch [--ding P] [--idle-path native|terminal] --
+//! CODEX [ARGS...]`: the harness command of a Codex agent, run by the PTY
+//! host (so everything it starts carries the `DING_*` identity and dies with
+//! the PTY host's process group).
+//!
+//! * **native** (the default): starts Codex's own `app-server` on
+//!   `$DING_RUNTIME_DIR/codex.sock` with DING's hooks and their trust
+//!   (`trust::config_args`) and the user's `-c`/`-p`/`--enable`/`--disable`
+//!   arguments, waits for the socket, runs the TUI as `CODEX --remote
+//!   unix://SOCKET ARGS...` on the terminal, and meanwhile drives the
+//!   native idle path (`native.rs`) as a second client of the app-server.
+//!   Hooks run in the app-server, so it is started here, under the PTY
+//!   host. When the TUI exits, DING's leftover queue items are deleted and
+//!   the app-server is ended by its pid; the exit status is the TUI's.
+//! * **terminal**: tells the adapter which hooks it declares, then becomes
+//!   `CODEX HOOK-ARGS ARGS...` (embedded: the TUI runs the hooks itself).
+//!   Any `-c` argument also keeps Codex from starting its shared daemon.
+//!
+//! Nothing the launcher says goes to the terminal (the TUI owns it): its
+//! log is `$DING_RUNTIME_DIR/codex-launch.log`, the app-server's
+//! `codex-app-server.log` beside it.
+
+use std::ffi::OsString;
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::os::unix::net::UnixStream;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use serde_json::{Value, json};
+
+use crate::adapter::relay;
+
+use super::hooks::{LAUNCH, QUEUE, QUEUE_HOLD};
+use super::native::{Action, Native};
+use super::trust::{PROVIDER, config_args, declared_events};
+use super::websocket;
+
+/// The app-server's socket, in the agent's runtime directory.
+pub const SOCKET_NAME: &str = "codex.sock";
+
+/// How long the app-server may take to listen.
+const LISTEN_DEADLINE: Duration = Duration::from_secs(30);
+
+/// How long a parked `queue` call waits (the adapter answers before).
+const QUEUE_CALL_TIMEOUT: Duration = Duration::from_secs(QUEUE_HOLD.as_secs() + 120);
+
+/// How long the embedded launcher waits for the adapter to note its hooks.
+const LAUNCH_CALL_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// What the launcher was asked.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LaunchRequest {
+    pub ding: String,
+    pub native: bool,
+    pub program: String,
+    pub args: Vec<String>,
+}
+
+/// Parses `launch`'s arguments.
+pub fn parse(args: Vec<OsString>) -> Result<LaunchRequest> {
+    use lexopt::prelude::*;
+    let mut parser = lexopt::Parser::from_args(args);
+    let mut ding = "ding".to_string();
+    let mut native = true;
+    let mut argv = Vec::new();
+    while let Some(arg) = parser.next()? {
+        match arg {
+            Long("ding") => ding = parser.value()?.string()?,
+            Long("idle-path") => {
+                native = super::adapter::parse_idle_path(&parser.value()?.string()?)?
+            }
+            Value(value) => argv.push(value.string()?),
+            other => bail!("{}", other.unexpected()),
+        }
+        if !argv.is_empty() {
+            for value in parser.raw_args()? {
+                argv.push(value.string()?);
+            }
+        }
+    }
+    let Some((program, args)) = argv.split_first() else {
+        bail!(
+            "usage: ding adapter codex launch [--ding P] [--idle-path native|terminal] -- CODEX [ARGS...]"
+        );
+    };
+    Ok(LaunchRequest {
+        ding,
+        native,
+        program: program.clone(),
+        args: args.to_vec(),
+    })
+}
+
+/// The user's arguments that configure Codex (for the app-server as well
+/// as the TUI): `-c`/`--config K=V`, `-p`/`--profile P`, `--enable F`,
+/// `--disable F`.
+pub fn config_of(args: &[String]) -> Vec<String> {
+    const WITH_VALUE: [&str; 6] = ["-c", "--config", "-p", "--profile", "--enable", "--disable"];
+    let mut out = Vec::new();
+    let mut words = args.iter();
+    while let Some(word) = words.next() {
+        if WITH_VALUE.contains(&word.as_str()) {
+            if let Some(value) = words.next() {
+                out.extend([word.clone(), value.clone()]);
+            }
+        } else if WITH_VALUE
+            .iter()
+            .any(|flag| flag.starts_with("--") && word.starts_with(&format!("{flag}=")))
+        {
+            out.push(word.clone());
+        }
+    }
+    out
+}
+
+/// `ding adapter codex launch ...`.
+pub fn main(args: Vec<OsString>) -> Result<()> {
+    let request = parse(args)?;
+    let runtime = runtime_dir()?;
+    let mut log = Log::open(&runtime.join("codex-launch.log"));
+    if !request.native {
+        return embedded(&request, &mut log);
+    }
+    let status = native(&request, &runtime, &mut log)?;
+    std::process::exit(status.code().unwrap_or(1));
+}
+
+/// The agent's runtime directory, else a private one of the launcher's.
+fn runtime_dir() -> Result<PathBuf> {
+    if let Some(dir) = std::env::var_os("DING_RUNTIME_DIR").filter(|dir| !dir.is_empty()) {
+        return Ok(PathBuf::from(dir));
+    }
+    let template = std::env::temp_dir().join("ding-codex-XXXXXX");
+    nix::unistd::mkdtemp(&template).context("create a private directory for the app-server socket")
+}
+
+/// The terminal path: report the hooks, then become Codex.
+fn embedded(request: &LaunchRequest, log: &mut Log) -> Result<()> {
+    let hooks = config_args(&request.ding);
+    let payload = json!({"mode": "embedded", "declared": declared_events(&hooks)});
+    tell_adapter(&relay::socket_from_env(), payload, log);
+    let err = Command::new(&request.program)
+        .args(&hooks)
+        .args(&request.args)
+        .exec();
+    Err(err).with_context(|| format!("run {}", request.program))
+}
+
+enum Event {
+    Rpc(String),
+    RpcClosed(String),
+    Answer { call: u64, stdout: Option<String> },
+    TuiExited(std::io::Result<ExitStatus>),
+}
+
+/// The native path: app-server, TUI, and the RPC client between them and
+/// the adapter. Returns the TUI's exit status.
+fn native(request: &LaunchRequest, runtime: &Path, log: &mut Log) -> Result<ExitStatus> {
+    let socket = runtime.join(SOCKET_NAME);
+    let _ = std::fs::remove_file(&socket);
+    let url = format!("unix://{}", socket.display());
+    let config = config_of(&request.args);
+    let server_log =
+        File::create(runtime.join("codex-app-server.log")).context("create the app-server log")?;
+    let mut server = Command::new(&request.program)
+        .args(["app-server", "--listen", &url])
+        .args(config_args(&request.ding))
+        .args(&config)
+        .stdin(Stdio::null())
+        .stdout(server_log.try_clone().context("app-server log")?)
+        .stderr(server_log)
+        .spawn()
+        .with_context(|| format!("start {} app-server", request.program))?;
+    log.line(&format!("app-server {} on {url}", server.id()));
+    if let Err(err) = wait_listening(&socket, &mut server) {
+        end(&mut server);
+        return Err(err);
+    }
+    let mut tui = Command::new(&request.program)
+        .args(["--remote", &url])
+        .args(&request.args)
+        .spawn()
+        .with_context(|| format!("start {} --remote", request.program));
+    let status = match tui.as_mut() {
+        Ok(tui) => drive(tui, &socket, log),
+        Err(_) => None,
+    };
+    end(&mut server);
+    match (tui, status) {
+        (Ok(_), Some(status)) => Ok(status),
+        (Ok(mut tui), None) => tui.wait().context("wait for the TUI"),
+        (Err(err), _) => Err(err),
+    }
+}
+
+/// Waits until the app-server accepts connections on `socket`.
+fn wait_listening(socket: &Path, server: &mut Child) -> Result<()> {
+    let deadline = Instant::now() + LISTEN_DEADLINE;
+    loop {
+        if UnixStream::connect(socket).is_ok() {
+            return Ok(());
+        }
+        if let Ok(Some(status)) = server.try_wait() {
+            bail!("the app-server exited before it listened ({status})");
+        }
+        if Instant::now() > deadline {
+            bail!(
+                "the app-server did not listen on {} within {:?}",
+                socket.display(),
+                LISTEN_DEADLINE
+            );
+        }
+        thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Ends a child by its pid: SIGTERM, then SIGKILL after 3 s.
+fn end(child: &mut Child) {
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while Instant::now() < deadline {
+        if let Ok(Some(_)) = child.try_wait() {
+            return;
+        }
+        thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+/// Runs the native path until the TUI exits; its status. `None` if the TUI
+/// could not be waited for here.
+fn drive(tui: &mut Child, socket: &Path, log: &mut Log) -> Option<ExitStatus> {
+    let (events, inbox) = mpsc::channel::<Event>();
+    // The TUI: its exit ends everything.
+    let pid = tui.id();
+    {
+        let events = events.clone();
+        thread::spawn(move || {
+            let status = nix::sys::wait::waitpid(nix::unistd::Pid::from_raw(pid as i32), None)
+                .map(|status| match status {
+                    nix::sys::wait::WaitStatus::Exited(_, code) => exit_status(code << 8),
+                    nix::sys::wait::WaitStatus::Signaled(_, signal, _) => {
+                        exit_status(signal as i32)
+                    }
+                    _ => exit_status(1 << 8),
+                })
+                .map_err(std::io::Error::from);
+            let _ = events.send(Event::TuiExited(status));
+        });
+    }
+    let hook_socket = relay::socket_from_env();
+    let connection = websocket::connect(socket);
+    let (sender, native, actions) = match connection {
+        Ok((sender, mut receiver)) => {
+            let events = events.clone();
+            thread::spawn(move || {
+                loop {
+                    match receiver.next_text() {
+                        Ok(text) => {
+                            if events.send(Event::Rpc(text)).is_err() {
+                                return;
+                            }
+                        }
+                        Err(err) => {
+                            let _ = events.send(Event::RpcClosed(err.to_string()));
+                            return;
+                        }
+                    }
+                }
+            });
+            let cwd = std::env::current_dir()
+                .map(|dir| dir.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let (native, actions) = Native::start(&cwd);
+            (Some(sender), Some(native), actions)
+        }
+        Err(err) => {
+            log.line(&format!("no RPC connection: {err}"));
+            unavailable(
+                &hook_socket,
+                &format!("connect to the app-server: {err}"),
+                log,
+            );
+            (None, None, Vec::new())
+        }
+    };
+    let perform = |actions: Vec<Action>, native: &mut Option<Native>, log: &mut Log| {
+        for action in actions {
+            match action {
+                Action::Send(line) => {
+                    log.line(&format!("-> {}", abbreviated(&line)));
+                    if let Some(sender) = &sender
+                        && let Err(err) = sender.send_text(&line)
+                    {
+                        log.line(&format!("send failed: {err}"));
+                    }
+                }
+                Action::Call { call, payload } => {
+                    log.line(&format!("call {call}: {payload}"));
+                    let Some(hook_socket) = hook_socket.clone() else {
+                        continue;
+                    };
+                    let events = events.clone();
+                    thread::spawn(move || {
+                        let answer = relay::call(
+                            &hook_socket,
+                            PROVIDER,
+                            QUEUE,
+                            payload,
+                            false,
+                            QUEUE_CALL_TIMEOUT,
+                        );
+                        let stdout = answer.ok().map(|answer| answer.stdout);
+                        let _ = events.send(Event::Answer { call, stdout });
+                    });
+                }
+                Action::Unavailable(why) => {
+                    log.line(&format!("native idle path unavailable: {why}"));
+                    unavailable(&hook_socket, &why, log);
+                    *native = None;
+                }
+            }
+        }
+    };
+    let mut native = native;
+    perform(actions, &mut native, log);
+    let status = loop {
+        let timeout = native
+            .as_ref()
+            .and_then(Native::next_deadline)
+            .map(|at| at.saturating_duration_since(Instant::now()));
+        let event = match timeout {
+            Some(timeout) => inbox.recv_timeout(timeout),
+            None => inbox.recv().map_err(|_| RecvTimeoutError::Disconnected),
+        };
+        let now = Instant::now();
+        let actions = match event {
+            Ok(Event::TuiExited(status)) => break status.ok(),
+            Ok(Event::Rpc(text)) => {
+                if worth_logging(&text) {
+                    log.line(&format!("<- {}", abbreviated(&text)));
+                }
+                native
+                    .as_mut()
+                    .map(|native| native.on_message(&text, now))
+                    .unwrap_or_default()
+            }
+            Ok(Event::RpcClosed(why)) => {
+                if native.is_some() {
+                    vec![Action::Unavailable(format!(
+                        "the app-server connection closed: {why}"
+                    ))]
+                } else {
+                    Vec::new()
+                }
+            }
+            Ok(Event::Answer { call, stdout }) => {
+                log.line(&format!(
+                    "answer {call}: {}",
+                    stdout
+                        .as_deref()
+                        .map(abbreviated)
+                        .unwrap_or("unreachable".into())
+                ));
+                native
+                    .as_mut()
+                    .map(|native| native.on_answer(call, stdout.as_deref(), now))
+                    .unwrap_or_default()
+            }
+            Err(RecvTimeoutError::Timeout) => Vec::new(),
+            Err(RecvTimeoutError::Disconnected) => break None,
+        };
+        perform(actions, &mut native, log);
+        let due = native
+            .as_mut()
+            .map(|native| native.on_time(Instant::now()))
+            .unwrap_or_default();
+        perform(due, &mut native, log);
+    };
+    if let Some(mut left) = native.take() {
+        // DING's items still queued would run if this thread were resumed
+        // later: delete them, waiting a moment for the answers.
+        let leftovers = left.leftovers();
+        if !leftovers.is_empty() {
+            log.line(&format!("deleting {} leftover deliveries", leftovers.len()));
+            perform(leftovers, &mut None, log);
+            let deadline = Instant::now() + Duration::from_secs(1);
+            while !left.settled() {
+                let Ok(Event::Rpc(text)) =
+                    inbox.recv_timeout(deadline.saturating_duration_since(Instant::now()))
+                else {
+                    break;
+                };
+                left.on_message(&text, Instant::now());
+            }
+        }
+    }
+    if let Some(sender) = &sender {
+        sender.shutdown();
+    }
+    status
+}
+
+fn exit_status(raw: i32) -> ExitStatus {
+    use std::os::unix::process::ExitStatusExt;
+    ExitStatus::from_raw(raw)
+}
+
+/// Tells the adapter that the native path is off (it reports it, and holds
+/// no terminal for it).
+fn unavailable(hook_socket: &Option<PathBuf>, why: &str, log: &mut Log) {
+    let payload = json!({"mode": "native-unavailable", "declared": Value::Null, "error": why});
+    tell_adapter(hook_socket, payload, log);
+}
+
+/// One `launch` call, answered at once. The sidecar may start the adapter a
+/// moment after the PTY host started the launcher: a hook channel not there
+/// yet is waited for, briefly.
+fn tell_adapter(hook_socket: &Option<PathBuf>, payload: Value, log: &mut Log) {
+    let Some(socket) = hook_socket else {
+        return;
+    };
+    let deadline = Instant::now() + LAUNCH_CALL_TIMEOUT;
+    loop {
+        let call = relay::call(
+            socket,
+            PROVIDER,
+            LAUNCH,
+            payload.clone(),
+            false,
+            LAUNCH_CALL_TIMEOUT,
+        );
+        match call {
+            Err(relay::RelayFailure::Connect(_)) if Instant::now() < deadline => {
+                thread::sleep(Duration::from_millis(50));
+            }
+            Err(failure) => {
+                log.line(&format!(
+                    "the adapter did not take the launch call: {failure:?}"
+                ));
+                return;
+            }
+            Ok(_) => return,
+        }
+    }
+}
+
+/// Replies and the notifications the native path acts on; not the stream
+/// of a turn's items and deltas.
+fn worth_logging(text: &str) -> bool {
+    const ACTED_ON: [&str; 3] = [
+        "\"thread/started\"",
+        "\"thread/status/changed\"",
+        "\"thread/queue/changed\"",
+    ];
+    !text.starts_with("{\"method\"") || ACTED_ON.iter().any(|method| text.contains(method))
+}
+
+fn abbreviated(text: &str) -> String {
+    const MAX: usize = 600;
+    if text.len() <= MAX {
+        return text.to_string();
+    }
+    let mut end = MAX;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}... ({} bytes)", &text[..end], text.len())
+}
+
+/// The most the launcher writes into its log in one launch: a long session
+/// must not fill the runtime directory.
+const LOG_BUDGET: usize = 4 * 1024 * 1024;
+
+/// The launcher's own log (never the terminal), bounded by [`LOG_BUDGET`].
+struct Log {
+    file: Option<File>,
+    left: usize,
+}
+
+impl Log {
+    fn open(path: &Path) -> Log {
+        Log {
+            file: OpenOptions::new().create(true).append(true).open(path).ok(),
+            left: LOG_BUDGET,
+        }
+    }
+
+    fn line(&mut self, text: &str) {
+        let Some(file) = self.file.as_mut() else {
+            return;
+        };
+        let at = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
+        let line = format!("{}.{:03} {text}\n", at.as_secs(), at.subsec_millis());
+        if line.len() > self.left {
+            let _ = writeln!(
+                file,
+                "log budget of {LOG_BUDGET} bytes spent: no more lines"
+            );
+            self.file = None;
+            return;
+        }
+        self.left -= line.len();
+        let _ = file.write_all(line.as_bytes());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(text: &str) -> Vec<OsString> {
+        text.split(' ').map(OsString::from).collect()
+    }
+
+    #[test]
+    fn the_codex_argv_follows_the_options_untouched() {
+        let request = parse(words(
+            "--ding /opt/ding -- codex -c model=\"x\" --no-alt-screen",
+        ))
+        .expect("parse");
+        assert_eq!(request.ding, "/opt/ding");
+        assert!(request.native);
+        assert_eq!(request.program, "codex");
+        assert_eq!(request.args, ["-c", "model=\"x\"", "--no-alt-screen"]);
+        let terminal = parse(words("--idle-path terminal codex --help")).expect("parse");
+        assert!(!terminal.native);
+        assert_eq!(
+            (terminal.program.as_str(), terminal.args.as_slice()),
+            ("codex", &["--help".to_string()][..])
+        );
+        assert!(parse(words("--idle-path")).is_err());
+        assert!(parse(Vec::new()).is_err());
+    }
+
+    #[test]
+    fn the_log_keeps_replies_and_the_notifications_acted_on_and_stays_bounded() {
+        assert!(worth_logging(r#"{"id":3,"result":{}}"#));
+        assert!(worth_logging(
+            r#"{"method":"thread/status/changed","params":{"threadId":"t"}}"#
+        ));
+        assert!(!worth_logging(
+            r#"{"method":"item/agentMessage/delta","params":{"delta":"x"}}"#
+        ));
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("log");
+        let mut log = Log::open(&path);
+        let line = "x".repeat(1024 * 1024);
+        for _ in 0..8 {
+            log.line(&line);
+        }
+        let size = std::fs::metadata(&path).expect("log").len() as usize;
+        assert!(size <= LOG_BUDGET + 100, "{size}");
+    }
+
+    #[test]
+    fn configuration_arguments_go_to_the_app_server_too() {
+        let args: Vec<String> = [
+            "-c",
+            "a=1",
+            "--no-alt-screen",
+            "-p",
+            "work",
+            "--enable=x",
+            "--disable",
+            "y",
+            "prompt",
+        ]
+        .map(String::from)
+        .to_vec();
+        assert_eq!(
+            config_of(&args),
+            ["-c", "a=1", "-p", "work", "--enable=x", "--disable", "y"]
+        );
+    }
+}

@@ -1,0 +1,763 @@
+//! The native idle path, the launcher's half: a state machine from what
+//! Codex's app-server says (replies, notifications) and what the adapter
+//! answers (a delivery to queue) to what the launcher does (RPC requests,
+//! calls on the hook channel). Time is passed in and nothing here does
+//! I/O, so every rule is tested without Codex (`launch.rs` does the I/O).
+//!
+//! The launcher is a second client of the app-server the TUI uses. It:
+//!
+//! 1. `initialize`s with `experimentalApi` (the queue methods need it),
+//!    reads `hooks/list` (are DING's hooks there and trusted?), finds the
+//!    TUI's thread (`thread/loaded/list`, then every non-ephemeral
+//!    `thread/started`: `/clear` starts a new one), and checks that
+//!    `thread/queue/list` answers;
+//! 2. tells the adapter, in a `queue` call on the hook channel, the
+//!    thread's status and which of DING's deliveries wait in its queue. The
+//!    adapter parks that call while the thread is idle and nothing of
+//!    DING's waits (the same test, [`LauncherReport::may_deliver`], on both
+//!    sides), so it holds the terminal; once work is pending it claims it
+//!    and answers with the text;
+//! 3. queues that text with `thread/queue/add` under its own
+//!    `clientUserMessageId`: Codex starts the turn when the thread is idle
+//!    and never steers it into a running one; `UserPromptSubmit` then
+//!    carries exactly that text (the adapter's receipt);
+//! 4. calls again whenever what it reports changes; a call answered with
+//!    nothing while it could park was replaced or expired, so it calls
+//!    again too;
+//! 5. resumes the queue (`thread/queue/start`) when a delivery of DING's
+//!    still waits after the thread has been idle for [`RESUME_AFTER`]:
+//!    Esc and a denied approval pause Codex's queue silently;
+//! 6. when the thread changes, deletes DING's items from the old one (the
+//!    adapter reports `clear`, so their files are pending again), and on
+//!    exit deletes what is left (the queue is persisted per thread).
+//!
+//! Any RPC failure before the path is ready (an older or newer Codex, the
+//! experimental API refused) makes it [`Action::Unavailable`]: the launcher
+//! then says why and never parks, and idle work takes the terminal path.
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use super::hooks::LauncherReport;
+use super::rpc::{self, Incoming};
+use super::trust::is_ours;
+
+/// How long the thread stays idle with a delivery of DING's waiting in its
+/// queue before the launcher resumes the queue. Codex starts a queued turn
+/// within about 50 ms of the thread turning idle when the queue is not
+/// paused.
+pub const RESUME_AFTER: Duration = Duration::from_secs(1);
+
+/// After the adapter could not be reached, the wait before calling again.
+pub const CALL_RETRY: Duration = Duration::from_millis(500);
+
+/// A call answered with nothing after being open this long was parked and
+/// expired: the launcher offers again. One answered sooner was declined or
+/// ended (a turn started): the launcher waits for its report to change.
+pub const EXPIRED_AFTER: Duration = Duration::from_secs(30);
+
+/// The prefix of DING's `clientUserMessageId`s.
+pub const ID_PREFIX: &str = "ding-";
+
+/// What the launcher does next.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Action {
+    /// Send this line to the app-server.
+    Send(String),
+    /// Make a `queue` call on the hook channel with this payload; `call`
+    /// numbers it.
+    Call { call: u64, payload: Value },
+    /// The native path cannot work here: say why, and stop.
+    Unavailable(String),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Purpose {
+    Initialize,
+    HooksList,
+    LoadedList,
+    Probe,
+    /// `thread/queue/add` of the delivery with this `clientUserMessageId`.
+    Add(String),
+    List,
+    Start,
+    Delete,
+}
+
+/// A delivery of DING's in Codex's queue.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Queued {
+    client_id: String,
+    /// Codex's id for it, once `thread/queue/add` answered.
+    server_id: Option<String>,
+}
+
+/// The launcher's side of the native idle path (see the module docs).
+#[derive(Debug)]
+pub struct Native {
+    cwd: String,
+    thread: Option<String>,
+    status: String,
+    idle_since: Option<Instant>,
+    resumed: bool,
+    ours: Vec<Queued>,
+    failed: Vec<String>,
+    hooks: Option<Value>,
+    ready: bool,
+    stopped: bool,
+    pending: HashMap<u64, Purpose>,
+    next_id: u64,
+    call: u64,
+    /// The payload of the newest call, while it may still be open.
+    reported: Option<Value>,
+    called_at: Option<Instant>,
+    retry_at: Option<Instant>,
+}
+
+impl Native {
+    /// Starts the conversation with the app-server; `cwd` is the project
+    /// (for `hooks/list`).
+    pub fn start(cwd: &str) -> (Native, Vec<Action>) {
+        let mut native = Native {
+            cwd: cwd.to_string(),
+            thread: None,
+            status: "unknown".into(),
+            idle_since: None,
+            resumed: false,
+            ours: Vec::new(),
+            failed: Vec::new(),
+            hooks: None,
+            ready: false,
+            stopped: false,
+            pending: HashMap::new(),
+            next_id: 1,
+            call: 0,
+            reported: None,
+            called_at: None,
+            retry_at: None,
+        };
+        let mut actions = Vec::new();
+        native.request(
+            &mut actions,
+            Purpose::Initialize,
+            "initialize",
+            json!({
+                "clientInfo": {"name": "ding", "version": env!("CARGO_PKG_VERSION")},
+                "capabilities": {"experimentalApi": true},
+            }),
+        );
+        (native, actions)
+    }
+
+    /// The thread the TUI shows, once known.
+    pub fn thread(&self) -> Option<&str> {
+        self.thread.as_deref()
+    }
+
+    fn request(
+        &mut self,
+        actions: &mut Vec<Action>,
+        purpose: Purpose,
+        method: &str,
+        params: Value,
+    ) {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.pending.insert(id, purpose);
+        actions.push(Action::Send(rpc::request(id, method, params)));
+    }
+
+    fn fail(&mut self, actions: &mut Vec<Action>, why: String) {
+        if !self.stopped {
+            self.stopped = true;
+            actions.push(Action::Unavailable(why));
+        }
+    }
+
+    /// One message from the app-server.
+    pub fn on_message(&mut self, text: &str, now: Instant) -> Vec<Action> {
+        let mut actions = Vec::new();
+        if self.stopped {
+            return actions;
+        }
+        match rpc::classify(text) {
+            Some(Incoming::Reply { id, result }) => {
+                if let Some(purpose) = self.pending.remove(&id) {
+                    self.on_reply(purpose, result, now, &mut actions);
+                }
+            }
+            Some(Incoming::Notification { method, params }) => {
+                self.on_notification(&method, &params, now, &mut actions)
+            }
+            // Never answered: approvals belong to the human at the TUI.
+            Some(Incoming::Request { .. }) | None => {}
+        }
+        self.report(&mut actions, now);
+        actions
+    }
+
+    fn on_reply(
+        &mut self,
+        purpose: Purpose,
+        result: Result<Value, Value>,
+        now: Instant,
+        actions: &mut Vec<Action>,
+    ) {
+        let result = match (purpose.clone(), result) {
+            (_, Ok(result)) => result,
+            (Purpose::Add(client_id), Err(_)) => return self.on_add_failed(&client_id),
+            (Purpose::List | Purpose::Start | Purpose::Delete, Err(_)) => return,
+            (_, Err(error)) => {
+                let why = format!("{purpose:?}: {}", rpc::error_text(&error));
+                return self.fail(actions, why);
+            }
+        };
+        match purpose {
+            Purpose::Initialize => {
+                actions.push(Action::Send(rpc::notification("initialized")));
+                let cwd = self.cwd.clone();
+                self.request(
+                    actions,
+                    Purpose::HooksList,
+                    "hooks/list",
+                    json!({"cwds": [cwd]}),
+                );
+                self.request(
+                    actions,
+                    Purpose::LoadedList,
+                    "thread/loaded/list",
+                    json!({}),
+                );
+            }
+            Purpose::HooksList => self.hooks = Some(ours_listed(&result)),
+            Purpose::LoadedList => {
+                let first = result["data"].as_array().and_then(|ids| ids.first());
+                if self.thread.is_none()
+                    && let Some(id) = first.and_then(Value::as_str)
+                {
+                    self.thread = Some(id.to_string());
+                    self.set_status("idle", now);
+                    self.probe(actions);
+                }
+            }
+            Purpose::Probe => self.ready = true,
+            Purpose::Add(client_id) => {
+                if let Some(queued) = self
+                    .ours
+                    .iter_mut()
+                    .find(|queued| queued.client_id == client_id)
+                {
+                    queued.server_id = result["queuedSubmission"]["id"].as_str().map(String::from);
+                }
+            }
+            Purpose::List => {
+                let listed: Vec<&str> = result["data"]
+                    .as_array()
+                    .map(|items| {
+                        items
+                            .iter()
+                            .filter_map(|item| item["clientUserMessageId"].as_str())
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                // Gone from the queue: its turn started (or it was deleted).
+                self.ours.retain(|queued| {
+                    queued.server_id.is_none() || listed.contains(&queued.client_id.as_str())
+                });
+            }
+            Purpose::Start => self.list(actions),
+            Purpose::Delete => {}
+        }
+    }
+
+    fn on_add_failed(&mut self, client_id: &str) {
+        self.ours.retain(|queued| queued.client_id != client_id);
+        self.failed.push(client_id.to_string());
+    }
+
+    fn probe(&mut self, actions: &mut Vec<Action>) {
+        if let Some(thread) = self.thread.clone() {
+            self.request(
+                actions,
+                Purpose::Probe,
+                "thread/queue/list",
+                json!({"threadId": thread}),
+            );
+        }
+    }
+
+    fn list(&mut self, actions: &mut Vec<Action>) {
+        if let Some(thread) = self.thread.clone() {
+            self.request(
+                actions,
+                Purpose::List,
+                "thread/queue/list",
+                json!({"threadId": thread}),
+            );
+        }
+    }
+
+    fn set_status(&mut self, status: &str, now: Instant) {
+        if status != self.status {
+            self.status = status.to_string();
+            self.idle_since = (status == "idle").then_some(now);
+            self.resumed = false;
+        }
+    }
+
+    fn on_notification(
+        &mut self,
+        method: &str,
+        params: &Value,
+        now: Instant,
+        actions: &mut Vec<Action>,
+    ) {
+        match method {
+            "thread/started" => {
+                let thread = &params["thread"];
+                let real = thread["ephemeral"] != true && thread["parentThreadId"].is_null();
+                let Some(id) = thread["id"].as_str().filter(|_| real) else {
+                    return;
+                };
+                if self.thread.as_deref() == Some(id) {
+                    return;
+                }
+                // A new thread in the TUI (`/clear`): DING's items in the old
+                // one would never be seen; the adapter reports `clear`.
+                let old = self.thread.replace(id.to_string());
+                if let Some(old) = old {
+                    for queued in std::mem::take(&mut self.ours) {
+                        if let Some(server_id) = queued.server_id {
+                            self.request(
+                                actions,
+                                Purpose::Delete,
+                                "thread/queue/delete",
+                                json!({"threadId": old, "queuedSubmissionId": server_id}),
+                            );
+                        }
+                    }
+                }
+                self.status = String::new();
+                self.set_status("idle", now);
+                if !self.ready {
+                    self.probe(actions);
+                }
+            }
+            "thread/status/changed" if params["threadId"].as_str() == self.thread.as_deref() => {
+                let status = params["status"]["type"].as_str().unwrap_or("unknown");
+                self.set_status(status, now);
+                // A turn started or ended: was it one of DING's? (Codex
+                // does not always say `thread/queue/changed` when a queued
+                // item starts.)
+                if !self.ours.is_empty() {
+                    self.list(actions);
+                }
+            }
+            "thread/queue/changed"
+                if params["threadId"].as_str() == self.thread.as_deref()
+                    && !self.ours.is_empty() =>
+            {
+                self.list(actions);
+            }
+            _ => {}
+        }
+    }
+
+    /// What the launcher tells the adapter now.
+    fn payload(&self) -> Value {
+        json!({
+            "threadId": self.thread,
+            "status": self.status,
+            "queued": self.ours.iter().map(|queued| queued.client_id.clone()).collect::<Vec<_>>(),
+            "failed": self.failed,
+        })
+    }
+
+    /// Calls the adapter again if what it would be told changed.
+    fn report(&mut self, actions: &mut Vec<Action>, now: Instant) {
+        if !self.ready || self.stopped {
+            return;
+        }
+        let payload = self.payload();
+        if self.reported.as_ref() == Some(&payload) {
+            return;
+        }
+        self.call_now(actions, payload, now);
+    }
+
+    fn call_now(&mut self, actions: &mut Vec<Action>, payload: Value, now: Instant) {
+        self.call += 1;
+        self.called_at = Some(now);
+        self.reported = Some(payload.clone());
+        self.failed.clear();
+        self.retry_at = None;
+        let mut payload = payload;
+        if let Some(hooks) = self.hooks.take() {
+            payload["hooks"] = hooks;
+        }
+        actions.push(Action::Call {
+            call: self.call,
+            payload,
+        });
+    }
+
+    /// The adapter answered call `call` (`stdout` is what a hook would
+    /// print), or could not be reached (`None`).
+    pub fn on_answer(&mut self, call: u64, stdout: Option<&str>, now: Instant) -> Vec<Action> {
+        let mut actions = Vec::new();
+        if self.stopped {
+            return actions;
+        }
+        let delivery = stdout
+            .and_then(|stdout| serde_json::from_str::<Value>(stdout).ok())
+            .filter(|answer| answer["queue"].is_object());
+        if let Some(answer) = delivery {
+            // Whichever call it answers: its files are claimed for it.
+            let id = answer["queue"]["id"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
+            let text = answer["queue"]["text"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
+            match self.thread.clone() {
+                Some(thread) if id.starts_with(ID_PREFIX) && !text.is_empty() => {
+                    self.ours.push(Queued {
+                        client_id: id.clone(),
+                        server_id: None,
+                    });
+                    self.request(
+                        &mut actions,
+                        Purpose::Add(id.clone()),
+                        "thread/queue/add",
+                        json!({
+                            "threadId": thread,
+                            "clientUserMessageId": id,
+                            "input": [{"type": "text", "text": text, "text_elements": []}],
+                        }),
+                    );
+                }
+                _ => self.failed.push(id),
+            }
+        } else if call == self.call {
+            match stdout {
+                // Unreachable: try again shortly with the same report.
+                None => self.retry_at = Some(now + CALL_RETRY),
+                // Parked, then expired: offer again.
+                Some(_)
+                    if self.may_deliver()
+                        && self.called_at.is_some_and(|at| now >= at + EXPIRED_AFTER) =>
+                {
+                    if let Some(payload) = self.reported.clone() {
+                        self.call_now(&mut actions, payload, now);
+                    }
+                }
+                Some(_) => {}
+            }
+        }
+        self.report(&mut actions, now);
+        actions
+    }
+
+    fn may_deliver(&self) -> bool {
+        self.reported
+            .as_ref()
+            .is_some_and(|payload| LauncherReport::from_payload(payload).may_deliver())
+    }
+
+    /// When [`Native::on_time`] next has something to do.
+    pub fn next_deadline(&self) -> Option<Instant> {
+        let resume = (!self.resumed && !self.ours.is_empty())
+            .then_some(self.idle_since)
+            .flatten()
+            .map(|since| since + RESUME_AFTER);
+        [self.retry_at, resume].into_iter().flatten().min()
+    }
+
+    /// Time passed: a retry of an unreachable adapter, or a paused queue
+    /// to resume.
+    pub fn on_time(&mut self, now: Instant) -> Vec<Action> {
+        let mut actions = Vec::new();
+        if self.stopped || !self.ready {
+            return actions;
+        }
+        if self.retry_at.is_some_and(|at| at <= now)
+            && let Some(payload) = self.reported.clone()
+        {
+            self.call_now(&mut actions, payload, now);
+        }
+        let paused = !self.resumed
+            && !self.ours.is_empty()
+            && self
+                .idle_since
+                .is_some_and(|since| now >= since + RESUME_AFTER);
+        if paused && let Some(thread) = self.thread.clone() {
+            self.resumed = true;
+            self.request(
+                &mut actions,
+                Purpose::Start,
+                "thread/queue/start",
+                json!({"threadId": thread}),
+            );
+        }
+        actions
+    }
+
+    /// Whether every request sent has been answered.
+    pub fn settled(&self) -> bool {
+        self.pending.is_empty()
+    }
+
+    /// The requests that delete what is left of DING's in the queue (on
+    /// exit).
+    pub fn leftovers(&mut self) -> Vec<Action> {
+        let mut actions = Vec::new();
+        let Some(thread) = self.thread.clone() else {
+            return actions;
+        };
+        for queued in std::mem::take(&mut self.ours) {
+            if let Some(server_id) = queued.server_id {
+                self.request(
+                    &mut actions,
+                    Purpose::Delete,
+                    "thread/queue/delete",
+                    json!({"threadId": thread, "queuedSubmissionId": server_id}),
+                );
+            }
+        }
+        actions
+    }
+}
+
+/// DING's hooks in a `hooks/list` answer: `[{"event", "trust"}]`.
+fn ours_listed(result: &Value) -> Value {
+    let hooks = result["data"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|cwd| cwd["hooks"].as_array().into_iter().flatten())
+        .filter(|hook| hook["command"].as_str().is_some_and(is_ours))
+        .map(|hook| {
+            let event = hook["eventName"].as_str().unwrap_or_default();
+            let mut chars = event.chars();
+            let event: String = chars
+                .next()
+                .map(|first| first.to_ascii_uppercase().to_string() + chars.as_str())
+                .unwrap_or_default();
+            json!({"event": event, "trust": hook["trustStatus"]})
+        })
+        .collect();
+    Value::Array(hooks)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const THREAD: &str = "01a2310a-e4c0-7121-8a70-bb02e3ab2163";
+
+    fn sent(actions: &[Action]) -> Vec<Value> {
+        actions
+            .iter()
+            .filter_map(|action| match action {
+                Action::Send(line) => serde_json::from_str(line).ok(),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn calls(actions: &[Action]) -> Vec<(u64, Value)> {
+        actions
+            .iter()
+            .filter_map(|action| match action {
+                Action::Call { call, payload } => Some((*call, payload.clone())),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn reply(id: &Value, result: Value) -> String {
+        json!({"id": id, "result": result}).to_string()
+    }
+
+    fn status(kind: &str) -> String {
+        json!({"method": "thread/status/changed", "params": {"threadId": THREAD, "status": {"type": kind, "activeFlags": []}}}).to_string()
+    }
+
+    /// Up to the first call: initialize, hooks, the thread, the probe.
+    fn ready(now: Instant) -> (Native, u64) {
+        let (mut native, actions) = Native::start("/srv/project");
+        let init = &sent(&actions)[0];
+        assert_eq!(init["params"]["capabilities"]["experimentalApi"], true);
+        let actions = native.on_message(&reply(&init["id"], json!({})), now);
+        let requests = sent(&actions);
+        assert_eq!(requests[0]["method"], "initialized");
+        assert_eq!(requests[1]["method"], "hooks/list");
+        let hooks = json!({"data": [{"hooks": [
+            {"eventName": "stop", "command": "ding hook codex Stop", "trustStatus": "trusted"},
+            {"eventName": "stop", "command": "notify-send", "trustStatus": "untrusted"}
+        ]}]});
+        native.on_message(&reply(&requests[1]["id"], hooks), now);
+        // No thread yet: the TUI's comes with thread/started; a title
+        // thread (ephemeral) is not it.
+        native.on_message(&reply(&requests[2]["id"], json!({"data": []})), now);
+        let title = json!({"method": "thread/started", "params": {"thread": {"id": "title", "ephemeral": true}}});
+        assert!(native.on_message(&title.to_string(), now).is_empty());
+        let started = json!({"method": "thread/started", "params": {"thread": {"id": THREAD, "ephemeral": false, "parentThreadId": null}}});
+        let probe = sent(&native.on_message(&started.to_string(), now));
+        assert_eq!(probe[0]["method"], "thread/queue/list");
+        let actions = native.on_message(&reply(&probe[0]["id"], json!({"data": []})), now);
+        let calls = calls(&actions);
+        assert_eq!(calls.len(), 1, "{actions:?}");
+        let (call, payload) = &calls[0];
+        assert_eq!(payload["threadId"], THREAD);
+        assert_eq!(payload["status"], "idle");
+        assert_eq!(
+            payload["hooks"],
+            json!([{"event": "Stop", "trust": "trusted"}])
+        );
+        (native, *call)
+    }
+
+    fn deliver(native: &mut Native, call: u64, now: Instant) -> Value {
+        let answer = json!({"queue": {"id": "ding-7-1", "text": "[ding] 1 unread"}}).to_string();
+        let actions = native.on_answer(call, Some(&answer), now);
+        let add = sent(&actions).remove(0);
+        assert_eq!(add["method"], "thread/queue/add");
+        assert_eq!(add["params"]["clientUserMessageId"], "ding-7-1");
+        assert_eq!(add["params"]["input"][0]["text"], "[ding] 1 unread");
+        let report = calls(&actions);
+        assert_eq!(
+            report[0].1["queued"],
+            json!(["ding-7-1"]),
+            "no second delivery now"
+        );
+        native.on_message(
+            &reply(&add["id"], json!({"queuedSubmission": {"id": "q1"}})),
+            now,
+        );
+        add
+    }
+
+    #[test]
+    fn a_delivery_is_queued_with_its_exact_text_and_forgotten_once_its_turn_started() {
+        let now = Instant::now();
+        let (mut native, call) = ready(now);
+        deliver(&mut native, call, now);
+        let list = sent(&native.on_message(&status("active"), now));
+        assert_eq!(list[0]["method"], "thread/queue/list");
+        let actions = native.on_message(&reply(&list[0]["id"], json!({"data": []})), now);
+        let (_, payload) = calls(&actions).pop().expect("a new report");
+        assert_eq!(
+            (payload["status"].as_str(), payload["queued"].clone()),
+            (Some("active"), json!([]))
+        );
+        // A server request (an approval) is never answered.
+        let approval =
+            json!({"id": "s1", "method": "item/commandExecution/requestApproval", "params": {}});
+        assert!(sent(&native.on_message(&approval.to_string(), now)).is_empty());
+        assert_eq!(native.next_deadline(), None, "nothing to wait for");
+    }
+
+    #[test]
+    fn a_paused_queue_is_resumed_once_after_the_thread_stayed_idle() {
+        let now = Instant::now();
+        let (mut native, call) = ready(now);
+        deliver(&mut native, call, now);
+        // Esc: the thread turns idle with DING's item still queued (paused).
+        native.on_message(&status("active"), now);
+        let list = sent(&native.on_message(&status("idle"), now));
+        let listed = json!({"data": [{"id": "q1", "clientUserMessageId": "ding-7-1"}]});
+        native.on_message(&reply(&list[0]["id"], listed), now);
+        assert_eq!(native.next_deadline(), Some(now + RESUME_AFTER));
+        assert!(native.on_time(now + RESUME_AFTER / 2).is_empty());
+        let start = sent(&native.on_time(now + RESUME_AFTER));
+        assert_eq!(start[0]["method"], "thread/queue/start");
+        assert_eq!(start[0]["params"]["threadId"], THREAD);
+        assert!(
+            native.on_time(now + RESUME_AFTER * 3).is_empty(),
+            "once per idle spell"
+        );
+    }
+
+    #[test]
+    fn a_new_thread_deletes_what_waited_in_the_old_one_and_is_reported() {
+        let now = Instant::now();
+        let (mut native, call) = ready(now);
+        deliver(&mut native, call, now);
+        let cleared = json!({"method": "thread/started", "params": {"thread": {"id": "new", "ephemeral": false, "parentThreadId": null}}});
+        let actions = native.on_message(&cleared.to_string(), now);
+        let delete = &sent(&actions)[0];
+        assert_eq!(delete["method"], "thread/queue/delete");
+        assert_eq!(
+            delete["params"],
+            json!({"threadId": THREAD, "queuedSubmissionId": "q1"})
+        );
+        let (_, payload) = calls(&actions).pop().expect("reported");
+        assert_eq!(payload["threadId"], "new");
+        assert_eq!(payload["queued"], json!([]));
+        assert_eq!(native.thread(), Some("new"));
+    }
+
+    #[test]
+    fn a_failed_add_is_reported_once_and_leftovers_are_deleted_on_exit() {
+        let now = Instant::now();
+        let (mut native, call) = ready(now);
+        let answer = json!({"queue": {"id": "ding-7-1", "text": "t"}}).to_string();
+        let add = sent(&native.on_answer(call, Some(&answer), now)).remove(0);
+        let refused =
+            json!({"id": add["id"], "error": {"code": -32600, "message": "no"}}).to_string();
+        let (_, payload) = calls(&native.on_message(&refused, now))
+            .pop()
+            .expect("reported");
+        assert_eq!(payload["failed"], json!(["ding-7-1"]));
+        assert_eq!(payload["queued"], json!([]));
+        let call = native.call;
+        deliver(&mut native, call, now);
+        let delete = sent(&native.leftovers());
+        assert_eq!(delete[0]["params"]["queuedSubmissionId"], "q1");
+        assert!(native.leftovers().is_empty());
+    }
+
+    #[test]
+    fn a_call_answered_with_nothing_is_offered_again_only_after_it_expired() {
+        let now = Instant::now();
+        let (mut native, call) = ready(now);
+        // Ended at once (a turn started, the hooks said): wait for a change.
+        assert!(calls(&native.on_answer(call, Some(""), now)).is_empty());
+        // Parked, then expired: offer again.
+        let again = calls(&native.on_answer(call, Some(""), now + EXPIRED_AFTER));
+        assert_eq!(again.len(), 1);
+        // The adapter unreachable: retry shortly with the same report.
+        let current = again[0].0;
+        assert!(native.on_answer(current, None, now).is_empty());
+        assert_eq!(native.next_deadline(), Some(now + CALL_RETRY));
+        assert_eq!(calls(&native.on_time(now + CALL_RETRY)).len(), 1);
+        // An answer to an older call changes nothing.
+        assert!(
+            native
+                .on_answer(call, Some(""), now + EXPIRED_AFTER * 2)
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn without_the_experimental_queue_the_native_path_is_unavailable() {
+        let now = Instant::now();
+        let (mut native, actions) = Native::start("/srv/project");
+        let init = &sent(&actions)[0];
+        let requests = sent(&native.on_message(&reply(&init["id"], json!({})), now));
+        let loaded = reply(&requests[2]["id"], json!({"data": [THREAD]}));
+        let probe = sent(&native.on_message(&loaded, now)).remove(0);
+        let refused = json!({"id": probe["id"], "error": {"code": -32600, "message": "thread/queue/list requires experimentalApi capability"}});
+        let actions = native.on_message(&refused.to_string(), now);
+        assert!(
+            matches!(&actions[..], [Action::Unavailable(why)] if why.contains("experimentalApi")),
+            "{actions:?}"
+        );
+        assert!(native.on_answer(1, Some(""), now).is_empty(), "stopped");
+    }
+}

@@ -1,0 +1,411 @@
+//! The real Codex CLI 0.169.0 under `turn-boundary+fresh-idle`, set up
+//! exactly as a user would: `ding hooks install` (the adapter launcher in
+//! `$ST_HOOKS`), `ding compile-agent codex` (the declaration; Codex's hooks
+//! and their trust are declared per invocation by the launcher), then
+//! `ding up` with the model key only in its environment. Model-free against
+//! the loopback model server; every wait is on a screen, a request, a hook
+//! or a status, never a sleep.
+//!
+//! Each test counts what matters from the logs: model calls of turns (the
+//! model server's request log; Codex's title requests apart), the bytes
+//! DING wrote into the terminal (the PTY host logs `delivery` apart from
+//! `intervention`), and prints them. Every process is ended by pid: `ding
+//! down`, then any `codex` left under the agent's `CODEX_HOME` (the
+//! app-server the launcher started dies with it; the test checks).
+
+mod support;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use ding::core::protocol::Composer;
+use ding::providers::codex::screen::{Screen, read};
+use ding::pty::wire::Snapshot;
+use serde_json::Value;
+use support::real_pane::*;
+use support::sidecar_agent::{Agent, adapter_says};
+
+/// The key is a secret by its name: it reaches the harness from the
+/// environment of `ding up`, never from the declaration.
+const API_KEY: (&str, &str) = ("MOCK_MODEL_API_KEY", "mock-model-key");
+
+fn ready_and_empty(snapshot: &Snapshot) -> bool {
+    let view = read(snapshot);
+    view.screen == Screen::Ready && view.composer == Composer::Empty
+}
+
+/// One Codex agent, compiled and started the documented way; its model
+/// server; its `CODEX_HOME`.
+struct Careful {
+    agent: Agent,
+    model: ModelServer,
+    codex_home: PathBuf,
+}
+
+impl Careful {
+    fn start(name: &str, idle_path: &str) -> Careful {
+        let binary = harness_binary("DING_HARNESS_CODEX");
+        let agent = Agent::new(name, "");
+        let model = ModelServer::start("openai", &agent.path("model"));
+        let launch = prepare_harness(&agent, "codex", &binary, &model);
+        let codex_home = PathBuf::from(launch["env"]["CODEX_HOME"].as_str().expect("home"));
+        compile_and_up(&agent, "codex", &launch, idle_path, API_KEY);
+        wait_screen(&agent, "the idle, empty composer", ready_and_empty);
+        agent.wait_status("the adapter up", |status| {
+            status["engine"]["adapter"]["state"] == "up"
+        });
+        if idle_path == "native" {
+            // The launcher's call, parked: the native idle path is armed.
+            wait_until("the launcher's call parked", PATIENCE, || {
+                (agent.hook_connections() >= 1).then_some(())
+            });
+        }
+        Careful {
+            agent,
+            model,
+            codex_home,
+        }
+    }
+
+    fn send(&self, body: &str) -> String {
+        send_message(&self.agent, body)
+    }
+
+    fn wait_hook_owned(&self, name: &str) -> Value {
+        wait_hook_owned(&self.agent, name)
+    }
+
+    fn settled(&self, what: &str, calls: usize, typed: u64) {
+        settled(what, &self.agent, &self.model, calls, typed);
+    }
+
+    /// Opens an approval dialog (`mock:permission MARKER`), sends a message
+    /// while it is open and waits until it is held; the marker and the
+    /// message's name.
+    fn held_by_an_approval(&self) -> (PathBuf, String) {
+        let marker = self.agent.path("marker");
+        self.agent.ding_ok(&[
+            "intervene",
+            &self.agent.name,
+            &format!("mock:permission {}", marker.display()),
+        ]);
+        wait_screen(&self.agent, "the approval dialog", |snapshot| {
+            read(snapshot).screen == Screen::Dialog
+                && shows(snapshot, "Press enter to confirm or esc to cancel")
+        });
+        let name = self.send("deploy notes\n");
+        self.agent.wait_held(&name, "not-idle");
+        (marker, name)
+    }
+}
+
+impl Drop for Careful {
+    fn drop(&mut self) {
+        let _ = self.agent.ding(&["down", &self.agent.name]);
+        // The PTY host hangs up the launcher's process group; the TUI and
+        // the app-server take a moment to exit. Whatever is still there
+        // after a generous wait is ended by its pid, and fails the test.
+        let left = end_leftovers(
+            "CODEX_HOME",
+            &self.codex_home,
+            "codex",
+            Duration::from_secs(15),
+        );
+        if !std::thread::panicking() {
+            assert!(
+                left.is_empty(),
+                "codex processes outlived ding down: {left:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn an_idle_session_gets_the_message_with_one_model_call_and_no_terminal_input() {
+    let codex = Careful::start("cx-idle", "native");
+    // The adapter says what Codex's own hooks/list said, once the
+    // launcher's first call has reached it.
+    codex
+        .agent
+        .wait_status("the adapter says Codex trusts its hooks", |status| {
+            adapter_says(status).starts_with("codex hooks trusted (Codex's hooks/list)")
+        });
+    let name = codex.send("please look at the parser\n");
+    let request = wait_carrying(&codex.model, &name);
+    codex.wait_hook_owned(&name);
+    wait_screen(&codex.agent, "the reply, then idle", |snapshot| {
+        shows(snapshot, "mock reply to turn 1.") && ready_and_empty(snapshot)
+    });
+    let log = summary(&codex.model.requests());
+    assert_eq!(request["class"], "prompt", "{log}");
+    assert_eq!(
+        (request["turn"].as_u64(), request["callInTurn"].as_u64()),
+        (Some(1), Some(1)),
+        "{log}"
+    );
+    assert!(
+        request["prompt"]
+            .as_str()
+            .is_some_and(|prompt| prompt.starts_with("[ding] 1 unread inbox message")),
+        "the queued delivery is the prompt: {log}"
+    );
+    codex.settled("idle delivery", 1, 0);
+}
+
+#[test]
+fn a_human_draft_typed_key_by_key_survives_untouched_and_reaches_the_model_exactly_as_typed() {
+    let codex = Careful::start("cx-draft", "native");
+    // The queued turn runs beside the draft: the composer still holds it,
+    // exactly, and DING types nothing.
+    a_delivery_beside_a_draft(
+        &codex.agent,
+        &codex.model,
+        "please refactor the parser",
+        "\u{203a} ",
+        |snapshot| {
+            shows(snapshot, "mock reply to turn 1.") && read(snapshot).screen == Screen::Ready
+        },
+        |snapshot| read(snapshot).composer == Composer::Nonempty,
+    );
+    // The queued delivery's call and the human's own prompt.
+    codex.settled("draft", 2, 0);
+}
+
+#[test]
+fn an_approval_dialog_is_never_answered_and_the_message_follows_the_humans_answer() {
+    let codex = Careful::start("cx-dialog", "native");
+    // Nothing takes it while the dialog is open: no answer, no marker.
+    let (marker, name) = codex.held_by_an_approval();
+    let snapshot = wait_screen(&codex.agent, "the dialog, still open", |snapshot| {
+        read(snapshot).screen == Screen::Dialog
+    });
+    assert!(shows(&snapshot, "Yes, proceed"));
+    assert!(!marker.exists(), "DING answered the dialog");
+    assert!(
+        !codex
+            .model
+            .requests()
+            .iter()
+            .any(|request| carries(request, &name)),
+        "nothing reached the model while the dialog was open"
+    );
+    assert_eq!(pty_writes(&codex.agent).delivery_bytes, 0);
+    // The human answers Yes (Return on `1. Yes, proceed`).
+    press_enter(&codex.agent);
+    let request = wait_carrying(&codex.model, &name);
+    let log = summary(&codex.model.requests());
+    assert!(marker.exists(), "the human's Yes ran the command\n{log}");
+    assert_eq!(
+        request["class"], "tool-result",
+        "it rode the turn's next request\n{log}"
+    );
+    assert_eq!(request["turn"], 1, "{log}");
+    codex.wait_hook_owned(&name);
+    wait_screen(&codex.agent, "the turn over", ready_and_empty);
+    // The human's prompt and its tool result: nothing extra for the message.
+    codex.settled("approval dialog", 2, 0);
+}
+
+#[test]
+fn work_arriving_during_a_command_rides_the_tool_result_at_no_extra_call() {
+    let codex = Careful::start("cx-busy", "native");
+    codex
+        .agent
+        .ding_ok(&["intervene", &codex.agent.name, "mock:run 4"]);
+    wait_screen(&codex.agent, "the command running", |snapshot| {
+        read(snapshot).screen == Screen::Busy && shows(snapshot, "background terminal running")
+    });
+    let name = codex.send("while you work\n");
+    codex.agent.wait_held(&name, "not-idle");
+    let request = wait_carrying(&codex.model, &name);
+    let log = summary(&codex.model.requests());
+    assert_eq!(request["class"], "tool-result", "{log}");
+    assert_eq!(
+        (request["turn"].as_u64(), request["callInTurn"].as_u64()),
+        (Some(1), Some(2)),
+        "{log}"
+    );
+    codex.wait_hook_owned(&name);
+    wait_screen(&codex.agent, "the turn over", ready_and_empty);
+    codex.settled("arrival during a command", 2, 0);
+}
+
+/// A burst of five at idle becomes one delivery: what the first claim did
+/// not take rides that delivery's own prompt (`UserPromptSubmit`), so one
+/// model call carries all five. (The aggressive default on the same binary
+/// made two notices of a burst of five; see docs/providers/codex.md.)
+#[test]
+fn a_burst_of_five_at_idle_is_one_model_call() {
+    let codex = Careful::start("cx-burst", "native");
+    let names = send_burst(&codex.agent, 5);
+    let request = codex
+        .model
+        .wait_request("a call carrying the last of the five", |request| {
+            carries(request, &names[4])
+        });
+    for name in &names {
+        assert!(carries(&request, name), "{name} rides the same call");
+        codex.wait_hook_owned(name);
+    }
+    wait_screen(&codex.agent, "idle again", |snapshot| {
+        shows(snapshot, "mock reply to turn 1.") && ready_and_empty(snapshot)
+    });
+    codex.settled("burst of five", 1, 0);
+}
+
+/// `/clear` starts a new thread: the file DING had delivered goes back to
+/// pending and is queued into the new thread (one model call). `/compact`
+/// keeps ownership; the next prompt's `SessionStart` (`compact`) puts the
+/// whole unread backlog into the compacted context at no extra call.
+#[test]
+fn clear_and_compact_bring_the_unread_backlog_into_the_new_context() {
+    let codex = Careful::start("cx-life", "native");
+    let name = codex.send("please look at the parser\n");
+    wait_carrying(&codex.model, &name);
+    codex.wait_hook_owned(&name);
+    wait_screen(&codex.agent, "the reply, then idle", |snapshot| {
+        shows(snapshot, "mock reply to turn 1.") && ready_and_empty(snapshot)
+    });
+    codex
+        .agent
+        .ding_ok(&["intervene", &codex.agent.name, "/clear"]);
+    let again = codex
+        .model
+        .wait_request("the delivery into the cleared thread", |request| {
+            request["turn"] == 2 && carries(request, &name)
+        });
+    assert_eq!(
+        again["callInTurn"],
+        1,
+        "{}",
+        summary(&codex.model.requests())
+    );
+    codex.wait_hook_owned(&name);
+    wait_screen(&codex.agent, "idle after the clear", |snapshot| {
+        shows(snapshot, "mock reply to turn 2.") && ready_and_empty(snapshot)
+    });
+    codex
+        .agent
+        .ding_ok(&["intervene", &codex.agent.name, "/compact"]);
+    codex
+        .model
+        .wait_request("the compaction", |request| request["class"] == "compaction");
+    wait_screen(&codex.agent, "idle after the compaction", |snapshot| {
+        shows(snapshot, "Context compacted") && ready_and_empty(snapshot)
+    });
+    codex
+        .agent
+        .ding_ok(&["intervene", &codex.agent.name, "hello again"]);
+    let next = codex.model.wait_request("the next prompt", |request| {
+        request["prompt"].as_str() == Some("hello again")
+    });
+    assert!(
+        carries(&next, &name),
+        "the backlog rides it: {}",
+        next["texts"]
+    );
+    codex.settled("clear and compact", 3, 0);
+}
+
+/// The terminal idle path (no app-server of DING's): an idle session gets
+/// DING's notice through the compare-and-send, and the notice, submitted
+/// as the prompt, is the positive receipt (`UserPromptSubmit` names its
+/// files, so they are hook-owned, not merely rung).
+#[test]
+fn on_the_terminal_path_the_submitted_notice_is_its_own_receipt() {
+    let codex = Careful::start("cx-term", "terminal");
+    let name = codex.send("please look at the parser\n");
+    let request = wait_carrying(&codex.model, &name);
+    assert!(
+        prompt_is_one_notice(&request),
+        "the notice is the prompt: {}",
+        request["prompt"]
+    );
+    codex.wait_hook_owned(&name);
+    let writes = pty_writes(&codex.agent);
+    assert_eq!(writes.deliveries, 1, "one compare-and-send");
+    codex.settled("terminal path, idle", 1, writes.delivery_bytes);
+}
+
+/// The streaming hole, on the terminal path: while the model streams its
+/// reply the screen looks idle, but the hooks say the turn runs, so
+/// nothing is typed; `Stop` continues the turn once with the work (one
+/// extra call, no terminal input), and the continuation's own `Stop` does
+/// not block again.
+#[test]
+fn on_the_terminal_path_a_streaming_reply_is_never_typed_into_and_stop_continues_it_once() {
+    let codex = Careful::start("cx-stream", "terminal");
+    codex
+        .agent
+        .ding_ok(&["intervene", &codex.agent.name, "mock:slow 4"]);
+    wait_screen(
+        &codex.agent,
+        "the reply streaming with the Working line gone",
+        |snapshot| shows(snapshot, "mock slow reply") && read(snapshot).screen == Screen::Ready,
+    );
+    let name = codex.send("late work\n");
+    codex.agent.wait_held(&name, "not-idle");
+    let request = wait_carrying(&codex.model, &name);
+    let log = summary(&codex.model.requests());
+    assert_eq!(
+        (request["turn"].as_u64(), request["callInTurn"].as_u64()),
+        (Some(1), Some(2)),
+        "the Stop continuation\n{log}"
+    );
+    codex.wait_hook_owned(&name);
+    wait_screen(&codex.agent, "the turn over", |snapshot| {
+        shows(snapshot, "mock reply to turn 1") && ready_and_empty(snapshot)
+    });
+    codex.settled("terminal path, streaming reply", 2, 0);
+}
+
+/// The terminal idle path with a draft: the message is held (the composer
+/// is not empty) and rides the human's own next prompt as
+/// `additionalContext`, in the very request that carries the draft, at no
+/// extra model call and with no terminal input from DING.
+#[test]
+fn on_the_terminal_path_held_work_rides_the_next_prompt_with_no_terminal_input() {
+    let codex = Careful::start("cx-held", "terminal");
+    let draft = "please refactor the parser";
+    type_keystrokes(&codex.agent, draft);
+    let name = codex.send("a review request\n");
+    codex.agent.wait_held(&name, "composer-nonempty");
+    press_enter(&codex.agent);
+    let request = codex.model.wait_request("the draft submitted", |request| {
+        request["prompt"].as_str() == Some(draft)
+    });
+    assert!(
+        carries(&request, &name),
+        "the held file rides the same request: {}",
+        request["texts"]
+    );
+    codex.wait_hook_owned(&name);
+    codex.settled("terminal path, held by a draft", 1, 0);
+}
+
+/// The human denies the approval (Esc): Codex fires `Interrupt` and no
+/// `Stop`, the thread turns idle, and the message held while the dialog was
+/// open is queued then, with its own model call and no terminal input; the
+/// command never ran.
+#[test]
+fn after_a_denied_approval_the_held_message_is_delivered_with_no_terminal_input() {
+    let codex = Careful::start("cx-deny", "native");
+    let (marker, name) = codex.held_by_an_approval();
+    codex
+        .agent
+        .ding_ok(&["intervene", &codex.agent.name, "\u{1b}", "--no-enter"]);
+    let request = wait_carrying(&codex.model, &name);
+    let log = summary(&codex.model.requests());
+    assert_eq!(
+        (request["class"].as_str(), request["turn"].as_u64()),
+        (Some("prompt"), Some(2)),
+        "its own turn after the denial\n{log}"
+    );
+    codex.wait_hook_owned(&name);
+    wait_screen(&codex.agent, "idle again", |snapshot| {
+        shows(snapshot, "mock reply to turn 2.") && ready_and_empty(snapshot)
+    });
+    assert!(!marker.exists(), "the denied command never ran");
+    // The human's prompt (denied) and the delivery.
+    codex.settled("denied approval", 2, 0);
+}

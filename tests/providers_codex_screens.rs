@@ -1,0 +1,133 @@
+//! Codex CLI 0.169.0's screen grammar against every real capture in
+//! `fixtures/providers/codex/snapshots/` (and `shared/`): each capture says
+//! what it must be read as (`_expect`), styled runs included. Combined with
+//! the hooks, no capture is idle evidence unless a hook ended the turn; a
+//! selection list or dialog never is, whatever the hooks said; and a reply
+//! streaming with its `Working` line gone (the streaming hole) is never
+//! idle while the hooks say the turn runs.
+
+mod support;
+
+use std::time::Duration;
+
+use ding::core::protocol::{ActivityState, Composer};
+use ding::providers::codex::activity::{Heard, HookActivity, combine};
+use ding::providers::codex::screen::{Screen, read};
+use ding::pty::wire::Snapshot;
+use serde_json::Value;
+use support::provider_fixtures::check_every_capture;
+
+const DIRS: [&str; 2] = [
+    "fixtures/providers/codex/snapshots",
+    "fixtures/providers/codex/snapshots/shared",
+];
+
+fn captures() -> Vec<(String, Value)> {
+    DIRS.iter()
+        .flat_map(|dir| support::fixture_files::json_values(dir))
+        .collect()
+}
+
+fn snapshot(capture: &Value) -> Snapshot {
+    serde_json::from_value(capture.clone()).expect("a snapshot")
+}
+
+fn heard(activity: HookActivity) -> Heard {
+    Heard {
+        activity,
+        since: Duration::from_secs(60),
+        delivery_waiting: None,
+    }
+}
+
+#[test]
+fn every_capture_is_read_as_it_says() {
+    check_every_capture(
+        &captures(),
+        40,
+        |snapshot| {
+            let view = read(snapshot);
+            (view.screen, view.composer, view.why)
+        },
+        |expect, snapshot| {
+            let fresh = read(snapshot).fresh;
+            (expect["fresh"]
+                .as_bool()
+                .is_some_and(|wanted| wanted != fresh))
+            .then(|| format!("read fresh={fresh}"))
+        },
+    );
+}
+
+/// The guarantee that matters most: only a capture of a ready, empty
+/// composer can become idle evidence (which could lead to terminal input),
+/// and only once a hook ended the turn.
+#[test]
+fn only_a_ready_empty_capture_after_a_turn_ended_is_idle_with_an_empty_composer() {
+    for (name, capture) in captures() {
+        let view = read(&snapshot(&capture));
+        let ready_empty =
+            capture["_expect"]["screen"] == "ready" && capture["_expect"]["composer"] == "empty";
+        for activity in [
+            HookActivity::Active,
+            HookActivity::Child,
+            HookActivity::AwaitingApproval,
+            HookActivity::Ended,
+            HookActivity::Idle,
+        ] {
+            let reading = combine(view, heard(activity));
+            let idle_empty =
+                reading.state == ActivityState::Idle && reading.composer == Composer::Empty;
+            let expected = ready_empty && activity == HookActivity::Idle;
+            assert_eq!(
+                idle_empty, expected,
+                "{name} after {activity:?}: {reading:?}"
+            );
+        }
+    }
+}
+
+/// The streaming hole: mid-reply, with the `Working` line gone, the screen
+/// reads exactly like an idle one; only the hooks tell them apart.
+#[test]
+fn a_streaming_reply_looks_ready_and_is_idle_only_after_the_turn_ended() {
+    let streaming: Vec<(String, Value)> = captures()
+        .into_iter()
+        .filter(|(_, capture)| capture["_expect"]["streaming"] == true)
+        .collect();
+    assert_eq!(streaming.len(), 2, "the captures of the hole");
+    for (name, capture) in streaming {
+        let view = read(&snapshot(&capture));
+        assert_eq!(
+            (view.screen, view.composer),
+            (Screen::Ready, Composer::Empty),
+            "{name}"
+        );
+        let during = combine(view, heard(HookActivity::Active));
+        assert_eq!(during.state, ActivityState::Active, "{name}: {during:?}");
+        // No hook heard since the adapter started: a conversation on screen
+        // may be streaming, so it is not vouched for either.
+        let unheard = combine(view, heard(HookActivity::Unheard));
+        assert_eq!(unheard.state, ActivityState::Unknown, "{name}");
+    }
+}
+
+/// Styles decide, not text alone: without its styled runs the placeholder
+/// reads as typed text, and a selection list is still never an empty
+/// composer (its footer or its hidden cursor say so).
+#[test]
+fn without_their_styled_runs_no_capture_reads_as_an_empty_composer() {
+    for (name, capture) in captures() {
+        let mut bare = snapshot(&capture);
+        bare.runs.clear();
+        let view = read(&bare);
+        assert_ne!(
+            (view.screen, view.composer),
+            (Screen::Ready, Composer::Empty),
+            "{name} without styles"
+        );
+        if capture["_expect"]["screen"] == "dialog" {
+            assert_ne!(view.composer, Composer::Empty, "{name}");
+        }
+    }
+}
