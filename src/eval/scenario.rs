@@ -117,7 +117,9 @@ fn finish(t: &mut Trial) -> Result<()> {
 fn startup_backlog(t: &mut Trial) -> Result<()> {
     let count = t.rng.between(1, 3);
     for _ in 0..count {
-        t.send_message()?;
+        // The agent has never run, so its inbox does not exist yet: whoever
+        // leaves it work creates it, as `ding send --create` does.
+        t.send_message_with(&["--create"])?;
     }
     t.up()?;
     t.wait_ready()?;

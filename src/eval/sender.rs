@@ -42,6 +42,11 @@ impl Sender {
     /// Sends one new message now; returns its filename once `ding send`
     /// printed it (the message is durable from then on).
     pub fn send(&self) -> Result<Sent> {
+        self.send_with(&[])
+    }
+
+    /// [`Sender::send`] with more options for `ding send` (`--create`).
+    pub fn send_with(&self, options: &[&str]) -> Result<Sent> {
         let n = self.counter.fetch_add(1, Ordering::Relaxed) + 1;
         let outbox = self.dir.join("outbox");
         fs::create_dir_all(&outbox).context("create the outbox")?;
@@ -56,6 +61,7 @@ impl Sender {
             .arg(&self.agent)
             .arg(&body)
             .args(["--decl", "agent.kdl"])
+            .args(options)
             .current_dir(&self.dir)
             .output()
             .context("run ding send")?;

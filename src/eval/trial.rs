@@ -366,7 +366,12 @@ impl Trial {
 
     /// Sends one message now and records it.
     pub fn send_message(&mut self) -> Result<()> {
-        let sent = self.sender().send()?;
+        self.send_message_with(&[])
+    }
+
+    /// [`Trial::send_message`] with more options for `ding send`.
+    pub fn send_message_with(&mut self, options: &[&str]) -> Result<()> {
+        let sent = self.sender().send_with(options)?;
         self.records.sent.push(sent);
         Ok(())
     }
