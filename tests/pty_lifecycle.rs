@@ -62,10 +62,11 @@ fn child_exit_is_reaped_and_reported() {
         }
     };
     assert_eq!(exit, ChildState::Exited { code: 7 });
-    // Reaped: no zombie left behind under the host.
-    assert!(!file_exists(
-        &std::path::Path::new("/proc").join(pid.to_string())
-    ));
+    // Reaped once the rest of its job has had the restart grace: no zombie
+    // left behind under the host.
+    eventually("the exited child reaped", || {
+        !file_exists(&std::path::Path::new("/proc").join(pid.to_string()))
+    });
     // Still serving, with the exit status and the last screen.
     let status = host.client().status().expect("status");
     assert_eq!(status.child, ChildState::Exited { code: 7 });
@@ -444,4 +445,107 @@ fn stopping_the_host_kills_a_child_that_ignores_hangup() {
         nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None).is_err(),
         "the child that ignores SIGHUP outlived its host"
     );
+}
+
+/// A harness whose leader ends but leaves a process of its own job that
+/// ignores the hangup (a server it started, say): `sh` runs the background
+/// job in its own process group, so the job is what the leader left.
+const LEAVES_A_STUBBORN_JOB: &str =
+    "(trap '' HUP; exec sleep 1000) & echo $! > \"$0\"; printf started; read x; exit 0";
+
+/// Whether `pid` is still a live process (a zombie left to init is not).
+fn alive(pid: i32) -> bool {
+    match fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !stat
+            .rsplit_once(") ")
+            .is_some_and(|(_, rest)| rest.starts_with('Z')),
+        Err(_) => false,
+    }
+}
+
+fn leftover_pid(path: &std::path::Path) -> i32 {
+    eventually("the harness wrote its job's pid", || {
+        fs::read_to_string(path).is_ok_and(|text| text.trim().parse::<i32>().is_ok())
+    });
+    fs::read_to_string(path).unwrap().trim().parse().unwrap()
+}
+
+#[test]
+fn a_restart_never_shares_the_terminal_with_the_last_incarnations_job() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pid_file = dir.path().join("job.pid");
+    let host = Host::start(
+        &[],
+        &[
+            "sh",
+            "-c",
+            LEAVES_A_STUBBORN_JOB,
+            pid_file.to_str().unwrap(),
+        ],
+    );
+    host.wait_screen(|s| s.rows[0] == "started");
+    let job = leftover_pid(&pid_file);
+    let mut watcher = host.client();
+    watcher.watch().expect("watch");
+    host.client().send(&[write(b"\r")]).expect("send");
+    loop {
+        match watcher.next_push(PATIENCE).expect("push") {
+            Some(Push::Exit { .. }) => break,
+            Some(_) => {}
+            None => panic!("no exit push"),
+        }
+    }
+    assert!(
+        alive(job),
+        "the job ignores the hangup, so it is still there"
+    );
+    fs::remove_file(&pid_file).expect("remove pid file");
+    host.client().restart().expect("restart");
+    assert!(
+        !alive(job),
+        "the previous incarnation's job outlived the start of the next one"
+    );
+    host.wait_screen(|s| s.rows[0] == "started");
+    assert!(host.stderr_text().contains(r#""event":"job-end""#));
+}
+
+#[test]
+fn a_harness_that_ends_takes_its_job_with_it_after_the_grace() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pid_file = dir.path().join("job.pid");
+    let host = Host::start(
+        &[],
+        &[
+            "sh",
+            "-c",
+            LEAVES_A_STUBBORN_JOB,
+            pid_file.to_str().unwrap(),
+        ],
+    );
+    host.wait_screen(|s| s.rows[0] == "started");
+    let job = leftover_pid(&pid_file);
+    host.client().send(&[write(b"\r")]).expect("send");
+    eventually("the job of the exited harness ended", || !alive(job));
+    let status = host.client().status().expect("status");
+    assert_eq!(status.child, ChildState::Exited { code: 0 });
+}
+
+#[test]
+fn stopping_the_host_ends_what_its_harness_left_running() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pid_file = dir.path().join("job.pid");
+    let mut host = Host::start(
+        &[],
+        &[
+            "sh",
+            "-c",
+            LEAVES_A_STUBBORN_JOB,
+            pid_file.to_str().unwrap(),
+        ],
+    );
+    host.wait_screen(|s| s.rows[0] == "started");
+    let job = leftover_pid(&pid_file);
+    host.signal(Signal::SIGTERM);
+    assert!(host.wait_exit(PATIENCE).is_some(), "host exits");
+    assert!(!alive(job), "the harness's job outlived its host");
 }

@@ -166,8 +166,8 @@ fn native(request: &LaunchRequest, runtime: &Path, log: &mut Log) -> Result<Exit
     let _ = std::fs::remove_file(&socket);
     let url = format!("unix://{}", socket.display());
     let config = config_of(&request.args);
-    let server_log =
-        File::create(runtime.join("codex-app-server.log")).context("create the app-server log")?;
+    let server_log_path = runtime.join("codex-app-server.log");
+    let server_log = File::create(&server_log_path).context("create the app-server log")?;
     let mut server = Command::new(&request.program)
         .args(["app-server", "--listen", &url])
         .args(config_args(&request.ding))
@@ -178,7 +178,7 @@ fn native(request: &LaunchRequest, runtime: &Path, log: &mut Log) -> Result<Exit
         .spawn()
         .with_context(|| format!("start {} app-server", request.program))?;
     log.line(&format!("app-server {} on {url}", server.id()));
-    if let Err(err) = wait_listening(&socket, &mut server) {
+    if let Err(err) = wait_listening(&socket, &mut server, &server_log_path) {
         end(&mut server);
         return Err(err);
     }
@@ -199,15 +199,27 @@ fn native(request: &LaunchRequest, runtime: &Path, log: &mut Log) -> Result<Exit
     }
 }
 
-/// Waits until the app-server accepts connections on `socket`.
-fn wait_listening(socket: &Path, server: &mut Child) -> Result<()> {
+/// Waits until the app-server accepts connections on `socket`. If it exits
+/// first, says why in its own words (the last `Error:` line of its log),
+/// since the TUI's terminal is the only place a person looks.
+fn wait_listening(socket: &Path, server: &mut Child, log: &Path) -> Result<()> {
     let deadline = Instant::now() + LISTEN_DEADLINE;
     loop {
         if UnixStream::connect(socket).is_ok() {
             return Ok(());
         }
         if let Ok(Some(status)) = server.try_wait() {
-            bail!("the app-server exited before it listened ({status})");
+            let said = std::fs::read_to_string(log).unwrap_or_default();
+            match last_error(&said) {
+                Some(error) => bail!(
+                    "the app-server exited before it listened ({status}): {error} (log: {})",
+                    log.display()
+                ),
+                None => bail!(
+                    "the app-server exited before it listened ({status}; log: {})",
+                    log.display()
+                ),
+            }
         }
         if Instant::now() > deadline {
             bail!(
@@ -218,6 +230,14 @@ fn wait_listening(socket: &Path, server: &mut Child) -> Result<()> {
         }
         thread::sleep(Duration::from_millis(20));
     }
+}
+
+/// The last line of a Rust program's log that reports its fatal error.
+fn last_error(log: &str) -> Option<String> {
+    log.lines()
+        .rev()
+        .find_map(|line| line.strip_prefix("Error: "))
+        .map(|error| crate::core::escape::escape_bounded(error.trim(), 300))
 }
 
 /// Ends a child by its pid: SIGTERM, then SIGKILL after 3 s.
@@ -521,6 +541,25 @@ mod tests {
 
     fn words(text: &str) -> Vec<OsString> {
         text.split(' ').map(OsString::from).collect()
+    }
+
+    #[test]
+    fn an_app_server_that_gives_up_is_quoted_in_its_own_words() {
+        // As Codex 0.169.0 logged it when the last incarnation's app-server
+        // still held its control socket.
+        let log = "WARNING: proceeding\n\u{1b}[31mERROR\u{1b}[0m bubblewrap\n\
+                   Error: app-server control socket is already in use at /tmp/codex-daemon-0/fb83\n\n\
+                   Stack backtrace:\n   0: <unknown>\n";
+        assert_eq!(
+            last_error(log).as_deref(),
+            Some("app-server control socket is already in use at /tmp/codex-daemon-0/fb83")
+        );
+        assert_eq!(
+            last_error("Error: \u{1b}]52;c;x\u{7}").as_deref(),
+            Some("\\u{1b}]52;c;x\\u{7}"),
+            "escaped as everything DING shows"
+        );
+        assert_eq!(last_error("no error here\n"), None);
     }
 
     #[test]

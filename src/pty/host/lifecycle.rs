@@ -5,6 +5,7 @@ use super::*;
 
 impl Host {
     pub(super) fn start_child(&mut self) -> Result<()> {
+        self.end_job();
         let incarnation = fresh_incarnation()?;
         let env = self.child_env(&incarnation);
         let spawned = child::spawn(&Launch {
@@ -136,20 +137,41 @@ impl Host {
         }
     }
 
-    /// Reaps every exited child (SIGCHLD coalesces); records our child's end.
+    /// Records our child's end (SIGCHLD coalesces) without reaping it yet.
+    ///
+    /// The child leads its own process group, and what it started without
+    /// leaving the group (a server, a tool's command) is the same job: the
+    /// same incarnation, on the same terminal. When the leader ends, the
+    /// rest is hung up at once, as a terminal hangs up its job, and killed
+    /// after the restart grace, or at once when a new incarnation starts or
+    /// the host stops (`end_job`): a new incarnation never shares the
+    /// terminal with the last one's processes. Until then the leader stays
+    /// a zombie, so its pid still names the group and cannot be reused by
+    /// an unrelated process meanwhile.
     pub(super) fn reap(&mut self) {
-        loop {
-            match waitpid(None::<Pid>, Some(WaitPidFlag::WNOHANG)) {
-                Ok(WaitStatus::StillAlive) | Err(_) => return,
-                Ok(status) => {
-                    if status.pid() == Some(self.child.pid)
-                        && let Some(end) = child::exit_state(status)
-                    {
-                        self.child_ended(end);
-                    }
-                }
-            }
+        if !matches!(self.child.state, ChildState::Running { .. }) {
+            return;
         }
+        let seen = WaitPidFlag::WEXITED | WaitPidFlag::WNOHANG | WaitPidFlag::WNOWAIT;
+        let Ok(status) = waitid(Id::Pid(self.child.pid), seen) else {
+            return;
+        };
+        if let Some(end) = child::exit_state(status) {
+            let _ = killpg(self.child.pid, Signal::SIGHUP);
+            self.job_end_at = Some(Instant::now() + RESTART_KILL_AFTER);
+            self.child_ended(end);
+        }
+    }
+
+    /// Kills what is left of the exited child's process group and reaps the
+    /// child (see `reap`); nothing when no exited child is held.
+    pub(super) fn end_job(&mut self) {
+        if self.job_end_at.take().is_none() {
+            return;
+        }
+        let _ = killpg(self.child.pid, Signal::SIGKILL);
+        let _ = waitpid(self.child.pid, None);
+        log(json!({"event": "job-end", "pid": self.child.pid.as_raw()}));
     }
 
     pub(super) fn child_ended(&mut self, end: ChildState) {
@@ -195,23 +217,22 @@ impl Host {
         if matches!(self.child.state, ChildState::Running { .. }) {
             // The whole job, as a terminal hangup would; a job that ignores
             // the hangup is killed after the same grace as a restart, so
-            // stopping the host never leaves the harness running.
+            // stopping the host never leaves the harness running. The child
+            // is only seen to end here, not reaped, so that what is left of
+            // its group can still be named by its pid (see `reap`).
             let _ = killpg(self.child.pid, Signal::SIGHUP);
-            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
-            let reaped = loop {
-                match waitpid(self.child.pid, Some(WaitPidFlag::WNOHANG)) {
-                    Ok(WaitStatus::StillAlive) if std::time::Instant::now() < deadline => {
-                        std::thread::sleep(std::time::Duration::from_millis(20));
-                    }
-                    Ok(WaitStatus::StillAlive) => break false,
-                    _ => break true,
-                }
-            };
-            if !reaped {
-                let _ = killpg(self.child.pid, Signal::SIGKILL);
-                let _ = waitpid(self.child.pid, None);
+            let deadline = std::time::Instant::now() + RESTART_KILL_AFTER;
+            let seen = WaitPidFlag::WEXITED | WaitPidFlag::WNOHANG | WaitPidFlag::WNOWAIT;
+            while matches!(
+                waitid(Id::Pid(self.child.pid), seen),
+                Ok(WaitStatus::StillAlive)
+            ) && std::time::Instant::now() < deadline
+            {
+                std::thread::sleep(std::time::Duration::from_millis(20));
             }
+            self.job_end_at = Some(std::time::Instant::now());
         }
+        self.end_job();
         for client in self.clients.values_mut() {
             client.flush();
         }

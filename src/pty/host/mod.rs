@@ -34,7 +34,7 @@ use mio::{Events, Interest, Poll, Token};
 use nix::errno::Errno;
 use nix::sys::signal::{Signal, killpg};
 use nix::sys::signalfd::SignalFd;
-use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
+use nix::sys::wait::{Id, WaitPidFlag, WaitStatus, waitid, waitpid};
 use nix::unistd::{Pid, Uid};
 use serde_json::json;
 
@@ -161,6 +161,9 @@ struct Host {
     restart_waiter: Option<Token>,
     /// When a restart's SIGHUP is followed by SIGKILL.
     restart_kill_at: Option<Instant>,
+    /// Set while the exited child is held unreaped (see `reap`): when what
+    /// is left of its process group is killed and the child reaped.
+    job_end_at: Option<Instant>,
     /// The last master read stopped at its budget, not at WouldBlock.
     master_backlog: bool,
     exit_with_child: Option<Duration>,
@@ -217,6 +220,7 @@ impl Host {
             queued_bytes: 0,
             restart_waiter: None,
             restart_kill_at: None,
+            job_end_at: None,
             master_backlog: false,
             exit_with_child: config.exit_with_child,
             exit_at: None,
@@ -285,11 +289,11 @@ impl Host {
             && self.clients.values().any(Connection::may_resume)
     }
 
-    /// The earliest timer: a transaction's wait, the exit grace, or a
-    /// restart's escalation to SIGKILL.
+    /// The earliest timer: a transaction's wait, the exit grace, a
+    /// restart's escalation to SIGKILL, or the end of an exited child's job.
     fn next_deadline(&self) -> Option<Instant> {
         let wait = self.active.as_ref().and_then(|tx| tx.wait_until);
-        [wait, self.exit_at, self.restart_kill_at]
+        [wait, self.exit_at, self.restart_kill_at, self.job_end_at]
             .into_iter()
             .flatten()
             .min()
@@ -307,6 +311,9 @@ impl Host {
             self.restart_kill_at = None;
             log(json!({"event": "restart-kill", "pid": self.child.pid.as_raw()}));
             let _ = killpg(self.child.pid, Signal::SIGKILL);
+        }
+        if self.job_end_at.is_some_and(|at| at <= now) {
+            self.end_job();
         }
         if self.pending_input() < MAX_PENDING_INPUT {
             let stalled: Vec<Token> = self
