@@ -64,6 +64,10 @@ pub struct Command {
     pub kind: CommandKind,
     pub text: String,
     pub first_key_ms: u64,
+    /// When the typist pressed Return on it: the command can only take
+    /// effect from then on (a turn that runs while it is being typed still
+    /// belongs to the conversation before it).
+    pub entered_ms: u64,
     /// For a clear: a prompt of the conversation before it, which no model
     /// call after a clear that took effect may carry.
     pub before: Option<String>,
@@ -374,7 +378,7 @@ fn dialog_fact(seen: &DialogSeen) -> DialogFact {
 fn command_fact(command: &Command, requests: &[Request]) -> CommandFact {
     let after: Vec<&Request> = requests
         .iter()
-        .filter(|r| r.t >= command.first_key_ms)
+        .filter(|r| r.t >= command.entered_ms)
         .collect();
     let took_effect = match command.kind {
         CommandKind::Compact => Some(after.iter().any(|r| r.class == "compaction")),
@@ -764,6 +768,7 @@ mod tests {
             kind: CommandKind::Clear,
             text: "/clear".into(),
             first_key_ms: 1150,
+            entered_ms: 1160,
             before: Some("remember the apple".into()),
         };
         let records = Records {
@@ -797,5 +802,24 @@ mod tests {
             metrics(&records, &kept[..1], &[]).commands[0].took_effect,
             None
         );
+        // A turn that ran while the command was still being typed (a
+        // delivery, say) is the conversation before it, not a sign that it
+        // failed.
+        let typing = [
+            request(1, "prompt", 1, Some(1), &[("user", "remember the apple")]),
+            request(
+                2,
+                "prompt",
+                1,
+                Some(1),
+                &[("user", "remember the apple"), ("user", "a notice")],
+            ),
+            request(3, "prompt", 2, Some(1), &[("user", "after")]),
+        ];
+        let mut typed_during = records.clone();
+        typed_during.commands[0].first_key_ms = 1100;
+        typed_during.commands[0].entered_ms = typing[1].t + 1;
+        let m = metrics(&typed_during, &typing, &[]);
+        assert_eq!(m.commands[0].took_effect, Some(true));
     }
 }

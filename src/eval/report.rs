@@ -2,7 +2,10 @@
 //! as `report.json` (the summary and every trial's raw facts) and
 //! `report.md` (the tables). A careful trial that did not run says why in
 //! the table; nothing is filled in for it. "Extra calls" compares the
-//! careful arm with the aggressive arm trial by trial, on the same seed.
+//! careful arm with the aggressive arm trial by trial, on the same seed;
+//! the verdict holds the careful arm to the design's measure, model calls
+//! per delivered message, and counts every careful trial that could not be
+//! driven to its end as a failure.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -69,6 +72,9 @@ pub struct Cell {
     pub calls_per_delivered: Option<f64>,
     /// Careful minus aggressive model calls, over the seeds both ran.
     pub extra_calls: Option<i64>,
+    /// Careful minus aggressive model calls per delivered message, when
+    /// both arms delivered something in this row.
+    pub extra_calls_per_delivered: Option<f64>,
     pub ding_bytes: u64,
     pub ding_writes: usize,
     pub ding_bytes_per_delivered: Option<f64>,
@@ -100,9 +106,24 @@ pub fn build(meta: Meta, trials: Vec<TrialFacts>) -> Report {
         .iter()
         .map(|((harness, row, arm), trials)| cell(harness, *row, arm, trials))
         .collect();
+    let per_delivered =
+        |cell: &Cell| (cell.delivered > 0).then(|| cell.turn_calls as f64 / cell.delivered as f64);
+    let baselines: Vec<Cell> = cells
+        .iter()
+        .filter(|c| c.arm == Arm::Aggressive.as_str())
+        .cloned()
+        .collect();
     for cell in &mut cells {
         if cell.arm == Arm::Careful.as_str() {
             cell.extra_calls = extra_calls(&trials, &cell.harness, cell.row);
+            let baseline = baselines
+                .iter()
+                .find(|a| a.harness == cell.harness && a.row == cell.row);
+            cell.extra_calls_per_delivered =
+                match (per_delivered(cell), baseline.and_then(per_delivered)) {
+                    (Some(careful), Some(aggressive)) => Some(careful - aggressive),
+                    _ => None,
+                };
         }
     }
     let harness_order: Vec<String> = meta.harnesses.iter().map(|h| h.name.clone()).collect();
@@ -444,12 +465,15 @@ fn notes(out: &mut String, cells: &[&Cell]) {
 }
 
 /// The design's done condition, per harness: equal delivery, strictly
-/// fewer corrupted drafts and dialogs answered, no extra model calls.
+/// fewer corrupted drafts and dialogs answered, no extra model calls per
+/// delivered message. The raw difference in model calls is shown beside
+/// it: where the aggressive arm lost a message or broke the typist's work,
+/// it also made the calls of that work, so fewer calls there is no economy.
 fn comparison(out: &mut String, report: &Report) {
     let _ = writeln!(out, "\n## Careful against aggressive\n");
     let _ = writeln!(
         out,
-        "| harness | rows compared | delivered (careful / aggressive) | drafts corrupted (careful / aggressive) | dialogs answered by DING (careful / aggressive) | extra model calls | verdict |"
+        "| harness | rows compared | delivered (careful / aggressive) | drafts corrupted (careful / aggressive) | dialogs answered by DING (careful / aggressive) | extra model calls (all turns) | verdict |"
     );
     let _ = writeln!(out, "|---|---|---|---|---|---|---|");
     for harness in &report.meta.harnesses {
@@ -461,9 +485,11 @@ fn comparison(out: &mut String, report: &Report) {
                 .collect()
         };
         let (careful, aggressive) = (of(Arm::Careful), of(Arm::Aggressive));
+        // A careful trial that could not be driven to its end still counts:
+        // its row is compared, and the verdict says so.
         let compared: Vec<(&Cell, &Cell)> = careful
             .iter()
-            .filter(|c| c.not_run.is_none() && c.ran > 0)
+            .filter(|c| c.not_run.is_none() && (c.ran > 0 || !c.errors.is_empty()))
             .filter_map(|c| {
                 aggressive
                     .iter()
@@ -513,8 +539,20 @@ fn comparison(out: &mut String, report: &Report) {
         if dialogs.0 > 0 {
             failures.push(format!("{} dialog(s) answered by DING", dialogs.0));
         }
-        if extra > 0 {
-            failures.push(format!("{extra} extra model call(s)"));
+        for (c, _) in &compared {
+            if !c.errors.is_empty() {
+                failures.push(format!(
+                    "row {}: {} careful trial(s) not driven to the end",
+                    c.row,
+                    c.errors.len()
+                ));
+            }
+            if let Some(more) = c.extra_calls_per_delivered.filter(|more| *more > 1e-9) {
+                failures.push(format!(
+                    "row {}: {more:.2} more model call(s) per delivered message",
+                    c.row
+                ));
+            }
         }
         if corrupted.0 + dialogs.0 >= corrupted.1 + dialogs.1 {
             failures.push("not strictly fewer collisions than aggressive".to_string());
@@ -679,7 +717,7 @@ mod tests {
         assert_eq!(careful.extra_calls, Some(1));
         let text = markdown(&report);
         assert!(
-            text.contains("does not meet it: 1 extra model call(s)"),
+            text.contains("does not meet it: row 5: 1.00 more model call(s) per delivered message"),
             "{text}"
         );
         let fair = vec![
@@ -687,6 +725,48 @@ mod tests {
             facts("careful", 7, Outcome::Ran, Some(metrics(1, false))),
         ];
         assert!(markdown(&build(meta(), fair)).contains("meets the done condition"));
+        // Calls the aggressive arm saved by losing the message are no
+        // economy: per delivered message there is nothing to compare.
+        let mut lost = metrics(1, true);
+        lost.delivered = 0;
+        lost.messages[0].delivered = false;
+        lost.lost = 1;
+        let baseline_lost = vec![
+            facts("aggressive", 7, Outcome::Ran, Some(lost)),
+            facts("careful", 7, Outcome::Ran, Some(metrics(3, false))),
+        ];
+        let report = build(meta(), baseline_lost);
+        let careful = report.cells.iter().find(|c| c.arm == "careful").unwrap();
+        assert_eq!(
+            (careful.extra_calls, careful.extra_calls_per_delivered),
+            (Some(2), None)
+        );
+        let text = markdown(&report);
+        assert!(text.contains("| +2 | meets the done condition"), "{text}");
+    }
+
+    #[test]
+    fn a_careful_trial_not_driven_to_its_end_fails_the_verdict() {
+        let mut lost = metrics(1, false);
+        lost.delivered = 0;
+        lost.messages[0].delivered = false;
+        lost.lost = 1;
+        let trials = vec![
+            facts("aggressive", 7, Outcome::Ran, Some(metrics(1, true))),
+            facts(
+                "careful",
+                7,
+                Outcome::Error("the harness never came back".into()),
+                Some(lost),
+            ),
+        ];
+        let text = markdown(&build(meta(), trials));
+        assert!(
+            text.contains("| h | 1 | 0/1 / 1/1 |")
+                && text.contains("1 message(s) lost")
+                && text.contains("row 5: 1 careful trial(s) not driven to the end"),
+            "{text}"
+        );
     }
 
     #[test]

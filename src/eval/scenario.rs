@@ -327,11 +327,12 @@ fn command_around(t: &mut Trial, kind: CommandKind) -> Result<()> {
     let arrival = t.rng.millis(0, window);
     let start = Instant::now() + Duration::from_millis(100);
     let first_key_ms = unix_ms() + 100;
-    type_while_arriving(t, &plan, start, vec![start + arrival])?;
+    let entered_ms = type_while_arriving(t, &plan, start, vec![start + arrival])?;
     t.records.commands.push(Command {
         kind,
         text: text.to_string(),
         first_key_ms,
+        entered_ms,
         before: (kind == CommandKind::Clear).then(|| before.clone()),
     });
     t.await_delivery()?;

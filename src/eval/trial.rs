@@ -613,6 +613,13 @@ impl Trial {
         ] {
             let _ = fs::copy(from, evidence.join(to));
         }
+        // Whatever else the agent's processes logged beside them (a
+        // launcher, a harness's own server), for a person to read.
+        for other in other_logs(self.paths.runtime_dir()) {
+            if let Some(name) = other.file_name() {
+                let _ = fs::copy(&other, evidence.join(name));
+            }
+        }
         let metrics = evidence::metrics(
             &self.records,
             &self.log.requests,
@@ -706,6 +713,25 @@ fn archived(dir: &Path) -> Vec<(String, u64)> {
             Some((entry.file_name().to_string_lossy().into_owned(), ms))
         })
         .collect()
+}
+
+/// The `*.log` files of the agent's runtime directory that the trial does
+/// not already keep under a name of its own.
+fn other_logs(runtime: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = fs::read_dir(runtime) else {
+        return Vec::new();
+    };
+    let mut logs: Vec<PathBuf> = entries
+        .filter_map(|entry| entry.ok().map(|entry| entry.path()))
+        .filter(|path| path.extension().is_some_and(|ext| ext == "log"))
+        .filter(|path| {
+            let name = path.file_name().and_then(|name| name.to_str());
+            !matches!(name, Some("pty.log" | "sidecar.log"))
+        })
+        .filter(|path| path.is_file())
+        .collect();
+    logs.sort();
+    logs
 }
 
 /// A command line for a note: the program's file name and its arguments,
