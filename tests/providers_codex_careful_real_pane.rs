@@ -152,23 +152,50 @@ fn an_idle_session_gets_the_message_with_one_model_call_and_no_terminal_input() 
     codex.settled("idle delivery", 1, 0);
 }
 
+/// A person is typing when the message arrives. The queued turn is not
+/// started under their half-typed line (a turn running when they press
+/// Return changes what it does: a `/clear` typed then did not take effect),
+/// so the message is held with the draft as the reason, DING types nothing,
+/// and the work rides the person's own prompt: no model call of its own.
 #[test]
 fn a_human_draft_typed_key_by_key_survives_untouched_and_reaches_the_model_exactly_as_typed() {
     let codex = Careful::start("cx-draft", "native");
-    // The queued turn runs beside the draft: the composer still holds it,
-    // exactly, and DING types nothing.
-    a_delivery_beside_a_draft(
-        &codex.agent,
-        &codex.model,
-        "please refactor the parser",
-        "\u{203a} ",
-        |snapshot| {
-            shows(snapshot, "mock reply to turn 1.") && read(snapshot).screen == Screen::Ready
-        },
-        |snapshot| read(snapshot).composer == Composer::Nonempty,
+    let draft = "please refactor the parser";
+    type_keystrokes(&codex.agent, draft);
+    let name = codex.send("a review request\n");
+    codex.agent.wait_held(&name, "composer-nonempty");
+    let shown = wait_screen(&codex.agent, "the draft, whole", |snapshot| {
+        read(snapshot).composer == Composer::Nonempty
+    });
+    assert!(
+        shown
+            .rows
+            .iter()
+            .any(|row| row.trim_end() == format!("\u{203a} {draft}")),
+        "the draft is intact:\n{}",
+        shown.rows.join("\n")
     );
-    // The queued delivery's call and the human's own prompt.
-    codex.settled("draft", 2, 0);
+    assert!(
+        !codex
+            .model
+            .requests()
+            .iter()
+            .any(|request| carries(request, &name)),
+        "no turn was started under the draft"
+    );
+    assert_eq!(pty_writes(&codex.agent).delivery_bytes, 0);
+    press_enter(&codex.agent);
+    let request = codex.model.wait_request("the draft submitted", |request| {
+        request["prompt"].as_str() == Some(draft)
+    });
+    assert!(
+        carries(&request, &name),
+        "the held file rides the same request: {}",
+        request["texts"]
+    );
+    codex.wait_hook_owned(&name);
+    // The human's own prompt, and nothing for the message.
+    codex.settled("draft", 1, 0);
 }
 
 #[test]

@@ -370,6 +370,7 @@ impl<P: Provider> Kit<P> {
 
     fn on_demand(&mut self, wanted: bool) {
         self.wanted = wanted;
+        self.provider.on_demand(wanted);
         self.parked.on_demand(wanted, Instant::now());
         if wanted {
             self.moved = true;
@@ -665,9 +666,15 @@ impl<P: Provider> Kit<P> {
     }
 
     /// The slot of a parked call (waiting or being claimed for) that holds
-    /// the terminal.
+    /// the terminal. A parked call the provider will not wake the harness
+    /// with on this screen ([`Provider::may_wake`]) holds nothing: the
+    /// screen's own evidence says why nothing is delivered (a draft, say).
     fn terminal_held_by(&self) -> Option<&'static str> {
-        self.parked.holding_terminal().or_else(|| {
+        let parked = self
+            .parked
+            .holding_terminal()
+            .filter(|slot| self.provider.may_wake(slot));
+        parked.or_else(|| {
             self.waiting
                 .values()
                 .filter_map(|waiting| waiting.parked.as_ref())
@@ -717,6 +724,12 @@ impl<P: Provider> Kit<P> {
             self.end_park(stale, ParkEnded::Expired);
         }
         for due in self.parked.take_due(now) {
+            if !self.provider.may_wake(due.park.slot) {
+                if let Some(stale) = self.parked.hold(due, now) {
+                    self.end_park(stale, ParkEnded::Replaced);
+                }
+                continue;
+            }
             let request = due.park.claim.clone();
             let restore = Some((due.park, due.deadline));
             self.claim_for(due.peer, due.call, request, restore);

@@ -240,6 +240,22 @@ pub trait Provider {
     /// holds. The default forgets nothing.
     fn on_identity(&mut self, _identity: Option<&Identity>) {}
 
+    /// Evidence became wanted (`true`) or not. No screen is read while it
+    /// is not, so a provider that remembers the last screen forgets it when
+    /// evidence becomes wanted again: that screen is stale. The default
+    /// does nothing.
+    fn on_demand(&mut self, _wanted: bool) {}
+
+    /// Whether a call parked in `slot` may be claimed for now, its settle
+    /// time over. When not, the kit asks again a settle time later, with
+    /// whatever screen it read meanwhile. A harness whose woken turn would
+    /// run under a person's half-typed line (a command typed then is
+    /// refused by a running turn) waits here for an empty composer. The
+    /// default: always.
+    fn may_wake(&self, _slot: &'static str) -> bool {
+        true
+    }
+
     /// A call parked in `slot` left it unanswered (see [`ParkEnded`]).
     fn on_park_ended(&mut self, _call: &HookCall, _slot: &'static str, _ended: ParkEnded) {}
 

@@ -112,6 +112,20 @@ impl<P: Copy + Eq, C> Slots<P, C> {
         None
     }
 
+    /// Puts back a due call that the provider will not wake the harness
+    /// with yet ([`super::Provider::may_wake`]): it is due again after its
+    /// settle time, when the screen may have changed. If a newer call took
+    /// its slot meanwhile, gives it back, as [`Slots::restore`] does.
+    pub fn hold(&mut self, parked: Parked<P, C>, now: Instant) -> Option<Parked<P, C>> {
+        if self.slots.contains_key(parked.park.slot) {
+            return Some(parked);
+        }
+        let fire_at = Some(now + parked.park.settle);
+        self.slots
+            .insert(parked.park.slot, Parked { fire_at, ..parked });
+        None
+    }
+
     /// Evidence became wanted (each parked call is due after its settle
     /// time) or not wanted any more (none is due).
     pub fn on_demand(&mut self, wanted: bool, now: Instant) {
@@ -232,6 +246,37 @@ mod tests {
         assert_eq!(slots.holding_terminal(), Some("wake"));
         slots.withdraw(3);
         assert_eq!(slots.holding_terminal(), None);
+    }
+
+    #[test]
+    fn a_held_call_is_due_again_after_its_settle_time_unless_replaced() {
+        let now = Instant::now();
+        let mut slots: Slots<u32, &str> = Slots::default();
+        let at = deadline(&park("queue"), None, now);
+        assert!(
+            slots
+                .park(1, "older", park("queue"), at, true, now)
+                .is_none()
+        );
+        let settle = park("queue").settle;
+        let due = slots.take_due(now + settle);
+        assert_eq!(due.len(), 1);
+        let held = due.into_iter().next().unwrap();
+        assert!(slots.hold(held, now + settle).is_none());
+        assert!(slots.take_due(now + settle).is_empty(), "not at once");
+        let again = slots.take_due(now + settle * 2);
+        assert_eq!(again.len(), 1, "due again a settle time later");
+        let newer_took_the_slot = again.into_iter().next().unwrap();
+        assert!(
+            slots
+                .park(2, "newer", park("queue"), at, true, now)
+                .is_none()
+        );
+        assert_eq!(
+            slots.hold(newer_took_the_slot, now).map(|p| p.peer),
+            Some(1),
+            "given back to be answered with nothing"
+        );
     }
 
     #[test]
