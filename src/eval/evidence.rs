@@ -242,7 +242,7 @@ pub fn metrics(records: &Records, requests: &[Request], pty: &[PtyInput]) -> Met
     let commands: Vec<CommandFact> = records
         .commands
         .iter()
-        .map(|command| command_fact(command, requests))
+        .map(|command| command_fact(command, &records.drafts, requests))
         .collect();
     let interventions = records
         .interventions
@@ -375,20 +375,35 @@ fn dialog_fact(seen: &DialogSeen) -> DialogFact {
     }
 }
 
-fn command_fact(command: &Command, requests: &[Request]) -> CommandFact {
+fn command_fact(command: &Command, drafts: &[Draft], requests: &[Request]) -> CommandFact {
     let after: Vec<&Request> = requests
         .iter()
         .filter(|r| r.t >= command.entered_ms)
         .collect();
-    let took_effect = match command.kind {
-        CommandKind::Compact => Some(after.iter().any(|r| r.class == "compaction")),
-        CommandKind::Clear => {
-            let calls: Vec<&&Request> = after.iter().filter(|r| r.is_turn_call()).collect();
-            match &command.before {
-                Some(before) if !calls.is_empty() => {
-                    Some(calls.iter().all(|r| !r.carries(before.trim())))
+    let took_effect = match (command.kind, &command.before) {
+        (CommandKind::Compact, _) => Some(after.iter().any(|r| r.class == "compaction")),
+        (CommandKind::Clear, None) => None,
+        (CommandKind::Clear, Some(before)) => {
+            // The typist's next prompt shows it best: the model call it
+            // starts holds the conversation the harness went on with. (A
+            // turn someone else started around the Return may still be the
+            // old conversation, run before the clear was applied.)
+            let next_prompt = drafts
+                .iter()
+                .filter(|draft| draft.first_key_ms >= command.entered_ms)
+                .min_by_key(|draft| draft.first_key_ms)
+                .and_then(|draft| {
+                    after.iter().find(|r| {
+                        r.is_turn_call()
+                            && r.prompt.as_deref().map(str::trim) == Some(draft.text.trim())
+                    })
+                });
+            match next_prompt {
+                Some(call) => Some(!call.carries(before.trim())),
+                None => {
+                    let calls: Vec<&&Request> = after.iter().filter(|r| r.is_turn_call()).collect();
+                    (!calls.is_empty()).then(|| calls.iter().all(|r| !r.carries(before.trim())))
                 }
-                _ => None,
             }
         }
     };
@@ -821,5 +836,30 @@ mod tests {
         typed_during.commands[0].entered_ms = typing[1].t + 1;
         let m = metrics(&typed_during, &typing, &[]);
         assert_eq!(m.commands[0].took_effect, Some(true));
+        // A turn started just after the Return, but run on the old
+        // conversation before the clear was applied; the typist's next
+        // prompt shows the conversation cleared.
+        let mut probed = records.clone();
+        probed.commands[0].entered_ms = typing[1].t - 1;
+        probed.drafts.push(Draft {
+            text: "after".into(),
+            first_key_ms: typing[1].t + 5,
+            entered_ms: typing[2].t - 1,
+        });
+        let m = metrics(&probed, &typing, &[]);
+        assert_eq!(m.commands[0].took_effect, Some(true));
+        let still_there = [
+            typing[0].clone(),
+            typing[1].clone(),
+            request(
+                3,
+                "prompt",
+                2,
+                Some(1),
+                &[("user", "remember the apple"), ("user", "after")],
+            ),
+        ];
+        let m = metrics(&probed, &still_there, &[]);
+        assert_eq!(m.commands[0].took_effect, Some(false));
     }
 }
