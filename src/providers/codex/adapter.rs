@@ -21,6 +21,7 @@ use crate::adapter::kit::{self, KitOptions};
 use crate::adapter::{AgentContext, HookAnswer, HookCall, HookPlan, Provider, Reading};
 use crate::core::downlink::Claimed;
 use crate::core::identity::Identity;
+use crate::core::message::MessageName;
 use crate::core::protocol::Composer;
 use crate::pty::wire::Snapshot;
 
@@ -246,6 +247,22 @@ impl Provider for Codex {
             self.memory.owed.clear();
         }
         let id = format!("ding-{}-{}", std::process::id(), self.next_delivery);
+        let queued = |name: &MessageName| {
+            self.memory
+                .deliveries
+                .iter()
+                .any(|delivery| delivery.names.contains(name))
+        };
+        let mut claimed = claimed.clone();
+        if call.event != QUEUE {
+            // A file of a delivery still waiting in Codex's queue arrives
+            // as that turn's prompt; said here as well it would be in one
+            // request twice (seen after a compaction: SessionStart's
+            // backlog and the queued prompt of the same turn). It stays
+            // hook-owned by the delivery's own claim.
+            claimed.granted.retain(|name| !queued(name));
+        }
+        let claimed = &claimed;
         let answer = hooks::render(&call.event, claimed, agent, &id);
         match call.event.as_str() {
             "Stop" if self.heard == HookActivity::Stopping => {
@@ -433,7 +450,6 @@ mod tests {
     use super::*;
     use crate::adapter::screen::testing::{self, run};
     use crate::adapter::{HookAction, hook_wire::HOOK_WIRE_VERSION};
-    use crate::core::message::MessageName;
     use crate::core::protocol::{ActivityState, ClaimWants};
     use crate::pty::wire::Run;
     use serde_json::json;
@@ -573,6 +589,26 @@ mod tests {
             &agent(),
         );
         assert_eq!(evidence(&codex, &ready(true)), ActivityState::Idle);
+    }
+
+    #[test]
+    fn a_file_waiting_in_the_queue_is_not_injected_into_the_same_request_again() {
+        let mut codex = Codex::new(true);
+        let report = json!({"threadId": "t", "status": "idle", "queued": [], "failed": []});
+        let queue = call(QUEUE, report, "a");
+        codex.on_hook(&queue, &agent());
+        codex.on_claimed(&queue, &claimed(&["a.md"]), &agent());
+        // A compaction: the next SessionStart asks for every unread file,
+        // the one its turn's queued prompt carries among them.
+        let start = call("SessionStart", json!({"source": "compact"}), "a");
+        codex.on_hook(&start, &agent());
+        let answer = codex.on_claimed(&start, &claimed(&["a.md", "b.md"]), &agent());
+        assert!(
+            answer.stdout.contains("b.md") && !answer.stdout.contains("a.md"),
+            "{answer:?}"
+        );
+        let only_queued = codex.on_claimed(&start, &claimed(&["a.md"]), &agent());
+        assert!(!only_queued.stdout.contains("a.md"), "{only_queued:?}");
     }
 
     #[test]
