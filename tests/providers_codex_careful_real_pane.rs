@@ -160,40 +160,13 @@ fn an_idle_session_gets_the_message_with_one_model_call_and_no_terminal_input() 
 #[test]
 fn a_human_draft_typed_key_by_key_survives_untouched_and_reaches_the_model_exactly_as_typed() {
     let codex = Careful::start("cx-draft", "native");
-    let draft = "please refactor the parser";
-    type_keystrokes(&codex.agent, draft);
-    let name = codex.send("a review request\n");
-    codex.agent.wait_held(&name, "composer-nonempty");
-    let shown = wait_screen(&codex.agent, "the draft, whole", |snapshot| {
-        read(snapshot).composer == Composer::Nonempty
-    });
-    assert!(
-        shown
-            .rows
-            .iter()
-            .any(|row| row.trim_end() == format!("\u{203a} {draft}")),
-        "the draft is intact:\n{}",
-        shown.rows.join("\n")
+    a_draft_holds_the_delivery_and_the_work_rides_its_prompt(
+        &codex.agent,
+        &codex.model,
+        "please refactor the parser",
+        "\u{203a} ",
+        |snapshot| read(snapshot).composer == Composer::Nonempty,
     );
-    assert!(
-        !codex
-            .model
-            .requests()
-            .iter()
-            .any(|request| carries(request, &name)),
-        "no turn was started under the draft"
-    );
-    assert_eq!(pty_writes(&codex.agent).delivery_bytes, 0);
-    press_enter(&codex.agent);
-    let request = codex.model.wait_request("the draft submitted", |request| {
-        request["prompt"].as_str() == Some(draft)
-    });
-    assert!(
-        carries(&request, &name),
-        "the held file rides the same request: {}",
-        request["texts"]
-    );
-    codex.wait_hook_owned(&name);
     // The human's own prompt, and nothing for the message.
     codex.settled("draft", 1, 0);
 }

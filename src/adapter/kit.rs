@@ -38,7 +38,7 @@ use super::{
 };
 use crate::core::downlink::{ClaimRefusal, Claimed, Downlink};
 use crate::core::identity::Identity;
-use crate::core::protocol::check_identity;
+use crate::core::protocol::{Composer, check_identity};
 use crate::line_server::{Limits, LineServer, ServerEvent};
 use crate::sidecar::adapter_proc::set_nonblocking;
 use crate::sidecar::lines::{Line, LineBuffer};
@@ -130,6 +130,10 @@ struct Kit<P: Provider> {
     pty: PtyWatch,
     identity: Option<Identity>,
     wanted: bool,
+    /// The composer as the last screen read since evidence became wanted
+    /// showed it (`Unknown` before one was read): what a parked wake that
+    /// waits for an empty composer is judged by.
+    composer: Composer,
     /// Something moved since the last snapshot was asked for.
     moved: bool,
     last_snapshot: Option<Instant>,
@@ -226,6 +230,7 @@ impl<P: Provider> Kit<P> {
             pty,
             identity: identity_from_env(),
             wanted: false,
+            composer: Composer::Unknown,
             moved: false,
             last_snapshot: None,
             next_heartbeat: None,
@@ -352,6 +357,7 @@ impl<P: Provider> Kit<P> {
         if identity != self.identity {
             // A remark is about this terminal: say it again for a new one.
             self.remarked = None;
+            self.composer = Composer::Unknown;
             self.provider.on_identity(identity.as_ref());
         }
         self.identity = identity;
@@ -370,7 +376,11 @@ impl<P: Provider> Kit<P> {
 
     fn on_demand(&mut self, wanted: bool) {
         self.wanted = wanted;
-        self.provider.on_demand(wanted);
+        if wanted {
+            // No screen was read while evidence was not wanted: the last
+            // one is stale.
+            self.composer = Composer::Unknown;
+        }
         self.parked.on_demand(wanted, Instant::now());
         if wanted {
             self.moved = true;
@@ -618,6 +628,7 @@ impl<P: Provider> Kit<P> {
                         generation: status.generation,
                     });
                     if identity != self.identity {
+                        self.composer = Composer::Unknown;
                         self.provider.on_identity(identity.as_ref());
                     }
                     self.identity = identity;
@@ -625,7 +636,9 @@ impl<P: Provider> Kit<P> {
                 }
                 PtyEvent::Status(_) => {}
                 PtyEvent::Snapshot(snapshot) => {
-                    let reading = self.provider.evidence(self.provider.read_screen(&snapshot));
+                    let screen = self.provider.read_screen(&snapshot);
+                    self.composer = screen.composer;
+                    let reading = self.provider.evidence(screen);
                     self.report(&reading, snapshot.revision);
                 }
                 PtyEvent::Lost(why) => self.pty_lost(&why),
@@ -666,14 +679,15 @@ impl<P: Provider> Kit<P> {
     }
 
     /// The slot of a parked call (waiting or being claimed for) that holds
-    /// the terminal. A parked call the provider will not wake the harness
-    /// with on this screen ([`Provider::may_wake`]) holds nothing: the
-    /// screen's own evidence says why nothing is delivered (a draft, say).
+    /// the terminal. A parked call that may not wake the harness on this
+    /// screen ([`parked::may_wake`]) holds nothing: the screen's own
+    /// evidence says why nothing is delivered (a draft, say).
     fn terminal_held_by(&self) -> Option<&'static str> {
         let parked = self
             .parked
-            .holding_terminal()
-            .filter(|slot| self.provider.may_wake(slot));
+            .terminal_park()
+            .filter(|park| parked::may_wake(park, self.composer))
+            .map(|park| park.slot);
         parked.or_else(|| {
             self.waiting
                 .values()
@@ -724,7 +738,7 @@ impl<P: Provider> Kit<P> {
             self.end_park(stale, ParkEnded::Expired);
         }
         for due in self.parked.take_due(now) {
-            if !self.provider.may_wake(due.park.slot) {
+            if !parked::may_wake(&due.park, self.composer) {
                 if let Some(stale) = self.parked.hold(due, now) {
                     self.end_park(stale, ParkEnded::Replaced);
                 }

@@ -133,6 +133,13 @@ pub struct Park {
     /// evidence is reported as `unknown`: the parked call delivers the
     /// work, and the terminal path must not race it.
     pub holds_terminal: bool,
+    /// Claim only on a screen whose composer reads empty, read since the
+    /// evidence became wanted: a turn woken while a person is typing
+    /// changes what their Return does (a `/clear` typed then ran after the
+    /// woken turn, or not at all). Meanwhile the call holds nothing, the
+    /// screen's own evidence says why (a draft), and the work rides the
+    /// person's own prompt.
+    pub waits_for_empty_composer: bool,
 }
 
 /// Why a parked call left its slot without being claimed for.
@@ -239,22 +246,6 @@ pub trait Provider {
     /// or none known): what the hooks said about the old one no longer
     /// holds. The default forgets nothing.
     fn on_identity(&mut self, _identity: Option<&Identity>) {}
-
-    /// Evidence became wanted (`true`) or not. No screen is read while it
-    /// is not, so a provider that remembers the last screen forgets it when
-    /// evidence becomes wanted again: that screen is stale. The default
-    /// does nothing.
-    fn on_demand(&mut self, _wanted: bool) {}
-
-    /// Whether a call parked in `slot` may be claimed for now, its settle
-    /// time over. When not, the kit asks again a settle time later, with
-    /// whatever screen it read meanwhile. A harness whose woken turn would
-    /// run under a person's half-typed line (a command typed then is
-    /// refused by a running turn) waits here for an empty composer. The
-    /// default: always.
-    fn may_wake(&self, _slot: &'static str) -> bool {
-        true
-    }
 
     /// A call parked in `slot` left it unanswered (see [`ParkEnded`]).
     fn on_park_ended(&mut self, _call: &HookCall, _slot: &'static str, _ended: ParkEnded) {}

@@ -22,6 +22,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use super::Park;
+use crate::core::protocol::Composer;
 
 /// How much earlier than the hook's own timeout a parked call is answered.
 pub const TIMEOUT_MARGIN: Duration = Duration::from_secs(2);
@@ -65,6 +66,13 @@ pub fn deadline(park: &Park, hook_timeout: Option<Duration>, now: Instant) -> In
         None => park.hold_for,
     };
     now + hold
+}
+
+/// Whether `park` may be claimed for on a screen whose composer reads
+/// `composer` (`Unknown` when no screen was read since the evidence became
+/// wanted).
+pub fn may_wake(park: &Park, composer: Composer) -> bool {
+    !park.waits_for_empty_composer || composer == Composer::Empty
 }
 
 impl<P: Copy + Eq, C> Slots<P, C> {
@@ -112,8 +120,8 @@ impl<P: Copy + Eq, C> Slots<P, C> {
         None
     }
 
-    /// Puts back a due call that the provider will not wake the harness
-    /// with yet ([`super::Provider::may_wake`]): it is due again after its
+    /// Puts back a due call that may not wake the harness on this screen
+    /// yet ([`may_wake`]): it is due again after its
     /// settle time, when the screen may have changed. If a newer call took
     /// its slot meanwhile, gives it back, as [`Slots::restore`] does.
     pub fn hold(&mut self, parked: Parked<P, C>, now: Instant) -> Option<Parked<P, C>> {
@@ -179,10 +187,15 @@ impl<P: Copy + Eq, C> Slots<P, C> {
 
     /// The slot of a parked call that holds the terminal, if any.
     pub fn holding_terminal(&self) -> Option<&'static str> {
+        self.terminal_park().map(|park| park.slot)
+    }
+
+    /// The park of a call that holds the terminal, if one is parked.
+    pub fn terminal_park(&self) -> Option<&Park> {
         self.slots
             .values()
-            .find(|parked| parked.park.holds_terminal)
-            .map(|parked| parked.park.slot)
+            .map(|parked| &parked.park)
+            .find(|park| park.holds_terminal)
     }
 
     pub fn len(&self) -> usize {
@@ -223,6 +236,7 @@ mod tests {
             settle: Duration::from_millis(200),
             hold_for: Duration::from_secs(60),
             holds_terminal: slot == "wake",
+            waits_for_empty_composer: slot == "wake",
         }
     }
 
@@ -246,6 +260,15 @@ mod tests {
         assert_eq!(slots.holding_terminal(), Some("wake"));
         slots.withdraw(3);
         assert_eq!(slots.holding_terminal(), None);
+    }
+
+    #[test]
+    fn a_wake_that_waits_for_an_empty_composer_may_fire_only_on_one() {
+        for composer in [Composer::Nonempty, Composer::Unknown] {
+            assert!(!may_wake(&park("wake"), composer), "{composer:?}");
+            assert!(may_wake(&park("other"), composer), "{composer:?}");
+        }
+        assert!(may_wake(&park("wake"), Composer::Empty));
     }
 
     #[test]

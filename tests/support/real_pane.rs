@@ -633,7 +633,8 @@ pub fn end_leftovers(name: &str, value: &Path, needle: &str, patience: Duration)
     left
 }
 
-/// The human-draft scenario shared by the careful providers: the human
+/// The human-draft scenario of a provider whose wake may fire beside a
+/// draft (Claude Code's): the human
 /// types `draft` key by key, a message arrives and is delivered beside it
 /// with no terminal input, and the draft then survives, exactly: once
 /// `reply_shown` holds, the composer reads as not empty (`nonempty`), one
@@ -667,4 +668,50 @@ pub fn a_delivery_beside_a_draft(
         request["prompt"].as_str() == Some(draft)
     });
     assert_eq!(submitted["turn"], 2, "{}", summary(&model.requests()));
+}
+
+/// The human-draft scenario of a provider whose wake waits for an empty composer (Codex's): the human
+/// types `draft` key by key and a message arrives. No turn is woken under
+/// the half-typed line: the message is held with the draft as the reason,
+/// nothing reaches the model and DING types nothing; one row stays exactly
+/// `prompt` followed by the draft (the composer reads as not empty,
+/// `nonempty`). Return then submits exactly the draft, and the held file
+/// rides that very request.
+pub fn a_draft_holds_the_delivery_and_the_work_rides_its_prompt(
+    agent: &Agent,
+    model: &ModelServer,
+    draft: &str,
+    prompt: &str,
+    nonempty: impl Fn(&Snapshot) -> bool,
+) {
+    type_keystrokes(agent, draft);
+    let name = send_message(agent, "a review request\n");
+    agent.wait_held(&name, "composer-nonempty");
+    let shown = wait_screen(agent, "the draft, whole", |snapshot| {
+        nonempty(snapshot)
+            && snapshot
+                .rows
+                .iter()
+                .any(|row| row.trim_end() == format!("{prompt}{draft}"))
+    });
+    assert!(nonempty(&shown));
+    assert!(
+        !model
+            .requests()
+            .iter()
+            .any(|request| carries(request, &name)),
+        "a turn was woken under the draft: {}",
+        summary(&model.requests())
+    );
+    assert_eq!(pty_writes(agent).delivery_bytes, 0);
+    press_enter(agent);
+    let submitted = model.wait_request("the draft submitted", |request| {
+        request["prompt"].as_str() == Some(draft)
+    });
+    assert!(
+        carries(&submitted, &name),
+        "the held file rides the same request: {}",
+        submitted["texts"]
+    );
+    wait_hook_owned(agent, &name);
 }

@@ -22,7 +22,6 @@ use crate::adapter::{AgentContext, HookAnswer, HookCall, HookPlan, Provider, Rea
 use crate::core::downlink::Claimed;
 use crate::core::identity::Identity;
 use crate::core::message::MessageName;
-use crate::core::protocol::Composer;
 use crate::pty::wire::Snapshot;
 
 use super::activity::{Heard, HookActivity, combine};
@@ -56,9 +55,6 @@ pub struct Codex {
     native_unavailable: Option<String>,
     /// The last screen read, for [`Provider::evidence`].
     last_view: Cell<Option<View>>,
-    /// The composer as the last screen read showed it, for
-    /// [`Provider::may_wake`].
-    composer: Cell<Composer>,
     /// Whether any harness hook has called since the adapter started.
     fired: bool,
     incarnation: Option<String>,
@@ -76,7 +72,6 @@ impl Codex {
             installed: Installed::NotReported,
             native_unavailable: None,
             last_view: Cell::new(None),
-            composer: Cell::new(Composer::Unknown),
             fired: false,
             incarnation: None,
             next_delivery: 1,
@@ -99,7 +94,6 @@ impl Codex {
         self.heard_at = Instant::now();
         self.memory = Memory::default();
         self.launcher_at = None;
-        self.composer.set(Composer::Unknown);
     }
 
     fn on_launcher(&mut self, event: &str, payload: &Value) {
@@ -174,24 +168,7 @@ impl Provider for Codex {
     fn read_screen(&self, snapshot: &Snapshot) -> Reading {
         let view = screen::read(snapshot);
         self.last_view.set(Some(view));
-        self.composer.set(view.composer);
         view.reading()
-    }
-
-    /// The native path's queued delivery starts a turn with no terminal
-    /// input, but a turn started while a person is typing changes what
-    /// their Return does: a `/clear` typed then did not take effect on
-    /// Codex 0.169.0 (the evaluation's row 10), since the turn DING started
-    /// was running when they pressed it. So it waits, as a typed notice
-    /// would, for a composer the screen shows empty.
-    fn on_demand(&mut self, wanted: bool) {
-        if wanted {
-            self.composer.set(Composer::Unknown);
-        }
-    }
-
-    fn may_wake(&self, slot: &'static str) -> bool {
-        slot != QUEUE || self.composer.get() == Composer::Empty
     }
 
     fn evidence(&self, screen: Reading) -> Reading {
@@ -513,29 +490,6 @@ mod tests {
     }
 
     #[test]
-    fn the_queued_delivery_waits_for_a_composer_the_screen_shows_empty() {
-        use crate::eval::pane::fixtures::capture;
-        let codex = Codex::new(true);
-        assert!(!codex.may_wake(QUEUE), "no screen read yet");
-        codex.read_screen(&capture("codex/snapshots", "eval-draft"));
-        assert!(!codex.may_wake(QUEUE), "a person is typing");
-        assert!(codex.may_wake("another slot"));
-        codex.read_screen(&capture("codex/snapshots", "approval-dialog"));
-        assert!(!codex.may_wake(QUEUE), "a dialog has the keys");
-        codex.read_screen(&capture("codex/snapshots", "eval-idle-after-turn"));
-        assert!(codex.may_wake(QUEUE));
-        codex.read_screen(&capture("codex/snapshots", "idle-empty-placeholder"));
-        assert!(codex.may_wake(QUEUE));
-        // No screen is read while no work waits: when work arrives, the
-        // screen last read is stale until the next one.
-        let mut codex = codex;
-        codex.on_demand(false);
-        assert!(codex.may_wake(QUEUE));
-        codex.on_demand(true);
-        assert!(!codex.may_wake(QUEUE), "a stale screen");
-    }
-
-    #[test]
     fn a_new_incarnation_forgets_the_turn_the_old_one_was_in() {
         let mut codex = Codex::new(true);
         codex.on_hook(&call("PreModelRequest", json!({}), "a"), &agent());
@@ -577,7 +531,10 @@ mod tests {
         let report = json!({"threadId": "t", "status": "idle", "queued": [], "failed": []});
         let queue = call(QUEUE, report, "a");
         let plan = codex.on_hook(&queue, &agent());
-        assert!(matches!(plan.action, HookAction::Park(_)), "{plan:?}");
+        assert!(
+            matches!(&plan.action, HookAction::Park(park) if park.holds_terminal && park.waits_for_empty_composer),
+            "{plan:?}"
+        );
         let answer = codex.on_claimed(&queue, &claimed(&["a.md"]), &agent());
         let text = hooks::queued_text(&answer).expect("a delivery");
         assert_eq!(evidence(&codex, &ready(true)), ActivityState::Active);
