@@ -463,15 +463,9 @@ fn alive(pid: i32) -> bool {
     }
 }
 
-fn leftover_pid(path: &std::path::Path) -> i32 {
-    eventually("the harness wrote its job's pid", || {
-        fs::read_to_string(path).is_ok_and(|text| text.trim().parse::<i32>().is_ok())
-    });
-    fs::read_to_string(path).unwrap().trim().parse().unwrap()
-}
-
-#[test]
-fn a_restart_never_shares_the_terminal_with_the_last_incarnations_job() {
+/// A host whose harness leaves a stubborn job, with the job's pid once the
+/// harness shows it started (and the directory holding the pid file).
+fn host_with_a_stubborn_job() -> (Host, tempfile::TempDir, i32) {
     let dir = tempfile::tempdir().expect("tempdir");
     let pid_file = dir.path().join("job.pid");
     let host = Host::start(
@@ -484,7 +478,21 @@ fn a_restart_never_shares_the_terminal_with_the_last_incarnations_job() {
         ],
     );
     host.wait_screen(|s| s.rows[0] == "started");
-    let job = leftover_pid(&pid_file);
+    eventually("the harness wrote its job's pid", || {
+        fs::read_to_string(&pid_file).is_ok_and(|text| text.trim().parse::<i32>().is_ok())
+    });
+    let job = fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    fs::remove_file(&pid_file).expect("remove pid file");
+    (host, dir, job)
+}
+
+#[test]
+fn a_restart_never_shares_the_terminal_with_the_last_incarnations_job() {
+    let (host, _dir, job) = host_with_a_stubborn_job();
     let mut watcher = host.client();
     watcher.watch().expect("watch");
     host.client().send(&[write(b"\r")]).expect("send");
@@ -499,7 +507,6 @@ fn a_restart_never_shares_the_terminal_with_the_last_incarnations_job() {
         alive(job),
         "the job ignores the hangup, so it is still there"
     );
-    fs::remove_file(&pid_file).expect("remove pid file");
     host.client().restart().expect("restart");
     assert!(
         !alive(job),
@@ -511,19 +518,7 @@ fn a_restart_never_shares_the_terminal_with_the_last_incarnations_job() {
 
 #[test]
 fn a_harness_that_ends_takes_its_job_with_it_after_the_grace() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let pid_file = dir.path().join("job.pid");
-    let host = Host::start(
-        &[],
-        &[
-            "sh",
-            "-c",
-            LEAVES_A_STUBBORN_JOB,
-            pid_file.to_str().unwrap(),
-        ],
-    );
-    host.wait_screen(|s| s.rows[0] == "started");
-    let job = leftover_pid(&pid_file);
+    let (host, _dir, job) = host_with_a_stubborn_job();
     host.client().send(&[write(b"\r")]).expect("send");
     eventually("the job of the exited harness ended", || !alive(job));
     let status = host.client().status().expect("status");
@@ -532,19 +527,7 @@ fn a_harness_that_ends_takes_its_job_with_it_after_the_grace() {
 
 #[test]
 fn stopping_the_host_ends_what_its_harness_left_running() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let pid_file = dir.path().join("job.pid");
-    let mut host = Host::start(
-        &[],
-        &[
-            "sh",
-            "-c",
-            LEAVES_A_STUBBORN_JOB,
-            pid_file.to_str().unwrap(),
-        ],
-    );
-    host.wait_screen(|s| s.rows[0] == "started");
-    let job = leftover_pid(&pid_file);
+    let (mut host, _dir, job) = host_with_a_stubborn_job();
     host.signal(Signal::SIGTERM);
     assert!(host.wait_exit(PATIENCE).is_some(), "host exits");
     assert!(!alive(job), "the harness's job outlived its host");
