@@ -357,8 +357,7 @@ impl<P: Provider> Kit<P> {
         if identity != self.identity {
             // A remark is about this terminal: say it again for a new one.
             self.remarked = None;
-            self.composer = Composer::Unknown;
-            self.provider.on_identity(identity.as_ref());
+            self.new_terminal(identity.as_ref());
         }
         self.identity = identity;
         // Claims refused for identity wait for this; ask again now.
@@ -372,6 +371,13 @@ impl<P: Provider> Kit<P> {
             self.send_claim(token);
         }
         self.moved = true;
+    }
+
+    /// The terminal's identity changed: nothing read of the old one's
+    /// screen, or said by its hooks, holds for the new one.
+    fn new_terminal(&mut self, identity: Option<&Identity>) {
+        self.composer = Composer::Unknown;
+        self.provider.on_identity(identity);
     }
 
     fn on_demand(&mut self, wanted: bool) {
@@ -628,8 +634,7 @@ impl<P: Provider> Kit<P> {
                         generation: status.generation,
                     });
                     if identity != self.identity {
-                        self.composer = Composer::Unknown;
-                        self.provider.on_identity(identity.as_ref());
+                        self.new_terminal(identity.as_ref());
                     }
                     self.identity = identity;
                     self.moved = true;

@@ -111,13 +111,8 @@ impl<P: Copy + Eq, C> Slots<P, C> {
         wanted: bool,
         now: Instant,
     ) -> Option<Parked<P, C>> {
-        if self.slots.contains_key(parked.park.slot) {
-            return Some(parked);
-        }
         let fire_at = wanted.then(|| now + RETRY_AFTER.max(parked.park.settle));
-        self.slots
-            .insert(parked.park.slot, Parked { fire_at, ..parked });
-        None
+        self.put_back(parked, fire_at)
     }
 
     /// Puts back a due call that may not wake the harness on this screen
@@ -125,10 +120,16 @@ impl<P: Copy + Eq, C> Slots<P, C> {
     /// settle time, when the screen may have changed. If a newer call took
     /// its slot meanwhile, gives it back, as [`Slots::restore`] does.
     pub fn hold(&mut self, parked: Parked<P, C>, now: Instant) -> Option<Parked<P, C>> {
+        let fire_at = Some(now + parked.park.settle);
+        self.put_back(parked, fire_at)
+    }
+
+    /// Puts `parked` back in its slot, due at `fire_at`, unless a newer call
+    /// took the slot: then gives it back.
+    fn put_back(&mut self, parked: Parked<P, C>, fire_at: Option<Instant>) -> Option<Parked<P, C>> {
         if self.slots.contains_key(parked.park.slot) {
             return Some(parked);
         }
-        let fire_at = Some(now + parked.park.settle);
         self.slots
             .insert(parked.park.slot, Parked { fire_at, ..parked });
         None
@@ -183,11 +184,6 @@ impl<P: Copy + Eq, C> Slots<P, C> {
     /// Whether a call is parked in `slot`.
     pub fn holds(&self, slot: &str) -> bool {
         self.slots.contains_key(slot)
-    }
-
-    /// The slot of a parked call that holds the terminal, if any.
-    pub fn holding_terminal(&self) -> Option<&'static str> {
-        self.terminal_park().map(|park| park.slot)
     }
 
     /// The park of a call that holds the terminal, if one is parked.
@@ -257,9 +253,9 @@ mod tests {
         assert_eq!((replaced.peer, replaced.call), (1, "a"));
         assert_eq!(slots.len(), 2);
         assert!(slots.holds("wake") && slots.holds("other"));
-        assert_eq!(slots.holding_terminal(), Some("wake"));
+        assert_eq!(slots.terminal_park().map(|park| park.slot), Some("wake"));
         slots.withdraw(3);
-        assert_eq!(slots.holding_terminal(), None);
+        assert_eq!(slots.terminal_park(), None);
     }
 
     #[test]

@@ -108,22 +108,22 @@ pub fn build(meta: Meta, trials: Vec<TrialFacts>) -> Report {
         .collect();
     let per_delivered =
         |cell: &Cell| (cell.delivered > 0).then(|| cell.turn_calls as f64 / cell.delivered as f64);
-    let baselines: Vec<Cell> = cells
+    // The aggressive arm's calls per delivered message, per harness and row.
+    let baselines: BTreeMap<(String, u32), Option<f64>> = cells
         .iter()
         .filter(|c| c.arm == Arm::Aggressive.as_str())
-        .cloned()
+        .map(|c| ((c.harness.clone(), c.row), per_delivered(c)))
         .collect();
     for cell in &mut cells {
         if cell.arm == Arm::Careful.as_str() {
             cell.extra_calls = extra_calls(&trials, &cell.harness, cell.row);
             let baseline = baselines
-                .iter()
-                .find(|a| a.harness == cell.harness && a.row == cell.row);
-            cell.extra_calls_per_delivered =
-                match (per_delivered(cell), baseline.and_then(per_delivered)) {
-                    (Some(careful), Some(aggressive)) => Some(careful - aggressive),
-                    _ => None,
-                };
+                .get(&(cell.harness.clone(), cell.row))
+                .copied()
+                .flatten();
+            cell.extra_calls_per_delivered = per_delivered(cell)
+                .zip(baseline)
+                .map(|(careful, aggressive)| careful - aggressive);
         }
     }
     let harness_order: Vec<String> = meta.harnesses.iter().map(|h| h.name.clone()).collect();

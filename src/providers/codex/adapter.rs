@@ -21,7 +21,6 @@ use crate::adapter::kit::{self, KitOptions};
 use crate::adapter::{AgentContext, HookAnswer, HookCall, HookPlan, Provider, Reading};
 use crate::core::downlink::Claimed;
 use crate::core::identity::Identity;
-use crate::core::message::MessageName;
 use crate::pty::wire::Snapshot;
 
 use super::activity::{Heard, HookActivity, combine};
@@ -224,12 +223,6 @@ impl Provider for Codex {
             self.memory.owed.clear();
         }
         let id = format!("ding-{}-{}", std::process::id(), self.next_delivery);
-        let queued = |name: &MessageName| {
-            self.memory
-                .deliveries
-                .iter()
-                .any(|delivery| delivery.names.contains(name))
-        };
         let mut claimed = claimed.clone();
         if call.event != QUEUE {
             // A file of a delivery still waiting in Codex's queue arrives
@@ -237,10 +230,12 @@ impl Provider for Codex {
             // request twice (seen after a compaction: SessionStart's
             // backlog and the queued prompt of the same turn). It stays
             // hook-owned by the delivery's own claim.
-            claimed.granted.retain(|name| !queued(name));
+            let deliveries = &self.memory.deliveries;
+            claimed
+                .granted
+                .retain(|name| !deliveries.iter().any(|d| d.names.contains(name)));
         }
-        let claimed = &claimed;
-        let answer = hooks::render(&call.event, claimed, agent, &id);
+        let answer = hooks::render(&call.event, &claimed, agent, &id);
         match call.event.as_str() {
             "Stop" if self.heard == HookActivity::Stopping => {
                 // Blocked: the turn goes on. Nothing granted: it is over.
@@ -427,6 +422,7 @@ mod tests {
     use super::*;
     use crate::adapter::screen::testing::{self, run};
     use crate::adapter::{HookAction, hook_wire::HOOK_WIRE_VERSION};
+    use crate::core::message::MessageName;
     use crate::core::protocol::{ActivityState, ClaimWants};
     use crate::pty::wire::Run;
     use serde_json::json;

@@ -210,16 +210,11 @@ fn wait_listening(socket: &Path, server: &mut Child, log: &Path) -> Result<()> {
         }
         if let Ok(Some(status)) = server.try_wait() {
             let said = std::fs::read_to_string(log).unwrap_or_default();
-            match last_error(&said) {
-                Some(error) => bail!(
-                    "the app-server exited before it listened ({status}): {error} (log: {})",
-                    log.display()
-                ),
-                None => bail!(
-                    "the app-server exited before it listened ({status}; log: {})",
-                    log.display()
-                ),
-            }
+            let why = last_error(&said).map_or(String::new(), |error| format!(": {error}"));
+            bail!(
+                "the app-server exited before it listened ({status}){why} (log: {})",
+                log.display()
+            );
         }
         if Instant::now() > deadline {
             bail!(

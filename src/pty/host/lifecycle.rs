@@ -152,8 +152,7 @@ impl Host {
         if !matches!(self.child.state, ChildState::Running { .. }) {
             return;
         }
-        let seen = WaitPidFlag::WEXITED | WaitPidFlag::WNOHANG | WaitPidFlag::WNOWAIT;
-        let Ok(status) = waitid(Id::Pid(self.child.pid), seen) else {
+        let Ok(status) = exit_unreaped(self.child.pid) else {
             return;
         };
         if let Some(end) = child::exit_state(status) {
@@ -222,11 +221,8 @@ impl Host {
             // its group can still be named by its pid (see `reap`).
             let _ = killpg(self.child.pid, Signal::SIGHUP);
             let deadline = std::time::Instant::now() + RESTART_KILL_AFTER;
-            let seen = WaitPidFlag::WEXITED | WaitPidFlag::WNOHANG | WaitPidFlag::WNOWAIT;
-            while matches!(
-                waitid(Id::Pid(self.child.pid), seen),
-                Ok(WaitStatus::StillAlive)
-            ) && std::time::Instant::now() < deadline
+            while matches!(exit_unreaped(self.child.pid), Ok(WaitStatus::StillAlive))
+                && std::time::Instant::now() < deadline
             {
                 std::thread::sleep(std::time::Duration::from_millis(20));
             }
@@ -238,4 +234,11 @@ impl Host {
         }
         let _ = std::fs::remove_file(&self.socket_path);
     }
+}
+
+/// Whether `pid` exited, without reaping it (so its pid keeps naming its
+/// process group): `StillAlive` while it runs.
+fn exit_unreaped(pid: Pid) -> nix::Result<WaitStatus> {
+    let seen = WaitPidFlag::WEXITED | WaitPidFlag::WNOHANG | WaitPidFlag::WNOWAIT;
+    waitid(Id::Pid(pid), seen)
 }
