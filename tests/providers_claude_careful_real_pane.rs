@@ -90,23 +90,22 @@ fn an_idle_session_gets_the_message_with_one_model_call_and_no_terminal_input() 
     settled("idle delivery", &agent, &model, 1, 0);
 }
 
+/// A person is typing when the message arrives: no turn is woken under
+/// their line (a `/clear` typed then ran after the woken turn and emptied
+/// the context the notice had just reached), the message is held with the
+/// draft as the reason, and the work rides their own prompt.
 #[test]
 fn a_human_draft_survives_untouched_and_reaches_the_model_exactly_as_typed() {
     let (agent, model) = careful_claude("cl-draft");
-    // The woken turn runs beside the draft: the composer still holds it,
-    // exactly, and DING types nothing.
-    a_delivery_beside_a_draft(
+    a_draft_holds_the_delivery_and_the_work_rides_its_prompt(
         &agent,
         &model,
         "please refactor the parser",
         "\u{276f}\u{a0}",
-        |snapshot| {
-            shows(snapshot, "mock reply to turn 1.") && read(snapshot).screen == Screen::Ready
-        },
         |snapshot| read(snapshot).composer == Composer::Nonempty,
     );
-    // The wake's call and the human's own prompt.
-    settled("draft", &agent, &model, 2, 0);
+    // The human's own prompt, and nothing for the message.
+    settled("draft", &agent, &model, 1, 0);
 }
 
 #[test]
@@ -122,9 +121,9 @@ fn a_permission_dialog_is_never_answered_and_the_message_follows_the_humans_answ
         read(snapshot).screen == Screen::Dialog && shows(snapshot, "Do you want to proceed?")
     });
     let name = send(&agent, "deploy notes\n");
-    // The wake claims it at once; Claude Code holds it while the dialog is
-    // open: no answer, no marker, no new request.
-    wait_hook_owned(&agent, &name);
+    // The dialog has the keys and no empty composer shows: the wake does
+    // not fire and the message is held: no answer, no marker, no request.
+    agent.wait_held(&name, "not-idle");
     let snapshot = wait_screen(&agent, "the dialog, still open", |snapshot| {
         read(snapshot).screen == Screen::Dialog
     });
@@ -139,7 +138,7 @@ fn a_permission_dialog_is_never_answered_and_the_message_follows_the_humans_answ
     );
     assert_eq!(pty_writes(&agent).delivery_bytes, 0);
     // The human answers Yes (Return on `1. Yes`).
-    press_enter(&agent);
+    answer_with_enter(&agent, |snapshot| read(snapshot).screen == Screen::Dialog);
     let request = wait_carrying(&model, &name);
     assert!(marker.exists(), "the human's Yes ran the command");
     let log = summary(&model.requests());
@@ -148,6 +147,7 @@ fn a_permission_dialog_is_never_answered_and_the_message_follows_the_humans_answ
         "it rode the turn's next request\n{log}"
     );
     assert_eq!(request["turn"], 1, "{log}");
+    wait_hook_owned(&agent, &name);
     wait_screen(&agent, "the turn over", idle_and_empty);
     // The human's prompt and its tool result: nothing extra for the message.
     settled("permission dialog", &agent, &model, 2, 0);

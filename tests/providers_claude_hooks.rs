@@ -65,8 +65,8 @@ fn every_hook_payload_plans_and_prints_as_its_fixture_says() {
                     "{name}: scope"
                 );
                 assert!(
-                    park.holds_terminal,
-                    "{name}: a parked wake holds the terminal"
+                    park.holds_terminal && park.waits_for_fresh_idle,
+                    "{name}: a parked wake holds the terminal and never fires under a draft"
                 );
                 render(event, &claimed(), &agent)
             }

@@ -38,7 +38,7 @@ use super::{
 };
 use crate::core::downlink::{ClaimRefusal, Claimed, Downlink};
 use crate::core::identity::Identity;
-use crate::core::protocol::{Composer, check_identity};
+use crate::core::protocol::check_identity;
 use crate::line_server::{Limits, LineServer, ServerEvent};
 use crate::sidecar::adapter_proc::set_nonblocking;
 use crate::sidecar::lines::{Line, LineBuffer};
@@ -130,10 +130,10 @@ struct Kit<P: Provider> {
     pty: PtyWatch,
     identity: Option<Identity>,
     wanted: bool,
-    /// The composer as the last screen read since evidence became wanted
-    /// showed it (`Unknown` before one was read): what a parked wake that
-    /// waits for an empty composer is judged by.
-    composer: Composer,
+    /// Whether the last screen read since evidence became wanted was fresh
+    /// idle (`false` before one was read): what a parked wake that waits
+    /// for fresh idle is judged by.
+    fresh_idle: bool,
     /// Something moved since the last snapshot was asked for.
     moved: bool,
     last_snapshot: Option<Instant>,
@@ -230,7 +230,7 @@ impl<P: Provider> Kit<P> {
             pty,
             identity: identity_from_env(),
             wanted: false,
-            composer: Composer::Unknown,
+            fresh_idle: false,
             moved: false,
             last_snapshot: None,
             next_heartbeat: None,
@@ -376,7 +376,7 @@ impl<P: Provider> Kit<P> {
     /// The terminal's identity changed: nothing read of the old one's
     /// screen, or said by its hooks, holds for the new one.
     fn new_terminal(&mut self, identity: Option<&Identity>) {
-        self.composer = Composer::Unknown;
+        self.fresh_idle = false;
         self.provider.on_identity(identity);
     }
 
@@ -385,7 +385,7 @@ impl<P: Provider> Kit<P> {
         if wanted {
             // No screen was read while evidence was not wanted: the last
             // one is stale.
-            self.composer = Composer::Unknown;
+            self.fresh_idle = false;
         }
         self.parked.on_demand(wanted, Instant::now());
         if wanted {
@@ -642,7 +642,7 @@ impl<P: Provider> Kit<P> {
                 PtyEvent::Status(_) => {}
                 PtyEvent::Snapshot(snapshot) => {
                     let screen = self.provider.read_screen(&snapshot);
-                    self.composer = screen.composer;
+                    self.fresh_idle = parked::is_fresh_idle(&screen);
                     let reading = self.provider.evidence(screen);
                     self.report(&reading, snapshot.revision);
                 }
@@ -691,7 +691,7 @@ impl<P: Provider> Kit<P> {
         let parked = self
             .parked
             .terminal_park()
-            .filter(|park| parked::may_wake(park, self.composer))
+            .filter(|park| parked::may_wake(park, self.fresh_idle))
             .map(|park| park.slot);
         parked.or_else(|| {
             self.waiting
@@ -743,7 +743,7 @@ impl<P: Provider> Kit<P> {
             self.end_park(stale, ParkEnded::Expired);
         }
         for due in self.parked.take_due(now) {
-            if !parked::may_wake(&due.park, self.composer) {
+            if !parked::may_wake(&due.park, self.fresh_idle) {
                 if let Some(stale) = self.parked.hold(due, now) {
                     self.end_park(stale, ParkEnded::Replaced);
                 }

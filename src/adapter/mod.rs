@@ -133,13 +133,15 @@ pub struct Park {
     /// evidence is reported as `unknown`: the parked call delivers the
     /// work, and the terminal path must not race it.
     pub holds_terminal: bool,
-    /// Claim only on a screen whose composer reads empty, read since the
-    /// evidence became wanted: a turn woken while a person is typing
+    /// Claim only while the last screen read since the evidence became
+    /// wanted shows the harness idle with an empty composer (fresh idle,
+    /// as the terminal path needs): a turn woken while a person is typing
     /// changes what their Return does (a `/clear` typed then ran after the
-    /// woken turn, or not at all). Meanwhile the call holds nothing, the
-    /// screen's own evidence says why (a draft), and the work rides the
-    /// person's own prompt.
-    pub waits_for_empty_composer: bool,
+    /// woken turn, or not at all), and a turn already running carries the
+    /// work at its own boundaries for less. Meanwhile the call holds
+    /// nothing, the screen's own evidence says why (a draft, a dialog, a
+    /// turn), and the work rides the next boundary.
+    pub waits_for_fresh_idle: bool,
 }
 
 /// Why a parked call left its slot without being claimed for.

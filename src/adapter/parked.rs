@@ -22,7 +22,8 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use super::Park;
-use crate::core::protocol::Composer;
+use super::Reading;
+use crate::core::protocol::{ActivityState, Composer};
 
 /// How much earlier than the hook's own timeout a parked call is answered.
 pub const TIMEOUT_MARGIN: Duration = Duration::from_secs(2);
@@ -68,11 +69,16 @@ pub fn deadline(park: &Park, hook_timeout: Option<Duration>, now: Instant) -> In
     now + hold
 }
 
-/// Whether `park` may be claimed for on a screen whose composer reads
-/// `composer` (`Unknown` when no screen was read since the evidence became
-/// wanted).
-pub fn may_wake(park: &Park, composer: Composer) -> bool {
-    !park.waits_for_empty_composer || composer == Composer::Empty
+/// Whether `park` may be claimed for, given whether the last screen read
+/// since the evidence became wanted showed the harness idle with an empty
+/// composer (see [`is_fresh_idle`]).
+pub fn may_wake(park: &Park, fresh_idle: bool) -> bool {
+    !park.waits_for_fresh_idle || fresh_idle
+}
+
+/// Whether a screen reading is fresh idle: idle, with an empty composer.
+pub fn is_fresh_idle(screen: &Reading) -> bool {
+    screen.state == ActivityState::Idle && screen.composer == Composer::Empty
 }
 
 impl<P: Copy + Eq, C> Slots<P, C> {
@@ -232,7 +238,7 @@ mod tests {
             settle: Duration::from_millis(200),
             hold_for: Duration::from_secs(60),
             holds_terminal: slot == "wake",
-            waits_for_empty_composer: slot == "wake",
+            waits_for_fresh_idle: slot == "wake",
         }
     }
 
@@ -259,12 +265,25 @@ mod tests {
     }
 
     #[test]
-    fn a_wake_that_waits_for_an_empty_composer_may_fire_only_on_one() {
-        for composer in [Composer::Nonempty, Composer::Unknown] {
-            assert!(!may_wake(&park("wake"), composer), "{composer:?}");
-            assert!(may_wake(&park("other"), composer), "{composer:?}");
+    fn a_wake_that_waits_for_fresh_idle_fires_only_on_an_idle_empty_screen() {
+        let screen = |state, composer| Reading {
+            state,
+            composer,
+            reason: "test".into(),
+        };
+        assert!(is_fresh_idle(&screen(ActivityState::Idle, Composer::Empty)));
+        for (state, composer) in [
+            (ActivityState::Idle, Composer::Nonempty),
+            (ActivityState::Idle, Composer::Unknown),
+            (ActivityState::Active, Composer::Empty),
+            (ActivityState::Unknown, Composer::Unknown),
+        ] {
+            let fresh = is_fresh_idle(&screen(state, composer));
+            assert!(!fresh, "{state:?} {composer:?}");
+            assert!(!may_wake(&park("wake"), fresh));
+            assert!(may_wake(&park("other"), fresh));
         }
-        assert!(may_wake(&park("wake"), Composer::Empty));
+        assert!(may_wake(&park("wake"), true));
     }
 
     #[test]

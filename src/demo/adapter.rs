@@ -95,7 +95,7 @@ impl Provider for DemoProvider {
                 settle: Duration::from_millis(100),
                 hold_for: Duration::from_secs(3600),
                 holds_terminal: true,
-                waits_for_empty_composer: false,
+                waits_for_fresh_idle: false,
             })),
             "session-start" => HookPlan::act(HookAction::Claim(claim(ClaimScope::Unread))),
             "turn-start" | "turn-end" => {

@@ -336,6 +336,47 @@ pub fn press_enter(agent: &Agent) {
     agent.ding_ok(&["intervene", &agent.name, "\r", "--no-enter"]);
 }
 
+/// A person answers the open dialog (`open` reads it on the screen) with
+/// Return, and presses again if it is still there after a moment: Claude
+/// Code 2.1.328 ignores keys for a moment after a permission dialog opens
+/// (a Return 0.3 s after it showed was dropped; one after 1.5 s was taken),
+/// so a person pressing at once presses twice. At most three times.
+pub fn answer_with_enter(agent: &Agent, open: impl Fn(&Snapshot) -> bool) {
+    for _ in 0..3 {
+        press_enter(agent);
+        if closes_within(agent, Duration::from_secs(2), &open) {
+            return;
+        }
+    }
+    panic!("the dialog never took the Return");
+}
+
+/// Whether the screen stops satisfying `open` within `patience`, checked
+/// on every revision push.
+fn closes_within(agent: &Agent, patience: Duration, open: &impl Fn(&Snapshot) -> bool) -> bool {
+    let socket = agent.paths().pty_socket();
+    let mut watcher = ding::pty::client::Client::connect(&socket).expect("connect");
+    let mut revision = watcher.watch().expect("watch");
+    let mut reader = ding::pty::client::Client::connect(&socket).expect("connect");
+    let deadline = Instant::now() + patience;
+    loop {
+        let snapshot = reader.snapshot().expect("snapshot");
+        if !open(&snapshot) {
+            return true;
+        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return false;
+        }
+        if let Some(seen) = watcher
+            .wait_revision_above(revision.max(snapshot.revision), left)
+            .expect("watch")
+        {
+            revision = seen;
+        }
+    }
+}
+
 /// The real harnesses are heavy and the machine small: one trial at a
 /// time in each test binary.
 static ONE_TRIAL_AT_A_TIME: Mutex<()> = Mutex::new(());
@@ -633,44 +674,7 @@ pub fn end_leftovers(name: &str, value: &Path, needle: &str, patience: Duration)
     left
 }
 
-/// The human-draft scenario of a provider whose wake may fire beside a
-/// draft (Claude Code's): the human
-/// types `draft` key by key, a message arrives and is delivered beside it
-/// with no terminal input, and the draft then survives, exactly: once
-/// `reply_shown` holds, the composer reads as not empty (`nonempty`), one
-/// row is exactly `prompt` followed by the draft, and Return submits
-/// exactly the draft as the next turn.
-pub fn a_delivery_beside_a_draft(
-    agent: &Agent,
-    model: &ModelServer,
-    draft: &str,
-    prompt: &str,
-    reply_shown: impl Fn(&Snapshot) -> bool,
-    nonempty: impl Fn(&Snapshot) -> bool,
-) {
-    type_keystrokes(agent, draft);
-    let name = send_message(agent, "a review request\n");
-    wait_carrying(model, &name);
-    wait_hook_owned(agent, &name);
-    let shown = wait_screen(agent, "the reply beside the draft", reply_shown);
-    let screen = shown.rows.join("\n");
-    assert!(nonempty(&shown), "the composer holds the draft:\n{screen}");
-    assert!(
-        shown
-            .rows
-            .iter()
-            .any(|row| row.trim_end() == format!("{prompt}{draft}")),
-        "the draft is intact:\n{screen}"
-    );
-    assert_eq!(pty_writes(agent).delivery_bytes, 0);
-    press_enter(agent);
-    let submitted = model.wait_request("the draft submitted", |request| {
-        request["prompt"].as_str() == Some(draft)
-    });
-    assert_eq!(submitted["turn"], 2, "{}", summary(&model.requests()));
-}
-
-/// The human-draft scenario of a provider whose wake waits for an empty composer (Codex's): the human
+/// The human-draft scenario shared by the careful providers: the human
 /// types `draft` key by key and a message arrives. No turn is woken under
 /// the half-typed line: the message is held with the draft as the reason,
 /// nothing reaches the model and DING types nothing; one row stays exactly

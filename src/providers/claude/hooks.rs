@@ -101,13 +101,7 @@ pub fn plan(event: &str, payload: &Value, agent: &AgentContext) -> Planned {
                 settle: WAKE_SETTLE,
                 hold_for: Duration::from_secs(super::settings::WAKE_HOOK_TIMEOUT_SECS),
                 holds_terminal: true,
-                // Not yet: Claude Code holds a woken text behind an open
-                // dialog or a draft by itself, and with this on, a message
-                // held while a permission dialog was open did not ride the
-                // tool result after the human's Yes (tried once, not yet
-                // understood). The price is the evaluation's row 10: a
-                // `/clear` typed while a wake fires costs a second wake.
-                waits_for_empty_composer: false,
+                waits_for_fresh_idle: true,
             })),
         ),
         _ => Planned::new(None, HookPlan::nothing()),

@@ -528,7 +528,7 @@ mod tests {
         let queue = call(QUEUE, report, "a");
         let plan = codex.on_hook(&queue, &agent());
         assert!(
-            matches!(&plan.action, HookAction::Park(park) if park.holds_terminal && park.waits_for_empty_composer),
+            matches!(&plan.action, HookAction::Park(park) if park.holds_terminal && park.waits_for_fresh_idle),
             "{plan:?}"
         );
         let answer = codex.on_claimed(&queue, &claimed(&["a.md"]), &agent());

@@ -221,7 +221,7 @@ fn plan_for(event: &str, payload: &Value, agent: &AgentContext, memory: &Memory)
                     settle: QUEUE_SETTLE,
                     hold_for: QUEUE_HOLD,
                     holds_terminal: true,
-                    waits_for_empty_composer: true,
+                    waits_for_fresh_idle: true,
                 }))
             } else {
                 HookPlan::nothing()
