@@ -513,8 +513,10 @@ impl<P: Provider> Kit<P> {
                 self.end_park(parked, ParkEnded::Ended);
             }
         }
-        // What the hook said may change the evidence: read the screen again.
+        // What the hook said may change the evidence: read the screen again,
+        // and wake nothing until then.
         self.moved = true;
+        self.fresh_idle = false;
         match plan.action {
             HookAction::Answer(answer) => self.answer(peer, &answer),
             HookAction::Claim(request) => self.claim_for(peer, call, request, None),
@@ -642,8 +644,11 @@ impl<P: Provider> Kit<P> {
                 PtyEvent::Status(_) => {}
                 PtyEvent::Snapshot(snapshot) => {
                     let screen = self.provider.read_screen(&snapshot);
-                    self.fresh_idle = parked::is_fresh_idle(&screen);
                     let reading = self.provider.evidence(screen);
+                    // The provider's own evidence, hooks and screen: a screen
+                    // that flashes idle between two states (a command's
+                    // Return, then the spinner) is not fresh idle.
+                    self.fresh_idle = parked::is_fresh_idle(&reading);
                     self.report(&reading, snapshot.revision);
                 }
                 PtyEvent::Lost(why) => self.pty_lost(&why),

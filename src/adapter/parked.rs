@@ -76,7 +76,8 @@ pub fn may_wake(park: &Park, fresh_idle: bool) -> bool {
     !park.waits_for_fresh_idle || fresh_idle
 }
 
-/// Whether a screen reading is fresh idle: idle, with an empty composer.
+/// Whether a reading (the provider's evidence) is fresh idle: idle, with an
+/// empty composer.
 pub fn is_fresh_idle(screen: &Reading) -> bool {
     screen.state == ActivityState::Idle && screen.composer == Composer::Empty
 }

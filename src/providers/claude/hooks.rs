@@ -89,9 +89,12 @@ pub fn plan(event: &str, payload: &Value, agent: &AgentContext) -> Planned {
             Planned::new(activity, HookPlan::nothing())
         }
         "PreCompact" => {
+            // A compaction runs until `SessionStart` (`compact`) says the
+            // session is back: not idle, so no wake fires into it (the
+            // screen can look idle for a moment after the command's Return).
             let mut plan = HookPlan::nothing();
             plan.facts.push(Lifecycle::Compaction);
-            Planned::new(None, plan)
+            Planned::new(Some(HookActivity::Active), plan)
         }
         WAKE => Planned::new(
             None,
