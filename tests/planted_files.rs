@@ -254,3 +254,49 @@ fn a_journal_that_cannot_be_written_is_shown_in_status_until_it_can() {
     });
     assert!(journal.is_file());
 }
+
+/// A link in `new/` that names itself (any sender can make one) is listed
+/// as unreadable with its reason, and the messages beside it are rung at
+/// the sidecar's start and counted by `ding status`, live and from disk.
+/// Before, the loop's ELOOP failed every full scan: the backlog was never
+/// rung and status said `unread 0`.
+#[test]
+fn a_link_that_names_itself_hides_nothing_of_the_backlog() {
+    let agent = Agent::new("loop", &aggressive_decl("loop", RECORDING_HARNESS));
+    let inbox = agent.path("inbox/loop");
+    for sub in ["tmp", "new", "archive"] {
+        mkdir_private(&inbox.join(sub));
+    }
+    fs::write(agent.new_dir().join("01-waiting.md"), "x").expect("message");
+    symlink("00-loop.md", agent.new_dir().join("00-loop.md")).expect("loop");
+    agent.up_recording();
+    let chunks = agent.wait_out("the waiting message rung", |chunks| {
+        notices(chunks)
+            .iter()
+            .any(|notice| notice.contains("01-waiting.md"))
+    });
+    assert!(
+        !notices(&chunks).iter().any(|n| n.contains("00-loop.md")),
+        "{chunks:?}"
+    );
+    let status = agent.status();
+    assert_eq!(message_names(&status), ["01-waiting.md"], "{status:#}");
+    let unreadable = status["unreadable"].to_string();
+    assert!(
+        unreadable.contains("00-loop.md")
+            && unreadable.contains("Too many levels of symbolic links"),
+        "{status:#}"
+    );
+    let human = ok(agent.ding_within(PROMPT, &["status", "loop"]), "status");
+    assert!(
+        human.contains("00-loop.md  cannot inspect it: Too many levels"),
+        "{human}"
+    );
+    ok(agent.ding_within(PROMPT, &["down", "loop"]), "ding down");
+    let from_disk = not_running(agent.ding_within(PROMPT, &["status", "loop"]), "status");
+    assert!(from_disk.contains("01-waiting.md"), "{from_disk}");
+    assert!(
+        from_disk.contains("00-loop.md  cannot inspect it"),
+        "{from_disk}"
+    );
+}

@@ -13,8 +13,13 @@
 //! hidden temporary files in the directories they write to, and those are
 //! never messages (a writer that wants a file read renames it to a visible
 //! name). Every other entry that cannot be a message (a name that is not
-//! UTF-8, a directory) is returned as [`Unreadable`] so that status lists
-//! it; nothing in `new/` is ever silently dropped.
+//! UTF-8, a directory, an entry the filesystem refuses to describe) is
+//! returned as [`Unreadable`] so that status lists it; nothing in `new/` is
+//! ever silently dropped. An error about one entry (a link that loops,
+//! `EACCES`, `ENAMETOOLONG`, `EIO`) is that entry's reason and never stops
+//! the scan: any sender can plant such an entry, and one planted entry must
+//! not hide the rest of the backlog. Only an error of the listing itself
+//! fails a scan, because a partial listing would read as messages gone.
 //!
 //! Directories are created with mode 0700 and checked with
 //! [`Privacy::NoForeignWrites`]: an inbox owned by another user or writable
@@ -88,6 +93,11 @@ pub struct Unreadable {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum UnreadableReason {
+    /// The filesystem refused to say what the entry is (or, for a link,
+    /// what it names): the OS error number. A link that names itself
+    /// (`ELOOP`), a target beyond reach (`EACCES`), a target path too long
+    /// (`ENAMETOOLONG`), a failing disk (`EIO`).
+    Inaccessible(i32),
     /// The filename is not UTF-8, so no transport can name it.
     NotUtf8,
     /// The filename is not a valid message name.
@@ -335,7 +345,9 @@ impl Inbox {
 
     /// Lists `new/`: messages in FIFO order, plus every entry that cannot be
     /// a message. Hidden (`.`-prefixed) entries are skipped. Each entry is
-    /// classified as [`Inbox::classify`] does it.
+    /// classified as [`Inbox::classify`] does it, so an entry that cannot be
+    /// inspected is listed as unreadable and the scan goes on; only an
+    /// error of the directory listing itself fails it.
     pub fn scan_unread(&self) -> Result<Scan> {
         let mut scan = Scan::default();
         let entries = fs::read_dir(&self.new)
@@ -346,8 +358,7 @@ impl Inbox {
             // The directory listing usually says what the entry is; when it
             // does not (some filesystems), `classify_entry` asks.
             let listed = entry.file_type().ok();
-            let class = classify_entry(&self.new, &name, listed)
-                .with_context(|| format!("cannot inspect {}", entry.path().display()))?;
+            let class = classify_entry(&self.new, &name, listed);
             crash_point::reach(CrashPoint::MidScan);
             match class {
                 // Gone between readdir and this check: just archived; the
@@ -366,11 +377,12 @@ impl Inbox {
     /// Classifies the entry `name` of `new/` as it is now: by its name, and
     /// for a message name by what the entry is. A regular file (or a
     /// symbolic link to one) is a message; a directory, FIFO, socket,
-    /// device or dangling link is [`UnreadableReason::NotAFile`]. `None`
-    /// when the entry is gone. Only `lstat`/`stat` are used: nothing is
-    /// opened, so nothing planted there can block. Watch events and scans
-    /// both come through here, so they always agree.
-    pub fn classify(&self, name: &OsStr) -> std::io::Result<Option<NameClass>> {
+    /// device or dangling link is [`UnreadableReason::NotAFile`]; one the
+    /// filesystem refuses to describe is [`UnreadableReason::Inaccessible`].
+    /// `None` when the entry is gone. Only `lstat`/`stat` are used: nothing
+    /// is opened, so nothing planted there can block. Watch events and
+    /// scans both come through here, so they always agree.
+    pub fn classify(&self, name: &OsStr) -> Option<NameClass> {
         classify_entry(&self.new, name, None)
     }
     /// Files in `tmp/` last modified more than [`STALE_TMP_AGE`] before
@@ -403,39 +415,46 @@ impl Inbox {
 
 /// [`Inbox::classify`], given the entry's type when a directory listing
 /// already told it (`None`: ask the filesystem).
-fn classify_entry(
-    dir: &Path,
-    name: &OsStr,
-    listed: Option<fs::FileType>,
-) -> std::io::Result<Option<NameClass>> {
+fn classify_entry(dir: &Path, name: &OsStr, listed: Option<fs::FileType>) -> Option<NameClass> {
     let message = match classify_name(name) {
         NameClass::Message(message) => message,
-        other => return Ok(Some(other)),
+        other => return Some(other),
     };
     let path = dir.join(name);
+    let inaccessible =
+        |err: std::io::Error| NameClass::Unreadable(UnreadableReason::Inaccessible(errno(&err)));
     let kind = match listed {
         Some(kind) => kind,
         None => match fs::symlink_metadata(&path) {
             Ok(meta) => meta.file_type(),
-            Err(err) if err.kind() == ErrorKind::NotFound => return Ok(None),
-            Err(err) => return Err(err),
+            // Gone between the listing or event and this look: just
+            // archived; the next scan or event accounts for it.
+            Err(err) if err.kind() == ErrorKind::NotFound => return None,
+            Err(err) => return Some(inaccessible(err)),
         },
     };
     let is_file = if kind.is_symlink() {
         match fs::metadata(&path) {
             Ok(target) => target.is_file(),
-            // Dangling: the link is there, what it names is not.
+            // Dangling: the link is there, what it names is not. (A link
+            // that vanished itself is caught by the next event or scan.)
             Err(err) if err.kind() == ErrorKind::NotFound => false,
-            Err(err) => return Err(err),
+            Err(err) => return Some(inaccessible(err)),
         }
     } else {
         kind.is_file()
     };
-    Ok(Some(if is_file {
+    Some(if is_file {
         NameClass::Message(message)
     } else {
         NameClass::Unreadable(UnreadableReason::NotAFile)
-    }))
+    })
+}
+
+/// The OS error number of `err`; `EIO` for an error that carries none
+/// (std builds a few itself), which is what such an error means here.
+fn errno(err: &std::io::Error) -> i32 {
+    err.raw_os_error().unwrap_or(nix::libc::EIO)
 }
 
 impl fmt::Display for UnreadableReason {
@@ -444,6 +463,11 @@ impl fmt::Display for UnreadableReason {
             UnreadableReason::NotUtf8 => f.write_str("name is not UTF-8"),
             UnreadableReason::InvalidName(invalid) => write!(f, "invalid name: {invalid}"),
             UnreadableReason::NotAFile => f.write_str("not a regular file"),
+            UnreadableReason::Inaccessible(errno) => write!(
+                f,
+                "cannot inspect it: {}",
+                std::io::Error::from_raw_os_error(*errno)
+            ),
         }
     }
 }
@@ -661,7 +685,7 @@ mod tests {
             ]
         );
         for name in unread.iter().chain(&not_files) {
-            let one = inbox.classify(OsStr::new(name)).unwrap().unwrap();
+            let one = inbox.classify(OsStr::new(name)).unwrap();
             let expected = if unread.contains(name) {
                 NameClass::Message(MessageName::new(name).unwrap())
             } else {
@@ -669,10 +693,52 @@ mod tests {
             };
             assert_eq!(one, expected, "{name}");
         }
-        assert_eq!(inbox.classify(OsStr::new("gone.md")).unwrap(), None);
+        assert_eq!(inbox.classify(OsStr::new("gone.md")), None);
         assert_eq!(
-            inbox.classify(OsStr::new(".hidden")).unwrap(),
+            inbox.classify(OsStr::new(".hidden")),
             Some(NameClass::Hidden)
+        );
+    }
+
+    /// An entry the filesystem cannot describe is unreadable, with the
+    /// error as its reason, and the messages beside it are still listed:
+    /// a link that names itself (ELOOP) and a link whose target has a
+    /// component longer than any name (ENAMETOOLONG), in a scan and one by
+    /// one. Before, either made every scan fail and hid the whole backlog.
+    #[test]
+    fn an_entry_that_cannot_be_inspected_is_unreadable_and_the_scan_goes_on() {
+        let (_temp, inbox) = inbox();
+        let new = inbox.unread_dir();
+        fs::write(new.join("01-first.md"), b"").unwrap();
+        std::os::unix::fs::symlink("00-loop.md", new.join("00-loop.md")).unwrap();
+        std::os::unix::fs::symlink("x".repeat(300), new.join("02-long.md")).unwrap();
+        fs::write(new.join("03-last.md"), b"").unwrap();
+        let scan = inbox.scan_unread().unwrap();
+        let unread: Vec<&str> = scan.unread.iter().map(MessageName::as_str).collect();
+        assert_eq!(unread, ["01-first.md", "03-last.md"]);
+        let mut unreadable: Vec<(&str, UnreadableReason)> = scan
+            .unreadable
+            .iter()
+            .map(|entry| (entry.name.to_str().unwrap(), entry.reason))
+            .collect();
+        unreadable.sort_unstable_by_key(|entry| entry.0);
+        let looped = UnreadableReason::Inaccessible(nix::libc::ELOOP);
+        let too_long = UnreadableReason::Inaccessible(nix::libc::ENAMETOOLONG);
+        assert_eq!(
+            unreadable,
+            [("00-loop.md", looped), ("02-long.md", too_long)]
+        );
+        for (name, reason) in unreadable {
+            assert_eq!(
+                inbox.classify(OsStr::new(name)),
+                Some(NameClass::Unreadable(reason))
+            );
+        }
+        assert!(
+            looped
+                .to_string()
+                .starts_with("cannot inspect it: Too many levels of symbolic links"),
+            "{looped}"
         );
     }
 }

@@ -509,11 +509,11 @@ impl Runtime {
             match event {
                 InboxEvent::Rescan => rescan = true,
                 InboxEvent::Added(name) => match self.inbox.classify(&name) {
-                    Ok(Some(NameClass::Message(message))) => {
+                    Some(NameClass::Message(message)) => {
                         self.unreadable.remove(&name);
                         self.inputs.push_back(Input::InboxAdded(message));
                     }
-                    Ok(Some(NameClass::Unreadable(reason))) => {
+                    Some(NameClass::Unreadable(reason)) => {
                         self.log.event(
                             "inbox-unreadable",
                             json!({ "name": escape_bytes(name.as_encoded_bytes()), "reason": reason.to_string() }),
@@ -527,14 +527,7 @@ impl Runtime {
                             .insert(name.clone(), Unreadable { name, reason });
                     }
                     // Hidden, or gone already (its removal event follows).
-                    Ok(Some(NameClass::Hidden) | None) => {}
-                    Err(err) => {
-                        self.log.event(
-                            "inbox-inspect-failed",
-                            json!({ "name": escape_bytes(name.as_encoded_bytes()), "error": err.to_string() }),
-                        );
-                        rescan = true;
-                    }
+                    Some(NameClass::Hidden) | None => {}
                 },
                 InboxEvent::Removed(name) => {
                     if self.unreadable.remove(&name).is_none()
