@@ -24,6 +24,8 @@
 //!   wire formats and scratch homes of the real harnesses.
 //! * `demo`: the bundled generic demo agent and its scripted adapter.
 //! * `wall_clock`: UTC calendar time for logs and arrival names.
+//! * `log_file`: the capped, rotated log file of the sidecar and the PTY
+//!   host, whose failed writes are counted, never fatal.
 
 pub mod adapter;
 pub mod cli;
@@ -32,6 +34,7 @@ pub mod decl;
 pub mod demo;
 pub mod eval;
 pub mod line_server;
+pub mod log_file;
 pub mod private_dir;
 pub mod providers;
 pub mod pty;

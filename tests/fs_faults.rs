@@ -447,3 +447,99 @@ fn a_state_directory_that_fails_with_eio_keeps_rings_going_and_shows_in_status()
     let saved = journal_inside(&agent, &ns);
     assert_eq!(journal_owned(&saved, "staged"), ["m1.md", "m2.md", "m3.md"]);
 }
+
+/// `ding ARGS` inside the namespace, from the agent's directory.
+fn ding_inside(agent: &Agent, ns: &Namespace, args: &[&str]) -> Output {
+    let wrapper = ns.wrapper(agent.dir.path());
+    let wrapper: Vec<&str> = wrapper.iter().map(String::as_str).collect();
+    agent.ding_under(&wrapper, args)
+}
+
+/// The runtime directory (sockets, pid files, `pty.log`, `sidecar.log`)
+/// on a 1 MiB tmpfs that another process fills: every log write of the
+/// PTY host and the sidecar fails with ENOSPC. The harness lives on, every
+/// message is still rung, and status says since when the logs fail; once
+/// there is room, the logs say how many lines were lost and status clears.
+/// Before, the PTY host's `eprintln!` panicked on the first failed write
+/// and took the harness with it.
+#[test]
+fn a_full_runtime_directory_neither_ends_the_harness_nor_stops_delivery() {
+    let agent = Agent::new("fullrun", &aggressive_decl("fullrun", RECORDING_HARNESS));
+    let run = agent.path("run");
+    let Some(ns) = namespace("a_full_runtime_directory", &tmpfs(&run, "1m")) else {
+        return;
+    };
+    let up = ding_inside(&agent, &ns, &["up", "agent.kdl"]);
+    assert!(up.status.success(), "{up:?}");
+    wait_for("the harness to open out", || agent.path("out").exists());
+    let host_pid = {
+        let pid = fs::read_to_string(ns.inside(&agent.paths().pty_pid())).expect("pid");
+        pid.trim().parse::<i32>().expect("pid number")
+    };
+    let filler = run.join("filler");
+    ns.sh(&format!(
+        "dd if=/dev/zero of='{}' bs=4k 2>/dev/null || true",
+        filler.display()
+    ));
+
+    // A file's last page has room that the filler cannot take: enough
+    // interventions (one log line each) to fill it, whatever the page size.
+    for _ in 0..60 {
+        let out = ding_inside(&agent, &ns, &["intervene", "fullrun", ".", "--no-enter"]);
+        assert!(out.status.success(), "{out:?}");
+    }
+    let names: Vec<String> = (0..40).map(|i| format!("m{i:02}.md")).collect();
+    for name in &names {
+        agent.drop_message(name, "x");
+    }
+    let chunks = agent.wait_out("every message rung", |chunks| {
+        let notices = notices(chunks);
+        names
+            .iter()
+            .all(|name| notices.iter().any(|notice| notice.contains(name.as_str())))
+    });
+    assert!(process_alive(host_pid), "the pty host died: {chunks:?}");
+    let status = ding_inside(&agent, &ns, &["status", "fullrun"]);
+    let human = String::from_utf8_lossy(&status.stdout);
+    assert!(status.status.success(), "{status:?}");
+    assert!(human.contains("harness      running"), "{human}");
+    for whose in ["sidecar", "pty host"] {
+        assert!(
+            human.contains(&format!("{whose} log writes failing since ")),
+            "{whose}: {human}"
+        );
+    }
+    assert!(human.contains("No space left on device"), "{human}");
+
+    ns.sh(&format!("rm '{}'", filler.display()));
+    agent.drop_message("after.md", "x");
+    agent.wait_out("the message after the room came back", |chunks| {
+        notices(chunks).iter().any(|n| n.contains("after.md"))
+    });
+    wait_for("status to clear", || {
+        let out = ding_inside(&agent, &ns, &["status", "fullrun"]);
+        !String::from_utf8_lossy(&out.stdout).contains("failing since")
+    });
+    let pty_log = fs::read_to_string(ns.inside(&agent.paths().pty_log())).expect("pty.log");
+    assert!(
+        pty_log.contains("\"event\":\"log-writes-recovered\""),
+        "{pty_log}"
+    );
+    let sidecar_log =
+        fs::read_to_string(ns.inside(&agent.paths().sidecar_log())).expect("sidecar.log");
+    assert!(
+        sidecar_log.contains("log-writes-recovered"),
+        "{sidecar_log}"
+    );
+    // Every line in the logs is whole: a line cut by the full disk ends
+    // there, and the next one starts on a line of its own.
+    for line in pty_log.lines().filter(|line| !line.is_empty()) {
+        let parsed: Result<Value, _> = serde_json::from_str(line);
+        assert!(
+            parsed.is_ok() || !pty_log.ends_with(line),
+            "a broken line at the end: {line:?}"
+        );
+    }
+    let down = ding_inside(&agent, &ns, &["down", "fullrun"]);
+    assert!(down.status.success(), "{down:?}");
+}

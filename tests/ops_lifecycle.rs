@@ -285,3 +285,38 @@ fn status_and_down_tell_not_running_from_unknown() {
     let again = agent.ding(&["down", "codes"]);
     assert_eq!(again.status.code(), Some(0), "already stopped is success");
 }
+
+/// `pty.log` is capped and rotated like the sidecar's log: a flood of
+/// interventions (one log line each; before, it grew the file without
+/// bound) leaves the current file and one previous generation, neither
+/// much over the cap, and the rotation is logged.
+#[test]
+fn the_pty_host_log_is_capped_and_rotated() {
+    use ding::log_file::LOG_MAX_BYTES;
+    use ding::pty::transport::WireStep;
+    let agent = Agent::new("flood", &aggressive_decl("flood", RECORDING_HARNESS));
+    agent.up_recording();
+    let log = agent.paths().pty_log();
+    let mut previous = log.clone().into_os_string();
+    previous.push(".1");
+    let previous = std::path::PathBuf::from(previous);
+    let mut pty = agent.pty();
+    let mut sends = 0;
+    while !previous.exists() {
+        pty.send(&[WireStep::Write(b".".to_vec())]).expect("send");
+        sends += 1;
+        assert!(sends < 200_000, "no rotation after {sends} sends");
+    }
+    // One more line lands in the fresh file.
+    pty.send(&[WireStep::Write(b".".to_vec())]).expect("send");
+    let slack = 64 * 1024;
+    let old = fs::metadata(&previous).expect("previous").len();
+    let current = fs::metadata(&log).expect("current").len();
+    assert!(
+        (LOG_MAX_BYTES..LOG_MAX_BYTES + slack).contains(&old),
+        "{old}"
+    );
+    assert!(current < slack, "{current}");
+    let fresh = fs::read_to_string(&log).expect("pty.log");
+    assert!(fresh.contains("\"event\":\"log-rotated\""), "{fresh}");
+}

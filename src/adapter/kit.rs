@@ -19,7 +19,7 @@
 //! waiting, the loop sleeps in `poll` with no timeout: zero wake-ups.
 
 use std::collections::HashMap;
-use std::io::{self, Read};
+use std::io::{self, Read, Write};
 use std::os::fd::AsRawFd;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -170,7 +170,7 @@ pub fn main<P: Provider>(provider: P, options: impl FnOnce() -> Result<KitOption
             .and_then(|text| serde_json::from_str(&text).ok());
         return match provider.check_setup(harness.as_deref()) {
             Ok(line) => {
-                println!("{line}");
+                writeln!(io::stdout(), "{line}")?;
                 Ok(())
             }
             Err(line) => bail!("{line}"),
@@ -348,7 +348,11 @@ impl<P: Provider> Kit<P> {
                 Ok(Downlink::Pty { identity }) => self.on_identity(identity),
                 Ok(Downlink::Evidence { wanted }) => self.on_demand(wanted),
                 Ok(Downlink::Claimed(claimed)) => self.on_claimed(claimed),
-                Err(err) => eprintln!("adapter: ignoring a downlink line: {err}"),
+                // To the sidecar, which logs it; `eprintln!` would panic
+                // (and end the adapter) on a stderr it cannot write.
+                Err(err) => {
+                    let _ = writeln!(io::stderr(), "adapter: ignoring a downlink line: {err}");
+                }
             }
         }
     }

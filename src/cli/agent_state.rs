@@ -283,6 +283,9 @@ impl AgentState {
                 "attached": host.attached,
                 "incarnation": host.incarnation,
             });
+            if let Some(failure) = &host.log_failure {
+                document["ptyHostLogWriteFailure"] = json!(failure);
+            }
         }
     }
 
@@ -396,6 +399,7 @@ mod tests {
             restarting,
             child_for_ms: for_ms,
             launch: None,
+            log_failure: None,
         }
     }
 

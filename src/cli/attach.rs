@@ -2,6 +2,7 @@
 //!
 //! Argument parsing only; the terminal handling is `pty::attach`.
 
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -68,7 +69,8 @@ pub fn run(parser: &mut lexopt::Parser) -> Result<ExitCode> {
         AttachEnd::HostClosed => ("the pty host closed the connection".into(), 1),
         AttachEnd::Signalled(signal) => (format!("detached on {signal}"), 0),
     };
-    eprintln!("[ding: {message}]");
+    // The terminal may be gone (a closed window): nothing to say it to.
+    let _ = writeln!(std::io::stderr(), "[ding: {message}]");
     Ok(ExitCode::from(code))
 }
 

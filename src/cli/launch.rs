@@ -123,6 +123,8 @@ pub fn pty_host_command(
         spec.size.to_string().into(),
         "--launch".into(),
         record.into(),
+        "--log".into(),
+        paths.pty_log().into(),
     ];
     // `ding archive NAME FILE` run inside the harness finds its inbox by
     // DING_AGENT (and the host's DING_INBOX).

@@ -19,7 +19,8 @@ use crate::pty::wire::Size;
 const SHORT: &str = "\
 Usage: ding pty --socket PATH --session NAME [--cwd DIR] [--env K=V|K]...
                 [--inbox DIR] [--runtime-dir DIR] [--size COLSxROWS]
-                [--exit-with-child[=GRACE]] [--launch JSON] -- CMD [ARGS]...
+                [--exit-with-child[=GRACE]] [--launch JSON] [--log FILE]
+                -- CMD [ARGS]...
 
 Run CMD in a PTY served on a private control socket.
 
@@ -37,6 +38,7 @@ Options:
   --exit-with-child[=GRACE]  end the host GRACE after CMD exits (default 1s)
   --launch JSON              a JSON object describing the launch, given back
                              by `status` as `launch` (at most 64 KiB)
+  --log FILE                 stderr is FILE: cap and rotate it there
   -h, --help                 print help
 ";
 
@@ -61,6 +63,7 @@ pub struct Args {
     pub size: Size,
     pub exit_with_child: Option<Duration>,
     pub launch: Option<serde_json::Value>,
+    pub log: Option<PathBuf>,
     pub argv: Vec<String>,
 }
 
@@ -88,6 +91,7 @@ pub fn run(parser: &mut lexopt::Parser) -> Result<ExitCode> {
         size: args.size,
         exit_with_child: args.exit_with_child,
         launch: args.launch,
+        log: args.log,
     };
     let code = host::run(config)?;
     Ok(ExitCode::from(code))
@@ -104,6 +108,7 @@ pub fn parse(parser: &mut lexopt::Parser) -> Result<Option<Args>> {
     let mut size = Size { cols: 80, rows: 24 };
     let mut exit_with_child = None;
     let mut launch = None;
+    let mut log = None;
     let mut argv: Vec<String> = Vec::new();
     while let Some(arg) = parser.next()? {
         if help_asked(&arg, SHORT, format_args!("{SHORT}{LONG}"))? {
@@ -133,6 +138,7 @@ pub fn parse(parser: &mut lexopt::Parser) -> Result<Option<Args>> {
                 launch = Some(value);
             }
             Long("inbox") => inbox = Some(PathBuf::from(parser.value()?)),
+            Long("log") => log = Some(PathBuf::from(parser.value()?)),
             Long("runtime-dir") => runtime_dir = Some(PathBuf::from(parser.value()?)),
             Long("size") => size = parse_size(&parser.value()?.string()?)?,
             Long("exit-with-child") => {
@@ -173,6 +179,7 @@ pub fn parse(parser: &mut lexopt::Parser) -> Result<Option<Args>> {
         size,
         exit_with_child,
         launch,
+        log,
         argv,
     }))
 }

@@ -351,6 +351,20 @@ pub fn render(document: &Value) -> String {
             escape(error)
         ));
     }
+    for (key, whose) in [
+        ("logWriteFailure", "sidecar"),
+        ("ptyHostLogWriteFailure", "pty host"),
+    ] {
+        let failure = &document[key];
+        if failure.is_object() {
+            out.push_str(&format!(
+                "  logs         {whose} log writes failing since {}: {} lines lost ({})\n",
+                text(&failure["since"]),
+                shown(&failure["lostLines"]),
+                text(&failure["error"])
+            ));
+        }
+    }
     if running {
         let engine = &document["engine"];
         let now = Time::from_millis(engine["now"].as_u64().unwrap_or(0));

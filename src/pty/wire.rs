@@ -187,6 +187,10 @@ pub struct HostStatus {
     /// (`--launch`): opaque to the host, given back for drift checks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub launch: Option<serde_json::Value>,
+    /// Since when the host's log writes fail (a full runtime filesystem),
+    /// while they do.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log_failure: Option<crate::log_file::LogFailure>,
 }
 
 /// The child process as the host last saw it.

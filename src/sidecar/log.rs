@@ -17,7 +17,10 @@
 //!   are always written: inbox files, not an adapter, bound their number.
 //! * No string in a record carries more than [`MAX_LOGGED_STRING`] bytes;
 //!   longer ones are cut and say how much was cut.
-//! * The file is capped and rotated (`log_file`).
+//! * The file is capped and rotated ([`crate::log_file`]).
+//!
+//! A line that cannot be written (a full filesystem) is lost, counted and
+//! reported in status (`logWriteFailure`); it never stops the sidecar.
 //!
 //! Log lines quote filenames and adapter output, so both formats are
 //! written by the rule of [`crate::core::escape`]: JSON with every
@@ -31,12 +34,12 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::escaped_json::to_json;
-use super::log_file::LogSink;
 pub use super::log_limit::{LOG_BURST, LOG_WINDOW};
 use super::log_limit::{RepeatLimiter, Suppressed};
 use crate::core::decision::Record;
 use crate::core::escape::escape;
 use crate::core::time::Time;
+use crate::log_file::{LogFailure, LogSink, Written};
 use crate::wall_clock::now_rfc3339;
 
 /// The most bytes of one string a record carries.
@@ -177,13 +180,26 @@ impl Log {
 
     fn emit(&mut self, value: Value) {
         let line = self.render(value);
-        if let Some(previous) = self.sink.write_line(&line) {
-            let note = self.render(json!({
+        let note = match self.sink.write_line(&line) {
+            Written::Line | Written::Lost => return,
+            Written::Rotated(previous) => json!({
                 "event": "log-rotated",
                 "previous": previous,
-            }));
-            self.sink.write_line(&note);
-        }
+            }),
+            Written::Recovered(failure) => json!({
+                "event": "log-writes-recovered",
+                "failingSince": failure.since,
+                "lostLines": failure.lost_lines,
+                "error": failure.error,
+            }),
+        };
+        let note = self.render(note);
+        self.sink.write_line(&note);
+    }
+
+    /// Since when this log's writes fail, if they do.
+    pub fn failing(&self) -> Option<&LogFailure> {
+        self.sink.failing()
     }
 
     /// One line in this log's format, with the agent's name, the

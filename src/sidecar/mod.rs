@@ -12,7 +12,7 @@
 //! * `status_document`: the typed status document it answers with;
 //! * `lines`: bounded line assembly;
 //! * `log`: JSON or human log lines, bounded: `log_limit` counts repeated
-//!   records, `log_file` caps and rotates the file;
+//!   records, [`crate::log_file`] caps and rotates the file;
 //! * `escaped_json`: JSON written by the escape rule, for logs and status;
 //! * `inbox`: the Maildir-like inbox (`tmp/`, `new/`, `archive/`): deliver,
 //!   archive, scan;
@@ -36,7 +36,6 @@ pub mod inbox_watch;
 pub mod journal_store;
 pub mod lines;
 pub mod log;
-pub mod log_file;
 pub mod log_limit;
 pub mod naming;
 pub mod paths;

@@ -896,6 +896,7 @@ fn status_document(runtime: &Runtime, now: Time) -> Vec<u8> {
         journal: runtime.store.path(),
         journal_warning: runtime.journal_warning.as_deref(),
         journal_write_error: runtime.journal_write_error.as_deref(),
+        log_write_failure: runtime.log.failing(),
         unreadable: runtime
             .unreadable
             .values()

@@ -42,6 +42,8 @@ pub struct StatusDocument<'a> {
     pub journal_warning: Option<&'a str>,
     /// Why saving the journal fails, while it does.
     pub journal_write_error: Option<&'a str>,
+    /// Since when the sidecar's log writes fail, while they do.
+    pub log_write_failure: Option<&'a crate::log_file::LogFailure>,
     pub unreadable: Vec<UnreadableView>,
     pub engine: EngineStatus,
     /// One human line per message, in FIFO order (what `ding status` shows).

@@ -191,6 +191,11 @@ pub fn live_document(names: &[MessageName], unreadable: &[Vec<u8>], hostile: &st
             })
         })
         .collect();
+    let log_failure = ding::log_file::LogFailure {
+        since: hostile.into(),
+        lost_lines: 3,
+        error: hostile.into(),
+    };
     let document = ding::sidecar::status_document::StatusDocument {
         agent: "w",
         running: true,
@@ -208,6 +213,7 @@ pub fn live_document(names: &[MessageName], unreadable: &[Vec<u8>], hostile: &st
         journal: hostile.into(),
         journal_warning: Some(hostile),
         journal_write_error: Some(hostile),
+        log_write_failure: Some(&log_failure),
         unreadable: views,
         engine: status,
         lines,

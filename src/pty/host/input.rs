@@ -72,7 +72,7 @@ impl Host {
                 WireStep::WaitMs(_) => 0,
             })
             .sum();
-        log(json!({
+        self.log(json!({
             "event": match tx.origin {
                 Origin::Delivery => "delivery",
                 Origin::Intervention => "intervention",

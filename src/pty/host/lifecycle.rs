@@ -47,7 +47,7 @@ impl Host {
                 Mode::Control => {}
             }
         }
-        log(json!({
+        self.log(json!({
             "event": "child-start",
             "pid": spawned.pid.as_raw(),
             "incarnation": incarnation,
@@ -129,7 +129,7 @@ impl Host {
             match Signal::try_from(info.ssi_signo as i32) {
                 Ok(Signal::SIGCHLD) => self.reap(),
                 Ok(signal) => {
-                    log(json!({"event": "shutdown", "signal": signal.as_str()}));
+                    self.log(json!({"event": "shutdown", "signal": signal.as_str()}));
                     self.quit = Some(0);
                 }
                 Err(_) => {}
@@ -170,7 +170,7 @@ impl Host {
         }
         let _ = killpg(self.child.pid, Signal::SIGKILL);
         let _ = waitpid(self.child.pid, None);
-        log(json!({"event": "job-end", "pid": self.child.pid.as_raw()}));
+        self.log(json!({"event": "job-end", "pid": self.child.pid.as_raw()}));
     }
 
     pub(super) fn child_ended(&mut self, end: ChildState) {
@@ -179,7 +179,7 @@ impl Host {
         self.child.state = end;
         self.child.since = Instant::now();
         let revision = self.revision;
-        log(json!({"event": "child-exit", "child": end, "revision": revision}));
+        self.log(json!({"event": "child-exit", "child": end, "revision": revision}));
         let exit_payload = serde_json::to_vec(&end).unwrap_or_default();
         for client in self.clients.values_mut() {
             match client.mode {

@@ -38,6 +38,7 @@ use nix::sys::wait::{Id, WaitPidFlag, WaitStatus, waitid, waitpid};
 use nix::unistd::{Pid, Uid};
 use serde_json::json;
 
+use crate::log_file::{LogSink, Written};
 use crate::pty::child::{self, Launch};
 use crate::pty::connection::{Connection, Fill, Mode};
 use crate::pty::identity::{LaunchSpec, fresh_incarnation};
@@ -84,6 +85,9 @@ pub struct Config {
     pub exit_with_child: Option<Duration>,
     /// What the host was started from, reported by `status` as `launch`.
     pub launch: Option<serde_json::Value>,
+    /// The file stderr points at, if any: the log is then capped and
+    /// rotated there (see [`crate::log_file`]).
+    pub log: Option<PathBuf>,
 }
 
 /// Runs the host until a terminating signal, or until the child exits when
@@ -169,6 +173,8 @@ struct Host {
     exit_with_child: Option<Duration>,
     exit_at: Option<Instant>,
     quit: Option<u8>,
+    /// Where [`Host::log`] writes; a failed write is counted, never fatal.
+    log: LogSink,
 }
 
 impl Host {
@@ -223,6 +229,7 @@ impl Host {
             job_end_at: None,
             master_backlog: false,
             exit_with_child: config.exit_with_child,
+            log: LogSink::stderr(config.log.as_deref()),
             exit_at: None,
             quit: None,
         };
@@ -309,7 +316,7 @@ impl Host {
         }
         if self.restart_kill_at.is_some_and(|at| at <= now) {
             self.restart_kill_at = None;
-            log(json!({"event": "restart-kill", "pid": self.child.pid.as_raw()}));
+            self.log(json!({"event": "restart-kill", "pid": self.child.pid.as_raw()}));
             let _ = killpg(self.child.pid, Signal::SIGKILL);
         }
         if self.job_end_at.is_some_and(|at| at <= now) {
@@ -394,14 +401,29 @@ fn input_len(input: &Input) -> usize {
     }
 }
 
-/// One JSON line per decision on stderr, with the wall-clock time
-/// (`time`, RFC 3339 UTC) so it reads beside the sidecar's log.
-fn log(mut line: serde_json::Value) {
-    if let Some(object) = line.as_object_mut() {
-        object.insert(
-            "time".into(),
-            serde_json::Value::String(crate::wall_clock::now_rfc3339()),
-        );
+impl Host {
+    /// One JSON line per decision on stderr, with the wall-clock time
+    /// (`time`, RFC 3339 UTC) so it reads beside the sidecar's log. The
+    /// file is capped and rotated; a line that cannot be written (a full
+    /// runtime filesystem) is counted and shown by `status`, never fatal:
+    /// this process runs the agent's harness.
+    fn log(&mut self, mut line: serde_json::Value) {
+        if let Some(object) = line.as_object_mut() {
+            object.insert(
+                "time".into(),
+                serde_json::Value::String(crate::wall_clock::now_rfc3339()),
+            );
+        }
+        let note = match self.log.write_line(&line.to_string()) {
+            Written::Line | Written::Lost => return,
+            Written::Rotated(previous) => json!({"event": "log-rotated", "previous": previous}),
+            Written::Recovered(failure) => json!({
+                "event": "log-writes-recovered",
+                "failingSince": failure.since,
+                "lostLines": failure.lost_lines,
+                "error": failure.error,
+            }),
+        };
+        self.log(note);
     }
-    eprintln!("{line}");
 }

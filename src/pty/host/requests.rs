@@ -11,14 +11,14 @@ impl Host {
                 Err(err) if err.kind() == io::ErrorKind::WouldBlock => return,
                 Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
                 Err(err) => {
-                    log(json!({"event": "accept-error", "error": err.to_string()}));
+                    self.log(json!({"event": "accept-error", "error": err.to_string()}));
                     return;
                 }
             };
             // Without credentials there is no proof of identity: refuse.
             let (uid, pid) = socket::peer_credentials(&stream).unwrap_or((u32::MAX, 0));
             if uid != self.uid {
-                log(json!({"event": "refused", "peerUid": uid, "peerPid": pid}));
+                self.log(json!({"event": "refused", "peerUid": uid, "peerPid": pid}));
                 let mut refusal = Connection::new(stream, pid);
                 refusal.send_line(&ServerLine::Error(ErrorReply {
                     error: ErrorKind::Forbidden,
@@ -109,8 +109,8 @@ impl Host {
                 Mode::Attach => match parse_frame(&client.inbuf) {
                     Parsed::Incomplete => return,
                     Parsed::Invalid(why) => {
-                        log(json!({"event": "attach-protocol-error", "error": why}));
                         client.dead = true;
+                        self.log(json!({"event": "attach-protocol-error", "error": why}));
                         return;
                     }
                     Parsed::Frame {
@@ -264,7 +264,7 @@ impl Host {
         self.exit_at = None;
         if matches!(self.child.state, ChildState::Running { .. }) {
             self.restart_waiter = Some(token);
-            log(json!({
+            self.log(json!({
                 "event": "intervention",
                 "op": "restart",
                 "pid": self.child.pid.as_raw(),
@@ -293,6 +293,7 @@ impl Host {
             restarting: self.restart_waiter.is_some(),
             child_for_ms: u64::try_from(self.child.since.elapsed().as_millis()).unwrap_or(u64::MAX),
             launch: self.launch.clone(),
+            log_failure: self.log.failing().cloned(),
         }
     }
 

@@ -46,7 +46,7 @@ impl Host {
                 Err(Errno::EAGAIN) => return,
                 Err(Errno::EINTR) => continue,
                 Err(err) => {
-                    log(json!({"event": "pty-read-error", "error": err.to_string()}));
+                    self.log(json!({"event": "pty-read-error", "error": err.to_string()}));
                     self.drop_master();
                     return;
                 }

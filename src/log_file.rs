@@ -1,12 +1,21 @@
-//! Where the sidecar's log lines go: stderr, which `ding up` points at
-//! `sidecar.log`. When stderr is that very file, the file is capped: once
-//! it holds [`LOG_MAX_BYTES`], it is renamed to `sidecar.log.1` (replacing
-//! the previous generation) and a fresh `sidecar.log` takes its place on
-//! stderr, and on stdout if that pointed at the file too. The log of one
-//! agent thus never takes much more than twice the cap, whatever is logged.
+//! Where the log lines of DING's long-running processes go (the sidecar's
+//! and the PTY host's): stderr, which `ding up` points at `sidecar.log` and
+//! `pty.log`. When stderr is that very file, the file is capped: once it
+//! holds [`LOG_MAX_BYTES`], it is renamed to `NAME.1` (replacing the
+//! previous generation) and a fresh file takes its place on stderr, and on
+//! stdout if that pointed at the file too. The log of one process thus
+//! never takes much more than twice the cap, whatever is logged.
 //!
 //! When stderr is anything else (a terminal, a pipe, another file) lines
 //! are written to it as they are and nothing is rotated.
+//!
+//! A log write can fail (a full runtime filesystem, a closed pipe, EIO).
+//! That is never fatal and never a panic, unlike `eprintln!`: the process
+//! it would end runs an agent's harness. The sink counts the lines it
+//! could not write and remembers since when writes fail
+//! ([`LogSink::failing`]), for the process's status to show; the first
+//! line that goes through again ends the failure, and the caller logs how
+//! many were lost (see [`Written::Recovered`]).
 
 use std::ffi::OsString;
 use std::fs::{self, OpenOptions};
@@ -16,13 +25,47 @@ use std::path::{Path, PathBuf};
 
 use nix::libc;
 use nix::sys::stat::{SFlag, fstat};
+use serde::Serialize;
 
-/// The size at which `sidecar.log` is rotated.
+use crate::wall_clock::now_rfc3339;
+
+/// The size at which a log file is rotated.
 pub const LOG_MAX_BYTES: u64 = 4 * 1024 * 1024;
 
 pub struct LogSink {
     fd: RawFd,
     rotation: Option<Rotation>,
+    failing: Option<LogFailure>,
+    /// The last write stopped inside a line: the next one that goes
+    /// through starts on a line of its own.
+    broken_line: bool,
+}
+
+/// Log writes that fail: since when and how many lines were lost.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LogFailure {
+    /// The wall-clock time (RFC 3339 UTC) of the first failed write.
+    pub since: String,
+    /// Lines not written (in whole or in part) since then.
+    pub lost_lines: u64,
+    /// The error of the latest failed write.
+    pub error: String,
+}
+
+/// What [`LogSink::write_line`] did.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Written {
+    /// The line is in the log.
+    Line,
+    /// The file was rotated first (the previous generation's path), then
+    /// the line written.
+    Rotated(PathBuf),
+    /// The line is in the log, and it ends a failure: these lines were lost
+    /// before it.
+    Recovered(LogFailure),
+    /// The line could not be written (counted in [`LogSink::failing`]).
+    Lost,
 }
 
 struct Rotation {
@@ -67,25 +110,58 @@ impl LogSink {
                 also,
             })
         });
-        LogSink { fd, rotation }
+        LogSink {
+            fd,
+            rotation,
+            failing: None,
+            broken_line: false,
+        }
     }
 
-    /// Writes `line` and a newline. Returns the previous generation's path
-    /// if the file was rotated first.
-    pub fn write_line(&mut self, line: &str) -> Option<PathBuf> {
+    /// Writes `line` and a newline, rotating the file first when it is at
+    /// its cap. Never fails: a write that does not go through is counted.
+    pub fn write_line(&mut self, line: &str) -> Written {
         let rotated = match &self.rotation {
             Some(rotation) if rotation.written >= rotation.max => self.rotate(),
             _ => None,
         };
-        let mut bytes = Vec::with_capacity(line.len() + 1);
+        let mut bytes = Vec::with_capacity(line.len() + 2);
+        if self.broken_line {
+            bytes.push(b'\n');
+        }
         bytes.extend_from_slice(line.as_bytes());
         bytes.push(b'\n');
-        // A log that cannot be written is not a reason to stop delivering.
-        let written = write_all(self.fd, &bytes);
+        let (written, error) = write_all(self.fd, &bytes);
         if let Some(rotation) = &mut self.rotation {
             rotation.written = rotation.written.saturating_add(written as u64);
         }
-        rotated
+        match error {
+            Some(error) => {
+                self.broken_line = written > 0;
+                let failure = self.failing.get_or_insert_with(|| LogFailure {
+                    since: now_rfc3339(),
+                    lost_lines: 0,
+                    error: String::new(),
+                });
+                failure.lost_lines += 1;
+                failure.error = error.to_string();
+                Written::Lost
+            }
+            None => {
+                self.broken_line = false;
+                match (self.failing.take(), rotated) {
+                    (Some(failure), _) => Written::Recovered(failure),
+                    (None, Some(previous)) => Written::Rotated(previous),
+                    (None, None) => Written::Line,
+                }
+            }
+        }
+    }
+
+    /// Since when log writes fail, and how many lines were lost; `None`
+    /// while they go through.
+    pub fn failing(&self) -> Option<&LogFailure> {
+        self.failing.as_ref()
     }
 
     fn rotate(&mut self) -> Option<PathBuf> {
@@ -129,22 +205,24 @@ fn regular_file_behind(fd: RawFd) -> Option<(u64, u64, u64)> {
     ))
 }
 
-/// Writes all of `bytes` unless the descriptor fails; returns how much went.
-fn write_all(fd: RawFd, mut bytes: &[u8]) -> usize {
+/// Writes all of `bytes` unless the descriptor fails; returns how much went
+/// and, if not all of it, why.
+fn write_all(fd: RawFd, mut bytes: &[u8]) -> (usize, Option<nix::errno::Errno>) {
     let mut total = 0;
     while !bytes.is_empty() {
         // SAFETY: as in `regular_file_behind`.
         match nix::unistd::write(unsafe { BorrowedFd::borrow_raw(fd) }, bytes) {
-            Ok(0) => break,
+            // A write that takes nothing would take nothing again.
+            Ok(0) => return (total, Some(nix::errno::Errno::EIO)),
             Ok(n) => {
                 total += n;
                 bytes = &bytes[n..];
             }
             Err(nix::errno::Errno::EINTR) => {}
-            Err(_) => break,
+            Err(errno) => return (total, Some(errno)),
         }
     }
-    total
+    (total, None)
 }
 
 #[cfg(test)]
@@ -171,7 +249,7 @@ mod tests {
         let line = "x".repeat(39);
         let mut rotations = 0;
         for _ in 0..30 {
-            if let Some(previous) = sink.write_line(&line) {
+            if let Written::Rotated(previous) = sink.write_line(&line) {
                 assert_eq!(previous, dir.path().join("sidecar.log.1"));
                 rotations += 1;
             }
@@ -189,7 +267,7 @@ mod tests {
             .collect();
         assert_eq!(names.len(), 2, "one previous generation only: {names:?}");
         // The other descriptor follows the current file.
-        write_all(also, b"tail\n");
+        assert_eq!(write_all(also, b"tail\n"), (5, None));
         assert!(fs::read_to_string(&path).expect("read").ends_with("tail\n"));
         // SAFETY: both descriptors are this test's own.
         unsafe {
@@ -207,11 +285,47 @@ mod tests {
         let fd = open_log(&other);
         let mut sink = LogSink::on_fd(fd, &[], Some(&path), 10);
         for _ in 0..10 {
-            assert_eq!(sink.write_line("a line longer than the cap"), None);
+            assert_eq!(sink.write_line("a line longer than the cap"), Written::Line);
         }
         assert_eq!(fs::metadata(&other).expect("other").len(), 270);
         assert!(!dir.path().join("sidecar.log.1").exists());
         // SAFETY: the descriptor is this test's own.
         unsafe { libc::close(fd) };
+    }
+
+    /// A log on a full device loses lines without failing or panicking,
+    /// says since when and how many, and the first line that goes through
+    /// again reports the loss and ends it. `/dev/full` fails every write
+    /// with ENOSPC, as a full runtime filesystem does.
+    #[test]
+    fn a_write_that_fails_is_counted_and_the_next_that_succeeds_ends_it() {
+        let full = OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .expect("/dev/full")
+            .into_raw_fd();
+        let mut sink = LogSink::on_fd(full, &[], None, LOG_MAX_BYTES);
+        assert_eq!(sink.write_line("one"), Written::Lost);
+        assert_eq!(sink.write_line("two"), Written::Lost);
+        let failure = sink.failing().expect("failing").clone();
+        assert_eq!(failure.lost_lines, 2);
+        assert!(failure.error.contains("No space left"), "{failure:?}");
+        assert!(failure.since.ends_with('Z'), "{failure:?}");
+
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("pty.log");
+        let good = open_log(&path);
+        // SAFETY: both descriptors are this test's own; the sink's now
+        // points at the file.
+        unsafe {
+            libc::dup2(good, full);
+            libc::close(good);
+        }
+        assert_eq!(sink.write_line("three"), Written::Recovered(failure));
+        assert_eq!(sink.failing(), None);
+        assert_eq!(sink.write_line("four"), Written::Line);
+        assert_eq!(fs::read_to_string(&path).expect("read"), "three\nfour\n");
+        // SAFETY: as above.
+        unsafe { libc::close(full) };
     }
 }
