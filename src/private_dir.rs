@@ -95,6 +95,29 @@ pub fn check_dir(path: &Path, uid: u32, privacy: Privacy) -> Result<()> {
     Ok(())
 }
 
+/// Refuses `path` (a directory of adapter launchers, or a launcher
+/// itself) if anyone but `uid` or root owns it or if group or others may
+/// write it: whoever can change a launcher runs code as the agent. The
+/// same rule as [`Privacy::NoForeignWrites`], with root also trusted,
+/// since a launcher directory may be installed system-wide.
+pub fn check_no_foreign_writes(path: &Path, uid: u32) -> Result<()> {
+    let shown = crate::core::escape::escape_bytes(path.as_os_str().as_encoded_bytes());
+    let metadata = fs::metadata(path).with_context(|| format!("cannot inspect {shown}"))?;
+    if metadata.uid() != uid && metadata.uid() != 0 {
+        bail!(
+            "{shown} is owned by uid {}, not by uid {uid} or root; refusing to run what it holds",
+            metadata.uid()
+        );
+    }
+    let mode = metadata.mode() & 0o7777;
+    if mode & 0o022 != 0 {
+        bail!(
+            "{shown} is writable by group or others (mode {mode:04o}): anyone could change the adapter it runs\nhint: chmod go-w {shown}"
+        );
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -102,6 +125,23 @@ mod tests {
 
     fn chmod(path: &Path, mode: u32) {
         fs::set_permissions(path, fs::Permissions::from_mode(mode)).unwrap();
+    }
+
+    #[test]
+    fn a_launcher_directory_writable_by_others_is_refused() {
+        let temp = tempfile::tempdir().unwrap();
+        chmod(temp.path(), 0o777);
+        let err = check_no_foreign_writes(temp.path(), current_uid()).unwrap_err();
+        assert!(format!("{err:#}").contains("chmod go-w"), "{err:#}");
+        chmod(temp.path(), 0o755);
+        check_no_foreign_writes(temp.path(), current_uid()).unwrap();
+        // Another user's directory is refused; root's is trusted.
+        let other = check_no_foreign_writes(temp.path(), current_uid().wrapping_add(7));
+        if current_uid() == 0 {
+            other.unwrap();
+        } else {
+            assert!(format!("{:#}", other.unwrap_err()).contains("not by uid"));
+        }
     }
 
     #[test]

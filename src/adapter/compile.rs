@@ -119,24 +119,60 @@ pub struct Compiled {
 }
 
 /// Whether an environment variable's name says it holds a secret (a key,
-/// token, password or credential): such values never go into a
-/// declaration, which is plain text and whose values once reached `ps`.
-/// The harness inherits them from the environment of `ding up` instead.
+/// token, password, passphrase, personal access token or credential): such
+/// values never go into a declaration, which is plain text and whose
+/// values once reached `ps`. The harness inherits them from the
+/// environment of `ding up` instead ([`secret_refusal`] says how).
+///
+/// The name is split into words at every character that is not a letter
+/// or digit (`GH_PAT` is `GH`, `PAT`); a word that is a secret word, or
+/// that ends with one of the words people glue onto a prefix
+/// (`PGPASSWORD`, `DBPASS`, `MYAPIKEY`), makes the name a secret. Short
+/// words that are everyday words too (`PAT`, `PASS`, `PWD`, `PW`) count
+/// only as whole words or at the end of a word: `PATH`, `PASSTHROUGH`,
+/// `COMPASS_DIR` stay plain, `OLDPWD` and `PWD` (directories) too.
 pub fn is_secret_name(name: &str) -> bool {
-    const SECRET_WORDS: [&str; 9] = [
+    /// Words that are secrets wherever they appear as a whole word, or at
+    /// the end of one.
+    const SECRET_WORDS: [&str; 14] = [
         "KEY",
+        "KEYS",
         "TOKEN",
+        "TOKENS",
         "SECRET",
+        "SECRETS",
         "PASSWORD",
         "PASSWD",
+        "PASSPHRASE",
         "CREDENTIAL",
         "CREDENTIALS",
         "AUTH",
         "APIKEY",
+        "COOKIE",
     ];
+    /// Short words that are secrets only as whole words (`DB_PASS`,
+    /// `GH_PAT`), or glued at the end of a longer word for `PASS`
+    /// (`DBPASS`), never inside one (`PATH`, `PASSTHROUGH`).
+    const SHORT_WORDS: [&str; 3] = ["PAT", "PASS", "PW"];
+    /// Plain words that end with a secret word.
+    const PLAIN_WORDS: [&str; 6] = ["MONKEY", "TURKEY", "HOCKEY", "JOCKEY", "COMPASS", "BYPASS"];
     name.to_ascii_uppercase()
         .split(|c: char| !c.is_ascii_alphanumeric())
-        .any(|word| SECRET_WORDS.contains(&word))
+        .filter(|word| !word.is_empty() && !PLAIN_WORDS.contains(word))
+        .any(|word| {
+            SECRET_WORDS.iter().any(|secret| {
+                word == *secret || (word.ends_with(secret) && word.len() > secret.len() + 1)
+            }) || SHORT_WORDS.contains(&word)
+                || (word.ends_with("PASS") && word.len() > 5)
+        })
+}
+
+/// Why a secret-looking variable `name` is refused, and how to pass its
+/// value from the environment instead.
+pub fn secret_refusal(name: &str) -> String {
+    format!(
+        "--env {name}: that looks like a secret, and a declaration is plain text, no place for one\nhint: export {name} where you run `ding up` (for a systemd unit, in its Environment= or EnvironmentFile=); the harness inherits every variable of that environment, so the declaration never needs the value"
+    )
 }
 
 #[cfg(test)]
@@ -153,15 +189,34 @@ mod tests {
             "DB_PASSWORD",
             "AWS_SECRET_ACCESS_KEY",
             "MY_APIKEY",
+            "PGPASSWORD",
+            "DB_PASS",
+            "DBPASS",
+            "GH_PAT",
+            "GITLAB_PAT",
+            "SMTP_PW",
+            "MYSQL_PASSPHRASE",
+            "NPM_TOKENS",
+            "SSH_KEYS",
+            "SESSION_COOKIE",
+            "MYSERVICEKEY",
         ] {
             assert!(is_secret_name(secret), "{secret}");
         }
         for plain in [
             "HOME",
+            "PATH",
+            "PWD",
+            "OLDPWD",
             "MODEL_BASE_URL",
             "AUTHOR",
             "KEYBOARD_LAYOUT",
             "MONKEY",
+            "PASSTHROUGH",
+            "COMPASS_DIR",
+            "BYPASS_PROXY",
+            "PATTERN",
+            "PATCH_LEVEL",
         ] {
             assert!(!is_secret_name(plain), "{plain}");
         }

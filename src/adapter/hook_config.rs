@@ -22,12 +22,14 @@
 //! changes.
 
 use std::fs;
-use std::io;
+use std::io::{self, Read};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 use serde_json::{Map, Value};
 
+use crate::core::escape::escape_bytes;
 use crate::sidecar::private_file::replace;
 
 /// One handler wanted under `event` (in a group with `matcher`, if any).
@@ -121,20 +123,53 @@ pub fn missing<'a>(settings: &Value, wanted: &'a [HookEntry]) -> Vec<&'a HookEnt
         .collect()
 }
 
+/// The largest settings file read. A harness's settings are a few KiB; a
+/// bigger file is not one, and is refused rather than read whole.
+pub const MAX_SETTINGS_BYTES: u64 = 4 * 1024 * 1024;
+
 /// Reads a JSON settings file: `{}` if it does not exist; an error naming
-/// the file if it cannot be read or parsed.
+/// the file if it cannot be read or parsed, is not a regular file (a FIFO
+/// would block the read forever, a device never end), or is larger than
+/// [`MAX_SETTINGS_BYTES`]. A symbolic link to a regular file is followed:
+/// settings often live in a dotfiles repository.
 pub fn read_file(path: &Path) -> Result<Value> {
-    match fs::read(path) {
-        Ok(bytes) if bytes.iter().all(u8::is_ascii_whitespace) => Ok(Value::Object(Map::new())),
-        Ok(bytes) => serde_json::from_slice(&bytes).with_context(|| {
-            format!(
-                "{} is not valid JSON; it was left as it is (fix it, or move it away, and run again)",
-                path.display()
-            )
-        }),
-        Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(Value::Object(Map::new())),
-        Err(err) => Err(err).with_context(|| format!("read {}", path.display())),
+    let shown = escape_bytes(path.as_os_str().as_encoded_bytes());
+    let file = match fs::OpenOptions::new()
+        .read(true)
+        // Opening a FIFO for reading blocks until a writer comes; with
+        // O_NONBLOCK it opens at once and is refused below.
+        .custom_flags(nix::libc::O_NONBLOCK | nix::libc::O_NOCTTY)
+        .open(path)
+    {
+        Ok(file) => file,
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(Value::Object(Map::new())),
+        Err(err) => return Err(err).with_context(|| format!("read {shown}")),
+    };
+    let meta = file.metadata().with_context(|| format!("read {shown}"))?;
+    if !meta.is_file() {
+        bail!("{shown} is not a regular file; it was left as it is (settings are a JSON file)");
     }
+    if meta.len() > MAX_SETTINGS_BYTES {
+        bail!(
+            "{shown} is {} bytes, more than the {MAX_SETTINGS_BYTES} a settings file may be; it was left as it is",
+            meta.len()
+        );
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_SETTINGS_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .with_context(|| format!("read {shown}"))?;
+    if bytes.len() as u64 > MAX_SETTINGS_BYTES {
+        bail!("{shown} grew past {MAX_SETTINGS_BYTES} bytes while read; it was left as it is");
+    }
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Ok(Value::Object(Map::new()));
+    }
+    serde_json::from_slice(&bytes).with_context(|| {
+        format!(
+            "{shown} is not valid JSON; it was left as it is (fix it, or move it away, and run again)"
+        )
+    })
 }
 
 /// Applies `edit` to the JSON file at `path` (creating it and its
@@ -143,12 +178,13 @@ pub fn read_file(path: &Path) -> Result<Value> {
 pub fn edit_file(path: &Path, edit: impl FnOnce(&mut Value) -> Result<()>) -> Result<bool> {
     let before = read_file(path)?;
     let mut after = before.clone();
-    edit(&mut after).with_context(|| format!("cannot merge into {}", path.display()))?;
+    let shown = escape_bytes(path.as_os_str().as_encoded_bytes());
+    edit(&mut after).with_context(|| format!("cannot merge into {shown}"))?;
     if after == before && path.exists() {
         return Ok(false);
     }
     let Some(name) = path.file_name() else {
-        bail!("{} names no file", path.display());
+        bail!("{shown} names no file");
     };
     if let Some(dir) = path.parent().filter(|dir| !dir.as_os_str().is_empty()) {
         fs::create_dir_all(dir).with_context(|| format!("create {}", dir.display()))?;
@@ -156,7 +192,7 @@ pub fn edit_file(path: &Path, edit: impl FnOnce(&mut Value) -> Result<()>) -> Re
     let mut text = serde_json::to_string_pretty(&after).context("encode the settings")?;
     text.push('\n');
     let _ = name;
-    replace(path, text.as_bytes(), 0o644).with_context(|| format!("write {}", path.display()))?;
+    replace(path, text.as_bytes(), 0o644).with_context(|| format!("write {shown}"))?;
     Ok(true)
 }
 
@@ -257,6 +293,34 @@ mod tests {
             let mut settings = bad.clone();
             assert!(merge(&mut settings, &wanted(), &ours).is_err(), "{bad}");
         }
+    }
+
+    /// A FIFO, a directory or an oversized file as the settings is refused
+    /// at once and left as it is; before, a FIFO hung `compile-agent` and a
+    /// 300 MB file was read whole.
+    #[test]
+    fn settings_that_are_not_a_small_regular_file_are_refused_at_once() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let fifo = dir.path().join("fifo.json");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).expect("mkfifo");
+        let err = read_file(&fifo).unwrap_err();
+        assert!(format!("{err:#}").contains("not a regular file"), "{err:#}");
+        let err = read_file(dir.path()).unwrap_err();
+        assert!(format!("{err:#}").contains("not a regular file"), "{err:#}");
+        let big = dir.path().join("big.json");
+        fs::File::create(&big)
+            .and_then(|file| file.set_len(MAX_SETTINGS_BYTES + 1))
+            .expect("sparse file");
+        let err = read_file(&big).unwrap_err();
+        assert!(format!("{err:#}").contains("more than the"), "{err:#}");
+        let target = dir.path().join("dotfiles.json");
+        fs::write(&target, "{\"a\": 1}").expect("write");
+        let link = dir.path().join("link.json");
+        std::os::unix::fs::symlink(&target, &link).expect("symlink");
+        assert_eq!(
+            read_file(&link).expect("followed"),
+            serde_json::json!({"a": 1})
+        );
     }
 
     #[test]

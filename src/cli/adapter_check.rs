@@ -6,6 +6,7 @@
 //! line of output are read, made printable.
 
 use std::io::Read;
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -13,9 +14,23 @@ use std::time::{Duration, Instant};
 use crate::adapter::kit::{CHECK_VARIABLE, HARNESS_VARIABLE};
 use crate::core::escape::escape;
 use crate::decl::expand_argv_from_env;
+use crate::private_dir::{check_no_foreign_writes, current_uid};
 
 /// How long an adapter may take to say whether its setup is complete.
 const CHECK_DEADLINE: Duration = Duration::from_secs(10);
+
+/// Refuses a launcher that someone else could change: the program file
+/// and the directory holding it (`$ST_HOOKS`, for the launchers `ding
+/// hooks install` writes) must not be writable by group or others, and
+/// must belong to this user or root. A bare name found on `PATH` is the
+/// system's business, as for any program.
+fn check_launcher(program: &Path) -> anyhow::Result<()> {
+    let Some(dir) = program.parent().filter(|dir| !dir.as_os_str().is_empty()) else {
+        return Ok(());
+    };
+    check_no_foreign_writes(dir, current_uid())?;
+    check_no_foreign_writes(program, current_uid())
+}
 
 /// Runs the adapter `argv` in check mode: whether it passed, and what it
 /// said (its first line of output, or why there is none). The declared
@@ -41,6 +56,9 @@ pub fn run(argv: &[String], harness: Option<&[String]>) -> (bool, String) {
     let Some((program, args)) = argv.split_first() else {
         return (false, "empty adapter command".into());
     };
+    if let Err(refused) = check_launcher(Path::new(program)) {
+        return (false, format!("{refused:#}"));
+    }
     let child = Command::new(program)
         .args(args)
         .env(CHECK_VARIABLE, "1")

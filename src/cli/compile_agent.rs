@@ -14,8 +14,9 @@ use anyhow::{Context, Result, bail};
 use lexopt::prelude::*;
 
 use super::help_asked;
-use crate::adapter::compile::{CompileRequest, IdlePath, is_secret_name};
-use crate::decl::{check_bytes, is_valid_agent_name};
+use crate::adapter::compile::{CompileRequest, IdlePath, is_secret_name, secret_refusal};
+use crate::core::escape::escape;
+use crate::decl::{is_valid_agent_name, is_valid_env_name};
 use crate::providers;
 use crate::sidecar::private_file::replace;
 
@@ -73,20 +74,21 @@ pub fn run(parser: &mut lexopt::Parser) -> Result<ExitCode> {
         .as_ref()
         .and_then(|path| path.parent().map(PathBuf::from))
         .unwrap_or_else(|| request.cwd.clone());
-    let checked = check_bytes("compiled declaration", text.as_bytes(), &base);
-    if !checked.diagnostics.is_empty() {
-        bail!(
-            "the compiled declaration does not check:\n{}",
-            checked.render_diagnostics()
-        );
-    }
+    // Read back before anything is written or printed: the file must
+    // declare exactly the agent asked for, so no value (a path with a
+    // carriage return, say) can smuggle in another.
+    let warnings = compiled
+        .declaration
+        .check_text(&text, &base)
+        .map_err(|refused| anyhow::anyhow!("{refused}"))?;
     let mut stderr = std::io::stderr();
+    write!(stderr, "{warnings}")?;
     for written in &compiled.written {
         writeln!(
             stderr,
             "{}: {} ({})",
             written.what,
-            written.path.display(),
+            escape_path(&written.path),
             if written.changed {
                 "merged"
             } else {
@@ -100,12 +102,12 @@ pub fn run(parser: &mut lexopt::Parser) -> Result<ExitCode> {
             if !unchanged {
                 path.file_name().context("--out names no file")?;
                 replace(&path, text.as_bytes(), 0o644)
-                    .with_context(|| format!("write {}", path.display()))?;
+                    .with_context(|| format!("write {}", escape_path(&path)))?;
             }
             writeln!(
                 stderr,
                 "declaration: {} ({})",
-                path.display(),
+                escape_path(&path),
                 if unchanged {
                     "already in place"
                 } else {
@@ -116,6 +118,11 @@ pub fn run(parser: &mut lexopt::Parser) -> Result<ExitCode> {
         None => write!(std::io::stdout(), "{text}")?,
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A path as the operator's terminal may show it: by the one rule.
+fn escape_path(path: &std::path::Path) -> String {
+    crate::core::escape::escape_bytes(path.as_os_str().as_encoded_bytes())
 }
 
 type Parsed = (String, CompileRequest, Option<PathBuf>);
@@ -149,10 +156,14 @@ fn parse(parser: &mut lexopt::Parser) -> Result<Option<Parsed>> {
                 let Some((key, value)) = pair.split_once('=') else {
                     bail!("--env wants NAME=VALUE, got `{pair}`");
                 };
-                if is_secret_name(key) {
+                if !is_valid_env_name(key) {
                     bail!(
-                        "--env {key}: that looks like a secret, and a declaration is no place for one\nhint: export {key} where you run `ding up`; the harness inherits it"
+                        "--env wants NAME=VALUE with NAME of letters, digits and `_`, not starting with a digit; got `{}`",
+                        escape(key)
                     );
+                }
+                if is_secret_name(key) {
+                    bail!("{}", secret_refusal(key));
                 }
                 env.push((key.to_string(), value.to_string()));
             }
@@ -172,7 +183,10 @@ fn parse(parser: &mut lexopt::Parser) -> Result<Option<Parsed>> {
     };
     let agent = name.unwrap_or_else(|| harness.clone());
     if !is_valid_agent_name(&agent) {
-        bail!("`{agent}` is not a valid agent name (letters, digits, `.`, `_`, `-`)");
+        bail!(
+            "`{}` is not a valid agent name (letters, digits, `.`, `_`, `-`)",
+            escape(&agent)
+        );
     }
     let cwd = match cwd {
         Some(dir) => std::path::absolute(dir).context("resolve --cwd")?,

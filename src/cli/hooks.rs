@@ -7,6 +7,7 @@
 //! nothing that is already right.
 
 use std::io::Write;
+use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -15,6 +16,7 @@ use lexopt::prelude::*;
 
 use super::help_asked;
 use crate::adapter::compile::launcher_name;
+use crate::private_dir::{check_no_foreign_writes, current_uid};
 use crate::providers;
 use crate::sidecar::private_file::replace;
 
@@ -55,7 +57,15 @@ pub fn run(parser: &mut lexopt::Parser) -> Result<ExitCode> {
         Some(path) => std::path::absolute(&path).context("resolve --ding")?,
         None => std::env::current_exe().context("locate the ding binary")?,
     };
-    std::fs::create_dir_all(&dir).with_context(|| format!("create {}", dir.display()))?;
+    // A new directory is the user's alone (0755: the harness reads it);
+    // an existing one must not be writable by anyone else, as an inbox
+    // must not: whoever can change a launcher runs code as the agent.
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o755)
+        .create(&dir)
+        .with_context(|| format!("create {}", shown(&dir)))?;
+    check_no_foreign_writes(&dir, current_uid())?;
     let mut out = std::io::stdout();
     for (provider, _) in providers::adapters() {
         let path = dir.join(launcher_name(provider.harness));
@@ -63,7 +73,7 @@ pub fn run(parser: &mut lexopt::Parser) -> Result<ExitCode> {
         writeln!(
             out,
             "{} {}",
-            path.display(),
+            shown(&path),
             if changed { "written" } else { "unchanged" }
         )?;
     }
@@ -84,6 +94,11 @@ fn install(path: &Path, text: &str) -> Result<bool> {
     if std::fs::read(path).is_ok_and(|bytes| bytes == text.as_bytes()) {
         return Ok(false);
     }
-    replace(path, text.as_bytes(), 0o755).with_context(|| format!("write {}", path.display()))?;
+    replace(path, text.as_bytes(), 0o755).with_context(|| format!("write {}", shown(path)))?;
     Ok(true)
+}
+
+/// A path as the operator's terminal may show it: by the one rule.
+fn shown(path: &Path) -> String {
+    crate::core::escape::escape_bytes(path.as_os_str().as_encoded_bytes())
 }

@@ -20,6 +20,14 @@ use super::tunable::{TunableKey, TunableValue};
 /// The longest agent name, in bytes. Names become file and session names.
 pub const MAX_AGENT_NAME_BYTES: usize = 64;
 
+/// Whether `name` may name an environment variable of the harness: letters,
+/// digits and `_`, not starting with a digit (what every shell accepts, and
+/// nothing that could end a line of the declaration).
+pub fn is_valid_env_name(name: &str) -> bool {
+    name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
 /// Whether `name` may name an agent: letters, digits, `.`, `_` and `-`,
 /// starting with a letter or digit, at most [`MAX_AGENT_NAME_BYTES`] bytes.
 /// Names become directory, socket and session names, so they must stay
@@ -243,14 +251,7 @@ impl Lowerer<'_> {
     fn env(&mut self, raw: &[(Spanned<String>, Spanned<String>)]) -> BTreeMap<String, String> {
         let mut env = BTreeMap::new();
         for (name, value) in raw {
-            let well_formed = name
-                .value
-                .starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
-                && name
-                    .value
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || c == '_');
-            if !well_formed {
+            if !is_valid_env_name(&name.value) {
                 self.push(
                     Diagnostic::error(
                         name.span.clone(),

@@ -45,7 +45,7 @@ pub use fingerprint::{
     FINGERPRINT_VERSION, FieldDrift, FingerprintInput, Fingerprinted, LaunchInput, drift,
     env_digest, render_argv,
 };
-pub use lower::{MAX_AGENT_NAME_BYTES, default_inbox, is_valid_agent_name};
+pub use lower::{MAX_AGENT_NAME_BYTES, default_inbox, is_valid_agent_name, is_valid_env_name};
 pub use preflight::{Concerns, Problem, find_program, preflight};
 pub use prescan::MAX_NESTING_DEPTH;
 pub use source::{MAX_DECLARATION_BYTES, Position, Source};

@@ -630,7 +630,7 @@ impl Drop for Agent {
 /// about behaviour, not disks, and on a busy disk 20,000 small files take
 /// tens of seconds to write and as long to remove. Elsewhere, the default
 /// temp dir.
-fn private_tempdir() -> tempfile::TempDir {
+pub fn private_tempdir() -> tempfile::TempDir {
     let shm = Path::new("/dev/shm");
     if shm.is_dir()
         && let Ok(dir) = tempfile::Builder::new().prefix("ding-test").tempdir_in(shm)
