@@ -324,3 +324,48 @@ fn journal_round_trips_and_a_corrupt_journal_is_quarantined() {
     assert_eq!(quarantined.len(), 1, "{quarantined:?}");
     assert_eq!(store.load().unwrap(), Loaded::Missing);
 }
+
+/// The names the ring and `ding status` print can be archived as printed:
+/// escaped (a line feed, an ESC) and after `--` when they start with `-`
+/// (`--inbox=x.md` was taken as the option). Before, such messages could
+/// not be archived as instructed and rang again.
+#[test]
+fn archive_takes_a_name_as_printed_and_files_after_a_double_dash() {
+    let temp = tempfile::tempdir().unwrap();
+    send(temp.path(), &["send", "w", "--inbox", "in"], b"first");
+    let new = temp.path().join("in/new");
+    for name in ["a\nb.md", "esc\u{1b}]0;x.md", "--inbox=x.md", "-x.md"] {
+        fs::write(new.join(name), "x").unwrap();
+    }
+    let out = ding(
+        temp.path(),
+        &[
+            "archive",
+            "w",
+            "--inbox",
+            "in",
+            "a\\u{a}b.md",
+            "esc\\u{1b}]0;x.md",
+            "--",
+            "--inbox=x.md",
+            "-x.md",
+        ],
+        b"",
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    for name in ["a\nb.md", "esc\u{1b}]0;x.md", "--inbox=x.md", "-x.md"] {
+        assert!(!new.join(name).exists(), "{name:?} still unread");
+        assert!(temp.path().join("in/archive").join(name).exists());
+    }
+    let out = ding(
+        temp.path(),
+        &["archive", "w", "--inbox", "in", "-y.md"],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("goes after `--`"),
+        "{}",
+        text(&out.stderr)
+    );
+}

@@ -97,6 +97,35 @@ pub fn displayable(text: &str) -> String {
     shown
 }
 
+/// Reverses [`escape_bytes`] (and so [`escape`]): `\u{hex}` back to its
+/// character, `\x{hex}` to its byte. `None` when `shown` is not something
+/// the rule writes: a bare `\`, an escape that is not closed, not hex, not
+/// a character or not a byte. So a name printed by a notice or `ding
+/// status` can be given back to a command exactly as printed.
+pub fn unescape(shown: &str) -> Option<Vec<u8>> {
+    let mut bytes = Vec::with_capacity(shown.len());
+    let mut rest = shown;
+    while let Some(at) = rest.find('\\') {
+        bytes.extend_from_slice(&rest.as_bytes()[..at]);
+        let tail = &rest[at + 1..];
+        let (unicode, body) = match tail.strip_prefix("u{") {
+            Some(body) => (true, body),
+            None => (false, tail.strip_prefix("x{")?),
+        };
+        let close = body.find('}')?;
+        let code = u32::from_str_radix(&body[..close], 16).ok()?;
+        if unicode {
+            let mut utf8 = [0; 4];
+            bytes.extend_from_slice(char::from_u32(code)?.encode_utf8(&mut utf8).as_bytes());
+        } else {
+            bytes.push(u8::try_from(code).ok()?);
+        }
+        rest = &body[close + 1..];
+    }
+    bytes.extend_from_slice(rest.as_bytes());
+    Some(bytes)
+}
+
 /// Whether `text` holds only what this module ever writes: plain
 /// characters and `\`. No control, line break, format or bidi character.
 pub fn is_displayable(text: &str) -> bool {
@@ -119,6 +148,23 @@ fn push_char(out: &mut String, c: char) {
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
+    proptest! {
+        /// What the rule writes reads back exactly, for any bytes.
+        #[test]
+        fn unescape_reads_back_whatever_escape_bytes_wrote(bytes in proptest::collection::vec(any::<u8>(), 0..64)) {
+            prop_assert_eq!(unescape(&escape_bytes(&bytes)), Some(bytes));
+        }
+    }
+
+    #[test]
+    fn unescape_refuses_what_the_rule_never_writes() {
+        for bad in ["a\\b", "\\u{", "\\u{zz}", "\\u{d800}", "\\x{100}", "end\\"] {
+            assert_eq!(unescape(bad), None, "{bad}");
+        }
+        assert_eq!(unescape("a\\u{a}b.md"), Some(b"a\nb.md".to_vec()));
+    }
     use super::*;
 
     #[test]
