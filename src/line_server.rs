@@ -9,13 +9,29 @@
 //! past the request: a peer that pipelines more has its bytes wait in its
 //! own socket buffer, and after the reply is queued the connection no longer
 //! wakes the loop for reading. At most `max_peers` connections are open at
-//! once; a new one past that closes the oldest, so peers that never read
-//! cannot keep the socket from answering anyone else.
+//! once; a new one past that closes the oldest that still has not sent its
+//! request when looked at again, of the process holding the most such
+//! connections (else the oldest), so peers that connect and say nothing,
+//! however many, cannot keep the socket from answering anyone else. A new
+//! connection's request is read as soon as it is accepted, a silent one is
+//! read again before it is closed, and at most `max_peers` connections are
+//! accepted per call (see [`LineServer::has_backlog`]): a client that
+//! connects and asks is answered even while a flood of silent connections
+//! is being accepted around it.
 //!
 //! A reply may be given at once or later (a hook that waits for a claim's
 //! answer); it is written as the peer reads, never blocking the loop, and the
-//! connection closes once it is written. A peer that hangs up before its
-//! answer is reported, so the caller can forget what it was doing for it.
+//! connection closes once it is written. A peer that hangs up (or fails)
+//! before its reply is written in full is reported as [`ServerEvent::Gone`],
+//! so the caller knows the reply never arrived and can undo what it did
+//! for it.
+//!
+//! A reply can also ask for a receipt ([`LineServer::reply_for_receipt`]):
+//! the connection then stays open after the reply, for one short line by
+//! which the peer says it passed the reply on ([`ServerEvent::Receipt`]).
+//! A peer that closes without one is [`ServerEvent::NoReceipt`]: it got
+//! the bytes, but nothing says they went further. The hook channel uses
+//! it for answers that carry claimed work.
 
 use std::collections::BTreeMap;
 use std::io::{self, Read, Write};
@@ -35,9 +51,18 @@ pub enum ServerEvent {
     Request { peer: Token, line: Vec<u8> },
     /// A peer's request was longer than the bound; answer it with an error.
     TooLong { peer: Token, len: usize },
-    /// A peer hung up before it was answered.
+    /// A peer hung up (or its connection failed) before its reply was
+    /// written in full: whatever the reply said did not reach it.
     Gone { peer: Token },
+    /// A peer that was asked for a receipt sent it: the reply went on.
+    Receipt { peer: Token },
+    /// A peer that was asked for a receipt read the reply and closed (or
+    /// sent something else) without one.
+    NoReceipt { peer: Token },
 }
+
+/// The longest receipt line a peer may send.
+pub const MAX_RECEIPT_BYTES: usize = 64;
 
 /// The bounds of one server.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -59,6 +84,22 @@ struct Peer {
     outbox: Vec<u8>,
     sent: usize,
     answered: bool,
+    /// The reply asked for a receipt, read once the reply is written.
+    wants_receipt: bool,
+    receipt: Vec<u8>,
+    /// The connecting process (`SO_PEERCRED`), to make room fairly.
+    pid: i32,
+}
+
+/// Where a peer's reply stands after a write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Writing {
+    /// Bytes of the reply (or the whole reply, not given yet) wait.
+    Pending,
+    /// All of it is written.
+    Written,
+    /// The connection failed before all of it was written.
+    Failed,
 }
 
 pub struct LineServer {
@@ -69,6 +110,8 @@ pub struct LineServer {
     next_token: usize,
     uid: u32,
     limits: Limits,
+    /// The last accept loop stopped at its budget, not at WouldBlock.
+    accept_backlog: bool,
 }
 
 impl LineServer {
@@ -90,11 +133,20 @@ impl LineServer {
             next_token: first_peer_token,
             uid: nix::unistd::geteuid().as_raw(),
             limits,
+            accept_backlog: false,
         })
     }
 
     pub fn owns(&self, token: Token) -> bool {
         token == self.token || self.peers.contains_key(&token)
+    }
+
+    /// Whether connections may wait to be accepted: the last accept loop
+    /// stopped at its budget. Call [`LineServer::on_ready`] with the
+    /// listener's token then, before sleeping (an edge-triggered listener
+    /// says nothing more about them).
+    pub fn has_backlog(&self) -> bool {
+        self.accept_backlog
     }
 
     /// Connections open now (answered or not).
@@ -110,31 +162,80 @@ impl LineServer {
         let Some(peer) = self.peers.get_mut(&token) else {
             return;
         };
-        let closed = read_request(peer, token, events);
-        let written = write_out(peer);
-        if closed && !peer.answered {
+        let writing = write_out(peer);
+        let closed = if writing == Writing::Written && peer.wants_receipt {
+            read_receipt(peer, token, events)
+        } else {
+            read_request(peer, token, events)
+        };
+        let ended = closed || writing == Writing::Failed;
+        if ended && writing != Writing::Written {
             events.push(ServerEvent::Gone { peer: token });
+        } else if closed && peer.wants_receipt && !events_has_receipt(events, token) {
+            events.push(ServerEvent::NoReceipt { peer: token });
         }
-        self.settle(registry, token, closed || written);
+        let done = ended || (writing == Writing::Written && !peer.wants_receipt);
+        self.settle(registry, token, done);
     }
 
     /// Queues `reply` (one line, no newline) for the peer and writes what it
     /// can; the connection closes once it is written. A peer that is gone is
     /// ignored.
     pub fn reply(&mut self, registry: &Registry, token: Token, reply: &[u8]) {
+        let mut events = Vec::new();
+        self.queue_reply(registry, token, reply, false, &mut events);
+    }
+
+    /// Queues `reply` like [`LineServer::reply`], but keeps the connection
+    /// open once it is written, for the peer's receipt line. Appends
+    /// [`ServerEvent::Gone`] at once when the connection has already
+    /// failed. The outcome comes later as `Receipt`, `NoReceipt` or
+    /// `Gone`; [`LineServer::close`] gives up waiting.
+    pub fn reply_for_receipt(
+        &mut self,
+        registry: &Registry,
+        token: Token,
+        reply: &[u8],
+        events: &mut Vec<ServerEvent>,
+    ) {
+        self.queue_reply(registry, token, reply, true, events);
+    }
+
+    fn queue_reply(
+        &mut self,
+        registry: &Registry,
+        token: Token,
+        reply: &[u8],
+        wants_receipt: bool,
+        events: &mut Vec<ServerEvent>,
+    ) {
         let Some(peer) = self.peers.get_mut(&token) else {
+            if wants_receipt {
+                events.push(ServerEvent::Gone { peer: token });
+            }
             return;
         };
         if peer.answered {
             return;
         }
         peer.answered = true;
+        peer.wants_receipt = wants_receipt;
         peer.outbox = Vec::with_capacity(reply.len() + 1);
         peer.outbox.extend_from_slice(reply);
         peer.outbox.push(b'\n');
         peer.sent = 0;
-        let done = write_out(peer);
+        let writing = write_out(peer);
+        if writing == Writing::Failed {
+            events.push(ServerEvent::Gone { peer: token });
+        }
+        let done = writing == Writing::Failed || (writing == Writing::Written && !wants_receipt);
         self.settle(registry, token, done);
+    }
+
+    /// Closes the connection of `token`, answered or not, reporting
+    /// nothing.
+    pub fn close(&mut self, registry: &Registry, token: Token) {
+        self.settle(registry, token, true);
     }
 
     fn settle(&mut self, registry: &Registry, token: Token, done: bool) {
@@ -145,34 +246,85 @@ impl LineServer {
             return;
         }
         if let Some(peer) = self.peers.get_mut(&token) {
-            // Until its answer, a peer is watched for hanging up; once
-            // answered, only the reply matters.
-            let interest = if peer.answered {
-                Interest::WRITABLE
-            } else {
+            // Until its answer, a peer is watched for hanging up; while
+            // its reply is written, only the reply matters; after it, a
+            // peer that owes a receipt is read for it.
+            let interest = if !peer.answered || peer.sent >= peer.outbox.len() {
                 Interest::READABLE
+            } else {
+                Interest::WRITABLE
             };
             let _ = registry.reregister(&mut peer.stream, token, interest);
         }
     }
 
+    /// Makes room for a new connection: closes the oldest connection that
+    /// has still not sent its request when looked at now (one that has is
+    /// heard instead, and kept), of the process that holds the most such
+    /// connections; else the oldest of all. A process that floods the
+    /// socket with silent connections thus closes its own, never the one a
+    /// client opened a moment before writing its request.
+    fn make_room(&mut self, registry: &Registry, events: &mut Vec<ServerEvent>) {
+        let mut silent_by_pid: BTreeMap<i32, usize> = BTreeMap::new();
+        for peer in self.peers.values().filter(|peer| !peer.asked) {
+            *silent_by_pid.entry(peer.pid).or_default() += 1;
+        }
+        let flooder = silent_by_pid
+            .iter()
+            .max_by_key(|(_, count)| **count)
+            .map(|(pid, _)| *pid);
+        let silent: Vec<Token> = self
+            .peers
+            .iter()
+            .filter(|(_, peer)| !peer.asked && Some(peer.pid) == flooder)
+            .map(|(token, _)| *token)
+            .collect();
+        for token in silent {
+            let Some(peer) = self.peers.get_mut(&token) else {
+                continue;
+            };
+            // A client that asked since it was accepted is heard now, not
+            // closed for the silence it had then.
+            let closed = read_request(peer, token, events);
+            if closed {
+                if !peer.answered {
+                    events.push(ServerEvent::Gone { peer: token });
+                }
+                return self.settle(registry, token, true);
+            }
+            if !peer.asked {
+                return self.settle(registry, token, true);
+            }
+        }
+        if let Some((oldest, mut peer)) = self.peers.pop_first() {
+            let _ = registry.deregister(&mut peer.stream);
+            if !peer.answered || peer.sent < peer.outbox.len() {
+                events.push(ServerEvent::Gone { peer: oldest });
+            } else if peer.wants_receipt {
+                events.push(ServerEvent::NoReceipt { peer: oldest });
+            }
+        }
+    }
+
+    /// Accepts what waits, at most `max_peers` connections a call, so that
+    /// a flood of connections cannot keep the loop from answering the
+    /// requests it has read (and from everything else it serves).
     fn accept(&mut self, registry: &Registry, events: &mut Vec<ServerEvent>) {
-        loop {
+        self.accept_backlog = false;
+        for _ in 0..self.limits.max_peers {
             match self.listener.accept() {
                 Ok((mut stream, _)) => {
-                    if peer_credentials(&stream).ok().map(|(uid, _)| uid) != Some(self.uid) {
-                        let _ = stream.write_all(
-                            b"{\"error\":\"forbidden\",\"message\":\"peer uid is not ours\"}\n",
-                        );
-                        continue;
-                    }
-                    if self.peers.len() >= self.limits.max_peers
-                        && let Some((oldest, mut peer)) = self.peers.pop_first()
-                    {
-                        let _ = registry.deregister(&mut peer.stream);
-                        if !peer.answered {
-                            events.push(ServerEvent::Gone { peer: oldest });
+                    let pid = match peer_credentials(&stream) {
+                        Ok((uid, pid)) if uid == self.uid => pid,
+                        _ => {
+                            let _ = stream.write_all(
+                                b"{\"error\":\"forbidden\",\"message\":\"peer uid is not ours\"}\n",
+                            );
+                            continue;
                         }
+                    };
+                    if self.peers.len() >= self.limits.max_peers {
+                        self.make_room(registry, events);
                     }
                     let token = Token(self.next_token);
                     self.next_token += 1;
@@ -189,14 +341,28 @@ impl LineServer {
                                 outbox: Vec::new(),
                                 sent: 0,
                                 answered: false,
+                                wants_receipt: false,
+                                receipt: Vec::new(),
+                                pid,
                             },
                         );
+                        // A client that asked at once is heard now, before
+                        // more connections are accepted.
+                        if let Some(peer) = self.peers.get_mut(&token)
+                            && read_request(peer, token, events)
+                        {
+                            if !peer.answered {
+                                events.push(ServerEvent::Gone { peer: token });
+                            }
+                            self.settle(registry, token, true);
+                        }
                     }
                 }
                 Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
                 Err(_) => return,
             }
         }
+        self.accept_backlog = true;
     }
 }
 
@@ -250,17 +416,200 @@ fn take(peer: &mut Peer, token: Token, line: Line, events: &mut Vec<ServerEvent>
     });
 }
 
-/// Writes queued reply bytes. Returns true once the reply is fully written
-/// (the connection is then closed) or the peer is gone.
-fn write_out(peer: &mut Peer) -> bool {
+/// Writes queued reply bytes, and says where the reply stands.
+fn write_out(peer: &mut Peer) -> Writing {
     while peer.sent < peer.outbox.len() {
         match peer.stream.write(&peer.outbox[peer.sent..]) {
-            Ok(0) => return true,
+            Ok(0) => return Writing::Failed,
             Ok(n) => peer.sent += n,
+            Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
+            Err(err) if err.kind() == io::ErrorKind::WouldBlock => return Writing::Pending,
+            Err(_) => return Writing::Failed,
+        }
+    }
+    if peer.answered {
+        Writing::Written
+    } else {
+        Writing::Pending
+    }
+}
+
+/// Reads a receipt line after the reply: [`ServerEvent::Receipt`] once a
+/// line ends. Anything longer than [`MAX_RECEIPT_BYTES`] is not a receipt.
+/// Returns whether the connection is over (receipt read, closed, failed or
+/// too long).
+fn read_receipt(peer: &mut Peer, token: Token, events: &mut Vec<ServerEvent>) -> bool {
+    let mut chunk = [0u8; MAX_RECEIPT_BYTES + 1];
+    loop {
+        match peer.stream.read(&mut chunk) {
+            Ok(0) => return true,
+            Ok(n) => {
+                peer.receipt.extend_from_slice(&chunk[..n]);
+                if peer.receipt.contains(&b'\n') {
+                    events.push(ServerEvent::Receipt { peer: token });
+                    return true;
+                }
+                if peer.receipt.len() > MAX_RECEIPT_BYTES {
+                    return true;
+                }
+            }
             Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
             Err(err) if err.kind() == io::ErrorKind::WouldBlock => return false,
             Err(_) => return true,
         }
     }
-    peer.answered
+}
+
+fn events_has_receipt(events: &[ServerEvent], token: Token) -> bool {
+    events.contains(&ServerEvent::Receipt { peer: token })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mio::{Events, Poll};
+    use std::io::{BufRead, BufReader};
+    use std::os::unix::net::UnixStream as StdStream;
+    use std::time::{Duration, Instant};
+
+    const LISTENER: Token = Token(0);
+
+    struct Bench {
+        poll: Poll,
+        server: LineServer,
+        _dir: tempfile::TempDir,
+        path: std::path::PathBuf,
+    }
+
+    fn bench() -> Bench {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("s/line.sock");
+        let poll = Poll::new().expect("poll");
+        let limits = Limits {
+            max_request: 1024,
+            max_peers: 4,
+        };
+        let server = LineServer::bind(&path, poll.registry(), LISTENER, 10, limits).expect("bind");
+        Bench {
+            poll,
+            server,
+            _dir: dir,
+            path,
+        }
+    }
+
+    impl Bench {
+        /// Polls until `done` holds on the events so far (or `patience`
+        /// passes).
+        fn events_within(
+            &mut self,
+            patience: Duration,
+            done: impl Fn(&[ServerEvent]) -> bool,
+        ) -> Vec<ServerEvent> {
+            let mut all = Vec::new();
+            let mut events = Events::with_capacity(16);
+            let deadline = Instant::now() + patience;
+            while !done(&all) && Instant::now() < deadline {
+                self.poll
+                    .poll(&mut events, Some(Duration::from_millis(50)))
+                    .expect("poll");
+                for event in events.iter() {
+                    self.server
+                        .on_ready(self.poll.registry(), event.token(), &mut all);
+                }
+            }
+            all
+        }
+
+        fn events_until(&mut self, done: impl Fn(&[ServerEvent]) -> bool) -> Vec<ServerEvent> {
+            self.events_within(Duration::from_secs(5), done)
+        }
+
+        fn ask(&mut self) -> (StdStream, Token) {
+            let mut client = StdStream::connect(&self.path).expect("connect");
+            client.write_all(b"ask\n").expect("ask");
+            let events =
+                self.events_until(|e| e.iter().any(|e| matches!(e, ServerEvent::Request { .. })));
+            let Some(ServerEvent::Request { peer, line }) = events.into_iter().next() else {
+                panic!("no request");
+            };
+            assert_eq!(line, b"ask");
+            (client, peer)
+        }
+    }
+
+    /// A reply that asks for a receipt keeps the connection open after it
+    /// is written: the peer's receipt line is `Receipt`; a peer that reads
+    /// the reply and closes without one is `NoReceipt`.
+    #[test]
+    fn a_receipt_is_reported_and_so_is_its_absence() {
+        let mut bench = bench();
+        let (client, peer) = bench.ask();
+        let mut events = Vec::new();
+        bench
+            .server
+            .reply_for_receipt(bench.poll.registry(), peer, b"answer", &mut events);
+        assert_eq!(events, []);
+        let mut reader = BufReader::new(client.try_clone().expect("clone"));
+        let mut line = String::new();
+        reader.read_line(&mut line).expect("reply");
+        assert_eq!(line, "answer\n");
+        (&client)
+            .write_all(b"{\"received\":true}\n")
+            .expect("receipt");
+        let events = bench.events_until(|e| !e.is_empty());
+        assert_eq!(events, [ServerEvent::Receipt { peer }]);
+        assert_eq!(bench.server.peers(), 0);
+
+        let (client, peer) = bench.ask();
+        bench
+            .server
+            .reply_for_receipt(bench.poll.registry(), peer, b"answer", &mut Vec::new());
+        let mut line = String::new();
+        BufReader::new(&client).read_line(&mut line).expect("reply");
+        drop(client);
+        let events = bench.events_until(|e| !e.is_empty());
+        assert_eq!(events, [ServerEvent::NoReceipt { peer }]);
+    }
+
+    /// A peer that hangs up before its reply is written is `Gone`, whether
+    /// the reply comes after the hang-up or not at all.
+    #[test]
+    fn a_reply_to_a_peer_that_hung_up_is_reported_gone() {
+        let mut bench = bench();
+        let (client, peer) = bench.ask();
+        drop(client);
+        let events = bench.events_until(|e| !e.is_empty());
+        assert_eq!(events, [ServerEvent::Gone { peer }]);
+        // A reply asking for a receipt from a peer already gone says so
+        // again: whoever queued it learns the reply went nowhere.
+        let mut events = Vec::new();
+        bench
+            .server
+            .reply_for_receipt(bench.poll.registry(), peer, b"answer", &mut events);
+        assert_eq!(events, [ServerEvent::Gone { peer }]);
+    }
+
+    /// Past `max_peers`, the oldest connection that said nothing is closed,
+    /// not one that asked: a client that asks at once is heard (and can be
+    /// answered) however many silent connections come after it.
+    #[test]
+    fn silent_connections_make_room_and_an_asker_is_heard_at_once() {
+        let mut bench = bench();
+        let silent: Vec<StdStream> = (0..3)
+            .map(|_| StdStream::connect(&bench.path).expect("connect"))
+            .collect();
+        let (asker, peer) = bench.ask();
+        let more: Vec<StdStream> = (0..10)
+            .map(|_| StdStream::connect(&bench.path).expect("connect"))
+            .collect();
+        // Every connection accepted (a quiet window: nothing to wait for).
+        let _ = bench.events_within(Duration::from_millis(200), |_| false);
+        bench.server.reply(bench.poll.registry(), peer, b"answer");
+        let mut line = String::new();
+        BufReader::new(&asker).read_line(&mut line).expect("reply");
+        assert_eq!(line, "answer\n");
+        assert!(bench.server.peers() <= 4);
+        drop((silent, more));
+    }
 }

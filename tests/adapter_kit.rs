@@ -271,3 +271,161 @@ fn a_parked_call_is_replaced_by_a_newer_one_and_answered_before_its_timeout() {
     });
     assert!(pasted(&agent).contains("003.md"));
 }
+
+/// A hook call made on the raw hook channel, as a hook that the harness
+/// kills (or that crashes) makes it: the call line, then whatever the test
+/// does with the connection.
+fn raw_hook_call(agent: &Agent, event: &str) -> std::os::unix::net::UnixStream {
+    use ding::adapter::hook_wire::{HOOK_WIRE_VERSION, HookCall};
+    use ding::core::identity::Identity;
+    use std::io::Write;
+    let status = agent.pty().status().expect("pty status");
+    let call = HookCall {
+        v: HOOK_WIRE_VERSION,
+        provider: "demo".into(),
+        event: event.into(),
+        identity: Some(Identity {
+            session: status.session,
+            incarnation: status.incarnation,
+            generation: status.generation,
+        }),
+        payload: serde_json::Value::Null,
+        payload_too_long: false,
+        timeout_ms: Some(10_000),
+    };
+    let socket = agent.paths().runtime_dir().join("hook.sock");
+    let mut stream = std::os::unix::net::UnixStream::connect(socket).expect("connect");
+    let mut line = call.to_line();
+    line.push('\n');
+    stream.write_all(line.as_bytes()).expect("call");
+    stream
+}
+
+/// The sidecar log's `released` records, as (cause, messages).
+fn releases(agent: &Agent) -> Vec<(String, Vec<String>)> {
+    std::fs::read_to_string(agent.paths().sidecar_log())
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .filter(|record| record["decision"] == "released")
+        .map(|record| {
+            let names = record["messages"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|name| name.as_str().map(str::to_owned))
+                .collect();
+            (record["cause"].as_str().unwrap_or("?").to_owned(), names)
+        })
+        .collect()
+}
+
+/// A hook that claims and closes its connection before reading the answer
+/// (the harness killed it at its timeout, a Ctrl-C, a crash) gave nothing
+/// to any context: the files go back to unread work, the release and its
+/// reason are logged, and the terminal path rings them once it may.
+/// Before, they stayed hook-owned for the rest of the incarnation.
+#[test]
+fn a_hook_that_goes_away_before_its_answer_gives_the_files_back() {
+    let agent = demo_agent();
+    agent.ding_ok(&["intervene", "kit", "half a thought", "--no-enter"]);
+    agent.drop_message("001.md", "work");
+    agent.wait_held("001.md", "composer-nonempty");
+    let stream = raw_hook_call(&agent, "turn-start");
+    drop(stream);
+    // It was pending before the call too: wait for the release itself.
+    wait_for("001 given back", || !releases(&agent).is_empty());
+    let status = agent.status();
+    assert_eq!(message(&status, "001.md").unwrap()["state"], "pending");
+    let released = releases(&agent);
+    assert!(
+        released.iter().any(
+            |(cause, names)| matches!(cause.as_str(), "hook-gone" | "no-receipt")
+                && names == &["001.md"]
+        ),
+        "{released:?}"
+    );
+    // The draft goes; the file is rung like any unread work.
+    agent.ding_ok(&["intervene", "kit", "\u{3}", "--no-enter"]);
+    agent.wait_status("001 rung", |status| {
+        message(status, "001.md").is_some_and(|m| m["state"] == "staged")
+    });
+    assert!(pasted(&agent).contains("001.md"));
+}
+
+/// A hook that reads its answer but never confirms passing it on (it hung,
+/// or died before printing) gives its files back once the receipt deadline
+/// passes; a hook that printed and confirmed keeps its files hook-owned
+/// past that deadline.
+#[test]
+fn an_answer_never_confirmed_gives_the_files_back_after_the_receipt_deadline() {
+    use std::io::{BufRead, BufReader};
+    let agent = demo_agent();
+    agent.ding_ok(&["intervene", "kit", "half a thought", "--no-enter"]);
+    agent.drop_message("001.md", "confirmed");
+    agent.wait_held("001.md", "composer-nonempty");
+    let answer = hook(&agent, "turn-start");
+    assert!(answer.contains("001.md"), "{answer}");
+
+    agent.drop_message("002.md", "never confirmed");
+    agent.wait_held("002.md", "composer-nonempty");
+    let stream = raw_hook_call(&agent, "turn-start");
+    let mut reader = BufReader::new(&stream);
+    let mut line = String::new();
+    reader.read_line(&mut line).expect("the answer");
+    assert!(line.contains("002.md"), "{line}");
+    let status = agent.status();
+    assert_eq!(message(&status, "002.md").unwrap()["state"], "hook-owned");
+    // Held open, no receipt: given back when the deadline passes.
+    let status = agent.wait_status("002 given back", |status| {
+        message(status, "002.md").is_some_and(|m| m["state"] == "pending")
+    });
+    assert_eq!(message(&status, "001.md").unwrap()["state"], "hook-owned");
+    let released = releases(&agent);
+    assert_eq!(
+        released,
+        [("no-receipt".to_string(), vec!["002.md".to_string()])],
+        "{released:?}"
+    );
+    drop(stream);
+}
+
+/// An answer line with no end (a broken or hostile adapter) is read only
+/// up to the answer bound: the hook prints nothing, exits 0, and stops
+/// reading. Before, `ding hook` read the whole line into memory (a 2 GiB
+/// answer grew it to 2.1 GB).
+#[test]
+fn an_endless_answer_is_no_answer_and_is_not_read_whole() {
+    use std::io::{BufRead, BufReader, Write};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let socket = dir.path().join("hook.sock");
+    let listener = std::os::unix::net::UnixListener::bind(&socket).expect("bind");
+    let server = std::thread::spawn(move || {
+        let (stream, _) = listener.accept().expect("accept");
+        let mut reader = BufReader::new(stream.try_clone().expect("clone"));
+        let mut call = String::new();
+        reader.read_line(&mut call).expect("the call");
+        let mut stream = stream;
+        let chunk = vec![b'x'; 1024 * 1024];
+        let mut sent = 0usize;
+        // Until the hook stops reading and closes (or 256 MiB, a bound for
+        // a hook that would read it all).
+        while sent < 256 * 1024 * 1024 && stream.write_all(&chunk).is_ok() {
+            sent += chunk.len();
+        }
+        sent
+    });
+    let out = Command::new(DING)
+        .args(["hook", "demo", "turn-start"])
+        .env("DING_HOOK_SOCKET", &socket)
+        .stdin(Stdio::null())
+        .output()
+        .expect("ding hook");
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(out.stdout.is_empty(), "printed {} bytes", out.stdout.len());
+    let sent = server.join().expect("server");
+    assert!(
+        sent < 64 * 1024 * 1024,
+        "the hook read {sent} bytes of one answer"
+    );
+}

@@ -638,3 +638,100 @@ fn evidence_that_changes_nothing_records_nothing() {
     assert_eq!(decision_tags(&repeated.records), Vec::<String>::new());
     assert!(repeated.journals.is_empty(), "nothing to journal");
 }
+
+fn release_line(sequence: u64, incarnation: &str, files: &[&str], reason: &str) -> Vec<u8> {
+    format!(
+        r#"{{"v":1,"kind":"release","session":"host.worker","incarnation":"{incarnation}","generation":"sha256:g","sequence":{sequence},"messages":{},"reason":"{reason}"}}"#,
+        serde_json::to_string(files).unwrap()
+    )
+    .into_bytes()
+}
+
+/// A `release` gives back exactly the named files that are hook-owned for
+/// this incarnation: they are pending again (and ring under the next
+/// lease, in FIFO order), status says why, and the decision names the
+/// cause. A staged file named in it, and a file of another incarnation,
+/// are not the claim's to give back and stay as they are.
+#[test]
+fn a_release_gives_back_only_this_incarnations_hook_owned_files() {
+    let mut driver = started(None, "inc-1", 0);
+    driver.input(
+        Input::InboxScan(vec![name("001.md"), name("002.md"), name("003.md")]),
+        Time::from_millis(1),
+    );
+    driver.input(
+        Input::AdapterLine(receipt_line(1, "inc-1", &["001.md", "003.md"])),
+        Time::from_millis(2),
+    );
+    driver.input(
+        Input::AdapterLine(idle_line(2, "inc-1", "empty", 10)),
+        Time::from_millis(3),
+    );
+    let (emitted, _) = driver.take();
+    assert_eq!(emitted.send_ifs.len(), 1);
+    assert_eq!(emitted.send_ifs[0].messages, vec![name("002.md")]);
+    let request = emitted.send_ifs[0].request;
+    driver.input(
+        Input::PtySent {
+            request,
+            revision: 11,
+        },
+        Time::from_millis(4),
+    );
+    driver.input(
+        Input::AdapterLine(release_line(
+            3,
+            "inc-1",
+            &["003.md", "002.md", "001.md"],
+            "no-receipt",
+        )),
+        Time::from_millis(5),
+    );
+    let (emitted, _) = driver.take();
+    let released: Vec<String> = emitted
+        .records
+        .iter()
+        .map(|record| serde_json::to_value(record).unwrap())
+        .filter(|value| value["decision"] == "released")
+        .map(|value| value.to_string())
+        .collect();
+    assert_eq!(released.len(), 1, "{released:?}");
+    assert!(
+        released[0].contains(r#""cause":"no-receipt""#)
+            && released[0].contains(r#""messages":["001.md","003.md"]"#),
+        "{released:?}"
+    );
+    let status = driver.engine.status(Time::from_millis(6));
+    let states: Vec<(&str, &MessageState)> = status
+        .messages
+        .iter()
+        .map(|m| (m.name.as_str(), &m.state))
+        .collect();
+    assert_eq!(states[0], ("001.md", &MessageState::Pending));
+    assert!(
+        matches!(states[1].1, MessageState::Staged { .. }),
+        "{states:?}"
+    );
+    assert_eq!(states[2], ("003.md", &MessageState::Pending));
+    assert!(
+        status.messages[0]
+            .describe(Time::from_millis(6))
+            .contains("given back: the hook that claimed it never confirmed passing it on"),
+        "{}",
+        status.messages[0].describe(Time::from_millis(6))
+    );
+    // Another incarnation's release changes nothing.
+    driver.input(
+        Input::AdapterLine(receipt_line(4, "inc-1", &["001.md"])),
+        Time::from_millis(7),
+    );
+    driver.input(
+        Input::AdapterLine(release_line(5, "inc-0", &["001.md"], "hook-gone")),
+        Time::from_millis(8),
+    );
+    let status = driver.engine.status(Time::from_millis(9));
+    assert!(matches!(
+        status.messages[0].state,
+        MessageState::HookOwned { .. }
+    ));
+}

@@ -176,3 +176,48 @@ fn status_peers_that_never_read_are_not_read_from_and_status_still_answers() {
         "the sidecar kept reading after the request: {written:?}"
     );
 }
+
+/// A same-uid flood of connections that say nothing (far more than the
+/// status socket holds at once) does not keep `ding status` from being
+/// answered, before or while it goes on: a new connection's request is
+/// read as soon as it is accepted, and the silent ones are the ones closed
+/// to make room. Before, a flood evicted the asker before its request was
+/// read, and `ding status` reported the sidecar as not running.
+#[test]
+fn a_flood_of_silent_connections_never_keeps_status_from_answering() {
+    let agent = Agent::new("silent", &aggressive_decl("silent", RECORDING_HARNESS));
+    agent.up_recording();
+    let socket = agent.paths().sidecar_socket();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flooding = {
+        let stop = stop.clone();
+        let socket = socket.clone();
+        std::thread::spawn(move || {
+            let mut held = std::collections::VecDeque::new();
+            let mut opened = 0usize;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) && opened < 200_000 {
+                if let Ok(stream) = std::os::unix::net::UnixStream::connect(&socket) {
+                    held.push_back(stream);
+                    opened += 1;
+                }
+                // Keep the descriptors bounded: the server holds 64 anyway.
+                if held.len() > 512 {
+                    held.pop_front();
+                }
+            }
+            opened
+        })
+    };
+    for _ in 0..20 {
+        let out = agent.ding_within(DEADLINE, &["status", "silent"]);
+        let shown = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "{shown}");
+        assert!(shown.contains("sidecar      running"), "{shown}");
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let opened = flooding.join().expect("flood");
+    assert!(
+        opened > 64 * 20,
+        "the flood was too small to test: {opened}"
+    );
+}

@@ -8,6 +8,12 @@
 //! arrives: closing it withdraws the call. The answer is what the hook
 //! process prints and its exit code, so the provider's hook semantics
 //! (stdout JSON, exit 2, ...) stay in the provider's code.
+//!
+//! After printing the answer the hook sends [`RECEIPT_LINE`] on the same
+//! connection. An answer that carries claimed files waits for it: a hook
+//! that closes without it, or never sends it, did not pass the files on,
+//! and the adapter gives them back (`release`). Any other answer closes
+//! the connection once written, and the receipt goes nowhere.
 
 use serde::{Deserialize, Serialize};
 
@@ -22,6 +28,14 @@ pub const MAX_CALL_BYTES: usize = 1024 * 1024;
 
 /// The largest hook payload forwarded as is (its JSON, as read on stdin).
 pub const MAX_PAYLOAD_BYTES: usize = 900 * 1024;
+
+/// The longest answer line a hook reads. Answers name files (within the
+/// claim's name budget) and a few sentences; anything longer is no answer,
+/// and is not read whole.
+pub const MAX_ANSWER_BYTES: usize = 4 * 1024 * 1024;
+
+/// What a hook sends after it printed the answer (see the module docs).
+pub const RECEIPT_LINE: &str = "{\"received\":true}";
 
 /// One hook call.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

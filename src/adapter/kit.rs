@@ -38,6 +38,8 @@ use super::{
 };
 use crate::core::downlink::{ClaimRefusal, Claimed, Downlink};
 use crate::core::identity::Identity;
+use crate::core::message::MessageName;
+use crate::core::protocol::Undelivered;
 use crate::core::protocol::check_identity;
 use crate::line_server::{Limits, LineServer, ServerEvent};
 use crate::sidecar::adapter_proc::set_nonblocking;
@@ -63,6 +65,17 @@ const HOOK_LIMITS: Limits = Limits {
 
 /// After losing the PTY host, the wait before connecting again.
 const PTY_RETRY: Duration = Duration::from_millis(500);
+
+/// How long a hook has, once an answer carrying claimed files is queued
+/// for it, to read it, print it and send its receipt. A hook does that in
+/// milliseconds; one that has not done it by then is taken not to have
+/// passed the files on, and they go back to unread work (`release`
+/// `no-receipt`).
+pub const RECEIPT_DEADLINE: Duration = Duration::from_secs(5);
+
+/// The most claims remembered whose hook left before their answer came:
+/// the sidecar answers every claim at once, so a handful is plenty.
+const MAX_ABANDONED_CLAIMS: usize = 256;
 
 /// Everything the loop needs; [`KitOptions::from_env`] reads what the
 /// sidecar gives every adapter.
@@ -117,6 +130,17 @@ struct Waiting {
     /// For a parked call due for its claim: its park and deadline, to put it
     /// back in its slot if the claim grants nothing.
     parked: Option<(super::Park, Instant)>,
+    /// The identity the claim in flight was made for.
+    claimed_as: Option<Identity>,
+}
+
+/// An answer carrying claimed files, queued for a hook that has not yet
+/// confirmed passing it on. Until then the files are hook-owned but not
+/// delivered: a hook that goes away gives them back.
+struct Delivering {
+    identity: Identity,
+    messages: Vec<MessageName>,
+    deadline: Instant,
 }
 
 struct Kit<P: Provider> {
@@ -140,6 +164,11 @@ struct Kit<P: Provider> {
     next_heartbeat: Option<Instant>,
     pty_retry_at: Option<Instant>,
     waiting: HashMap<Token, Waiting>,
+    /// Answers with claimed files awaiting the hook's receipt.
+    delivering: HashMap<Token, Delivering>,
+    /// Claims in flight whose hook left (or was answered with nothing at
+    /// the claim deadline): what they grant is given back at once.
+    abandoned: HashMap<u64, Identity>,
     parked: Slots<Token, HookCall>,
     /// The provider's remark last reported on its own line.
     remarked: Option<String>,
@@ -236,6 +265,8 @@ impl<P: Provider> Kit<P> {
             next_heartbeat: None,
             pty_retry_at: None,
             waiting: HashMap::new(),
+            delivering: HashMap::new(),
+            abandoned: HashMap::new(),
             parked: Slots::default(),
             remarked: None,
             next_claim: 1,
@@ -251,9 +282,14 @@ impl<P: Provider> Kit<P> {
     fn serve(&mut self) -> Result<()> {
         let mut events = Events::with_capacity(64);
         while !self.done {
-            let timeout = self
-                .next_deadline()
-                .map(|at| at.saturating_duration_since(Instant::now()));
+            // Hook connections not yet accepted wait for no event.
+            let accepting = self.hooks.as_ref().is_some_and(LineServer::has_backlog);
+            let timeout = if accepting {
+                Some(Duration::ZERO)
+            } else {
+                self.next_deadline()
+                    .map(|at| at.saturating_duration_since(Instant::now()))
+            };
             match self.poll.poll(&mut events, timeout) {
                 Ok(()) => {}
                 Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
@@ -266,6 +302,9 @@ impl<P: Provider> Kit<P> {
                     PTY => self.on_pty(),
                     token => self.on_hook_ready(token),
                 }
+            }
+            if self.hooks.as_ref().is_some_and(LineServer::has_backlog) {
+                self.on_hook_ready(HOOKS);
             }
             self.on_time();
             self.report_remark();
@@ -282,12 +321,14 @@ impl<P: Provider> Kit<P> {
             (self.wanted && self.moved && self.pty.is_open() && !self.pty.snapshot_pending())
                 .then(|| self.snapshot_allowed_at().unwrap_or_else(Instant::now));
         let claims = self.waiting.values().map(|waiting| waiting.deadline).min();
+        let receipts = self.delivering.values().map(|sent| sent.deadline).min();
         let parked = self.parked.next_deadline();
         [
             snapshot,
             self.next_heartbeat,
             self.pty_retry_at,
             claims,
+            receipts,
             parked,
         ]
         .into_iter()
@@ -405,6 +446,10 @@ impl<P: Provider> Kit<P> {
     }
 
     fn on_claimed(&mut self, claimed: Claimed) {
+        if let Some(identity) = self.abandoned.remove(&claimed.claim) {
+            // Nobody is left to pass these on.
+            return self.give_back(&identity, claimed.granted, Undelivered::HookGone);
+        }
         let Some(token) = self
             .waiting
             .iter()
@@ -439,7 +484,69 @@ impl<P: Provider> Kit<P> {
         let answer = self
             .provider
             .on_claimed(&waiting.call, &claimed, &self.options.agent);
-        self.answer(token, &answer);
+        match waiting.claimed_as {
+            Some(identity) if !claimed.granted.is_empty() => {
+                self.answer_for_receipt(token, &answer, identity, claimed.granted)
+            }
+            _ => self.answer(token, &answer),
+        }
+    }
+
+    /// Answers `peer` with claimed files and waits for its receipt.
+    fn answer_for_receipt(
+        &mut self,
+        peer: Token,
+        answer: &HookAnswer,
+        identity: Identity,
+        messages: Vec<MessageName>,
+    ) {
+        let mut events = Vec::new();
+        if let Some(server) = self.hooks.as_mut() {
+            server.reply_for_receipt(
+                self.poll.registry(),
+                peer,
+                answer.to_line().as_bytes(),
+                &mut events,
+            );
+        }
+        self.delivering.insert(
+            peer,
+            Delivering {
+                identity,
+                messages,
+                deadline: Instant::now() + RECEIPT_DEADLINE,
+            },
+        );
+        self.on_server_events(events);
+    }
+
+    /// The files an answer carried go back to unread work: the hook never
+    /// passed them on.
+    fn give_back(&mut self, identity: &Identity, messages: Vec<MessageName>, why: Undelivered) {
+        if messages.is_empty() {
+            return;
+        }
+        let _ = writeln!(
+            io::stderr(),
+            "adapter: {} claimed file(s) given back: {}",
+            messages.len(),
+            why.token()
+        );
+        self.uplink.release(identity, messages, why);
+    }
+
+    /// The claim in flight for `waiting`, if any, is remembered as
+    /// abandoned: what it grants is given back when it is answered.
+    fn abandon(&mut self, waiting: &Waiting) {
+        let (Some(claim), Some(identity)) = (waiting.claim, waiting.claimed_as.clone()) else {
+            return;
+        };
+        if self.abandoned.len() >= MAX_ABANDONED_CLAIMS
+            && let Some(oldest) = self.abandoned.keys().min().copied()
+        {
+            self.abandoned.remove(&oldest);
+        }
+        self.abandoned.insert(claim, identity);
     }
 
     /// Puts a parked call whose claim granted nothing back in its slot, or
@@ -479,6 +586,10 @@ impl<P: Provider> Kit<P> {
         }
         let mut events = Vec::new();
         server.on_ready(self.poll.registry(), token, &mut events);
+        self.on_server_events(events);
+    }
+
+    fn on_server_events(&mut self, events: Vec<ServerEvent>) {
         for event in events {
             match event {
                 ServerEvent::Request { peer, line } => self.on_call(peer, &line),
@@ -487,12 +598,29 @@ impl<P: Provider> Kit<P> {
                     self.refuse(peer, &refusal.error, &refusal.message)
                 }
                 ServerEvent::Gone { peer } => {
-                    // The harness gave up on the hook (its own timeout). A claim
-                    // already asked stays granted: the files are hook-owned and
-                    // surface again in the next context that asks for the backlog.
-                    self.waiting.remove(&peer);
+                    // The harness gave up on the hook (its own timeout, a
+                    // Ctrl-C, a crash) before the answer reached it: an
+                    // answer never received is no delivery. A claim still
+                    // in flight is given back when it is answered; files
+                    // already granted are given back now.
+                    if let Some(waiting) = self.waiting.remove(&peer) {
+                        self.abandon(&waiting);
+                    }
+                    if let Some(sent) = self.delivering.remove(&peer) {
+                        self.give_back(&sent.identity, sent.messages, Undelivered::HookGone);
+                    }
                     if let Some(parked) = self.parked.withdraw(peer) {
                         self.end_park(parked, ParkEnded::Withdrawn);
+                    }
+                }
+                ServerEvent::Receipt { peer } => {
+                    // Printed for the harness: delivered, as far as a hook
+                    // can tell.
+                    self.delivering.remove(&peer);
+                }
+                ServerEvent::NoReceipt { peer } => {
+                    if let Some(sent) = self.delivering.remove(&peer) {
+                        self.give_back(&sent.identity, sent.messages, Undelivered::NoReceipt);
                     }
                 }
             }
@@ -554,6 +682,7 @@ impl<P: Provider> Kit<P> {
                 retried: false,
                 deadline: Instant::now() + CLAIM_DEADLINE,
                 parked,
+                claimed_as: None,
             },
         );
         self.send_claim(peer);
@@ -583,6 +712,7 @@ impl<P: Provider> Kit<P> {
         self.uplink.claim(&identity, claim, &request);
         if let Some(waiting) = self.waiting.get_mut(&token) {
             waiting.claim = Some(claim);
+            waiting.claimed_as = Some(identity);
         }
     }
 
@@ -739,13 +869,29 @@ impl<P: Provider> Kit<P> {
             .map(|(token, _)| *token)
             .collect();
         for token in expired {
-            // No answer from the sidecar in time: inject nothing.
+            // No answer from the sidecar in time: inject nothing, and give
+            // back whatever the claim grants if its answer comes after all.
             let Some(waiting) = self.waiting.remove(&token) else {
                 continue;
             };
+            self.abandon(&waiting);
             match waiting.parked {
                 Some((park, deadline)) => self.repark(token, waiting.call, park, deadline),
                 None => self.answer(token, &HookAnswer::default()),
+            }
+        }
+        let unconfirmed: Vec<Token> = self
+            .delivering
+            .iter()
+            .filter(|(_, sent)| sent.deadline <= now)
+            .map(|(token, _)| *token)
+            .collect();
+        for token in unconfirmed {
+            if let Some(server) = self.hooks.as_mut() {
+                server.close(self.poll.registry(), token);
+            }
+            if let Some(sent) = self.delivering.remove(&token) {
+                self.give_back(&sent.identity, sent.messages, Undelivered::NoReceipt);
             }
         }
         for stale in self.parked.take_expired(now) {

@@ -17,7 +17,9 @@ use std::time::{Duration, Instant};
 
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 
-use super::hook_wire::{HOOK_WIRE_VERSION, HookAnswer, HookCall, MAX_PAYLOAD_BYTES};
+use super::hook_wire::{
+    HOOK_WIRE_VERSION, HookAnswer, HookCall, MAX_ANSWER_BYTES, MAX_PAYLOAD_BYTES, RECEIPT_LINE,
+};
 use super::identity_from_env;
 
 /// How long a hook waits for the harness to finish writing its payload.
@@ -40,6 +42,23 @@ pub enum RelayFailure {
     Io(io::Error),
     Refused(String),
     Unreadable(String),
+    /// The answer line passed [`MAX_ANSWER_BYTES`]; it was not read whole.
+    TooLong,
+}
+
+/// The open connection of an answered call: [`Receipt::send`] tells the
+/// adapter that the answer was passed on (printed for the harness). Dropped
+/// unsent, the adapter takes it that the answer went nowhere.
+pub struct Receipt(UnixStream);
+
+impl Receipt {
+    /// Sends the receipt. Best effort: an adapter that asked for none has
+    /// closed the connection already.
+    pub fn send(mut self) {
+        let mut line = RECEIPT_LINE.to_string();
+        line.push('\n');
+        let _ = self.0.write_all(line.as_bytes());
+    }
 }
 
 /// Reads the payload from `input` until EOF, at most [`MAX_PAYLOAD_BYTES`]
@@ -75,7 +94,9 @@ pub fn read_payload<R: Read + AsFd>(input: &mut R) -> (serde_json::Value, bool) 
     (payload, false)
 }
 
-/// Sends one call and waits at most `timeout` for its answer.
+/// Sends one call and waits at most `timeout` for its answer; the answer
+/// comes with the connection to send its [`Receipt`] on once it is passed
+/// on.
 pub fn call(
     socket: &Path,
     provider: &str,
@@ -83,7 +104,7 @@ pub fn call(
     payload: serde_json::Value,
     payload_too_long: bool,
     timeout: Duration,
-) -> Result<HookAnswer, RelayFailure> {
+) -> Result<(HookAnswer, Receipt), RelayFailure> {
     let call = HookCall {
         v: HOOK_WIRE_VERSION,
         provider: provider.to_string(),
@@ -103,11 +124,18 @@ pub fn call(
     stream
         .write_all(line.as_bytes())
         .map_err(RelayFailure::Io)?;
-    let mut reader = BufReader::new(stream);
-    let mut answer = String::new();
-    reader.read_line(&mut answer).map_err(RelayFailure::Io)?;
+    let receipt = stream.try_clone().map_err(RelayFailure::Io)?;
+    let mut reader = BufReader::new(stream).take(MAX_ANSWER_BYTES as u64 + 1);
+    let mut answer = Vec::new();
+    reader
+        .read_until(b'\n', &mut answer)
+        .map_err(RelayFailure::Io)?;
+    if answer.len() > MAX_ANSWER_BYTES {
+        return Err(RelayFailure::TooLong);
+    }
+    let answer = String::from_utf8_lossy(&answer);
     if let Ok(answer) = serde_json::from_str::<HookAnswer>(&answer) {
-        return Ok(answer);
+        return Ok((answer, Receipt(receipt)));
     }
     match serde_json::from_str::<super::hook_wire::HookRefusal>(&answer) {
         Ok(refusal) => Err(RelayFailure::Refused(format!(

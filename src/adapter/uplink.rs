@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use crate::core::identity::{ClaimedIdentity, Identity};
 use crate::core::message::MessageName;
-use crate::core::protocol::{Activity, Body, Claim, Event, Lifecycle};
+use crate::core::protocol::{Activity, Body, Claim, Event, Lifecycle, Undelivered};
 
 use super::{ClaimRequest, Reading};
 
@@ -90,6 +90,16 @@ impl<W: Write> Uplink<W> {
     /// Reports that a hook proved these files are in the harness's context.
     pub fn turn_boundary(&mut self, identity: &Identity, messages: Vec<MessageName>) {
         self.write(identity, Body::TurnBoundary { messages });
+    }
+
+    /// Gives back claimed files that a hook never passed on.
+    pub fn release(
+        &mut self,
+        identity: &Identity,
+        messages: Vec<MessageName>,
+        reason: Undelivered,
+    ) {
+        self.write(identity, Body::Release { messages, reason });
     }
 
     pub fn lifecycle(&mut self, identity: &Identity, event: Lifecycle) {

@@ -63,17 +63,32 @@ pub fn run(parser: &mut lexopt::Parser) -> Result<ExitCode> {
             )
         }
     };
-    let answer = answer.unwrap_or_else(|failure| {
-        if options.explain {
-            eprintln!("ding hook: answering nothing: {failure:?}");
+    let (answer, receipt) = match answer {
+        Ok((answer, receipt)) => (answer, Some(receipt)),
+        Err(failure) => {
+            if options.explain {
+                // Never `eprintln!`: a hook that panics on a closed stderr
+                // would fail the harness's hook instead of answering nothing.
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "ding hook: answering nothing: {failure:?}"
+                );
+            }
+            (HookAnswer::default(), None)
         }
-        HookAnswer::default()
-    });
+    };
+    // Printed in full, or no receipt: files the answer carries then go back
+    // to unread work instead of being taken as in a context they never
+    // reached.
     let mut stdout = std::io::stdout();
     stdout.write_all(answer.stdout.as_bytes())?;
     stdout.flush()?;
     let mut stderr = std::io::stderr();
     stderr.write_all(answer.stderr.as_bytes())?;
+    stderr.flush()?;
+    if let Some(receipt) = receipt {
+        receipt.send();
+    }
     Ok(ExitCode::from(u8::try_from(answer.exit).unwrap_or(1)))
 }
 

@@ -10,7 +10,7 @@ use super::hold::{AdapterDown, HoldReason};
 use super::identity::Identity;
 use super::message::MessageName;
 use super::ownership::{MessageState, RequestId};
-use super::protocol::{Composer, Lifecycle, ProtocolError};
+use super::protocol::{Composer, Lifecycle, ProtocolError, Undelivered};
 use super::time::Time;
 
 /// A decision and when it was made.
@@ -31,6 +31,21 @@ pub enum ReleaseCause {
     IncarnationChanged,
     /// The context that held it was cleared or lost.
     Lifecycle,
+    /// The hook that claimed it went away before its answer reached it
+    /// ([`Undelivered::HookGone`]).
+    HookGone,
+    /// The hook never confirmed that it passed its answer on
+    /// ([`Undelivered::NoReceipt`]).
+    NoReceipt,
+}
+
+impl From<Undelivered> for ReleaseCause {
+    fn from(why: Undelivered) -> ReleaseCause {
+        match why {
+            Undelivered::HookGone => ReleaseCause::HookGone,
+            Undelivered::NoReceipt => ReleaseCause::NoReceipt,
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]

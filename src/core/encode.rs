@@ -12,7 +12,7 @@ use std::fmt::Write as _;
 
 use super::protocol::{
     Activity, ActivityState, Body, Claim, ClaimScope, ClaimWants, Composer, Event, Lifecycle,
-    VERSION,
+    Undelivered, VERSION,
 };
 
 impl Event<'_> {
@@ -32,6 +32,10 @@ impl Event<'_> {
             }
             Body::Lifecycle { event } => line.string("event", event.token()),
             Body::Claim(claim) => claim.write(&mut line),
+            Body::Release { messages, reason } => {
+                line.names("messages", messages.iter().map(|name| name.as_str()));
+                line.string("reason", reason.token());
+            }
         }
         line.finish()
     }
@@ -45,6 +49,7 @@ impl Body<'_> {
             Body::TurnBoundary { .. } => "turn-boundary",
             Body::Lifecycle { .. } => "lifecycle",
             Body::Claim(_) => "claim",
+            Body::Release { .. } => "release",
         }
     }
 }
@@ -109,6 +114,15 @@ impl Lifecycle {
             Lifecycle::Compaction => "compaction",
             Lifecycle::Clear => "clear",
             Lifecycle::Crash => "crash",
+        }
+    }
+}
+
+impl Undelivered {
+    pub const fn token(self) -> &'static str {
+        match self {
+            Undelivered::HookGone => "hook-gone",
+            Undelivered::NoReceipt => "no-receipt",
         }
     }
 }
@@ -264,11 +278,17 @@ mod tests {
                     name_bytes,
                 })
             });
+        let release = (
+            names(),
+            prop_oneof![Just(Undelivered::HookGone), Just(Undelivered::NoReceipt)],
+        )
+            .prop_map(|(messages, reason)| Body::Release { messages, reason });
         prop_oneof![
             activity,
             names().prop_map(|messages| Body::TurnBoundary { messages }),
             lifecycle,
-            claim
+            claim,
+            release
         ]
     }
 

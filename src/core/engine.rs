@@ -38,7 +38,7 @@
 //!   hold or an `Ignored` record.
 //! * `next_deadline` is `None` when nothing is pending: an idle sidecar sleeps.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 
 use serde::Serialize;
 
@@ -56,7 +56,7 @@ use super::notice::Notice;
 use super::ownership::{MessageState, Ownership, RequestId, Seen};
 use super::protocol::{
     self, ActivityState, Body, Claim, ClaimScope, ClaimWants, Composer, Event, Lifecycle,
-    ProtocolError,
+    ProtocolError, Undelivered,
 };
 use super::status::{EngineStatus, EvidenceView, HoldView, MessageStatus, PtyView};
 use super::time::Time;
@@ -207,6 +207,9 @@ pub struct Engine {
     outputs: VecDeque<Output>,
     journal_dirty: bool,
     status_dirty: bool,
+    /// Files a hook claimed and never passed on, with why and when they
+    /// became pending again: status says so while they stay pending.
+    given_back: BTreeMap<MessageName, (ReleaseCause, Time)>,
 }
 
 impl Engine {
@@ -236,6 +239,7 @@ impl Engine {
             outputs: VecDeque::new(),
             journal_dirty: false,
             status_dirty: false,
+            given_back: BTreeMap::new(),
         };
         if engine.config.policy.uses_adapter() {
             engine.outputs.push_back(Output::SpawnAdapter);
@@ -338,7 +342,12 @@ impl Engine {
             .ownership
             .iter()
             .map(|(name, state, since)| {
-                MessageStatus::new(name, state, since, pending_hold.as_ref())
+                let given_back = self
+                    .given_back
+                    .get(name)
+                    .filter(|(_, at)| *at == since)
+                    .map(|(cause, _)| *cause);
+                MessageStatus::new(name, state, since, pending_hold.as_ref(), given_back)
             })
             .collect();
         let evidence = EvidenceView {
@@ -652,6 +661,9 @@ impl Engine {
                 self.end_lease(HoldReason::TurnBoundary);
                 self.on_claim(claim, event.identity.incarnation.into_owned());
             }
+            Body::Release { messages, reason } => {
+                self.on_undelivered(messages, reason, &event.identity.incarnation)
+            }
             Body::Lifecycle { event: fact } => {
                 self.record(Decision::LifecycleFact { event: fact });
                 self.end_lease(HoldReason::Lifecycle { event: fact });
@@ -679,6 +691,42 @@ impl Engine {
             .into_iter()
             .partition(|name| self.ownership.contains(name));
         self.take_for_hook(known, unseen, &owner);
+    }
+
+    /// A claim's hook never passed its files on: those of them that are
+    /// hook-owned for this incarnation go back to pending, in FIFO order,
+    /// and ring or ride the next hook like any unread work. A file in any
+    /// other state (archived, staged, owned by an earlier incarnation) is
+    /// not this claim's to give back and stays as it is; one claimed before
+    /// the inbox watch reported it is forgotten as a claim, so it arrives
+    /// as pending.
+    fn on_undelivered(
+        &mut self,
+        mut messages: Vec<MessageName>,
+        why: Undelivered,
+        incarnation: &str,
+    ) {
+        messages.sort();
+        let ours = |state: &MessageState| matches!(state, MessageState::HookOwned { incarnation: Some(owner) } if owner == incarnation);
+        let mut owned = Vec::new();
+        for name in messages {
+            match self.ownership.state(&name) {
+                Some(state) if ours(state) => owned.push(name),
+                Some(_) => {}
+                None => self.ownership.forget_expected(&name, ours),
+            }
+        }
+        let now = self.now;
+        let ownership = &self.ownership;
+        self.given_back.retain(|name, (_, at)| {
+            ownership
+                .iter_one(name)
+                .is_some_and(|(state, since)| *state == MessageState::Pending && since == *at)
+        });
+        for name in &owned {
+            self.given_back.insert(name.clone(), (why.into(), now));
+        }
+        self.release(owned, why.into());
     }
 
     /// A hook asks which files it may inject. The granted ones are

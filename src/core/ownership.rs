@@ -154,6 +154,13 @@ impl Ownership {
     }
 
     /// Every unread file with its state and since when, in FIFO order.
+    /// The state of `name` and since when, if it is known.
+    pub fn iter_one(&self, name: &MessageName) -> Option<(&MessageState, Time)> {
+        self.entries
+            .get(name)
+            .map(|entry| (&entry.state, entry.since))
+    }
+
     pub fn iter(&self) -> impl Iterator<Item = (&MessageName, &MessageState, Time)> {
         self.entries
             .iter()
@@ -228,6 +235,23 @@ impl Ownership {
     /// are pending work when they are seen.
     pub fn forget_unseen(&mut self) {
         self.unseen.clear();
+    }
+
+    /// Forgets that a hook took `name` before it was seen, if its state then
+    /// passes `taken_by`: the hook never passed it on, so it is pending
+    /// work when it is seen.
+    pub fn forget_expected(
+        &mut self,
+        name: &MessageName,
+        taken_by: impl Fn(&MessageState) -> bool,
+    ) {
+        if self
+            .unseen
+            .get(name)
+            .is_some_and(|(state, _)| taken_by(state))
+        {
+            self.unseen.remove(name);
+        }
     }
 
     /// Forgets remembered ownership that belongs to another incarnation: a

@@ -53,9 +53,32 @@ pub struct Event<'a> {
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum Body<'a> {
     Activity(Activity<'a>),
-    TurnBoundary { messages: Vec<MessageName> },
-    Lifecycle { event: Lifecycle },
+    TurnBoundary {
+        messages: Vec<MessageName>,
+    },
+    Lifecycle {
+        event: Lifecycle,
+    },
     Claim(Claim),
+    /// Files a claim granted whose hook never passed them on: they go back
+    /// to unread work (only those that are hook-owned now).
+    Release {
+        messages: Vec<MessageName>,
+        reason: Undelivered,
+    },
+}
+
+/// Why a hook's answer carrying claimed files did not reach the harness.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Undelivered {
+    /// The hook's connection closed (the harness killed it at its timeout,
+    /// Ctrl-C, a crash) before the answer was written to it in full, or
+    /// before the claim was even answered.
+    HookGone,
+    /// The hook read the answer but never confirmed that it passed it on
+    /// (it died before printing it, or hung past the receipt deadline).
+    NoReceipt,
 }
 
 /// A hook is about to put unread files into the harness's next context and
@@ -287,7 +310,7 @@ impl<'a> RawLine<'a> {
         let kind = string("kind", required("kind", self.kind)?)?;
         if !matches!(
             kind.as_ref(),
-            "activity" | "turn-boundary" | "lifecycle" | "claim"
+            "activity" | "turn-boundary" | "lifecycle" | "claim" | "release"
         ) {
             return Err(ProtocolError::UnknownKind {
                 found: truncated(&kind),
@@ -320,6 +343,10 @@ impl<'a> RawLine<'a> {
             }),
             "turn-boundary" => Body::TurnBoundary {
                 messages: message_list(required("messages", self.messages)?)?,
+            },
+            "release" => Body::Release {
+                messages: message_list(required("messages", self.messages)?)?,
+                reason: undelivered(required("reason", self.reason)?)?,
             },
             "claim" => Body::Claim(Claim {
                 claim: uint("claim", required("claim", self.claim)?)?,
@@ -463,6 +490,17 @@ fn lifecycle(value: Value<'_>) -> Result<Lifecycle, ProtocolError> {
         other => Err(ProtocolError::UnknownLifecycle {
             found: truncated(other),
         }),
+    }
+}
+
+fn undelivered(value: Value<'_>) -> Result<Undelivered, ProtocolError> {
+    match string("reason", value)?.as_ref() {
+        "hook-gone" => Ok(Undelivered::HookGone),
+        "no-receipt" => Ok(Undelivered::NoReceipt),
+        other => Err(invalid(
+            "reason",
+            format!("`hook-gone` or `no-receipt`, found {:?}", truncated(other)),
+        )),
     }
 }
 
@@ -622,6 +660,32 @@ mod tests {
             Body::Lifecycle {
                 event: Lifecycle::Clear
             }
+        );
+    }
+
+    #[test]
+    fn parses_a_release_with_its_reason_and_refuses_an_unknown_one() {
+        let text =
+            line(r#""kind":"release","sequence":4,"messages":["a.md"],"reason":"no-receipt""#);
+        assert_eq!(
+            parse_line(&text).unwrap().body,
+            Body::Release {
+                messages: vec![MessageName::new("a.md").unwrap()],
+                reason: Undelivered::NoReceipt,
+            }
+        );
+        let text = line(r#""kind":"release","sequence":4,"messages":["a.md"],"reason":"later""#);
+        assert!(matches!(
+            parse_line(&text),
+            Err(ProtocolError::InvalidField {
+                field: "reason",
+                ..
+            })
+        ));
+        let text = line(r#""kind":"release","sequence":4,"messages":["a.md"]"#);
+        assert_eq!(
+            parse_line(&text),
+            Err(ProtocolError::MissingField { field: "reason" })
         );
     }
 

@@ -10,6 +10,7 @@ use serde::Serialize;
 
 use super::adapter::{Adapter, AdapterPhase};
 use super::config::{EngineConfig, Fence, Policy};
+use super::decision::ReleaseCause;
 use super::escape::{displayable, escape};
 use super::hold::{HoldReason, HoldSource};
 use super::identity::Identity;
@@ -85,6 +86,10 @@ pub struct MessageStatus {
     pub since: Time,
     /// Why it is held, if it is pending and held.
     pub hold: Option<HoldView>,
+    /// A hook claimed it and never passed it on, so it became pending
+    /// again (shown while it stays pending).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub given_back: Option<ReleaseCause>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -101,17 +106,15 @@ impl MessageStatus {
         state: &MessageState,
         since: Time,
         hold: Option<&HoldView>,
+        given_back: Option<ReleaseCause>,
     ) -> MessageStatus {
-        let hold = if *state == MessageState::Pending {
-            hold.cloned()
-        } else {
-            None
-        };
+        let pending = *state == MessageState::Pending;
         MessageStatus {
             name: name.clone(),
             state: state.clone(),
             since,
-            hold,
+            hold: hold.filter(|_| pending).cloned(),
+            given_back: given_back.filter(|_| pending),
         }
     }
 
@@ -145,11 +148,24 @@ impl MessageStatus {
                 human_age(now.since(self.since))
             ),
             MessageState::HookOwned { .. } => format!(
-                "hook-owned: in the next context since {} ago, awaiting archive",
+                "hook-owned: claimed by a hook {} ago for its next context, awaiting archive",
                 human_age(now.since(self.since))
             ),
         };
-        format!("{}  {}", escape(self.name.as_str()), displayable(&state))
+        let given_back = match self.given_back {
+            Some(ReleaseCause::HookGone) => {
+                "; given back: the hook that claimed it went away before its answer arrived"
+            }
+            Some(ReleaseCause::NoReceipt) => {
+                "; given back: the hook that claimed it never confirmed passing it on"
+            }
+            _ => "",
+        };
+        format!(
+            "{}  {state}{given_back}",
+            escape(self.name.as_str()),
+            state = displayable(&state)
+        )
     }
 }
 

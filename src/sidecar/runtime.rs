@@ -284,11 +284,13 @@ impl Runtime {
     fn run(&mut self) -> Result<()> {
         let mut events = Events::with_capacity(64);
         loop {
-            // Unread adapter output waits for no event: look, don't sleep.
+            // Unread adapter output and connections not yet accepted wait
+            // for no event: look, don't sleep.
             let backlog = self
                 .adapter
                 .as_ref()
-                .is_some_and(RunningAdapter::has_backlog);
+                .is_some_and(RunningAdapter::has_backlog)
+                || self.status.has_backlog();
             let timeout = backlog.then_some(Duration::ZERO);
             match self.poll.poll(&mut events, timeout) {
                 Ok(()) => {}
@@ -322,6 +324,9 @@ impl Runtime {
                 }
             }
             self.read_adapter_backlog(read_stdout, read_stderr);
+            if self.status.has_backlog() {
+                self.on_status_peer(STATUS, now);
+            }
             self.settle(now)?;
             if self.ready_to_exit(now) {
                 self.shut_down();
@@ -859,11 +864,11 @@ impl Runtime {
 
     fn on_status_peer(&mut self, token: Token, now: Time) {
         let registry = self.poll.registry();
-        if let Some(request) = self.status.on_ready(registry, token) {
+        for (peer, request) in self.status.on_ready(registry, token) {
             let reply = match request {
                 StatusRequest::Status {} => status_document(self, now),
             };
-            self.status.reply(self.poll.registry(), token, reply);
+            self.status.reply(self.poll.registry(), peer, reply);
         }
     }
 }

@@ -64,25 +64,36 @@ impl StatusServer {
         self.server.owns(token)
     }
 
-    /// Handles readiness on the listener or a peer. Returns the peer's
-    /// request when one arrived; answer it with [`StatusServer::reply`].
-    pub fn on_ready(&mut self, registry: &Registry, token: Token) -> Option<StatusRequest> {
+    /// Connections wait to be accepted (a flood stopped the last accept
+    /// loop at its budget): call [`StatusServer::on_ready`] with the
+    /// listener's token before sleeping.
+    pub fn has_backlog(&self) -> bool {
+        self.server.has_backlog()
+    }
+
+    /// Handles readiness on the listener or a peer. Returns each request
+    /// that arrived, with its peer (a peer's request is read as soon as it
+    /// is accepted, so the listener's readiness can bring several); answer
+    /// each with [`StatusServer::reply`].
+    pub fn on_ready(&mut self, registry: &Registry, token: Token) -> Vec<(Token, StatusRequest)> {
         let mut events = Vec::new();
         self.server.on_ready(registry, token, &mut events);
-        let mut request = None;
+        let mut requests = Vec::new();
         for event in events {
             let (peer, judged) = match event {
                 ServerEvent::Request { peer, line } => (peer, judge_request(Line::Complete(line))),
                 ServerEvent::TooLong { peer, len } => (peer, judge_request(Line::TooLong { len })),
-                ServerEvent::Gone { .. } => continue,
+                // Status replies ask for no receipt.
+                ServerEvent::Gone { .. }
+                | ServerEvent::Receipt { .. }
+                | ServerEvent::NoReceipt { .. } => continue,
             };
             match judged {
-                Ok(parsed) if peer == token => request = Some(parsed),
-                Ok(_) => {}
+                Ok(parsed) => requests.push((peer, parsed)),
                 Err(refusal) => self.server.reply(registry, peer, &refusal),
             }
         }
-        request
+        requests
     }
 
     /// Queues `reply` (one line, no newline) for the peer and writes what it can.

@@ -333,8 +333,19 @@ fn drive(tui: &mut Child, socket: &Path, log: &mut Log) -> Option<ExitStatus> {
                             false,
                             QUEUE_CALL_TIMEOUT,
                         );
-                        let stdout = answer.ok().map(|answer| answer.stdout);
-                        let _ = events.send(Event::Answer { call, stdout });
+                        // Handed to the native path of this process: passed
+                        // on, as far as the hook channel is concerned.
+                        match answer {
+                            Ok((answer, receipt)) => {
+                                let stdout = Some(answer.stdout);
+                                if events.send(Event::Answer { call, stdout }).is_ok() {
+                                    receipt.send();
+                                }
+                            }
+                            Err(_) => {
+                                let _ = events.send(Event::Answer { call, stdout: None });
+                            }
+                        }
                     });
                 }
                 Action::Unavailable(why) => {

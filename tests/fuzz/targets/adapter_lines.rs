@@ -184,6 +184,12 @@ fn judge(bytes: &[u8]) -> (String, Option<u64>) {
                     assert_eq!(text("event"), Some(expected));
                     ("lifecycle", None)
                 }
+                Body::Release { messages, reason } => {
+                    let ours: Vec<String> = messages.iter().map(|m| m.to_string()).collect();
+                    assert_eq!(names(field("messages")), Some(ours));
+                    assert_eq!(text("reason"), Some(reason.token()));
+                    ("release", None)
+                }
                 Body::Claim(claim) => {
                     assert_eq!(number("claim"), Some(claim.claim));
                     match &claim.wants {
