@@ -18,7 +18,7 @@ set -uo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 seconds=${DING_FUZZ_SECONDS:-30}
-targets=${DING_FUZZ_TARGETS:-adapter-lines declarations pty-requests status-requests hook-calls downlink names}
+targets=${DING_FUZZ_TARGETS:-adapter-lines declarations pty-requests status-requests hook-calls downlink names provider-hooks launcher-messages kdl-writer}
 engine=${ENGINE:-stable}
 failed=()
 

@@ -56,6 +56,21 @@ fn the_hook_calls_corpus_keeps_its_invariants() {
 }
 
 #[test]
+fn the_provider_hooks_corpus_keeps_its_invariants() {
+    engine::replay(&targets::provider_hooks::TARGET);
+}
+
+#[test]
+fn the_launcher_messages_corpus_keeps_its_invariants() {
+    engine::replay(&targets::launcher_messages::TARGET);
+}
+
+#[test]
+fn the_kdl_writer_corpus_keeps_its_invariants() {
+    engine::replay(&targets::kdl_writer::TARGET);
+}
+
+#[test]
 fn the_downlink_corpus_keeps_its_invariants() {
     engine::replay(&targets::downlink::TARGET);
 }

@@ -56,14 +56,14 @@ pub const TARGET: Target = Target {
     bounds: &[MAX_CALL_BYTES],
 };
 
-fn agent() -> AgentContext {
+pub fn agent() -> AgentContext {
     AgentContext {
         agent: "w".into(),
         inbox: PathBuf::from("/inbox"),
     }
 }
 
-fn identity() -> Identity {
+pub fn identity() -> Identity {
     Identity {
         session: "s".into(),
         incarnation: "i".into(),
@@ -148,7 +148,7 @@ fn check(input: &[u8]) -> String {
 }
 
 /// The engine's one answer to `claim_line`, with `names` unread.
-fn engine_answer(names: &[u8], claim_line: &[u8]) -> Claimed {
+pub fn engine_answer(names: &[u8], claim_line: &[u8]) -> Claimed {
     let config = EngineConfig::new(Policy::TurnBoundaryFreshIdle, "w", "/inbox/new");
     let mut engine = Engine::new(config, None, Time::ZERO);
     let at = Time::from_millis(1);
@@ -183,7 +183,7 @@ fn engine_answer(names: &[u8], claim_line: &[u8]) -> Claimed {
 }
 
 /// A refusal is one JSON line that reads back as itself.
-fn refused(refusal: &HookRefusal) {
+pub fn refused(refusal: &HookRefusal) {
     let line = refusal.to_line();
     assert!(!line.contains('\n'));
     let back: HookRefusal = serde_json::from_str(&line).expect("refusal JSON");
@@ -192,7 +192,7 @@ fn refused(refusal: &HookRefusal) {
 
 /// An answer is one JSON line that reads back as itself, prints nothing
 /// hostile, and names each of `granted` as the escape rule shows it.
-fn answered(answer: &HookAnswer, granted: &[MessageName]) {
+pub fn answered(answer: &HookAnswer, granted: &[MessageName]) {
     let line = answer.to_line();
     assert!(!line.contains('\n'));
     let back: HookAnswer = serde_json::from_str(&line).expect("answer JSON");

@@ -5,7 +5,10 @@ pub mod adapter_lines;
 pub mod declarations;
 pub mod downlink;
 pub mod hook_calls;
+pub mod kdl_writer;
+pub mod launcher_messages;
 pub mod names;
+pub mod provider_hooks;
 pub mod pty_requests;
 pub mod status_requests;
 
@@ -19,4 +22,7 @@ pub const ALL: &[&Target] = &[
     &hook_calls::TARGET,
     &downlink::TARGET,
     &names::TARGET,
+    &provider_hooks::TARGET,
+    &launcher_messages::TARGET,
+    &kdl_writer::TARGET,
 ];
