@@ -174,24 +174,40 @@ fn a_launcher_directory_others_may_write_is_refused() {
     assert!(!dir.path().join("ran").exists(), "the launcher ran");
 }
 
-/// Settings that are a FIFO are refused at once, never waited on.
+/// Settings that are a FIFO are refused at once, never waited on (before,
+/// compile-agent blocked in the open until a writer came). Run under a
+/// deadline, so a hang fails the test instead of stalling the run.
 #[test]
 fn settings_that_are_a_fifo_are_refused_at_once() {
     let dir = private_tempdir();
     fs::create_dir_all(dir.path().join("project/.claude")).expect("mkdir");
     let fifo = dir.path().join("project/.claude/settings.local.json");
     nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).expect("mkfifo");
-    let out = ding_in(
-        dir.path(),
-        &[
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_ding"))
+        .args([
             "compile-agent",
             "claude",
             "--name",
             "worker",
             "--cwd",
             "project",
-        ],
-    );
+        ])
+        .current_dir(dir.path())
+        .env("HOME", dir.path())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run ding");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while child.try_wait().expect("try_wait").is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("compile-agent hangs on a FIFO as its settings");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let out = child.wait_with_output().expect("output");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "{stderr}");
     assert!(stderr.contains("not a regular file"), "{stderr}");
