@@ -14,7 +14,7 @@ use std::fs;
 use std::os::unix::fs::PermissionsExt;
 
 use ding::core::escape::is_plain;
-use support::sidecar_agent::{ding_in, private_tempdir};
+use support::sidecar_agent::{compile_agent, ding_in, private_tempdir};
 
 /// Every character of `text` is plain or a line feed (or the backslash of
 /// an escape): no raw control, line break, format or bidi character.
@@ -44,20 +44,10 @@ fn a_line_break_in_a_path_never_declares_another_agent() {
             "s{index}{breaker}agent \"evil\" {{ command \"sh\" \"-c\" \"touch pwned\" }}{breaker}// \u{1b}]0;title\u{7}.json"
         );
         let out_file = format!("w{index}.kdl");
-        let out = ding_in(
+        let out = compile_agent(
             dir.path(),
-            &[
-                "compile-agent",
-                "claude",
-                "--name",
-                "worker",
-                "--cwd",
-                "project",
-                "--settings",
-                &settings,
-                "--out",
-                &out_file,
-            ],
+            "claude",
+            &["--settings", &settings, "--out", &out_file],
         );
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(out.status.success(), "{breaker:?}: {stderr}");
@@ -90,21 +80,7 @@ fn a_line_break_in_a_path_never_declares_another_agent() {
 fn env_names_are_checked_and_secrets_refused_with_the_way_around() {
     let dir = private_tempdir();
     fs::create_dir(dir.path().join("project")).expect("mkdir");
-    let compile = |env: &str| {
-        ding_in(
-            dir.path(),
-            &[
-                "compile-agent",
-                "claude",
-                "--name",
-                "worker",
-                "--cwd",
-                "project",
-                "--env",
-                env,
-            ],
-        )
-    };
+    let compile = |env: &str| compile_agent(dir.path(), "claude", &["--env", env]);
     let out = compile("A\rB=1");
     assert_eq!(out.status.code(), Some(2), "{out:?}");
     let stderr = String::from_utf8_lossy(&out.stderr);

@@ -19,10 +19,10 @@
 
 use std::path::PathBuf;
 
-use ding::adapter::hook_wire::{HookRefusal, MAX_CALL_BYTES};
+use ding::adapter::hook_wire::{HookCall, HookRefusal, MAX_CALL_BYTES};
 use ding::adapter::kit::{judge_call, oversized_call};
 use ding::adapter::uplink::Uplink;
-use ding::adapter::{AgentContext, HookAction, HookAnswer, Provider};
+use ding::adapter::{AgentContext, ClaimRequest, HookAction, HookAnswer, Provider};
 use ding::core::config::{EngineConfig, Policy};
 use ding::core::downlink::{Claimed, Downlink};
 use ding::core::engine::{Engine, Input, Output};
@@ -90,49 +90,14 @@ fn check(input: &[u8]) -> String {
         Some(Line::Complete(line)) => line,
     };
     let mut provider = DemoProvider;
-    let (call, plan) = match judge_call(&mut provider, &line, &agent()) {
-        Err(refusal) => {
-            assert!(
-                ["malformed-call", "unknown-version", "wrong-provider"]
-                    .contains(&refusal.error.as_str()),
-                "{refusal:?}"
-            );
-            refused(&refusal);
-            return format!("refused:{}", refusal.error);
-        }
-        Ok(judged) => judged,
+    let (call, request) = match planned_claim(&mut provider, &line, answered) {
+        Ok(planned) => planned,
+        Err(outcome) => return outcome,
     };
-    let request = match plan.action {
-        HookAction::Answer(answer) => {
-            answered(&answer, &[]);
-            return format!("answer:{}", answer.exit);
-        }
-        HookAction::Claim(request) => request,
-        // A parked call claims the same way once work arrives.
-        HookAction::Park(park) => park.claim,
-    };
-    match &request.wants {
-        ClaimWants::Oldest(limit) => assert!((1..=MAX_CLAIM_LIMIT).contains(limit)),
-        ClaimWants::Named(names) => assert!(!names.is_empty() && names.len() <= 1024),
-    }
-    if let Some(bytes) = request.name_bytes {
-        assert!((1..=MAX_CLAIM_NAME_BYTES).contains(&bytes));
-    }
     // The kit stamps the claim with the hook's identity, else the sidecar's.
     let stamped = call.identity.clone().unwrap_or_else(identity);
-    let mut out = Vec::new();
-    let mut uplink = Uplink::new(&mut out);
-    uplink.claim(&stamped, 41, &request);
-    uplink.flush().expect("flush");
-    let claim_line = out.strip_suffix(b"\n").expect("one line");
-    let event = parse_line(claim_line).expect("the uplink writes valid lines");
-    let Body::Claim(claim) = &event.body else {
-        panic!("the uplink wrote {event:?}");
-    };
-    assert_eq!(
-        (&claim.wants, claim.scope, claim.name_bytes),
-        (&request.wants, request.scope, request.name_bytes)
-    );
+    let claim_line = claim_line(&stamped, &request);
+    let claim_line = claim_line.as_slice();
 
     let claimed = engine_answer(rest, claim_line);
     let answer = provider.on_claimed(&call, &claimed, &agent());
@@ -145,6 +110,64 @@ fn check(input: &[u8]) -> String {
             .map(|r| format!("{r:?}"))
             .unwrap_or_default()
     )
+}
+
+/// Judges a call line as the kit does: a refusal or an answer ends it (the
+/// outcome's class in `Err`, the answer checked by `answered`); a claim or
+/// a park gives the call and the claim it plans.
+pub fn planned_claim<P: Provider>(
+    provider: &mut P,
+    line: &[u8],
+    answered: fn(&HookAnswer, &[MessageName]),
+) -> Result<(HookCall, ClaimRequest), String> {
+    let (call, plan) = match judge_call(provider, line, &agent()) {
+        Err(refusal) => {
+            assert!(
+                ["malformed-call", "unknown-version", "wrong-provider"]
+                    .contains(&refusal.error.as_str()),
+                "{refusal:?}"
+            );
+            refused(&refusal);
+            return Err(format!("refused:{}", refusal.error));
+        }
+        Ok(judged) => judged,
+    };
+    match plan.action {
+        HookAction::Answer(answer) => {
+            answered(&answer, &[]);
+            Err(format!("answer:{}", answer.exit))
+        }
+        HookAction::Claim(request) => Ok((call, request)),
+        // A parked call claims the same way once work arrives.
+        HookAction::Park(park) => Ok((call, park.claim)),
+    }
+}
+
+/// The line the kit's uplink writes for `request` (claim id 41), after
+/// checking that the request is within the protocol's bounds and that the
+/// line parses as exactly that claim.
+pub fn claim_line(identity: &Identity, request: &ClaimRequest) -> Vec<u8> {
+    match &request.wants {
+        ClaimWants::Oldest(limit) => assert!((1..=MAX_CLAIM_LIMIT).contains(limit)),
+        ClaimWants::Named(names) => assert!(!names.is_empty() && names.len() <= 1024),
+    }
+    if let Some(bytes) = request.name_bytes {
+        assert!((1..=MAX_CLAIM_NAME_BYTES).contains(&bytes));
+    }
+    let mut out = Vec::new();
+    let mut uplink = Uplink::new(&mut out);
+    uplink.claim(identity, 41, request);
+    uplink.flush().expect("flush");
+    let line = out.strip_suffix(b"\n").expect("one line").to_vec();
+    let event = parse_line(&line).expect("the uplink writes valid lines");
+    let Body::Claim(claim) = &event.body else {
+        panic!("the uplink wrote {event:?}");
+    };
+    assert_eq!(
+        (&claim.wants, claim.scope, claim.name_bytes),
+        (&request.wants, request.scope, request.name_bytes)
+    );
+    line
 }
 
 /// The engine's one answer to `claim_line`, with `names` unread.

@@ -19,18 +19,16 @@
 //!   hook-owned without being in any context.
 
 use ding::adapter::hook_wire::{HOOK_WIRE_VERSION, HookCall};
-use ding::adapter::kit::judge_call;
-use ding::adapter::{HookAction, HookAnswer, Provider};
+use ding::adapter::{HookAnswer, Provider};
 use ding::core::escape::escape;
 use ding::core::message::MessageName;
-use ding::core::protocol::{ClaimWants, MAX_CLAIM_LIMIT, MAX_CLAIM_NAME_BYTES};
 use ding::providers::claude::adapter::Claude;
 use ding::providers::codex::adapter::Codex;
 use serde_json::Value;
 
 use super::super::support_hostile::assert_harmless_lines;
 use super::super::target::Target;
-use super::hook_calls::{agent, engine_answer, identity, refused};
+use super::hook_calls::{agent, claim_line, engine_answer, identity, planned_claim};
 
 pub const TARGET: Target = Target {
     name: "provider-hooks",
@@ -92,34 +90,12 @@ fn check(input: &[u8]) -> String {
 }
 
 fn run<P: Provider>(provider: &mut P, line: &str, names: &[u8]) -> String {
-    let (call, plan) = match judge_call(provider, line.as_bytes(), &agent()) {
-        Err(refusal) => {
-            refused(&refusal);
-            return format!("refused:{}", refusal.error);
-        }
-        Ok(judged) => judged,
+    let (call, request) = match planned_claim(provider, line.as_bytes(), answered) {
+        Ok(planned) => planned,
+        Err(outcome) => return outcome,
     };
-    let request = match plan.action {
-        HookAction::Answer(answer) => {
-            answered(&answer, &[]);
-            return format!("answer:{}", answer.exit);
-        }
-        HookAction::Claim(request) => request,
-        HookAction::Park(park) => park.claim,
-    };
-    match &request.wants {
-        ClaimWants::Oldest(limit) => assert!((1..=MAX_CLAIM_LIMIT).contains(limit)),
-        ClaimWants::Named(names) => assert!(!names.is_empty() && names.len() <= 1024),
-    }
-    if let Some(bytes) = request.name_bytes {
-        assert!((1..=MAX_CLAIM_NAME_BYTES).contains(&bytes));
-    }
-    let mut out = Vec::new();
-    let mut uplink = ding::adapter::uplink::Uplink::new(&mut out);
-    uplink.claim(&identity(), 41, &request);
-    uplink.flush().expect("flush");
-    let claim_line = out.strip_suffix(b"\n").expect("one line");
-    let claimed = engine_answer(names, claim_line);
+    let claim_line = claim_line(&identity(), &request);
+    let claimed = engine_answer(names, &claim_line);
     let answer = provider.on_claimed(&call, &claimed, &agent());
     answered(&answer, &claimed.granted);
     format!(
