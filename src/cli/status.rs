@@ -322,6 +322,14 @@ pub fn render(document: &Value) -> String {
             "running".to_string()
         } else if everything_down {
             "stopped".to_string()
+        } else if let Some(silent) = down
+            .iter()
+            .map(|part| part.strip_suffix(" not-answering"))
+            .collect::<Option<Vec<&str>>>()
+        {
+            // Alive, only silent (starting, hung, or swamped): not the same
+            // as a process that is gone.
+            format!("NOT ANSWERING: {}", silent.join(", "))
         } else {
             format!("NOT RUNNING: {}", down.join(", "))
         }
@@ -572,4 +580,34 @@ fn render_pty(pty: &Value, document: &Value) -> String {
         text(&identity["generation"]),
         shown(&pty["revision"])
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// A process that is alive but does not answer is told apart from one
+    /// that is gone, on the first line people read.
+    #[test]
+    fn a_silent_sidecar_is_not_answering_not_not_running() {
+        let document = |sidecar: &str| {
+            json!({
+                "agent": "w",
+                "harness": {"state": "running", "pid": 9, "forMs": 5000},
+                "ptyHost": {"state": "running", "pid": 8},
+                "sidecar": {"state": sidecar, "pid": 7},
+            })
+        };
+        let shown = render(&document("not-answering"));
+        assert!(
+            shown.starts_with("agent w: NOT ANSWERING: sidecar\n"),
+            "{shown}"
+        );
+        let shown = render(&document("dead"));
+        assert!(
+            shown.starts_with("agent w: NOT RUNNING: sidecar dead\n"),
+            "{shown}"
+        );
+    }
 }
