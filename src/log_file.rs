@@ -68,6 +68,27 @@ pub enum Written {
     Lost,
 }
 
+impl Written {
+    /// The record the log writes right after this line, if any:
+    /// `log-rotated` naming the previous generation, or
+    /// `log-writes-recovered` with how many lines were lost and since when.
+    pub fn note(&self) -> Option<serde_json::Value> {
+        match self {
+            Written::Line | Written::Lost => None,
+            Written::Rotated(previous) => Some(serde_json::json!({
+                "event": "log-rotated",
+                "previous": previous,
+            })),
+            Written::Recovered(failure) => Some(serde_json::json!({
+                "event": "log-writes-recovered",
+                "failingSince": failure.since,
+                "lostLines": failure.lost_lines,
+                "error": failure.error,
+            })),
+        }
+    }
+}
+
 struct Rotation {
     path: PathBuf,
     max: u64,

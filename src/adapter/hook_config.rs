@@ -22,15 +22,14 @@
 //! changes.
 
 use std::fs;
-use std::io::{self, Read};
-use std::os::unix::fs::OpenOptionsExt;
+use std::io;
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 use serde_json::{Map, Value};
 
-use crate::core::escape::escape_bytes;
-use crate::sidecar::private_file::replace;
+use crate::core::escape::escape_path;
+use crate::sidecar::private_file::{read_regular, replace};
 
 /// One handler wanted under `event` (in a group with `matcher`, if any).
 #[derive(Clone, Debug, PartialEq)]
@@ -130,38 +129,21 @@ pub const MAX_SETTINGS_BYTES: u64 = 4 * 1024 * 1024;
 /// Reads a JSON settings file: `{}` if it does not exist; an error naming
 /// the file if it cannot be read or parsed, is not a regular file (a FIFO
 /// would block the read forever, a device never end), or is larger than
-/// [`MAX_SETTINGS_BYTES`]. A symbolic link to a regular file is followed:
-/// settings often live in a dotfiles repository.
+/// [`MAX_SETTINGS_BYTES`]. Symbolic links are resolved first (settings
+/// often live in a dotfiles repository); what they lead to is read as
+/// [`read_regular`] reads DING's own files, unopened unless regular.
 pub fn read_file(path: &Path) -> Result<Value> {
-    let shown = escape_bytes(path.as_os_str().as_encoded_bytes());
-    let file = match fs::OpenOptions::new()
-        .read(true)
-        // Opening a FIFO for reading blocks until a writer comes; with
-        // O_NONBLOCK it opens at once and is refused below.
-        .custom_flags(nix::libc::O_NONBLOCK | nix::libc::O_NOCTTY)
-        .open(path)
-    {
-        Ok(file) => file,
+    let shown = escape_path(path);
+    let target = match fs::canonicalize(path) {
+        Ok(target) => target,
         Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(Value::Object(Map::new())),
         Err(err) => return Err(err).with_context(|| format!("read {shown}")),
     };
-    let meta = file.metadata().with_context(|| format!("read {shown}"))?;
-    if !meta.is_file() {
-        bail!("{shown} is not a regular file; it was left as it is (settings are a JSON file)");
-    }
-    if meta.len() > MAX_SETTINGS_BYTES {
-        bail!(
-            "{shown} is {} bytes, more than the {MAX_SETTINGS_BYTES} a settings file may be; it was left as it is",
-            meta.len()
-        );
-    }
-    let mut bytes = Vec::new();
-    file.take(MAX_SETTINGS_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .with_context(|| format!("read {shown}"))?;
-    if bytes.len() as u64 > MAX_SETTINGS_BYTES {
-        bail!("{shown} grew past {MAX_SETTINGS_BYTES} bytes while read; it was left as it is");
-    }
+    let bytes = match read_regular(&target, MAX_SETTINGS_BYTES) {
+        Ok(Some(bytes)) => bytes,
+        Ok(None) => return Ok(Value::Object(Map::new())),
+        Err(problem) => bail!("cannot read {shown}: {problem}; it was left as it is"),
+    };
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Ok(Value::Object(Map::new()));
     }
@@ -178,7 +160,7 @@ pub fn read_file(path: &Path) -> Result<Value> {
 pub fn edit_file(path: &Path, edit: impl FnOnce(&mut Value) -> Result<()>) -> Result<bool> {
     let before = read_file(path)?;
     let mut after = before.clone();
-    let shown = escape_bytes(path.as_os_str().as_encoded_bytes());
+    let shown = escape_path(path);
     edit(&mut after).with_context(|| format!("cannot merge into {shown}"))?;
     if after == before && path.exists() {
         return Ok(false);

@@ -521,18 +521,11 @@ impl<P: Provider> Kit<P> {
     }
 
     /// The files an answer carried go back to unread work: the hook never
-    /// passed them on.
+    /// passed them on. (The sidecar logs the release and its cause.)
     fn give_back(&mut self, identity: &Identity, messages: Vec<MessageName>, why: Undelivered) {
-        if messages.is_empty() {
-            return;
+        if !messages.is_empty() {
+            self.uplink.release(identity, messages, why);
         }
-        let _ = writeln!(
-            io::stderr(),
-            "adapter: {} claimed file(s) given back: {}",
-            messages.len(),
-            why.token()
-        );
-        self.uplink.release(identity, messages, why);
     }
 
     /// The claim in flight for `waiting`, if any, is remembered as
@@ -862,13 +855,7 @@ impl<P: Provider> Kit<P> {
 
     fn on_time(&mut self) {
         let now = Instant::now();
-        let expired: Vec<Token> = self
-            .waiting
-            .iter()
-            .filter(|(_, waiting)| waiting.deadline <= now)
-            .map(|(token, _)| *token)
-            .collect();
-        for token in expired {
+        for token in due(&self.waiting, now, |waiting| waiting.deadline) {
             // No answer from the sidecar in time: inject nothing, and give
             // back whatever the claim grants if its answer comes after all.
             let Some(waiting) = self.waiting.remove(&token) else {
@@ -880,13 +867,7 @@ impl<P: Provider> Kit<P> {
                 None => self.answer(token, &HookAnswer::default()),
             }
         }
-        let unconfirmed: Vec<Token> = self
-            .delivering
-            .iter()
-            .filter(|(_, sent)| sent.deadline <= now)
-            .map(|(token, _)| *token)
-            .collect();
-        for token in unconfirmed {
+        for token in due(&self.delivering, now, |sent| sent.deadline) {
             if let Some(server) = self.hooks.as_mut() {
                 server.close(self.poll.registry(), token);
             }
@@ -928,6 +909,15 @@ impl<P: Provider> Kit<P> {
             }
         }
     }
+}
+
+/// The peers in `waits` whose deadline has come by `now`.
+fn due<T>(waits: &HashMap<Token, T>, now: Instant, deadline: fn(&T) -> Instant) -> Vec<Token> {
+    waits
+        .iter()
+        .filter(|(_, wait)| deadline(wait) <= now)
+        .map(|(token, _)| *token)
+        .collect()
 }
 
 /// What the kit makes of one hook call line: the call and the provider's

@@ -15,7 +15,7 @@ use lexopt::prelude::*;
 
 use super::help_asked;
 use crate::adapter::compile::{CompileRequest, IdlePath, is_secret_name, secret_refusal};
-use crate::core::escape::escape;
+use crate::core::escape::{escape, escape_path};
 use crate::decl::{is_valid_agent_name, is_valid_env_name};
 use crate::providers;
 use crate::sidecar::private_file::replace;
@@ -118,11 +118,6 @@ pub fn run(parser: &mut lexopt::Parser) -> Result<ExitCode> {
         None => write!(std::io::stdout(), "{text}")?,
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// A path as the operator's terminal may show it: by the one rule.
-fn escape_path(path: &std::path::Path) -> String {
-    crate::core::escape::escape_bytes(path.as_os_str().as_encoded_bytes())
 }
 
 type Parsed = (String, CompileRequest, Option<PathBuf>);

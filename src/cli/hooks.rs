@@ -16,6 +16,7 @@ use lexopt::prelude::*;
 
 use super::help_asked;
 use crate::adapter::compile::launcher_name;
+use crate::core::escape::escape_path;
 use crate::private_dir::{check_no_foreign_writes, current_uid};
 use crate::providers;
 use crate::sidecar::private_file::replace;
@@ -64,7 +65,7 @@ pub fn run(parser: &mut lexopt::Parser) -> Result<ExitCode> {
         .recursive(true)
         .mode(0o755)
         .create(&dir)
-        .with_context(|| format!("create {}", shown(&dir)))?;
+        .with_context(|| format!("create {}", escape_path(&dir)))?;
     check_no_foreign_writes(&dir, current_uid())?;
     let mut out = std::io::stdout();
     for (provider, _) in providers::adapters() {
@@ -73,7 +74,7 @@ pub fn run(parser: &mut lexopt::Parser) -> Result<ExitCode> {
         writeln!(
             out,
             "{} {}",
-            shown(&path),
+            escape_path(&path),
             if changed { "written" } else { "unchanged" }
         )?;
     }
@@ -94,11 +95,7 @@ fn install(path: &Path, text: &str) -> Result<bool> {
     if std::fs::read(path).is_ok_and(|bytes| bytes == text.as_bytes()) {
         return Ok(false);
     }
-    replace(path, text.as_bytes(), 0o755).with_context(|| format!("write {}", shown(path)))?;
+    replace(path, text.as_bytes(), 0o755)
+        .with_context(|| format!("write {}", escape_path(path)))?;
     Ok(true)
-}
-
-/// A path as the operator's terminal may show it: by the one rule.
-fn shown(path: &Path) -> String {
-    crate::core::escape::escape_bytes(path.as_os_str().as_encoded_bytes())
 }

@@ -720,7 +720,7 @@ impl Engine {
         let ownership = &self.ownership;
         self.given_back.retain(|name, (_, at)| {
             ownership
-                .iter_one(name)
+                .state_since(name)
                 .is_some_and(|(state, since)| *state == MessageState::Pending && since == *at)
         });
         for name in &owned {

@@ -57,6 +57,12 @@ pub fn escape_bytes(bytes: &[u8]) -> String {
     shown
 }
 
+/// A path by the rule: [`escape_bytes`] of its bytes, so a path that is not
+/// UTF-8 or holds a control character prints harmlessly and exactly.
+pub fn escape_path(path: &std::path::Path) -> String {
+    escape_bytes(path.as_os_str().as_encoded_bytes())
+}
+
 /// [`escape`], cut to at most `max_chars` characters (an escape is never
 /// split) and marked with `...` when it was cut.
 pub fn escape_bounded(text: &str, max_chars: usize) -> String {

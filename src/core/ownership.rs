@@ -155,7 +155,7 @@ impl Ownership {
 
     /// Every unread file with its state and since when, in FIFO order.
     /// The state of `name` and since when, if it is known.
-    pub fn iter_one(&self, name: &MessageName) -> Option<(&MessageState, Time)> {
+    pub fn state_since(&self, name: &MessageName) -> Option<(&MessageState, Time)> {
         self.entries
             .get(name)
             .map(|entry| (&entry.state, entry.since))

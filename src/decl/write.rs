@@ -104,11 +104,7 @@ pub fn quote(text: &str) -> String {
 /// A node name: bare when it is a plain identifier (an environment
 /// variable's usual spelling), quoted otherwise.
 fn node_name(name: &str) -> String {
-    let bare = name
-        .chars()
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    let bare = crate::decl::is_valid_env_name(name)
         && !matches!(name, "true" | "false" | "null" | "inf" | "nan");
     if bare { name.to_string() } else { quote(name) }
 }

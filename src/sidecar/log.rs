@@ -39,7 +39,7 @@ use super::log_limit::{RepeatLimiter, Suppressed};
 use crate::core::decision::Record;
 use crate::core::escape::escape;
 use crate::core::time::Time;
-use crate::log_file::{LogFailure, LogSink, Written};
+use crate::log_file::{LogFailure, LogSink};
 use crate::wall_clock::now_rfc3339;
 
 /// The most bytes of one string a record carries.
@@ -180,21 +180,10 @@ impl Log {
 
     fn emit(&mut self, value: Value) {
         let line = self.render(value);
-        let note = match self.sink.write_line(&line) {
-            Written::Line | Written::Lost => return,
-            Written::Rotated(previous) => json!({
-                "event": "log-rotated",
-                "previous": previous,
-            }),
-            Written::Recovered(failure) => json!({
-                "event": "log-writes-recovered",
-                "failingSince": failure.since,
-                "lostLines": failure.lost_lines,
-                "error": failure.error,
-            }),
-        };
-        let note = self.render(note);
-        self.sink.write_line(&note);
+        if let Some(note) = self.sink.write_line(&line).note() {
+            let note = self.render(note);
+            self.sink.write_line(&note);
+        }
     }
 
     /// Since when this log's writes fail, if they do.

@@ -38,7 +38,7 @@ use nix::sys::wait::{Id, WaitPidFlag, WaitStatus, waitid, waitpid};
 use nix::unistd::{Pid, Uid};
 use serde_json::json;
 
-use crate::log_file::{LogSink, Written};
+use crate::log_file::LogSink;
 use crate::pty::child::{self, Launch};
 use crate::pty::connection::{Connection, Fill, Mode};
 use crate::pty::identity::{LaunchSpec, fresh_incarnation};
@@ -414,16 +414,8 @@ impl Host {
                 serde_json::Value::String(crate::wall_clock::now_rfc3339()),
             );
         }
-        let note = match self.log.write_line(&line.to_string()) {
-            Written::Line | Written::Lost => return,
-            Written::Rotated(previous) => json!({"event": "log-rotated", "previous": previous}),
-            Written::Recovered(failure) => json!({
-                "event": "log-writes-recovered",
-                "failingSince": failure.since,
-                "lostLines": failure.lost_lines,
-                "error": failure.error,
-            }),
-        };
-        self.log(note);
+        if let Some(note) = self.log.write_line(&line.to_string()).note() {
+            self.log(note);
+        }
     }
 }
