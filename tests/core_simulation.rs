@@ -468,6 +468,14 @@ impl Sim {
         let mut line = envelope(sequence, &identity);
         let body = match self.rng.below(12) {
             0..=6 => self.activity(&mut line),
+            7..=8 if self.rng.chance(25) => {
+                let named = self.hook_names();
+                let reason = self.rng.pick(&["hook-gone", "no-receipt"]).unwrap();
+                line.insert("kind".into(), json!("release"));
+                line.insert("messages".into(), json!(named));
+                line.insert("reason".into(), json!(reason));
+                Body::Release(named)
+            }
             7..=8 => {
                 let named = self.hook_names();
                 line.insert("kind".into(), json!("turn-boundary"));

@@ -662,6 +662,8 @@ impl Engine {
                 self.on_claim(claim, event.identity.incarnation.into_owned());
             }
             Body::Release { messages, reason } => {
+                // A newer event ends the lease, like every other (spec §6).
+                self.end_lease(HoldReason::TurnBoundary);
                 self.on_undelivered(messages, reason, &event.identity.incarnation)
             }
             Body::Lifecycle { event: fact } => {

@@ -143,6 +143,8 @@ pub enum Body {
         revision: Option<u64>,
     },
     Receipt(Vec<String>),
+    /// `release`: a claim's hook never passed these on.
+    Release(Vec<String>),
     Claim {
         id: u64,
         wants: Wants,
@@ -782,6 +784,12 @@ impl Oracle {
                     self.take_for_hook(name, &incarnation, now);
                 }
             }
+            Body::Release(names) => {
+                self.lease = Lease::Ended("turn-boundary");
+                for name in names {
+                    self.give_back(name, &incarnation);
+                }
+            }
             Body::Claim {
                 id,
                 wants,
@@ -840,6 +848,29 @@ impl Oracle {
         } else {
             self.unseen
                 .insert(name.to_string(), (incarnation.to_string(), now));
+        }
+    }
+
+    /// Spec §2.2 `release`: a file hook-owned for this incarnation is
+    /// pending again; one a hook took before it was seen is no longer
+    /// expected as hook-owned; anything else is not the claim's to give.
+    fn give_back(&mut self, name: &str, incarnation: &str) {
+        match self.files.get_mut(name) {
+            Some(file) => {
+                if matches!(file, File::HookOwned { incarnation: owner, .. } if owner == incarnation)
+                {
+                    *file = File::Pending;
+                }
+            }
+            None => {
+                if self
+                    .unseen
+                    .get(name)
+                    .is_some_and(|(owner, _)| owner == incarnation)
+                {
+                    self.unseen.remove(name);
+                }
+            }
         }
     }
 
