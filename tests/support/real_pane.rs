@@ -259,8 +259,11 @@ pub fn prompt_is_one_notice(request: &Value) -> bool {
 
 /// Waits for a model call carrying the exact filename `name`.
 pub fn wait_carrying(model: &ModelServer, name: &str) -> Value {
+    // A title request (Codex asks for the thread's title from its first
+    // prompt, sometimes before the prompt's own call) carries the text too,
+    // but it is no call of a turn: titles are apart, as in `report`.
     model.wait_request(&format!("a model call carrying {name}"), |request| {
-        carries(request, name)
+        request["class"] != "title" && carries(request, name)
     })
 }
 
