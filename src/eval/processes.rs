@@ -24,6 +24,12 @@ pub struct Found {
 }
 
 /// Live processes (zombies excluded) whose environment has `NAME=VALUE`.
+///
+/// A process in the middle of `execve` has no readable environment for a
+/// moment (the kernel installs the new memory before it writes the
+/// environment there, and a `vfork` parent already runs again), so a
+/// caller that must find everything asks again after ending what it found,
+/// as the trial's teardown does.
 pub fn with_variable(name: &str, value: &Path) -> Vec<Found> {
     let mut marker = format!("{name}=").into_bytes();
     marker.extend_from_slice(value.as_os_str().as_encoded_bytes());
@@ -101,7 +107,16 @@ mod tests {
             .spawn()
             .expect("spawn");
         let pid = child.id() as i32;
-        let found = with_variable("DING_EVAL_TEST_MARK", dir.path());
+        // `spawn` returns once the child is in `execve`, which may be
+        // before its new environment is readable: wait for that event.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let found = loop {
+            let found = with_variable("DING_EVAL_TEST_MARK", dir.path());
+            if !found.is_empty() || Instant::now() > deadline {
+                break found;
+            }
+            thread::sleep(Duration::from_millis(5));
+        };
         assert_eq!(found.iter().map(|f| f.pid).collect::<Vec<_>>(), [pid]);
         assert_eq!(found[0].command, "sleep 600");
         let left = end(&[pid], Duration::from_secs(5));
