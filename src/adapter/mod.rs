@@ -2,8 +2,11 @@
 //! not about one provider.
 //!
 //! A provider is data plus pure functions ([`Provider`]): it reads a screen
-//! snapshot, and it answers hook calls. The kit is the process glue that
-//! every provider shares:
+//! snapshot, and it answers hook calls, each with the time as an input.
+//! Every decision that is not about one provider is the adapter machine's
+//! (`machine`): sans-IO like the core engine, driven by the kit's process
+//! shell (`kit`) in an adapter and by the whole-agent simulation in tests.
+//! What they share:
 //!
 //! * the **uplink** (`uplink`): protocol v1 lines on stdout, with the
 //!   identity the sidecar fences on and a strictly increasing sequence,
@@ -24,8 +27,10 @@
 //!   puts into the model's next context, naming exact files;
 //! * the **screen** pieces (`screen`): the kinds of screen a grammar tells
 //!   apart and their reading, and which styled run covers a cell;
-//! * one mio loop (`kit`) with no busy polling: with nothing wanted and no
-//!   hook running it sleeps in `poll` with no timeout at all.
+//! * every timing of the room, with its orderings tested (`timing`);
+//! * the process shell (`kit`): one mio loop with no busy polling and no
+//!   policy; with nothing wanted and no hook running it sleeps in `poll`
+//!   with no timeout at all.
 //!
 //! Nothing here names a provider; the neutrality test covers this room.
 
@@ -34,10 +39,12 @@ pub mod context;
 pub mod hook_config;
 pub mod hook_wire;
 pub mod kit;
+pub mod machine;
 pub mod parked;
 pub mod pty_watch;
 pub mod relay;
 pub mod screen;
+pub mod timing;
 pub mod uplink;
 
 use std::borrow::Cow;
@@ -48,6 +55,7 @@ use crate::core::downlink::Claimed;
 use crate::core::identity::Identity;
 use crate::core::message::MessageName;
 use crate::core::protocol::{ActivityState, ClaimScope, ClaimWants, Composer, Lifecycle};
+use crate::core::time::Time;
 use crate::pty::wire::Snapshot;
 
 pub use hook_wire::{HookAnswer, HookCall};
@@ -212,42 +220,42 @@ impl<A> Planned<A> {
 }
 
 /// One harness's grammar and hook semantics. Every method reads only its
-/// arguments and the provider's own state, so each is tested table-driven
-/// against real captures.
+/// arguments (the time among them) and the provider's own state, which the
+/// methods change in plain view (`&mut self`, never a `Cell`), so each is
+/// tested table-driven against real captures and driven by the whole-agent
+/// simulation on a simulated clock.
 pub trait Provider {
     /// The name hooks use (`ding hook NAME EVENT`); calls for another name
     /// are refused.
     fn name(&self) -> &'static str;
 
-    /// Reads one snapshot.
-    fn read_screen(&self, snapshot: &Snapshot) -> Reading;
+    /// The evidence one snapshot gives, read at `now`: the screen's grammar,
+    /// combined with what the hooks last said.
+    fn evidence(&mut self, snapshot: &Snapshot, now: Time) -> Reading;
 
-    /// Combines what hooks last said with a screen reading into the
-    /// evidence to report. The default trusts the screen alone.
-    fn evidence(&self, screen: Reading) -> Reading {
-        screen
-    }
-
-    /// A hook call arrived. The default answers nothing.
-    fn on_hook(&mut self, _call: &HookCall, _agent: &AgentContext) -> HookPlan {
+    /// A hook call arrived at `now`. The default answers nothing.
+    fn on_hook(&mut self, _call: &HookCall, _agent: &AgentContext, _now: Time) -> HookPlan {
         HookPlan::nothing()
     }
 
-    /// The claim made for `call` was answered; render the hook's answer.
-    /// For a parked call this is called only when the claim granted files.
+    /// The claim made for `call` was answered at `now`; render the hook's
+    /// answer. For a parked call this is called only when the claim
+    /// granted files.
     fn on_claimed(
         &mut self,
         _call: &HookCall,
         _claimed: &Claimed,
         _agent: &AgentContext,
+        _now: Time,
     ) -> HookAnswer {
         HookAnswer::default()
     }
 
-    /// The terminal's identity changed (a new incarnation of the harness,
-    /// or none known): what the hooks said about the old one no longer
-    /// holds. The default forgets nothing.
-    fn on_identity(&mut self, _identity: Option<&Identity>) {}
+    /// The terminal's identity changed at `now` (a new incarnation of the
+    /// harness, or none known). Every provider decides here, in one place,
+    /// what it remembers across a restart: what the hooks said about the
+    /// old incarnation no longer holds for the new one.
+    fn on_new_terminal(&mut self, identity: Option<&Identity>, now: Time);
 
     /// A call parked in `slot` left it unanswered (see [`ParkEnded`]).
     fn on_park_ended(&mut self, _call: &HookCall, _slot: &'static str, _ended: ParkEnded) {}
@@ -267,6 +275,25 @@ pub trait Provider {
     /// adapter relies on is missing.
     fn check_setup(&self, _harness: Option<&[String]>) -> Result<String, String> {
         Ok(self.remark().unwrap_or_else(|| "nothing to check".into()))
+    }
+}
+
+/// The incarnation of the harness a provider's memory is about. A hook
+/// can know of a restart before the sidecar's downlink says so (its own
+/// identity comes from the new harness's environment), so both tell the
+/// provider, and only the first of them is news.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Incarnation(Option<String>);
+
+impl Incarnation {
+    /// Notes `incarnation`; whether it differs from the one noted before
+    /// (the provider then forgets what it heard of the old one).
+    pub fn changed_to(&mut self, incarnation: Option<&str>) -> bool {
+        if self.0.as_deref() == incarnation {
+            return false;
+        }
+        self.0 = incarnation.map(String::from);
+        true
     }
 }
 

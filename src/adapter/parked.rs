@@ -8,29 +8,24 @@
 //! input could deliver) and has stayed wanted for the park's `settle` time,
 //! so a burst of arrivals is claimed at once. A claim that grants nothing
 //! (everything was taken by another hook, or is being typed) puts the call
-//! back, to try again after [`RETRY_AFTER`] while evidence stays wanted.
+//! back, to try again after [`PARK_RETRY_AFTER`](super::timing::PARK_RETRY_AFTER) while evidence stays wanted.
 //!
 //! Every parked call has a deadline: the park's `hold_for`, and at most the
-//! hook's own timeout less [`TIMEOUT_MARGIN`], so the kit always answers
+//! hook's own timeout less [`PARK_TIMEOUT_MARGIN`](super::timing::PARK_TIMEOUT_MARGIN), so the kit always answers
 //! (with nothing) before the hook is killed, and the harness never sees a
 //! hook time out.
 //!
 //! This module is the bookkeeping only, with time passed in, so every rule
-//! is tested without a loop; `kit.rs` does the I/O.
+//! is tested without a loop; the adapter machine (`machine/`) uses it.
 
 use std::collections::BTreeMap;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::Park;
 use super::Reading;
+use super::timing::{PARK_RETRY_AFTER as RETRY_AFTER, PARK_TIMEOUT_MARGIN as TIMEOUT_MARGIN};
 use crate::core::protocol::{ActivityState, Composer};
-
-/// How much earlier than the hook's own timeout a parked call is answered.
-pub const TIMEOUT_MARGIN: Duration = Duration::from_secs(2);
-
-/// After a claim for a parked call granted nothing, how long until it is
-/// tried again (while evidence stays wanted).
-pub const RETRY_AFTER: Duration = Duration::from_secs(1);
+use crate::core::time::Time;
 
 /// One parked call: who to answer (`peer`), what it carries (`call`), and
 /// the park it asked for.
@@ -40,9 +35,9 @@ pub struct Parked<P, C> {
     pub call: C,
     pub park: Park,
     /// When it is answered with nothing.
-    pub deadline: Instant,
+    pub deadline: Time,
     /// When it is due for its claim; `None` while evidence is not wanted.
-    pub fire_at: Option<Instant>,
+    pub fire_at: Option<Time>,
 }
 
 /// The slots, keyed by the provider's slot names.
@@ -61,12 +56,12 @@ impl<P, C> Default for Slots<P, C> {
 
 /// The deadline of a call parked at `now`: `hold_for`, and at most the
 /// hook's own timeout less the margin.
-pub fn deadline(park: &Park, hook_timeout: Option<Duration>, now: Instant) -> Instant {
+pub fn deadline(park: &Park, hook_timeout: Option<Duration>, now: Time) -> Time {
     let hold = match hook_timeout {
         Some(timeout) => park.hold_for.min(timeout.saturating_sub(TIMEOUT_MARGIN)),
         None => park.hold_for,
     };
-    now + hold
+    now.saturating_add(hold)
 }
 
 /// Whether `park` may be claimed for, given whether the last screen read
@@ -90,11 +85,11 @@ impl<P: Copy + Eq, C> Slots<P, C> {
         peer: P,
         call: C,
         park: Park,
-        deadline: Instant,
+        deadline: Time,
         wanted: bool,
-        now: Instant,
+        now: Time,
     ) -> Option<Parked<P, C>> {
-        let fire_at = wanted.then(|| now + park.settle);
+        let fire_at = wanted.then(|| now.saturating_add(park.settle));
         let slot = park.slot;
         self.slots.insert(
             slot,
@@ -109,16 +104,16 @@ impl<P: Copy + Eq, C> Slots<P, C> {
     }
 
     /// Puts back a call whose claim granted nothing, to try again after
-    /// [`RETRY_AFTER`] if evidence is still wanted. If a newer call took
+    /// [`PARK_RETRY_AFTER`](super::timing::PARK_RETRY_AFTER) if evidence is still wanted. If a newer call took
     /// its slot meanwhile, gives it back: the caller answers it with
     /// nothing.
     pub fn restore(
         &mut self,
         parked: Parked<P, C>,
         wanted: bool,
-        now: Instant,
+        now: Time,
     ) -> Option<Parked<P, C>> {
-        let fire_at = wanted.then(|| now + RETRY_AFTER.max(parked.park.settle));
+        let fire_at = wanted.then(|| now.saturating_add(RETRY_AFTER.max(parked.park.settle)));
         self.put_back(parked, fire_at)
     }
 
@@ -126,14 +121,14 @@ impl<P: Copy + Eq, C> Slots<P, C> {
     /// yet ([`may_wake`]): it is due again after its
     /// settle time, when the screen may have changed. If a newer call took
     /// its slot meanwhile, gives it back, as [`Slots::restore`] does.
-    pub fn hold(&mut self, parked: Parked<P, C>, now: Instant) -> Option<Parked<P, C>> {
-        let fire_at = Some(now + parked.park.settle);
+    pub fn hold(&mut self, parked: Parked<P, C>, now: Time) -> Option<Parked<P, C>> {
+        let fire_at = Some(now.saturating_add(parked.park.settle));
         self.put_back(parked, fire_at)
     }
 
     /// Puts `parked` back in its slot, due at `fire_at`, unless a newer call
     /// took the slot: then gives it back.
-    fn put_back(&mut self, parked: Parked<P, C>, fire_at: Option<Instant>) -> Option<Parked<P, C>> {
+    fn put_back(&mut self, parked: Parked<P, C>, fire_at: Option<Time>) -> Option<Parked<P, C>> {
         if self.slots.contains_key(parked.park.slot) {
             return Some(parked);
         }
@@ -144,23 +139,23 @@ impl<P: Copy + Eq, C> Slots<P, C> {
 
     /// Evidence became wanted (each parked call is due after its settle
     /// time) or not wanted any more (none is due).
-    pub fn on_demand(&mut self, wanted: bool, now: Instant) {
+    pub fn on_demand(&mut self, wanted: bool, now: Time) {
         for parked in self.slots.values_mut() {
             parked.fire_at = match (wanted, parked.fire_at) {
                 (false, _) => None,
                 (true, Some(at)) => Some(at),
-                (true, None) => Some(now + parked.park.settle),
+                (true, None) => Some(now.saturating_add(parked.park.settle)),
             };
         }
     }
 
     /// Removes and returns the calls due for their claim.
-    pub fn take_due(&mut self, now: Instant) -> Vec<Parked<P, C>> {
+    pub fn take_due(&mut self, now: Time) -> Vec<Parked<P, C>> {
         self.take(|parked| parked.fire_at.is_some_and(|at| at <= now) && parked.deadline > now)
     }
 
     /// Removes and returns the calls whose deadline came.
-    pub fn take_expired(&mut self, now: Instant) -> Vec<Parked<P, C>> {
+    pub fn take_expired(&mut self, now: Time) -> Vec<Parked<P, C>> {
         self.take(|parked| parked.deadline <= now)
     }
 
@@ -180,7 +175,7 @@ impl<P: Copy + Eq, C> Slots<P, C> {
     }
 
     /// The earliest time something is due.
-    pub fn next_deadline(&self) -> Option<Instant> {
+    pub fn next_deadline(&self) -> Option<Time> {
         self.slots
             .values()
             .flat_map(|parked| [Some(parked.deadline), parked.fire_at])
@@ -249,7 +244,7 @@ mod tests {
 
     #[test]
     fn a_newer_call_replaces_the_older_one_in_its_slot_only() {
-        let now = Instant::now();
+        let now = Time::from_millis(1_000_000);
         let mut slots: Slots<u32, &str> = Slots::default();
         let at = deadline(&park("wake"), None, now);
         assert!(slots.park(1, "a", park("wake"), at, false, now).is_none());
@@ -289,7 +284,7 @@ mod tests {
 
     #[test]
     fn a_held_call_is_due_again_after_its_settle_time_unless_replaced() {
-        let now = Instant::now();
+        let now = Time::from_millis(1_000_000);
         let mut slots: Slots<u32, &str> = Slots::default();
         let at = deadline(&park("queue"), None, now);
         assert!(
@@ -320,7 +315,7 @@ mod tests {
 
     #[test]
     fn a_released_slot_gives_back_its_call_and_is_empty() {
-        let now = Instant::now();
+        let now = Time::from_millis(1_000_000);
         let mut slots: Slots<u32, &str> = Slots::default();
         let at = deadline(&park("queue"), None, now);
         slots.park(1, "a", park("queue"), at, true, now);
@@ -338,7 +333,7 @@ mod tests {
 
     #[test]
     fn a_parked_call_is_due_only_after_evidence_stayed_wanted_for_its_settle_time() {
-        let now = Instant::now();
+        let now = Time::from_millis(1_000_000);
         let mut slots: Slots<u32, ()> = Slots::default();
         let at = deadline(&park("wake"), None, now);
         slots.park(1, (), park("wake"), at, false, now);
@@ -361,7 +356,7 @@ mod tests {
 
     #[test]
     fn parked_while_wanted_it_is_due_after_settling() {
-        let now = Instant::now();
+        let now = Time::from_millis(1_000_000);
         let mut slots: Slots<u32, ()> = Slots::default();
         let at = deadline(&park("wake"), None, now);
         slots.park(1, (), park("wake"), at, true, now);
@@ -371,7 +366,7 @@ mod tests {
 
     #[test]
     fn the_deadline_stays_below_the_hooks_own_timeout() {
-        let now = Instant::now();
+        let now = Time::from_millis(1_000_000);
         let long = park("wake");
         assert_eq!(deadline(&long, None, now), now + Duration::from_secs(60));
         assert_eq!(
@@ -396,7 +391,7 @@ mod tests {
 
     #[test]
     fn a_call_whose_claim_granted_nothing_goes_back_and_retries_later() {
-        let now = Instant::now();
+        let now = Time::from_millis(1_000_000);
         let mut slots: Slots<u32, ()> = Slots::default();
         let at = deadline(&park("wake"), None, now);
         slots.park(1, (), park("wake"), at, true, now);

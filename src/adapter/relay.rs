@@ -21,9 +21,7 @@ use super::hook_wire::{
     HOOK_WIRE_VERSION, HookAnswer, HookCall, MAX_ANSWER_BYTES, MAX_PAYLOAD_BYTES, RECEIPT_LINE,
 };
 use super::identity_from_env;
-
-/// How long a hook waits for the harness to finish writing its payload.
-const PAYLOAD_DEADLINE: Duration = Duration::from_secs(2);
+use super::timing::PAYLOAD_DEADLINE;
 
 /// Where the hook channel is: `DING_HOOK_SOCKET`, else `hook.sock` in
 /// `DING_RUNTIME_DIR`.

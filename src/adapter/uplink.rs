@@ -4,8 +4,9 @@
 //! sidecar last told the adapter over the downlink, or the hook's own for a
 //! claim) and a sequence that strictly increases for the life of the
 //! process. Lines are built by the typed encoder, so they always parse.
-//! Stdout is non-blocking: bytes the pipe does not take yet wait in a
-//! queue, and the kit asks for writability while it is not empty.
+//! The encoder ([`Uplink`]) is the machine's; the [`Pipe`] is the shell's:
+//! stdout is non-blocking, bytes it does not take yet wait in a queue, and
+//! the shell asks for writability while it is not empty.
 
 use std::borrow::Cow;
 use std::io::{self, Write};
@@ -17,32 +18,26 @@ use crate::core::protocol::{Activity, Body, Claim, Event, Lifecycle, Undelivered
 
 use super::{ClaimRequest, Reading};
 
-pub struct Uplink<W: Write> {
-    out: W,
+/// The encoder of the uplink: it stamps each line with the next sequence.
+#[derive(Debug, Default)]
+pub struct Uplink {
     sequence: u64,
-    queue: Vec<u8>,
-    sent: usize,
 }
 
-impl<W: Write> Uplink<W> {
-    pub fn new(out: W) -> Uplink<W> {
-        Uplink {
-            out,
-            sequence: 0,
-            queue: Vec::new(),
-            sent: 0,
-        }
+impl Uplink {
+    pub fn new() -> Uplink {
+        Uplink::default()
     }
 
-    /// Reports a screen reading observed at `revision`.
+    /// A screen reading observed at `revision`.
     pub fn activity(
         &mut self,
         identity: &Identity,
         reading: &Reading,
         revision: u64,
         valid_for: Duration,
-    ) {
-        self.write(
+    ) -> String {
+        self.line(
             identity,
             Body::Activity(Activity {
                 state: reading.state,
@@ -51,13 +46,13 @@ impl<W: Write> Uplink<W> {
                 revision: Some(revision),
                 reason: Some(Cow::Borrowed(bounded(&reading.reason))),
             }),
-        );
+        )
     }
 
-    /// Reports that nothing can be vouched for (no screen): `unknown`, with
-    /// no revision, so it can never authorize terminal input.
-    pub fn activity_unknown(&mut self, identity: &Identity, why: &str) {
-        self.write(
+    /// Nothing can be vouched for (no screen): `unknown`, with no revision,
+    /// so it can never authorize terminal input.
+    pub fn activity_unknown(&mut self, identity: &Identity, why: &str) -> String {
+        self.line(
             identity,
             Body::Activity(Activity {
                 state: crate::core::protocol::ActivityState::Unknown,
@@ -66,17 +61,17 @@ impl<W: Write> Uplink<W> {
                 revision: None,
                 reason: Some(Cow::Borrowed(bounded(why))),
             }),
-        );
+        )
     }
 
-    /// Asks which files a hook may inject; `claim` is echoed in the answer.
-    pub fn claim(&mut self, identity: &Identity, claim: u64, request: &ClaimRequest) {
+    /// Which files a hook may inject; `claim` is echoed in the answer.
+    pub fn claim(&mut self, identity: &Identity, claim: u64, request: &ClaimRequest) -> String {
         let ClaimRequest {
             wants,
             scope,
             name_bytes,
         } = request.clone();
-        self.write(
+        self.line(
             identity,
             Body::Claim(Claim {
                 claim,
@@ -84,29 +79,29 @@ impl<W: Write> Uplink<W> {
                 scope,
                 name_bytes,
             }),
-        );
+        )
     }
 
-    /// Reports that a hook proved these files are in the harness's context.
-    pub fn turn_boundary(&mut self, identity: &Identity, messages: Vec<MessageName>) {
-        self.write(identity, Body::TurnBoundary { messages });
+    /// A hook proved these files are in the harness's context.
+    pub fn turn_boundary(&mut self, identity: &Identity, messages: Vec<MessageName>) -> String {
+        self.line(identity, Body::TurnBoundary { messages })
     }
 
-    /// Gives back claimed files that a hook never passed on.
+    /// Claimed files that a hook never passed on, given back.
     pub fn release(
         &mut self,
         identity: &Identity,
         messages: Vec<MessageName>,
         reason: Undelivered,
-    ) {
-        self.write(identity, Body::Release { messages, reason });
+    ) -> String {
+        self.line(identity, Body::Release { messages, reason })
     }
 
-    pub fn lifecycle(&mut self, identity: &Identity, event: Lifecycle) {
-        self.write(identity, Body::Lifecycle { event });
+    pub fn lifecycle(&mut self, identity: &Identity, event: Lifecycle) -> String {
+        self.line(identity, Body::Lifecycle { event })
     }
 
-    fn write(&mut self, identity: &Identity, body: Body<'_>) {
+    fn line(&mut self, identity: &Identity, body: Body<'_>) -> String {
         self.sequence += 1;
         let event = Event {
             identity: ClaimedIdentity {
@@ -117,7 +112,35 @@ impl<W: Write> Uplink<W> {
             sequence: self.sequence,
             body,
         };
-        self.queue.extend_from_slice(event.to_line().as_bytes());
+        event.to_line()
+    }
+
+    /// The last sequence written.
+    pub fn sequence(&self) -> u64 {
+        self.sequence
+    }
+}
+
+/// Lines on their way to the sidecar: what a non-blocking pipe has not
+/// taken yet waits here.
+pub struct Pipe<W: Write> {
+    out: W,
+    queue: Vec<u8>,
+    sent: usize,
+}
+
+impl<W: Write> Pipe<W> {
+    pub fn new(out: W) -> Pipe<W> {
+        Pipe {
+            out,
+            queue: Vec::new(),
+            sent: 0,
+        }
+    }
+
+    /// Queues one line (its newline is added).
+    pub fn push(&mut self, line: &str) {
+        self.queue.extend_from_slice(line.as_bytes());
         self.queue.push(b'\n');
     }
 
@@ -139,11 +162,6 @@ impl<W: Write> Uplink<W> {
         }
         let _ = self.out.flush();
         Ok(!self.queue.is_empty())
-    }
-
-    /// The last sequence written.
-    pub fn sequence(&self) -> u64 {
-        self.sequence
     }
 }
 
@@ -172,15 +190,16 @@ mod tests {
             incarnation: "i".into(),
             generation: "g".into(),
         };
-        let mut uplink = Uplink::new(Vec::new());
+        let mut uplink = Uplink::new();
+        let mut pipe = Pipe::new(Vec::new());
         let reading = Reading {
             state: ActivityState::Idle,
             composer: Composer::Empty,
             reason: "é".repeat(600).into(),
         };
-        uplink.activity(&identity, &reading, 7, Duration::from_millis(900));
-        uplink.lifecycle(&identity, Lifecycle::Clear);
-        uplink.claim(
+        pipe.push(&uplink.activity(&identity, &reading, 7, Duration::from_millis(900)));
+        pipe.push(&uplink.lifecycle(&identity, Lifecycle::Clear));
+        pipe.push(&uplink.claim(
             &identity,
             3,
             &ClaimRequest {
@@ -188,10 +207,10 @@ mod tests {
                 scope: ClaimScope::Pending,
                 name_bytes: Some(100),
             },
-        );
-        uplink.turn_boundary(&identity, vec![MessageName::new("a.md").unwrap()]);
-        assert!(!uplink.flush().unwrap());
-        let text = String::from_utf8(uplink.out.clone()).unwrap();
+        ));
+        pipe.push(&uplink.turn_boundary(&identity, vec![MessageName::new("a.md").unwrap()]));
+        assert!(!pipe.flush().unwrap());
+        let text = String::from_utf8(pipe.out.clone()).unwrap();
         let sequences: Vec<u64> = text
             .lines()
             .map(|line| parse_line(line.as_bytes()).expect("parses").sequence)

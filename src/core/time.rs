@@ -37,6 +37,15 @@ impl Time {
     }
 }
 
+/// `time + span` saturates, as [`Time::saturating_add`] does.
+impl std::ops::Add<Duration> for Time {
+    type Output = Time;
+
+    fn add(self, span: Duration) -> Time {
+        self.saturating_add(span)
+    }
+}
+
 impl fmt::Display for Time {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "t+{}ms", self.0)
@@ -60,6 +69,7 @@ mod tests {
             t.saturating_add(Duration::from_secs(5)),
             Time::from_millis(u64::MAX)
         );
+        assert_eq!(t + Duration::from_secs(5), Time::from_millis(u64::MAX));
         assert_eq!(Time::ZERO.since(t), Duration::ZERO);
         assert_eq!(
             Time::from_millis(1500).since(Time::from_millis(500)),

@@ -18,12 +18,15 @@ use std::time::Duration;
 use anyhow::Result;
 
 use crate::adapter::kit::{self, KitOptions};
+use crate::adapter::machine::Pacing;
 use crate::adapter::{
     AgentContext, ClaimRequest, HookAction, HookAnswer, HookCall, HookPlan, Park, Provider, Reading,
 };
 use crate::core::downlink::Claimed;
+use crate::core::identity::Identity;
 use crate::core::notice::{MAX_NOTICE_BYTES, Notice};
 use crate::core::protocol::{ActivityState, ClaimScope, ClaimWants, Composer};
+use crate::core::time::Time;
 use crate::demo::screen::{ComposerView, Observation, Screen, classify};
 use crate::pty::wire::Snapshot;
 
@@ -74,15 +77,19 @@ impl Provider for DemoProvider {
         "demo"
     }
 
-    fn read_screen(&self, snapshot: &Snapshot) -> Reading {
+    fn evidence(&mut self, snapshot: &Snapshot, _now: Time) -> Reading {
         report(classify(snapshot))
     }
+
+    /// The demo provider remembers nothing of a terminal: a restart leaves
+    /// nothing to forget.
+    fn on_new_terminal(&mut self, _identity: Option<&Identity>, _now: Time) {}
 
     /// A new session surfaces the whole backlog; a turn boundary takes what
     /// no one owns yet; `wake` waits, parked, until work arrives (the shape
     /// of a harness hook that can wake an idle session). Any other event
     /// changes nothing.
-    fn on_hook(&mut self, call: &HookCall, _agent: &AgentContext) -> HookPlan {
+    fn on_hook(&mut self, call: &HookCall, _agent: &AgentContext, _now: Time) -> HookPlan {
         let claim = |scope| ClaimRequest {
             wants: ClaimWants::Oldest(HOOK_CLAIM_LIMIT),
             scope,
@@ -113,6 +120,7 @@ impl Provider for DemoProvider {
         call: &HookCall,
         claimed: &Claimed,
         agent: &AgentContext,
+        _now: Time,
     ) -> HookAnswer {
         if claimed.granted.is_empty() {
             return HookAnswer::default();
@@ -157,13 +165,11 @@ pub fn run(options: &Options) -> Result<()> {
             agent: String::new(),
             inbox: PathBuf::new(),
         },
-        valid_for: options.valid_for,
-        heartbeat: options.heartbeat,
-        min_snapshot_gap: Duration::from_millis(25),
+        pacing: Pacing::default(),
     });
     kit_options.pty_socket = options.socket.clone();
-    kit_options.valid_for = options.valid_for;
-    kit_options.heartbeat = options.heartbeat;
+    kit_options.pacing.valid_for = options.valid_for;
+    kit_options.pacing.heartbeat = options.heartbeat;
     kit::run(DemoProvider, kit_options)
 }
 

@@ -9,19 +9,22 @@
 //! status` shows it with every activity reason, and the adapter says it on
 //! its own line while nothing is pending.
 
-use std::cell::Cell;
 use std::ffi::OsString;
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{Result, bail};
 
 use crate::adapter::compile::IdlePath;
 use crate::adapter::hook_config::{missing, read_file};
 use crate::adapter::kit::{self, KitOptions};
-use crate::adapter::{AgentContext, HookAnswer, HookCall, HookPlan, Provider, Reading};
+use crate::adapter::{
+    AgentContext, HookAnswer, HookCall, HookPlan, Incarnation, Provider, Reading,
+};
 use crate::core::downlink::Claimed;
+use crate::core::identity::Identity;
 use crate::core::protocol::ActivityState;
+use crate::core::time::Time;
 use crate::pty::wire::Snapshot;
 
 use super::activity::{Heard, HookActivity, combine};
@@ -49,8 +52,12 @@ pub struct Claude {
     heard: HookActivity,
     /// Since when the screen has looked ready after the last hook (set by
     /// the first ready reading, cleared by any other reading or hook).
-    ready_since: Cell<Option<Instant>>,
-    woken_at: Option<Instant>,
+    ready_since: Option<Time>,
+    /// When DING last woke the harness (its wake hook exited 2).
+    woken_at: Option<Time>,
+    /// The harness incarnation `heard`, `ready_since` and `woken_at` are
+    /// about.
+    incarnation: Incarnation,
     /// Whether any hook has called since the adapter started.
     fired: bool,
 }
@@ -63,19 +70,31 @@ impl Claude {
             wake,
             installed: Installed::Unchecked,
             heard: HookActivity::Unheard,
-            ready_since: Cell::new(None),
+            ready_since: None,
             woken_at: None,
+            incarnation: Incarnation::default(),
             fired: false,
         };
         claude.check_settings();
         claude
     }
 
-    fn heard_now(&self, ready_for: Duration) -> Heard {
+    fn heard_at(&self, now: Time, ready_for: Duration) -> Heard {
         Heard {
             activity: self.heard,
             ready_for,
-            since_wake: self.woken_at.map(|at| at.elapsed()),
+            since_wake: self.woken_at.map(|at| now.since(at)),
+        }
+    }
+
+    /// A new incarnation of the harness: what its hooks said, and DING's
+    /// wake of it, were about the old one. The settings check and whether
+    /// hooks fire at all are about the adapter's setup, and stay.
+    fn new_terminal(&mut self, incarnation: Option<&str>) {
+        if self.incarnation.changed_to(incarnation) {
+            self.heard = HookActivity::Unheard;
+            self.ready_since = None;
+            self.woken_at = None;
         }
     }
 
@@ -113,24 +132,24 @@ impl Provider for Claude {
         PROVIDER
     }
 
-    fn read_screen(&self, snapshot: &Snapshot) -> Reading {
-        screen::read(snapshot).reading()
+    fn evidence(&mut self, snapshot: &Snapshot, now: Time) -> Reading {
+        let screen = screen::read(snapshot).reading();
+        if screen.state != ActivityState::Idle {
+            self.ready_since = None;
+            return combine(screen, self.heard_at(now, Duration::ZERO));
+        }
+        let ready_since = *self.ready_since.get_or_insert(now);
+        combine(screen, self.heard_at(now, now.since(ready_since)))
     }
 
-    fn evidence(&self, screen: Reading) -> Reading {
-        let ready_since = match (screen.state, self.ready_since.get()) {
-            (ActivityState::Idle, Some(since)) => since,
-            (ActivityState::Idle, None) => Instant::now(),
-            _ => {
-                self.ready_since.set(None);
-                return combine(screen, self.heard_now(Duration::ZERO));
-            }
-        };
-        self.ready_since.set(Some(ready_since));
-        combine(screen, self.heard_now(ready_since.elapsed()))
+    fn on_new_terminal(&mut self, identity: Option<&Identity>, _now: Time) {
+        self.new_terminal(identity.map(|identity| identity.incarnation.as_str()));
     }
 
-    fn on_hook(&mut self, call: &HookCall, agent: &AgentContext) -> HookPlan {
+    fn on_hook(&mut self, call: &HookCall, agent: &AgentContext, _now: Time) -> HookPlan {
+        if let Some(identity) = &call.identity {
+            self.new_terminal(Some(&identity.incarnation));
+        }
         self.fired = true;
         if call.event == "SessionStart" {
             // A new session: the configuration may have been edited since.
@@ -139,7 +158,7 @@ impl Provider for Claude {
         let planned = hooks::plan(&call.event, &call.payload, agent);
         if let Some(activity) = planned.activity {
             self.heard = activity;
-            self.ready_since.set(None);
+            self.ready_since = None;
         }
         planned.plan
     }
@@ -149,10 +168,11 @@ impl Provider for Claude {
         call: &HookCall,
         claimed: &Claimed,
         agent: &AgentContext,
+        now: Time,
     ) -> HookAnswer {
         let answer = hooks::render(&call.event, claimed, agent);
         if call.event == WAKE && answer.exit == 2 {
-            self.woken_at = Some(Instant::now());
+            self.woken_at = Some(now);
         }
         answer
     }
@@ -226,4 +246,65 @@ pub fn run(args: Vec<OsString>) -> Result<()> {
         }
     }
     kit::main(Claude::new(settings, program, wake), KitOptions::from_env)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::adapter::hook_wire::HOOK_WIRE_VERSION;
+    use crate::eval::pane::fixtures;
+
+    fn call(event: &str, incarnation: &str) -> HookCall {
+        HookCall {
+            v: HOOK_WIRE_VERSION,
+            provider: PROVIDER.into(),
+            event: event.into(),
+            identity: Some(identity(incarnation)),
+            payload: serde_json::json!({"prompt": "hello"}),
+            payload_too_long: false,
+            timeout_ms: None,
+        }
+    }
+
+    fn identity(incarnation: &str) -> Identity {
+        Identity {
+            session: "s".into(),
+            incarnation: incarnation.into(),
+            generation: "g".into(),
+        }
+    }
+
+    /// What the hooks of one incarnation said shapes no evidence about the
+    /// next, whichever tells of the restart first: the downlink's identity
+    /// or the new incarnation's own hook.
+    #[test]
+    fn a_new_incarnation_forgets_what_the_old_ones_hooks_said() {
+        let ready = fixtures::capture("claude/screens", "idle-empty");
+        let at = Time::from_millis;
+        let agent = crate::adapter::example_agent();
+        let mut claude = Claude::new(None, "ding".into(), true);
+        claude.on_hook(&call("UserPromptSubmit", "a"), &agent, at(0));
+        assert_eq!(
+            claude.evidence(&ready, at(10)).state,
+            ActivityState::Active,
+            "the hook said a turn runs; the screen has not caught up"
+        );
+        claude.on_new_terminal(Some(&identity("b")), at(20));
+        assert_eq!(claude.evidence(&ready, at(30)).state, ActivityState::Idle);
+        // The new incarnation's hook, then the downlink telling of that
+        // incarnation late: only a different incarnation is news.
+        claude.on_hook(&call("UserPromptSubmit", "b"), &agent, at(40));
+        claude.on_new_terminal(Some(&identity("b")), at(50));
+        assert_eq!(claude.evidence(&ready, at(60)).state, ActivityState::Active);
+        claude.on_hook(&call("SessionStart", "c"), &agent, at(70));
+        assert_eq!(claude.evidence(&ready, at(80)).state, ActivityState::Idle);
+        // The grace is time, not calls: past it the ready screen decides.
+        claude.on_hook(&call("UserPromptSubmit", "c"), &agent, at(100));
+        assert_eq!(
+            claude.evidence(&ready, at(200)).state,
+            ActivityState::Active
+        );
+        let later = at(200) + super::super::activity::HOOK_GRACE;
+        assert_eq!(claude.evidence(&ready, later).state, ActivityState::Idle);
+    }
 }

@@ -9,23 +9,25 @@
 //! fact is the kit's remark: `ding status` shows it with every activity
 //! reason.
 
-use std::cell::Cell;
 use std::ffi::OsString;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{Result, bail};
 use serde_json::Value;
 
 use crate::adapter::compile::IdlePath;
 use crate::adapter::kit::{self, KitOptions};
-use crate::adapter::{AgentContext, HookAnswer, HookCall, HookPlan, Provider, Reading};
+use crate::adapter::{
+    AgentContext, HookAnswer, HookCall, HookPlan, Incarnation, Provider, Reading,
+};
 use crate::core::downlink::Claimed;
 use crate::core::identity::Identity;
+use crate::core::time::Time;
 use crate::pty::wire::Snapshot;
 
 use super::activity::{Heard, HookActivity, combine};
 use super::hooks::{self, Delivery, LAUNCH, LauncherReport, Memory, QUEUE, strings};
-use super::screen::{self, View};
+use super::screen;
 use super::trust::{HOOKS, PROVIDER};
 
 /// What the launcher said about DING's hooks.
@@ -44,19 +46,20 @@ enum Installed {
 pub struct Codex {
     native: bool,
     heard: HookActivity,
-    heard_at: Instant,
+    heard_at: Time,
     memory: Memory,
     /// When the launcher last reported, and whether a delivery of DING's
     /// waited in Codex's queue then.
-    launcher_at: Option<Instant>,
+    launcher_at: Option<Time>,
     installed: Installed,
     /// Why the native idle path is off, if the launcher said it is.
     native_unavailable: Option<String>,
-    /// The last screen read, for [`Provider::evidence`].
-    last_view: Cell<Option<View>>,
     /// Whether any harness hook has called since the adapter started.
     fired: bool,
-    incarnation: Option<String>,
+    /// The harness incarnation what was heard is about.
+    incarnation: Incarnation,
+    /// Delivery ids are `ding-PID-N`: unique across adapters' lives.
+    delivery_prefix: String,
     next_delivery: u64,
 }
 
@@ -65,37 +68,36 @@ impl Codex {
         Codex {
             native,
             heard: HookActivity::Unheard,
-            heard_at: Instant::now(),
+            heard_at: Time::ZERO,
             memory: Memory::default(),
             launcher_at: None,
             installed: Installed::NotReported,
             native_unavailable: None,
-            last_view: Cell::new(None),
             fired: false,
-            incarnation: None,
+            incarnation: Incarnation::default(),
+            delivery_prefix: format!("ding-{}", std::process::id()),
             next_delivery: 1,
         }
     }
 
-    fn hear(&mut self, activity: HookActivity) {
+    fn hear(&mut self, activity: HookActivity, now: Time) {
         self.heard = activity;
-        self.heard_at = Instant::now();
+        self.heard_at = now;
     }
 
     /// A new incarnation of the harness: what was heard of the old one is
     /// void (its deliveries died with its queue).
-    fn new_terminal(&mut self, incarnation: Option<&str>) {
-        if self.incarnation.as_deref() == incarnation {
+    fn new_terminal(&mut self, incarnation: Option<&str>, now: Time) {
+        if !self.incarnation.changed_to(incarnation) {
             return;
         }
-        self.incarnation = incarnation.map(String::from);
         self.heard = HookActivity::Unheard;
-        self.heard_at = Instant::now();
+        self.heard_at = now;
         self.memory = Memory::default();
         self.launcher_at = None;
     }
 
-    fn on_launcher(&mut self, event: &str, payload: &Value) {
+    fn on_launcher(&mut self, event: &str, payload: &Value, now: Time) {
         if event == LAUNCH {
             let declared: Vec<String> = strings(&payload["declared"]);
             self.installed = Installed::Declared {
@@ -128,9 +130,9 @@ impl Codex {
             self.native_unavailable = None;
         }
         let report = LauncherReport::from_payload(payload);
-        self.launcher_at = Some(Instant::now());
+        self.launcher_at = Some(now);
         if report.status == "idle" && self.heard == HookActivity::Unheard {
-            self.hear(HookActivity::Idle);
+            self.hear(HookActivity::Idle, now);
         }
         // Deliveries that could not be queued: their files are owed.
         let (failed, kept): (Vec<Delivery>, Vec<Delivery>) =
@@ -151,11 +153,11 @@ impl Codex {
 
     /// Since the launcher last spoke, if one of DING's deliveries waits to
     /// start.
-    fn delivery_waiting(&self) -> Option<Duration> {
+    fn delivery_waiting(&self, now: Time) -> Option<Duration> {
         if self.memory.deliveries.is_empty() {
             return None;
         }
-        Some(self.launcher_at.map_or(Duration::ZERO, |at| at.elapsed()))
+        Some(self.launcher_at.map_or(Duration::ZERO, |at| now.since(at)))
     }
 }
 
@@ -164,37 +166,32 @@ impl Provider for Codex {
         PROVIDER
     }
 
-    fn read_screen(&self, snapshot: &Snapshot) -> Reading {
-        let view = screen::read(snapshot);
-        self.last_view.set(Some(view));
-        view.reading()
-    }
-
-    fn evidence(&self, screen: Reading) -> Reading {
-        let Some(view) = self.last_view.take() else {
-            return screen;
-        };
+    fn evidence(&mut self, snapshot: &Snapshot, now: Time) -> Reading {
         combine(
-            view,
+            screen::read(snapshot),
             Heard {
                 activity: self.heard,
-                since: self.heard_at.elapsed(),
-                delivery_waiting: self.delivery_waiting(),
+                since: now.since(self.heard_at),
+                delivery_waiting: self.delivery_waiting(now),
             },
         )
     }
 
-    fn on_identity(&mut self, identity: Option<&Identity>) {
-        self.new_terminal(identity.map(|identity| identity.incarnation.as_str()));
+    /// What the hooks said, the deliveries given to the launcher and the
+    /// launcher's report are all about one incarnation: a new one forgets
+    /// them (its deliveries died with its queue). What the launcher said
+    /// of the hooks' setup stays until it reports again.
+    fn on_new_terminal(&mut self, identity: Option<&Identity>, now: Time) {
+        self.new_terminal(identity.map(|identity| identity.incarnation.as_str()), now);
     }
 
-    fn on_hook(&mut self, call: &HookCall, agent: &AgentContext) -> HookPlan {
+    fn on_hook(&mut self, call: &HookCall, agent: &AgentContext, now: Time) -> HookPlan {
         if let Some(identity) = &call.identity {
-            self.new_terminal(Some(&identity.incarnation));
+            self.new_terminal(Some(&identity.incarnation), now);
         }
         let planned = hooks::plan(&call.event, &call.payload, agent, &self.memory);
         if call.event == QUEUE || call.event == LAUNCH {
-            self.on_launcher(&call.event, &call.payload);
+            self.on_launcher(&call.event, &call.payload, now);
         } else {
             self.fired = true;
         }
@@ -207,7 +204,7 @@ impl Provider for Codex {
                 .retain(|delivery| delivery.text != prompt);
         }
         if let Some(activity) = planned.activity {
-            self.hear(activity);
+            self.hear(activity, now);
         }
         planned.plan
     }
@@ -217,12 +214,13 @@ impl Provider for Codex {
         call: &HookCall,
         claimed: &Claimed,
         agent: &AgentContext,
+        now: Time,
     ) -> HookAnswer {
         if call.event != QUEUE && !self.memory.owed.is_empty() {
             // That claim was for the owed files (see `hooks::injection`).
             self.memory.owed.clear();
         }
-        let id = format!("ding-{}-{}", std::process::id(), self.next_delivery);
+        let id = format!("{}-{}", self.delivery_prefix, self.next_delivery);
         let mut claimed = claimed.clone();
         if call.event != QUEUE {
             // A file of a delivery still waiting in Codex's queue arrives
@@ -239,11 +237,12 @@ impl Provider for Codex {
         match call.event.as_str() {
             "Stop" if self.heard == HookActivity::Stopping => {
                 // Blocked: the turn goes on. Nothing granted: it is over.
-                self.hear(if answer.stdout.is_empty() {
+                let activity = if answer.stdout.is_empty() {
                     HookActivity::Idle
                 } else {
                     HookActivity::Active
-                });
+                };
+                self.hear(activity, now);
             }
             QUEUE if !answer.stdout.is_empty() => {
                 self.next_delivery += 1;
@@ -253,7 +252,7 @@ impl Provider for Codex {
                     text,
                     names: claimed.granted.clone(),
                 });
-                self.launcher_at = Some(Instant::now());
+                self.launcher_at = Some(now);
             }
             _ => {}
         }
@@ -468,8 +467,11 @@ mod tests {
         testing::snapshot(40, &rows, runs, Some((4, 2)))
     }
 
-    fn evidence(codex: &Codex, snapshot: &Snapshot) -> ActivityState {
-        codex.evidence(codex.read_screen(snapshot)).state
+    /// The tests' moment: nothing they check depends on time passing.
+    const T: Time = Time::ZERO;
+
+    fn evidence(codex: &mut Codex, snapshot: &Snapshot) -> ActivityState {
+        codex.evidence(snapshot, T).state
     }
 
     fn claimed(granted: &[&str]) -> Claimed {
@@ -488,34 +490,37 @@ mod tests {
     #[test]
     fn a_new_incarnation_forgets_the_turn_the_old_one_was_in() {
         let mut codex = Codex::new(true);
-        codex.on_hook(&call("PreModelRequest", json!({}), "a"), &agent());
-        assert_eq!(evidence(&codex, &ready(true)), ActivityState::Active);
+        codex.on_hook(&call("PreModelRequest", json!({}), "a"), &agent(), T);
+        assert_eq!(evidence(&mut codex, &ready(true)), ActivityState::Active);
         // The harness restarted mid-turn: its fresh screen is idle at once.
-        codex.on_identity(Some(&Identity {
-            session: "s".into(),
-            incarnation: "b".into(),
-            generation: "g".into(),
-        }));
-        assert_eq!(evidence(&codex, &ready(false)), ActivityState::Idle);
-        assert_eq!(evidence(&codex, &ready(true)), ActivityState::Unknown);
+        codex.on_new_terminal(
+            Some(&Identity {
+                session: "s".into(),
+                incarnation: "b".into(),
+                generation: "g".into(),
+            }),
+            T,
+        );
+        assert_eq!(evidence(&mut codex, &ready(false)), ActivityState::Idle);
+        assert_eq!(evidence(&mut codex, &ready(true)), ActivityState::Unknown);
     }
 
     #[test]
     fn stop_is_settled_by_its_claim_blocked_or_not() {
         let mut codex = Codex::new(true);
         let stop = call("Stop", json!({"stop_hook_active": false}), "a");
-        codex.on_hook(&stop, &agent());
-        assert_eq!(evidence(&codex, &ready(true)), ActivityState::Active);
-        codex.on_claimed(&stop, &claimed(&[]), &agent());
-        assert_eq!(evidence(&codex, &ready(true)), ActivityState::Idle);
-        codex.on_hook(&stop, &agent());
-        let answer = codex.on_claimed(&stop, &claimed(&["a.md"]), &agent());
+        codex.on_hook(&stop, &agent(), T);
+        assert_eq!(evidence(&mut codex, &ready(true)), ActivityState::Active);
+        codex.on_claimed(&stop, &claimed(&[]), &agent(), T);
+        assert_eq!(evidence(&mut codex, &ready(true)), ActivityState::Idle);
+        codex.on_hook(&stop, &agent(), T);
+        let answer = codex.on_claimed(&stop, &claimed(&["a.md"]), &agent(), T);
         assert!(
             answer.stdout.contains("\"decision\":\"block\""),
             "{answer:?}"
         );
         assert_eq!(
-            evidence(&codex, &ready(true)),
+            evidence(&mut codex, &ready(true)),
             ActivityState::Active,
             "the turn goes on"
         );
@@ -526,22 +531,23 @@ mod tests {
         let mut codex = Codex::new(true);
         let report = json!({"threadId": "t", "status": "idle", "queued": [], "failed": []});
         let queue = call(QUEUE, report, "a");
-        let plan = codex.on_hook(&queue, &agent());
+        let plan = codex.on_hook(&queue, &agent(), T);
         assert!(
             matches!(&plan.action, HookAction::Park(park) if park.holds_terminal && park.waits_for_fresh_idle),
             "{plan:?}"
         );
-        let answer = codex.on_claimed(&queue, &claimed(&["a.md"]), &agent());
+        let answer = codex.on_claimed(&queue, &claimed(&["a.md"]), &agent(), T);
         let text = hooks::queued_text(&answer).expect("a delivery");
-        assert_eq!(evidence(&codex, &ready(true)), ActivityState::Active);
+        assert_eq!(evidence(&mut codex, &ready(true)), ActivityState::Active);
         let prompt = call("UserPromptSubmit", json!({"prompt": text}), "a");
-        let plan = codex.on_hook(&prompt, &agent());
+        let plan = codex.on_hook(&prompt, &agent(), T);
         assert_eq!(plan.received, [MessageName::new("a.md").expect("name")]);
         codex.on_hook(
             &call("Stop", json!({"stop_hook_active": true}), "a"),
             &agent(),
+            T,
         );
-        assert_eq!(evidence(&codex, &ready(true)), ActivityState::Idle);
+        assert_eq!(evidence(&mut codex, &ready(true)), ActivityState::Idle);
     }
 
     #[test]
@@ -549,18 +555,18 @@ mod tests {
         let mut codex = Codex::new(true);
         let report = json!({"threadId": "t", "status": "idle", "queued": [], "failed": []});
         let queue = call(QUEUE, report, "a");
-        codex.on_hook(&queue, &agent());
-        codex.on_claimed(&queue, &claimed(&["a.md"]), &agent());
+        codex.on_hook(&queue, &agent(), T);
+        codex.on_claimed(&queue, &claimed(&["a.md"]), &agent(), T);
         // A compaction: the next SessionStart asks for every unread file,
         // the one its turn's queued prompt carries among them.
         let start = call("SessionStart", json!({"source": "compact"}), "a");
-        codex.on_hook(&start, &agent());
-        let answer = codex.on_claimed(&start, &claimed(&["a.md", "b.md"]), &agent());
+        codex.on_hook(&start, &agent(), T);
+        let answer = codex.on_claimed(&start, &claimed(&["a.md", "b.md"]), &agent(), T);
         assert!(
             answer.stdout.contains("b.md") && !answer.stdout.contains("a.md"),
             "{answer:?}"
         );
-        let only_queued = codex.on_claimed(&start, &claimed(&["a.md"]), &agent());
+        let only_queued = codex.on_claimed(&start, &claimed(&["a.md"]), &agent(), T);
         assert!(!only_queued.stdout.contains("a.md"), "{only_queued:?}");
     }
 
@@ -569,19 +575,19 @@ mod tests {
         let mut codex = Codex::new(true);
         let report = json!({"threadId": "t", "status": "idle", "queued": [], "failed": []});
         let queue = call(QUEUE, report, "a");
-        codex.on_hook(&queue, &agent());
-        let answer = codex.on_claimed(&queue, &claimed(&["a.md"]), &agent());
+        codex.on_hook(&queue, &agent(), T);
+        let answer = codex.on_claimed(&queue, &claimed(&["a.md"]), &agent(), T);
         let id: Value = serde_json::from_str(&answer.stdout).expect("JSON");
         let failed =
             json!({"threadId": "t", "status": "idle", "queued": [], "failed": [id["queue"]["id"]]});
-        codex.on_hook(&call(QUEUE, failed, "a"), &agent());
+        codex.on_hook(&call(QUEUE, failed, "a"), &agent(), T);
         assert_eq!(
-            evidence(&codex, &ready(true)),
+            evidence(&mut codex, &ready(true)),
             ActivityState::Idle,
             "no longer held"
         );
         let post = call("PostToolUse", json!({}), "a");
-        let plan = codex.on_hook(&post, &agent());
+        let plan = codex.on_hook(&post, &agent(), T);
         let HookAction::Claim(request) = plan.action else {
             panic!("a claim: {plan:?}");
         };
@@ -589,8 +595,8 @@ mod tests {
             request.wants,
             ClaimWants::Named(vec![MessageName::new("a.md").expect("name")])
         );
-        codex.on_claimed(&post, &claimed(&["a.md"]), &agent());
-        let HookAction::Claim(request) = codex.on_hook(&post, &agent()).action else {
+        codex.on_claimed(&post, &claimed(&["a.md"]), &agent(), T);
+        let HookAction::Claim(request) = codex.on_hook(&post, &agent(), T).action else {
             panic!("a claim");
         };
         assert!(

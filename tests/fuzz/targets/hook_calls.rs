@@ -20,7 +20,7 @@
 use std::path::PathBuf;
 
 use ding::adapter::hook_wire::{HookCall, HookRefusal, MAX_CALL_BYTES};
-use ding::adapter::kit::{judge_call, oversized_call};
+use ding::adapter::machine::{judge_call, oversized_call};
 use ding::adapter::uplink::Uplink;
 use ding::adapter::{AgentContext, ClaimRequest, HookAction, HookAnswer, Provider};
 use ding::core::config::{EngineConfig, Policy};
@@ -100,7 +100,7 @@ fn check(input: &[u8]) -> String {
     let claim_line = claim_line.as_slice();
 
     let claimed = engine_answer(rest, claim_line);
-    let answer = provider.on_claimed(&call, &claimed, &agent());
+    let answer = provider.on_claimed(&call, &claimed, &agent(), Time::ZERO);
     answered(&answer, &claimed.granted);
     format!(
         "claimed:{}:{}",
@@ -120,7 +120,7 @@ pub fn planned_claim<P: Provider>(
     line: &[u8],
     answered: fn(&HookAnswer, &[MessageName]),
 ) -> Result<(HookCall, ClaimRequest), String> {
-    let (call, plan) = match judge_call(provider, line, &agent()) {
+    let (call, plan) = match judge_call(provider, line, &agent(), Time::ZERO) {
         Err(refusal) => {
             assert!(
                 ["malformed-call", "unknown-version", "wrong-provider"]
@@ -154,11 +154,7 @@ pub fn claim_line(identity: &Identity, request: &ClaimRequest) -> Vec<u8> {
     if let Some(bytes) = request.name_bytes {
         assert!((1..=MAX_CLAIM_NAME_BYTES).contains(&bytes));
     }
-    let mut out = Vec::new();
-    let mut uplink = Uplink::new(&mut out);
-    uplink.claim(identity, 41, request);
-    uplink.flush().expect("flush");
-    let line = out.strip_suffix(b"\n").expect("one line").to_vec();
+    let line = Uplink::new().claim(identity, 41, request).into_bytes();
     let event = parse_line(&line).expect("the uplink writes valid lines");
     let Body::Claim(claim) = &event.body else {
         panic!("the uplink wrote {event:?}");

@@ -22,6 +22,7 @@ use ding::adapter::hook_wire::{HOOK_WIRE_VERSION, HookCall};
 use ding::adapter::{HookAnswer, Provider};
 use ding::core::escape::escape;
 use ding::core::message::MessageName;
+use ding::core::time::Time;
 use ding::providers::claude::adapter::Claude;
 use ding::providers::codex::adapter::Codex;
 use serde_json::Value;
@@ -96,7 +97,7 @@ fn run<P: Provider>(provider: &mut P, line: &str, names: &[u8]) -> String {
     };
     let claim_line = claim_line(&identity(), &request);
     let claimed = engine_answer(names, &claim_line);
-    let answer = provider.on_claimed(&call, &claimed, &agent());
+    let answer = provider.on_claimed(&call, &claimed, &agent(), Time::ZERO);
     answered(&answer, &claimed.granted);
     format!(
         "claimed:{}:{}:{}",

@@ -1,0 +1,137 @@
+//! The claims the machine has in flight, the answers awaiting a hook's
+//! receipt, and the claims whose hook left before the answer came.
+//!
+//! Ordered maps, so every scan visits peers in the same order: the
+//! whole-agent simulation replays a seed exactly.
+
+use std::collections::BTreeMap;
+
+use super::Peer;
+use crate::adapter::{ClaimRequest, HookCall, Park};
+use crate::core::identity::Identity;
+use crate::core::message::MessageName;
+use crate::core::time::Time;
+
+/// The most claims remembered whose hook left before their answer came:
+/// the sidecar answers every claim at once, so a handful is plenty.
+const MAX_ABANDONED: usize = 256;
+
+/// A hook call waiting for the sidecar.
+#[derive(Clone, Debug)]
+pub struct Waiting {
+    pub call: HookCall,
+    /// The claim asked for (kept to ask again after an identity change).
+    pub request: ClaimRequest,
+    /// The claim id in flight, or `None` while waiting for the identity.
+    pub claim: Option<u64>,
+    /// Whether the claim was already asked again once.
+    pub retried: bool,
+    pub deadline: Time,
+    /// For a parked call due for its claim: its park and deadline, to put it
+    /// back in its slot if the claim grants nothing.
+    pub parked: Option<(Park, Time)>,
+    /// The identity the claim in flight was made for.
+    pub claimed_as: Option<Identity>,
+}
+
+/// An answer carrying claimed files, queued for a hook that has not yet
+/// confirmed passing it on. Until then the files are hook-owned but not
+/// delivered: a hook that goes away gives them back.
+#[derive(Clone, Debug)]
+pub struct Delivering {
+    pub identity: Identity,
+    pub messages: Vec<MessageName>,
+    pub deadline: Time,
+}
+
+#[derive(Debug)]
+pub struct Claims {
+    pub waiting: BTreeMap<Peer, Waiting>,
+    /// Answers with claimed files awaiting the hook's receipt.
+    pub delivering: BTreeMap<Peer, Delivering>,
+    /// Claims in flight whose hook left (or was answered with nothing at
+    /// the claim deadline): what they grant is given back at once.
+    abandoned: BTreeMap<u64, Identity>,
+    next_claim: u64,
+}
+
+impl Default for Claims {
+    fn default() -> Self {
+        Claims {
+            waiting: BTreeMap::new(),
+            delivering: BTreeMap::new(),
+            abandoned: BTreeMap::new(),
+            next_claim: 1,
+        }
+    }
+}
+
+impl Claims {
+    /// A fresh claim id.
+    pub fn next_id(&mut self) -> u64 {
+        let claim = self.next_claim;
+        self.next_claim += 1;
+        claim
+    }
+
+    /// The claim in flight for `waiting`, if any, is remembered as
+    /// abandoned: what it grants is given back when it is answered.
+    pub fn abandon(&mut self, waiting: &Waiting) {
+        let (Some(claim), Some(identity)) = (waiting.claim, waiting.claimed_as.clone()) else {
+            return;
+        };
+        if self.abandoned.len() >= MAX_ABANDONED
+            && let Some(oldest) = self.abandoned.keys().next().copied()
+        {
+            self.abandoned.remove(&oldest);
+        }
+        self.abandoned.insert(claim, identity);
+    }
+
+    /// The identity of an abandoned claim, now answered (forgotten).
+    pub fn answered_abandoned(&mut self, claim: u64) -> Option<Identity> {
+        self.abandoned.remove(&claim)
+    }
+
+    /// The peer whose call waits for the answer to `claim`.
+    pub fn waiting_for(&self, claim: u64) -> Option<Peer> {
+        self.waiting
+            .iter()
+            .find(|(_, waiting)| waiting.claim == Some(claim))
+            .map(|(peer, _)| *peer)
+    }
+
+    /// The peers whose claim waits for an identity to be sent under.
+    pub fn unsent(&self) -> Vec<Peer> {
+        self.waiting
+            .iter()
+            .filter(|(_, waiting)| waiting.claim.is_none())
+            .map(|(peer, _)| *peer)
+            .collect()
+    }
+
+    /// The slot of a parked call being claimed for that holds the terminal.
+    pub fn terminal_holder(&self) -> Option<&'static str> {
+        self.waiting
+            .values()
+            .filter_map(|waiting| waiting.parked.as_ref())
+            .find(|(park, _)| park.holds_terminal)
+            .map(|(park, _)| park.slot)
+    }
+
+    /// The earliest claim or receipt deadline.
+    pub fn next_deadline(&self) -> Option<Time> {
+        let claims = self.waiting.values().map(|waiting| waiting.deadline);
+        let receipts = self.delivering.values().map(|sent| sent.deadline);
+        claims.chain(receipts).min()
+    }
+}
+
+/// The peers in `waits` whose deadline has come by `now`.
+pub fn due<T>(waits: &BTreeMap<Peer, T>, now: Time, deadline: fn(&T) -> Time) -> Vec<Peer> {
+    waits
+        .iter()
+        .filter(|(_, wait)| deadline(wait) <= now)
+        .map(|(peer, _)| *peer)
+        .collect()
+}

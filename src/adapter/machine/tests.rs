@@ -1,0 +1,474 @@
+//! The machine's rules, one at a time, with time as a plain number.
+
+use std::path::PathBuf;
+
+use super::*;
+use crate::adapter::screen::testing;
+use crate::core::protocol::{Body, ClaimScope, ClaimWants, Composer, MAX_FIELD_BYTES, parse_line};
+
+/// A provider whose screen is idle with an empty composer, that claims on
+/// `claim`, parks a wake that holds the terminal on `wake`, and records
+/// what it was told.
+#[derive(Default)]
+struct Probe {
+    new_terminals: Vec<Option<String>>,
+    ended: Vec<ParkEnded>,
+    screen: Option<Reading>,
+}
+
+impl Provider for Probe {
+    fn name(&self) -> &'static str {
+        "test"
+    }
+
+    fn evidence(&mut self, _snapshot: &Snapshot, _now: Time) -> Reading {
+        self.screen.clone().unwrap_or(Reading {
+            state: ActivityState::Idle,
+            composer: Composer::Empty,
+            reason: "ready".into(),
+        })
+    }
+
+    fn on_new_terminal(&mut self, identity: Option<&Identity>, _now: Time) {
+        self.new_terminals
+            .push(identity.map(|identity| identity.incarnation.clone()));
+    }
+
+    fn on_hook(&mut self, call: &HookCall, _agent: &AgentContext, _now: Time) -> HookPlan {
+        let claim = ClaimRequest {
+            wants: ClaimWants::Oldest(1),
+            scope: ClaimScope::Pending,
+            name_bytes: None,
+        };
+        match call.event.as_str() {
+            "claim" => HookPlan::act(HookAction::Claim(claim)),
+            "wake" => HookPlan::act(HookAction::Park(Park {
+                slot: "wake",
+                claim,
+                settle: Duration::from_millis(100),
+                hold_for: Duration::from_secs(60),
+                holds_terminal: true,
+                waits_for_fresh_idle: true,
+            })),
+            _ => HookPlan::nothing(),
+        }
+    }
+
+    fn on_claimed(
+        &mut self,
+        _call: &HookCall,
+        claimed: &Claimed,
+        _agent: &AgentContext,
+        _now: Time,
+    ) -> HookAnswer {
+        HookAnswer {
+            stdout: format!("{} file(s)", claimed.granted.len()),
+            ..HookAnswer::default()
+        }
+    }
+
+    fn on_park_ended(&mut self, _call: &HookCall, _slot: &'static str, ended: ParkEnded) {
+        self.ended.push(ended);
+    }
+}
+
+fn agent() -> AgentContext {
+    AgentContext {
+        agent: "w".into(),
+        inbox: PathBuf::from("/inbox"),
+    }
+}
+
+fn at(millis: u64) -> Time {
+    Time::from_millis(millis)
+}
+
+fn identity(incarnation: &str) -> Identity {
+    Identity {
+        session: "s".into(),
+        incarnation: incarnation.into(),
+        generation: "g".into(),
+    }
+}
+
+fn machine() -> Machine<Probe> {
+    Machine::new(
+        Probe::default(),
+        agent(),
+        Pacing::default(),
+        Some(identity("i")),
+        true,
+        Time::ZERO,
+    )
+}
+
+fn drain(machine: &mut Machine<Probe>) -> Vec<Output> {
+    std::iter::from_fn(|| machine.poll_output()).collect()
+}
+
+fn downlink(line: Downlink) -> Input {
+    Input::Downlink(format!("{}\n", line.to_line()).into_bytes())
+}
+
+fn wanted(wanted: bool) -> Input {
+    downlink(Downlink::Evidence { wanted })
+}
+
+fn answer(claim: u64, granted: &[&str], refusal: Option<ClaimRefusal>) -> Input {
+    downlink(Downlink::Claimed(Claimed {
+        claim,
+        granted: granted
+            .iter()
+            .map(|name| MessageName::new(name).expect("name"))
+            .collect(),
+        refused: Vec::new(),
+        refusal,
+        not_granted: 0,
+    }))
+}
+
+fn claimed(claim: u64, granted: &[&str]) -> Input {
+    answer(claim, granted, None)
+}
+
+fn hook(event: &str) -> Vec<u8> {
+    serde_json::json!({
+        "v": 1, "provider": "test", "event": event, "payload": null,
+        "identity": {"session": "s", "incarnation": "i", "generation": "g"},
+    })
+    .to_string()
+    .into_bytes()
+}
+
+fn snapshot(revision: u64) -> Input {
+    let mut snapshot = testing::snapshot(10, &["ready"], Vec::new(), None);
+    snapshot.revision = revision;
+    Input::PtySnapshot(Box::new(snapshot))
+}
+
+/// The uplink lines among `outputs`, parsed.
+fn uplinked(outputs: &[Output]) -> Vec<Body<'_>> {
+    outputs
+        .iter()
+        .filter_map(|output| match output {
+            Output::Uplink(line) => Some(parse_line(line.as_bytes()).expect("parses").body),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Evidence wanted, the PTY open, and the first snapshot asked for.
+fn wanted_and_open(machine: &mut Machine<Probe>, now: Time) {
+    machine.handle_input(wanted(true), now);
+    assert_eq!(drain(machine), [Output::PtyOpen]);
+    machine.handle_input(Input::PtyOpened, now);
+    assert_eq!(drain(machine), [Output::PtySnapshot]);
+}
+
+#[test]
+fn with_nothing_wanted_nothing_waits_on_time_and_no_terminal_is_opened() {
+    let mut machine = machine();
+    assert_eq!(machine.next_deadline(), None);
+    machine.handle_timeout(at(1_000_000));
+    assert_eq!(drain(&mut machine), []);
+    assert_eq!(machine.next_deadline(), None);
+}
+
+#[test]
+fn evidence_is_stamped_with_the_snapshots_revision_and_only_while_wanted() {
+    let mut machine = machine();
+    wanted_and_open(&mut machine, at(0));
+    machine.handle_input(snapshot(7), at(5));
+    let outputs = drain(&mut machine);
+    let lines = uplinked(&outputs);
+    assert!(
+        matches!(&lines[..], [Body::Activity(activity)] if activity.revision == Some(7)),
+        "{lines:?}"
+    );
+    // Nothing moved: the next snapshot is the heartbeat's.
+    assert_eq!(machine.next_deadline(), Some(at(0) + HEARTBEAT));
+    machine.handle_input(Input::PtyMoved, at(10));
+    // At least the gap after the last one.
+    assert_eq!(drain(&mut machine), []);
+    assert_eq!(machine.next_deadline(), Some(at(0) + MIN_SNAPSHOT_GAP));
+    machine.handle_timeout(at(0) + MIN_SNAPSHOT_GAP);
+    assert_eq!(drain(&mut machine), [Output::PtySnapshot]);
+    // Wanted no more: the terminal is closed and a late snapshot says
+    // nothing.
+    machine.handle_input(wanted(false), at(30));
+    assert_eq!(drain(&mut machine), [Output::PtyClose]);
+    machine.handle_input(snapshot(8), at(31));
+    assert_eq!(drain(&mut machine), []);
+    assert_eq!(machine.next_deadline(), None);
+}
+
+#[test]
+fn a_lost_terminal_says_unknown_without_a_revision_and_retries_while_wanted() {
+    let mut machine = machine();
+    wanted_and_open(&mut machine, at(0));
+    machine.handle_input(Input::PtyLost("gone".into()), at(100));
+    let outputs = drain(&mut machine);
+    assert_eq!(outputs[0], Output::PtyClose);
+    let lines = uplinked(&outputs);
+    assert!(
+        matches!(&lines[..], [Body::Activity(activity)]
+            if activity.revision.is_none() && activity.state == ActivityState::Unknown),
+        "{lines:?}"
+    );
+    assert_eq!(machine.next_deadline(), Some(at(100) + PTY_RETRY));
+    machine.handle_timeout(at(100) + PTY_RETRY);
+    assert_eq!(drain(&mut machine), [Output::PtyOpen]);
+}
+
+#[test]
+fn a_claim_unanswered_by_its_deadline_answers_nothing_and_gives_back_a_late_grant() {
+    let mut machine = machine();
+    machine.handle_input(
+        Input::HookCall {
+            peer: Peer(1),
+            line: hook("claim"),
+        },
+        at(0),
+    );
+    let outputs = drain(&mut machine);
+    let lines = uplinked(&outputs);
+    assert!(matches!(&lines[..], [Body::Claim(claim)] if claim.claim == 1));
+    assert_eq!(machine.next_deadline(), Some(at(0) + CLAIM_DEADLINE));
+    machine.handle_timeout(at(0) + CLAIM_DEADLINE);
+    assert_eq!(
+        drain(&mut machine),
+        [Output::HookAnswer {
+            peer: Peer(1),
+            line: HookAnswer::default().to_line()
+        }]
+    );
+    // The grant comes after all: nobody passes it on, so it goes back.
+    machine.handle_input(claimed(1, &["a.md"]), at(4_000));
+    let outputs = drain(&mut machine);
+    let lines = uplinked(&outputs);
+    assert!(
+        matches!(
+            &lines[..],
+            [Body::Release {
+                reason: Undelivered::HookGone,
+                ..
+            }]
+        ),
+        "{lines:?}"
+    );
+}
+
+#[test]
+fn granted_files_wait_for_the_receipt_and_go_back_without_it() {
+    for (ending, released) in [
+        (Some(Input::HookReceipt { peer: Peer(1) }), None),
+        (
+            Some(Input::HookNoReceipt { peer: Peer(1) }),
+            Some(Undelivered::NoReceipt),
+        ),
+        (
+            Some(Input::HookGone { peer: Peer(1) }),
+            Some(Undelivered::HookGone),
+        ),
+        (None, Some(Undelivered::NoReceipt)),
+    ] {
+        let mut machine = machine();
+        machine.handle_input(
+            Input::HookCall {
+                peer: Peer(1),
+                line: hook("claim"),
+            },
+            at(0),
+        );
+        drain(&mut machine);
+        machine.handle_input(claimed(1, &["a.md"]), at(10));
+        let outputs = drain(&mut machine);
+        assert!(
+            matches!(&outputs[..], [Output::HookAnswerForReceipt { peer: Peer(1), line }] if line.contains("1 file(s)")),
+            "{outputs:?}"
+        );
+        let outputs = match ending {
+            Some(input) => {
+                machine.handle_input(input, at(20));
+                drain(&mut machine)
+            }
+            None => {
+                assert_eq!(machine.next_deadline(), Some(at(10) + RECEIPT_DEADLINE));
+                machine.handle_timeout(at(10) + RECEIPT_DEADLINE);
+                let outputs = drain(&mut machine);
+                assert_eq!(outputs[0], Output::HookClose { peer: Peer(1) });
+                outputs
+            }
+        };
+        let lines = uplinked(&outputs);
+        match released {
+            None => assert!(lines.is_empty(), "{lines:?}"),
+            Some(why) => assert!(
+                matches!(&lines[..], [Body::Release { reason, .. }] if *reason == why),
+                "{lines:?}"
+            ),
+        }
+        assert_eq!(machine.next_deadline(), None, "nothing left waiting");
+    }
+}
+
+#[test]
+fn a_parked_wake_claims_only_after_settling_on_fresh_idle_and_holds_the_terminal() {
+    let mut machine = machine();
+    machine.handle_input(
+        Input::HookCall {
+            peer: Peer(2),
+            line: hook("wake"),
+        },
+        at(0),
+    );
+    assert_eq!(drain(&mut machine), [], "nothing wanted: it just waits");
+    wanted_and_open(&mut machine, at(1_000));
+    // The screen is not idle yet: the wake holds nothing and says so not.
+    machine.provider.screen = Some(Reading {
+        state: ActivityState::Idle,
+        composer: Composer::Nonempty,
+        reason: "a draft".into(),
+    });
+    machine.handle_input(snapshot(3), at(1_010));
+    let outputs = drain(&mut machine);
+    let lines = uplinked(&outputs);
+    assert!(
+        matches!(&lines[..], [Body::Activity(a)] if a.state == ActivityState::Idle),
+        "a draft is the screen's own reason: {lines:?}"
+    );
+    machine.handle_timeout(at(1_100));
+    assert!(
+        uplinked(&drain(&mut machine)).is_empty(),
+        "no claim on a draft"
+    );
+    // The draft is gone: fresh idle. The wake now holds the terminal and
+    // claims after its settle time.
+    machine.provider.screen = None;
+    machine.handle_input(Input::PtyMoved, at(1_150));
+    drain(&mut machine);
+    machine.handle_input(snapshot(4), at(1_160));
+    let outputs = drain(&mut machine);
+    let lines = uplinked(&outputs);
+    assert!(
+        matches!(&lines[..], [Body::Activity(a)] if a.state == ActivityState::Unknown),
+        "held by the wake: {lines:?}"
+    );
+    machine.handle_timeout(at(1_200));
+    let outputs = drain(&mut machine);
+    let lines = uplinked(&outputs);
+    assert!(matches!(&lines[..], [Body::Claim(_)]), "{lines:?}");
+    // Nothing granted: back in its slot, tried again later, never answered.
+    machine.handle_input(claimed(1, &[]), at(1_210));
+    assert!(drain(&mut machine).is_empty());
+    machine.handle_timeout(at(1_210) + crate::adapter::timing::PARK_RETRY_AFTER);
+    let outputs = drain(&mut machine);
+    let lines = uplinked(&outputs);
+    assert!(
+        matches!(&lines[..], [Body::Claim(claim)] if claim.claim == 2),
+        "{lines:?}"
+    );
+    machine.handle_input(claimed(2, &["a.md"]), at(2_300));
+    let outputs = drain(&mut machine);
+    assert!(
+        matches!(
+            &outputs[..],
+            [Output::HookAnswerForReceipt { peer: Peer(2), .. }]
+        ),
+        "{outputs:?}"
+    );
+}
+
+#[test]
+fn a_newer_wake_replaces_the_parked_one_and_the_old_is_answered_with_nothing() {
+    let mut machine = machine();
+    for peer in [1, 2] {
+        machine.handle_input(
+            Input::HookCall {
+                peer: Peer(peer),
+                line: hook("wake"),
+            },
+            at(peer as u64),
+        );
+    }
+    assert_eq!(
+        drain(&mut machine),
+        [Output::HookAnswer {
+            peer: Peer(1),
+            line: HookAnswer::default().to_line()
+        }]
+    );
+    assert_eq!(machine.provider.ended, [ParkEnded::Replaced]);
+    // Its deadline is the park's: answered with nothing then.
+    assert_eq!(
+        machine.next_deadline(),
+        Some(at(2) + Duration::from_secs(60))
+    );
+    machine.handle_timeout(at(2) + Duration::from_secs(60));
+    assert_eq!(
+        machine.provider.ended,
+        [ParkEnded::Replaced, ParkEnded::Expired]
+    );
+}
+
+#[test]
+fn a_claim_refused_for_identity_is_asked_again_once_under_the_next_identity() {
+    let mut machine = machine();
+    machine.handle_input(
+        Input::HookCall {
+            peer: Peer(1),
+            line: hook("claim"),
+        },
+        at(0),
+    );
+    drain(&mut machine);
+    machine.handle_input(answer(1, &[], Some(ClaimRefusal::IdentityMismatch)), at(5));
+    assert_eq!(drain(&mut machine), [], "waits for the next identity");
+    machine.handle_input(
+        downlink(Downlink::Pty {
+            identity: Some(identity("j")),
+        }),
+        at(10),
+    );
+    let outputs = drain(&mut machine);
+    let lines = uplinked(&outputs);
+    assert!(
+        matches!(&lines[..], [Body::Claim(claim)] if claim.claim == 2),
+        "{lines:?}"
+    );
+    assert_eq!(machine.provider.new_terminals, [Some("j".to_string())]);
+}
+
+#[test]
+fn an_unreadable_downlink_line_is_logged_and_changes_nothing() {
+    let mut machine = machine();
+    machine.handle_input(Input::Downlink(b"{not json\n".to_vec()), at(0));
+    let outputs = drain(&mut machine);
+    assert!(matches!(&outputs[..], [Output::Log(_)]), "{outputs:?}");
+    machine.handle_input(Input::DownlinkClosed, at(1));
+    assert!(machine.is_done());
+}
+
+/// The machine stamps a claim with the hook's own identity; one the
+/// protocol refuses (an empty or over-long part) would make the sidecar
+/// reject the claim unanswered, so the call is refused at once (found by
+/// the `hook-calls` fuzz target).
+#[test]
+fn a_call_whose_identity_cannot_stamp_a_line_is_refused() {
+    let call = |session: &str, incarnation: &str| {
+        serde_json::json!({
+            "v": 1, "provider": "test", "event": "claim", "payload": null,
+            "identity": {"session": session, "incarnation": incarnation, "generation": "g"},
+        })
+        .to_string()
+        .into_bytes()
+    };
+    let long = "s".repeat(MAX_FIELD_BYTES + 1);
+    let mut probe = Probe::default();
+    for line in [call("s", ""), call("", "i"), call(&long, "i")] {
+        let refusal = judge_call(&mut probe, &line, &agent(), at(0)).expect_err("refused");
+        assert_eq!(refusal.error, "malformed-call", "{refusal:?}");
+        assert!(refusal.message.contains("identity"), "{refusal:?}");
+    }
+    assert!(judge_call(&mut probe, &call("s", "i"), &agent(), at(0)).is_ok());
+}

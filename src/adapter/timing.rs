@@ -1,0 +1,70 @@
+//! Every timing of the adapter room, in one table, with the orderings
+//! between them tested below (and against the core's bounds where they
+//! meet: the lease an activity line asks for, the silence after which the
+//! sidecar restarts an adapter).
+//!
+//! A provider's own timings (how long a grace lasts, how long a park
+//! settles) live in its room's `timing.rs`; the orderings that tie them to
+//! these are tested there.
+
+use std::time::Duration;
+
+/// How long a hook waits for the sidecar's answer to its claim before it is
+/// answered with nothing (it then injects nothing; the work stays unread).
+pub const CLAIM_DEADLINE: Duration = Duration::from_secs(3);
+
+/// How long a hook has, once an answer carrying claimed files is queued
+/// for it, to read it, print it and send its receipt. A hook does that in
+/// milliseconds; one that has not done it by then is taken not to have
+/// passed the files on, and they go back to unread work (`release`
+/// `no-receipt`).
+pub const RECEIPT_DEADLINE: Duration = Duration::from_secs(5);
+
+/// After losing the PTY host, the wait before connecting again.
+pub const PTY_RETRY: Duration = Duration::from_millis(500);
+
+/// How much earlier than the hook's own timeout a parked call is answered.
+pub const PARK_TIMEOUT_MARGIN: Duration = Duration::from_secs(2);
+
+/// After a claim for a parked call granted nothing, how long until it is
+/// tried again (while evidence stays wanted).
+pub const PARK_RETRY_AFTER: Duration = Duration::from_secs(1);
+
+/// The `validForMs` of each activity line (the sidecar caps it).
+pub const VALID_FOR: Duration = Duration::from_secs(5);
+
+/// How often the screen is read again while evidence is wanted and nothing
+/// moved: below [`VALID_FOR`], so the evidence never goes stale.
+pub const HEARTBEAT: Duration = Duration::from_secs(4);
+
+/// The least time between two snapshots while the screen keeps moving.
+pub const MIN_SNAPSHOT_GAP: Duration = Duration::from_millis(25);
+
+/// How long `ding hook` waits for the hook's payload on its stdin.
+pub const PAYLOAD_DEADLINE: Duration = Duration::from_secs(2);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::config::{ADAPTER_SILENCE, LEASE_CAP};
+
+    #[test]
+    fn the_adapter_timings_keep_their_orderings() {
+        // Evidence is read again before the lease it asked for lapses, and
+        // that lease is one the sidecar grants whole.
+        assert!(HEARTBEAT < VALID_FOR);
+        assert!(VALID_FOR <= LEASE_CAP.default);
+        // An adapter that heartbeats is never taken for a silent one.
+        assert!(HEARTBEAT < ADAPTER_SILENCE.default);
+        assert!(VALID_FOR < ADAPTER_SILENCE.default);
+        // A hook whose claim is answered late still has its receipt's time.
+        assert!(CLAIM_DEADLINE < RECEIPT_DEADLINE);
+        // A parked call that granted nothing is tried again before the
+        // margin that answers it ahead of the hook's own timeout passes.
+        assert!(PARK_RETRY_AFTER < PARK_TIMEOUT_MARGIN);
+        // Snapshot pacing is far below anything a person perceives, and the
+        // PTY host is tried again well within one heartbeat.
+        assert!(MIN_SNAPSHOT_GAP < PTY_RETRY);
+        assert!(PTY_RETRY < HEARTBEAT);
+    }
+}

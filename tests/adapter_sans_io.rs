@@ -1,0 +1,93 @@
+//! The adapter room and the providers decide without reading a clock, hiding
+//! state in a `Cell` or sleeping: time is an input, state is in plain view.
+//! Only the process shells (the kit's loop, the `ding hook` relay, the Codex
+//! launcher) touch the clock, and they move bytes.
+//!
+//! A source file's tests (`#[cfg(test)]` and below) may use a clock to make
+//! up moments; the code above them may not.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// What a decision must never do.
+const FORBIDDEN: [&str; 7] = [
+    "Instant::now",
+    "SystemTime::now",
+    ".elapsed()",
+    "Cell<",
+    "Cell::new",
+    "thread::sleep",
+    "recv_timeout",
+];
+
+/// The process shells, which move bytes and read the clock to do it.
+const SHELLS: [&str; 3] = [
+    "src/adapter/kit.rs",
+    "src/adapter/relay.rs",
+    "src/providers/codex/launch.rs",
+];
+
+fn rust_files_under(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            rust_files_under(&path, out);
+        } else if path.extension().is_some_and(|ext| ext == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// Every forbidden use in `text` above its tests, as `line:what`.
+fn clock_and_cells(text: &str) -> Vec<String> {
+    let mut hits = Vec::new();
+    for (number, line) in text.lines().enumerate() {
+        if line.trim_start().starts_with("#[cfg(test)]") {
+            break;
+        }
+        if line.trim_start().starts_with("//") {
+            continue;
+        }
+        for what in FORBIDDEN {
+            if line.contains(what) {
+                hits.push(format!("{}:{what}", number + 1));
+            }
+        }
+    }
+    hits
+}
+
+#[test]
+fn no_decision_in_the_adapter_room_or_a_provider_reads_a_clock_or_hides_state() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    rust_files_under(&root.join("src/adapter"), &mut files);
+    rust_files_under(&root.join("src/providers"), &mut files);
+    assert!(files.len() > 20, "the rooms were found");
+    let mut offenders = Vec::new();
+    for path in files {
+        let relative = path
+            .strip_prefix(root)
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        if SHELLS.contains(&relative.as_str()) {
+            continue;
+        }
+        let text = fs::read_to_string(&path).unwrap();
+        for hit in clock_and_cells(&text) {
+            offenders.push(format!("{relative}:{hit}"));
+        }
+    }
+    assert!(
+        offenders.is_empty(),
+        "clock reads, cells or sleeps outside the process shells:\n{}",
+        offenders.join("\n")
+    );
+}
+
+#[test]
+fn the_check_sees_what_it_forbids() {
+    let decision = "fn decide() {\n    let now = Instant::now();\n    let c = Cell::new(1);\n}\n#[cfg(test)]\nmod tests { fn t() { Instant::now(); } }\n";
+    assert_eq!(clock_and_cells(decision), ["2:Instant::now", "3:Cell::new"]);
+}
