@@ -49,9 +49,12 @@
 
 #[path = "agent_simulation/demo_harness.rs"]
 mod demo_harness;
+#[path = "agent_simulation/mutant.rs"]
+mod mutant;
 #[path = "agent_simulation/world.rs"]
 mod world;
 
+use mutant::Defect;
 use world::{Class, Outcome, Scenario, run};
 
 /// Once the person is quiet and the harness idle, every file reaches the
@@ -229,4 +232,59 @@ fn real_pane_a_first_key_just_before_ding_types_is_glued_onto_the_notice() {
         "{:?}",
         outcome.violations
     );
+}
+
+/// Finds, for the mutation check, the first seed below `limit` on which
+/// `defect` shows as `class`.
+fn first_seed_catching(defect: Defect, class: Class, limit: u64) -> Option<u64> {
+    (0..limit).find(|&seed| {
+        run(Scenario::mutated(seed, defect))
+            .violations
+            .iter()
+            .any(|violation| violation.class == class)
+    })
+}
+
+/// The mutation check: each deliberate defect, with no input lag (so no
+/// violation is the known-open race), is caught as its class by the seed
+/// named here, and DING as it is passes those seeds. A defect the
+/// simulation stops catching fails this test.
+#[test]
+fn every_deliberate_defect_is_caught() {
+    const CAUGHT: [(Defect, Class, u64); 10] = [
+        (Defect::IgnoresDrafts, Class::Draft, 1),
+        (Defect::MenuIsIdle, Class::Dialog, 5),
+        (Defect::BusyIsIdle, Class::Busy, 1),
+        (Defect::StaleEvidence, Class::Busy, 4),
+        (Defect::DropsGrantedFiles, Class::Liveness, 1),
+        (Defect::ClaimsUnreadAtTurnStart, Class::Twice, 0),
+        (Defect::LosesClaimAnswers, Class::Liveness, 1),
+        (Defect::AnswersTwice, Class::HookAnsweredTwice, 0),
+        (Defect::StampsAnOlderRevision, Class::Liveness, 0),
+        (Defect::StampsTheCurrentRevision, Class::Draft, 2098),
+    ];
+    let mut report = Vec::new();
+    for (defect, class, seed) in CAUGHT {
+        let outcome = run(Scenario::mutated(seed, defect));
+        let caught = outcome
+            .violations
+            .iter()
+            .any(|violation| violation.class == class);
+        if !caught {
+            let first = first_seed_catching(defect, class, 5_000);
+            report.push(format!(
+                "{defect:?} as {class:?}: not by seed {seed}; first seed {first:?}"
+            ));
+        }
+        let faithful = run(Scenario {
+            defect: None,
+            ..Scenario::mutated(seed, defect)
+        });
+        assert!(
+            faithful.violations.is_empty(),
+            "seed {seed} without {defect:?}: {:?}",
+            faithful.violations
+        );
+    }
+    assert!(report.is_empty(), "{}", report.join("\n"));
 }

@@ -8,16 +8,17 @@ use std::time::{Duration, Instant};
 use ding::adapter::AgentContext;
 use ding::adapter::machine::{Input as ToMachine, Machine, Output as FromMachine, Pacing, Peer};
 use ding::core::config::{EngineConfig, Policy};
+use ding::core::downlink::Downlink;
 use ding::core::engine::{Engine, Input as ToEngine, Output as FromEngine, SendIf};
 use ding::core::identity::Identity;
 use ding::core::message::MessageName;
 use ding::core::time::Time;
 use ding::core::transport::Step;
-use ding::demo::adapter::DemoProvider;
 use ding::demo::agent::{Event, Phase};
 
 use crate::LIVENESS_BOUND_MS;
 use crate::demo_harness::{DemoHarness, Happened};
+use crate::mutant::{Defect, Mutant};
 
 /// How long `ding hook` waits for its answer (`--timeout`, the default).
 const HOOK_TIMEOUT_MS: u64 = 10_000;
@@ -101,6 +102,8 @@ pub struct Scenario {
     pub quiet_at_ms: u64,
     /// How busy the person is: percent chance, at each look, of typing.
     pub eagerness: u64,
+    /// The defect under the mutation check; `None` runs DING as it is.
+    pub defect: Option<Defect>,
 }
 
 impl Scenario {
@@ -125,6 +128,17 @@ impl Scenario {
             arrivals,
             quiet_at_ms,
             eagerness: rng.between(0, 80),
+            defect: None,
+        }
+    }
+
+    /// The same seed with `defect`, and no input lag: a violation is then
+    /// the defect's, never the known-open race's.
+    pub fn mutated(seed: u64, defect: Defect) -> Scenario {
+        Scenario {
+            lag_max_ms: 0,
+            defect: Some(defect),
+            ..Scenario::random(seed)
         }
     }
 }
@@ -173,7 +187,7 @@ struct World {
     next_seq: u64,
     due: BTreeMap<(u64, u64), Due>,
     engine: Engine,
-    machine: Option<Machine<DemoProvider>>,
+    machine: Option<Machine<Mutant>>,
     harness: DemoHarness,
     identity: Identity,
     revision: u64,
@@ -429,7 +443,7 @@ impl World {
                         inbox: PathBuf::from("inbox"),
                     };
                     self.machine = Some(Machine::new(
-                        DemoProvider,
+                        Mutant::new(self.scenario.defect),
                         agent,
                         Pacing::default(),
                         None,
@@ -442,6 +456,8 @@ impl World {
                     self.after(20, Due::HarnessReads(Vec::new(), Writer::Person));
                     self.call_hook("session-start");
                 }
+                FromEngine::ToAdapter(Downlink::Claimed(_))
+                    if self.scenario.defect == Some(Defect::LosesClaimAnswers) => {}
                 FromEngine::ToAdapter(line) => {
                     let bytes = format!("{}\n", line.to_line()).into_bytes();
                     self.after(1, Due::Machine(ToMachine::Downlink(bytes)));
@@ -460,9 +476,15 @@ impl World {
             };
             match output {
                 FromMachine::Uplink(line) => {
+                    let line = self.restamped(line);
                     self.after(1, Due::Engine(ToEngine::AdapterLine(line.into_bytes())))
                 }
-                FromMachine::HookAnswer { peer, line } => self.hook_answered(peer, &line, false),
+                FromMachine::HookAnswer { peer, line } => {
+                    self.hook_answered(peer, &line, false);
+                    if self.scenario.defect == Some(Defect::AnswersTwice) {
+                        self.hook_answered(peer, &line, false);
+                    }
+                }
                 FromMachine::HookAnswerForReceipt { peer, line } => {
                     self.hook_answered(peer, &line, true)
                 }
@@ -480,6 +502,20 @@ impl World {
                 FromMachine::Log(line) => self.note(format!("adapter log: {line}")),
             }
         }
+    }
+
+    /// An activity line as the defect under test stamps it.
+    fn restamped(&self, line: String) -> String {
+        let revision = match self.scenario.defect {
+            Some(Defect::StampsAnOlderRevision) => |stamped: u64, _| stamped.saturating_sub(1),
+            Some(Defect::StampsTheCurrentRevision) => |_, current| current,
+            _ => return line,
+        };
+        let mut value: serde_json::Value = serde_json::from_str(&line).expect("a line");
+        if let Some(stamped) = value["revision"].as_u64() {
+            value["revision"] = revision(stamped, self.revision).into();
+        }
+        value.to_string()
     }
 
     // ----- hooks -----

@@ -1,0 +1,121 @@
+//! Deliberate defects, for the mutation check: the demo provider as the
+//! simulation runs it, faithful or with one defect a provider or the
+//! adapter's side of the seam could have.
+
+use ding::adapter::{
+    AgentContext, ClaimRequest, HookAction, HookAnswer, HookCall, HookPlan, ParkEnded, Provider,
+    Reading,
+};
+use ding::core::downlink::Claimed;
+use ding::core::identity::Identity;
+use ding::core::protocol::{ActivityState, ClaimScope, Composer};
+use ding::core::time::Time;
+use ding::demo::adapter::DemoProvider;
+use ding::pty::wire::Snapshot;
+
+/// One defect.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Defect {
+    /// A ready screen reads as an empty composer, whatever is typed.
+    IgnoresDrafts,
+    /// A menu reads as a ready, empty screen.
+    MenuIsIdle,
+    /// A running turn reads as a ready, empty screen.
+    BusyIsIdle,
+    /// The first reading is reported for every later screen.
+    StaleEvidence,
+    /// A hook's answer leaves out the files its claim granted.
+    DropsGrantedFiles,
+    /// A turn-start hook claims every unread file, rung or not.
+    ClaimsUnreadAtTurnStart,
+    /// Claims answered by the sidecar never reach the machine (the world
+    /// drops them on the downlink).
+    LosesClaimAnswers,
+    /// Every hook answer is sent twice (the world repeats the machine's
+    /// output).
+    AnswersTwice,
+    /// An activity line is stamped with the revision before the snapshot's
+    /// (the world rewrites it): every compare-and-send conflicts.
+    StampsAnOlderRevision,
+    /// An activity line is stamped with the terminal's revision when the
+    /// line is written, not the snapshot's: evidence older than the last
+    /// change passes the fence.
+    StampsTheCurrentRevision,
+}
+
+pub struct Mutant {
+    inner: DemoProvider,
+    pub defect: Option<Defect>,
+    first: Option<Reading>,
+}
+
+impl Mutant {
+    pub fn new(defect: Option<Defect>) -> Mutant {
+        Mutant {
+            inner: DemoProvider,
+            defect,
+            first: None,
+        }
+    }
+
+    fn idle() -> Reading {
+        Reading {
+            state: ActivityState::Idle,
+            composer: Composer::Empty,
+            reason: "prompt ready, composer empty".into(),
+        }
+    }
+}
+
+impl Provider for Mutant {
+    fn name(&self) -> &'static str {
+        self.inner.name()
+    }
+
+    fn evidence(&mut self, snapshot: &Snapshot, now: Time) -> Reading {
+        let reading = self.inner.evidence(snapshot, now);
+        let first = self.first.get_or_insert_with(|| reading.clone()).clone();
+        match (self.defect, reading.state) {
+            (Some(Defect::IgnoresDrafts), ActivityState::Idle) => Mutant::idle(),
+            (Some(Defect::MenuIsIdle), ActivityState::Unknown) => Mutant::idle(),
+            (Some(Defect::BusyIsIdle), ActivityState::Active) => Mutant::idle(),
+            (Some(Defect::StaleEvidence), _) => first,
+            _ => reading,
+        }
+    }
+
+    fn on_new_terminal(&mut self, identity: Option<&Identity>, now: Time) {
+        self.inner.on_new_terminal(identity, now);
+    }
+
+    fn on_hook(&mut self, call: &HookCall, agent: &AgentContext, now: Time) -> HookPlan {
+        let mut plan = self.inner.on_hook(call, agent, now);
+        match self.defect {
+            Some(Defect::ClaimsUnreadAtTurnStart) if call.event == "turn-start" => {
+                if let HookAction::Claim(ClaimRequest { scope, .. }) = &mut plan.action {
+                    *scope = ClaimScope::Unread;
+                }
+            }
+            _ => {}
+        }
+        plan
+    }
+
+    fn on_claimed(
+        &mut self,
+        call: &HookCall,
+        claimed: &Claimed,
+        agent: &AgentContext,
+        now: Time,
+    ) -> HookAnswer {
+        let answer = self.inner.on_claimed(call, claimed, agent, now);
+        if self.defect == Some(Defect::DropsGrantedFiles) {
+            return HookAnswer::default();
+        }
+        answer
+    }
+
+    fn on_park_ended(&mut self, call: &HookCall, slot: &'static str, ended: ParkEnded) {
+        self.inner.on_park_ended(call, slot, ended);
+    }
+}
