@@ -77,6 +77,27 @@ pub struct HookAnswer {
     pub stderr: String,
     #[serde(default)]
     pub exit: i32,
+    /// For a call the adapter parked: what became of it. A caller that
+    /// offers again after an expiry is told so, and never guesses from how
+    /// long the answer took. Absent for every other call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parked: Option<ParkAnswer>,
+}
+
+/// What became of a parked call, in its answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ParkAnswer {
+    /// Work was claimed for it: the answer carries it.
+    Delivered,
+    /// A later call said the offer no longer holds (the harness left the
+    /// state it was parked for); answered with nothing.
+    Declined,
+    /// A newer call took its slot; answered with nothing.
+    Replaced,
+    /// Its deadline came with nothing to deliver; answered with nothing.
+    /// The offer may be made again.
+    Expired,
 }
 
 /// The adapter refused the call (malformed, another provider, too long).
@@ -125,9 +146,20 @@ mod tests {
             stdout: "{}\n".into(),
             stderr: String::new(),
             exit: 2,
+            parked: None,
         };
         let back: HookAnswer = serde_json::from_str(&answer.to_line()).unwrap();
         assert_eq!(back, answer);
+        assert!(!answer.to_line().contains("parked"), "absent unless parked");
+        let expired = HookAnswer {
+            parked: Some(ParkAnswer::Expired),
+            ..HookAnswer::default()
+        };
+        assert!(expired.to_line().contains(r#""parked":"expired""#));
+        assert_eq!(
+            serde_json::from_str::<HookAnswer>(&expired.to_line()).unwrap(),
+            expired
+        );
         assert_eq!(
             serde_json::from_str::<HookAnswer>("{}").unwrap(),
             HookAnswer::default()

@@ -19,12 +19,13 @@
 use std::io::{self, Read, Write};
 use std::os::fd::AsRawFd;
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token};
 
+use super::clock::Clock;
 use super::hook_wire::MAX_CALL_BYTES;
 use super::machine::{Input, Machine, Output, Pacing, Peer};
 use super::pty_watch::{PtyEvent, PtyWatch};
@@ -86,8 +87,7 @@ struct Kit<P: Provider> {
     machine: Machine<P>,
     hook_socket: Option<PathBuf>,
     poll: Poll,
-    /// The machine's clock starts here.
-    started: Instant,
+    clock: Clock,
     uplink: Pipe<io::Stdout>,
     uplink_writable: bool,
     hooks: Option<LineServer>,
@@ -173,7 +173,7 @@ impl<P: Provider> Kit<P> {
             machine,
             hook_socket: options.hook_socket,
             poll,
-            started: Instant::now(),
+            clock: Clock::start(),
             uplink: Pipe::new(stdout),
             uplink_writable: true,
             hooks,
@@ -183,9 +183,8 @@ impl<P: Provider> Kit<P> {
         Ok(kit)
     }
 
-    /// The machine's time now.
     fn now(&self) -> Time {
-        Time::from_millis(u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX))
+        self.clock.now()
     }
 
     fn serve(&mut self) -> Result<()> {
@@ -196,10 +195,7 @@ impl<P: Provider> Kit<P> {
             let timeout = if accepting {
                 Some(Duration::ZERO)
             } else {
-                self.machine.next_deadline().map(|at| {
-                    let at = self.started + Duration::from_millis(at.as_millis());
-                    at.saturating_duration_since(Instant::now())
-                })
+                self.machine.next_deadline().map(|at| self.clock.until(at))
             };
             match self.poll.poll(&mut events, timeout) {
                 Ok(()) => {}

@@ -34,6 +34,7 @@
 //!
 //! Nothing here names a provider; the neutrality test covers this room.
 
+pub mod clock;
 pub mod compile;
 pub mod context;
 pub mod hook_config;
@@ -58,7 +59,7 @@ use crate::core::protocol::{ActivityState, ClaimScope, ClaimWants, Composer, Lif
 use crate::core::time::Time;
 use crate::pty::wire::Snapshot;
 
-pub use hook_wire::{HookAnswer, HookCall};
+pub use hook_wire::{HookAnswer, HookCall, ParkAnswer};
 
 /// What a provider reads on one screen: its own grammar's verdict, which
 /// the kit stamps with the snapshot's revision. `Unknown` is a first-class
@@ -164,6 +165,19 @@ pub enum ParkEnded {
     /// A later call said the offer no longer holds ([`HookPlan::end_parked`]);
     /// it was answered with nothing.
     Ended,
+}
+
+impl ParkEnded {
+    /// What the call's answer says of it; `None` for a call whose hook went
+    /// away, which gets no answer.
+    pub fn answer(self) -> Option<ParkAnswer> {
+        match self {
+            ParkEnded::Replaced => Some(ParkAnswer::Replaced),
+            ParkEnded::Expired => Some(ParkAnswer::Expired),
+            ParkEnded::Ended => Some(ParkAnswer::Declined),
+            ParkEnded::Withdrawn => None,
+        }
+    }
 }
 
 /// A provider's reaction to one hook call.

@@ -35,7 +35,10 @@ use super::timing::{
     CLAIM_DEADLINE, HEARTBEAT, MIN_SNAPSHOT_GAP, PTY_RETRY, RECEIPT_DEADLINE, VALID_FOR,
 };
 use super::uplink::Uplink;
-use super::{AgentContext, ClaimRequest, HookAction, HookPlan, Park, ParkEnded, Provider, Reading};
+use super::{
+    AgentContext, ClaimRequest, HookAction, HookPlan, Park, ParkAnswer, ParkEnded, Provider,
+    Reading,
+};
 use crate::core::downlink::{ClaimRefusal, Claimed, Downlink};
 use crate::core::identity::Identity;
 use crate::core::message::MessageName;
@@ -384,9 +387,12 @@ impl<P: Provider> Machine<P> {
             // Nothing to wake the harness with: keep offering.
             return self.repark(peer, waiting.call, park, deadline);
         }
-        let answer = self
+        let mut answer = self
             .provider
             .on_claimed(&waiting.call, &claimed, &self.agent, self.now);
+        if waiting.parked.is_some() {
+            answer.parked = Some(ParkAnswer::Delivered);
+        }
         match waiting.claimed_as {
             Some(identity) if !claimed.granted.is_empty() => {
                 self.answer_for_receipt(peer, &answer, identity, claimed.granted)
@@ -441,12 +447,17 @@ impl<P: Provider> Machine<P> {
         }
     }
 
-    /// Answers a parked call with nothing and tells the provider why.
+    /// Answers a parked call with nothing, saying why, and tells the
+    /// provider.
     fn end_park(&mut self, parked: Parked<Peer, HookCall>, ended: ParkEnded) {
         // The terminal may be free again: read it.
         self.moved = true;
-        if ended != ParkEnded::Withdrawn {
-            self.answer(parked.peer, &HookAnswer::default());
+        if let Some(why) = ended.answer() {
+            let answer = HookAnswer {
+                parked: Some(why),
+                ..HookAnswer::default()
+            };
+            self.answer(parked.peer, &answer);
         }
         self.provider
             .on_park_ended(&parked.call, parked.park.slot, ended);

@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use super::*;
+use crate::adapter::ParkAnswer;
 use crate::adapter::screen::testing;
 use crate::core::protocol::{Body, ClaimScope, ClaimWants, Composer, MAX_FIELD_BYTES, parse_line};
 
@@ -380,7 +381,7 @@ fn a_parked_wake_claims_only_after_settling_on_fresh_idle_and_holds_the_terminal
 }
 
 #[test]
-fn a_newer_wake_replaces_the_parked_one_and_the_old_is_answered_with_nothing() {
+fn a_newer_wake_replaces_the_parked_one_and_each_answer_says_what_became_of_it() {
     let mut machine = machine();
     for peer in [1, 2] {
         machine.handle_input(
@@ -391,20 +392,31 @@ fn a_newer_wake_replaces_the_parked_one_and_the_old_is_answered_with_nothing() {
             at(peer as u64),
         );
     }
+    let ended = |why| HookAnswer {
+        parked: Some(why),
+        ..HookAnswer::default()
+    };
     assert_eq!(
         drain(&mut machine),
         [Output::HookAnswer {
             peer: Peer(1),
-            line: HookAnswer::default().to_line()
+            line: ended(ParkAnswer::Replaced).to_line()
         }]
     );
     assert_eq!(machine.provider.ended, [ParkEnded::Replaced]);
-    // Its deadline is the park's: answered with nothing then.
+    // Its deadline is the park's: answered with nothing then, and told so.
     assert_eq!(
         machine.next_deadline(),
         Some(at(2) + Duration::from_secs(60))
     );
     machine.handle_timeout(at(2) + Duration::from_secs(60));
+    assert_eq!(
+        drain(&mut machine),
+        [Output::HookAnswer {
+            peer: Peer(2),
+            line: ended(ParkAnswer::Expired).to_line()
+        }]
+    );
     assert_eq!(
         machine.provider.ended,
         [ParkEnded::Replaced, ParkEnded::Expired]

@@ -20,15 +20,9 @@
 
 use std::time::Duration;
 
+use super::timing::{HOOK_GRACE, WAKE_GRACE};
 use crate::adapter::Reading;
 use crate::core::protocol::ActivityState;
-
-/// How long a ready screen must have looked ready before it outweighs a
-/// hook's "a turn runs".
-pub const HOOK_GRACE: Duration = Duration::from_secs(3);
-
-/// How long after DING woke the harness a ready screen is not yet idle.
-pub const WAKE_GRACE: Duration = Duration::from_secs(5);
 
 /// The harness's state as its hooks last told it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

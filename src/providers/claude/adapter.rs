@@ -304,7 +304,7 @@ mod tests {
             claude.evidence(&ready, at(200)).state,
             ActivityState::Active
         );
-        let later = at(200) + super::super::activity::HOOK_GRACE;
+        let later = at(200) + super::super::timing::HOOK_GRACE;
         assert_eq!(claude.evidence(&ready, later).state, ActivityState::Idle);
     }
 }

@@ -31,6 +31,7 @@ use crate::core::protocol::{ClaimScope, Lifecycle};
 
 use super::activity::HookActivity;
 use super::settings::WAKE;
+use super::timing::{WAKE_HOOK_TIMEOUT_SECS, WAKE_SETTLE};
 
 /// Claude Code caps each `additionalContext` at 10,000 characters (longer
 /// text spills to a file).
@@ -38,10 +39,6 @@ pub const CONTEXT_CAP: usize = 10_000;
 
 /// The wake's slot: one armed wake hook at a time.
 pub const WAKE_SLOT: &str = "wake";
-
-/// How long arrivals settle before a wake claims them (a burst becomes one
-/// model call).
-pub const WAKE_SETTLE: Duration = Duration::from_millis(250);
 
 /// What one hook call means.
 pub type Planned = crate::adapter::Planned<HookActivity>;
@@ -102,7 +99,7 @@ pub fn plan(event: &str, payload: &Value, agent: &AgentContext) -> Planned {
                 slot: WAKE_SLOT,
                 claim: claim_for(agent, CONTEXT_CAP, ClaimScope::Pending),
                 settle: WAKE_SETTLE,
-                hold_for: Duration::from_secs(super::settings::WAKE_HOOK_TIMEOUT_SECS),
+                hold_for: Duration::from_secs(WAKE_HOOK_TIMEOUT_SECS),
                 holds_terminal: true,
                 waits_for_fresh_idle: true,
             })),

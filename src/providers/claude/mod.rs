@@ -24,3 +24,4 @@ pub mod messages;
 pub mod pane;
 pub mod screen;
 pub mod settings;
+pub mod timing;

@@ -23,6 +23,7 @@
 
 use serde_json::{Value, json};
 
+use super::timing::{WAKE_HOOK_TIMEOUT_SECS, WAKE_RELAY_TIMEOUT_SECS};
 use crate::adapter::compile::shell_word;
 use crate::adapter::hook_config::HookEntry;
 
@@ -49,14 +50,6 @@ pub const WAKE_EVENTS: [&str; 4] = ["SessionStart", "UserPromptSubmit", "Stop", 
 
 /// The `ding hook` event name of the wake hook.
 pub const WAKE: &str = "wake";
-
-/// How long Claude Code lets a wake hook run (seconds): a day. Its timeout
-/// kills the hook silently, so `ding hook` gives up a minute earlier
-/// ([`WAKE_RELAY_TIMEOUT_SECS`]) and the adapter answers 2 s before that.
-pub const WAKE_HOOK_TIMEOUT_SECS: u64 = 86_400;
-
-/// `ding hook claude wake --timeout`.
-pub const WAKE_RELAY_TIMEOUT_SECS: u64 = WAKE_HOOK_TIMEOUT_SECS - 60;
 
 /// The prefix Claude Code puts before the wake hook's stderr for the model
 /// (`rewakeMessage`; by default it calls the text a "Stop hook blocking

@@ -23,19 +23,11 @@
 
 use std::time::Duration;
 
+use super::timing::{DELIVERY_GRACE, STOP_GRACE};
 use crate::adapter::Reading;
 use crate::core::protocol::ActivityState;
 
 use super::screen::{Screen, View};
-
-/// How long `Stop` may take to decide (its claim's deadline is 3 s) before
-/// a ready screen outweighs it.
-pub const STOP_GRACE: Duration = Duration::from_secs(4);
-
-/// How long after the launcher last said a delivery of DING's waits in
-/// Codex's queue the terminal stays held for it (the launcher says so again
-/// on every change).
-pub const DELIVERY_GRACE: Duration = Duration::from_secs(15);
 
 /// The harness's state as its hooks last told it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -26,7 +26,8 @@ use crate::core::time::Time;
 use crate::pty::wire::Snapshot;
 
 use super::activity::{Heard, HookActivity, combine};
-use super::hooks::{self, Delivery, LAUNCH, LauncherReport, Memory, QUEUE, strings};
+use super::hooks::{self, Delivery, LAUNCH, Memory, QUEUE};
+use super::launcher_wire::{LaunchReport, QueueReport};
 use super::screen;
 use super::trust::{HOOKS, PROVIDER};
 
@@ -99,7 +100,12 @@ impl Codex {
 
     fn on_launcher(&mut self, event: &str, payload: &Value, now: Time) {
         if event == LAUNCH {
-            let declared: Vec<String> = strings(&payload["declared"]);
+            // A report that does not read declares nothing.
+            let launch: Option<LaunchReport> = serde_json::from_value(payload.clone()).ok();
+            let declared = launch
+                .as_ref()
+                .and_then(|launch| launch.declared.clone())
+                .unwrap_or_default();
             self.installed = Installed::Declared {
                 missing: HOOKS
                     .iter()
@@ -107,18 +113,18 @@ impl Codex {
                     .filter(|event| !declared.contains(event))
                     .collect(),
             };
-            self.native_unavailable = payload["error"].as_str().map(String::from);
+            self.native_unavailable = launch.and_then(|launch| launch.error);
             return;
         }
-        if payload["hooks"].is_array() {
-            let listed = payload["hooks"].as_array().cloned().unwrap_or_default();
+        let report = QueueReport::from_payload(payload);
+        if let Some(listed) = &report.hooks {
             let problems = HOOKS
                 .iter()
                 .filter_map(|(event, _)| {
                     let trust = listed
                         .iter()
-                        .find(|hook| hook["event"] == *event)
-                        .and_then(|hook| hook["trust"].as_str());
+                        .find(|hook| hook.event == *event)
+                        .map(|hook| hook.trust.as_deref().unwrap_or("unknown"));
                     match trust {
                         Some("trusted") => None,
                         Some(other) => Some(format!("{event} ({other})")),
@@ -129,7 +135,6 @@ impl Codex {
             self.installed = Installed::Listed { problems };
             self.native_unavailable = None;
         }
-        let report = LauncherReport::from_payload(payload);
         self.launcher_at = Some(now);
         if report.status == "idle" && self.heard == HookActivity::Unheard {
             self.hear(HookActivity::Idle, now);
@@ -143,11 +148,11 @@ impl Codex {
             self.memory.owed.extend(delivery.names);
         }
         self.memory.deliveries = kept;
-        if report.thread.is_some() && report.thread != self.memory.thread {
+        if report.thread_id.is_some() && report.thread_id != self.memory.thread {
             if self.memory.thread.is_some() {
-                self.memory.cleared = report.thread.clone();
+                self.memory.cleared = report.thread_id.clone();
             }
-            self.memory.thread = report.thread;
+            self.memory.thread = report.thread_id;
         }
     }
 

@@ -23,8 +23,6 @@
 //! but outside any context: they are *owed*, and the next hook that
 //! injects claims exactly them again (scope `unread`).
 
-use std::time::Duration;
-
 use serde_json::{Value, json};
 
 use crate::adapter::context::{claim_for, names_in_notice, unread_work};
@@ -34,6 +32,8 @@ use crate::core::message::MessageName;
 use crate::core::protocol::{ClaimScope, ClaimWants, Lifecycle};
 
 use super::activity::HookActivity;
+use super::launcher_wire::{self, QueueAnswer, QueueReport};
+use super::timing::{QUEUE_HOLD, QUEUE_SETTLE};
 
 /// The most characters one injected text takes: Codex spills a longer
 /// `additionalContext` into a file (about 2,500 tokens), so stay well
@@ -45,14 +45,6 @@ pub const QUEUE: &str = "queue";
 
 /// The launcher's one call in embedded mode.
 pub const LAUNCH: &str = "launch";
-
-/// How long arrivals settle before the parked call claims them (a burst
-/// becomes one delivery and one model call).
-pub const QUEUE_SETTLE: Duration = Duration::from_millis(250);
-
-/// How long a parked launcher call is held before it is answered with
-/// nothing (the launcher then calls again).
-pub const QUEUE_HOLD: Duration = Duration::from_secs(3_600);
 
 /// One delivery the adapter gave the launcher to queue.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -93,49 +85,6 @@ fn injection(agent: &AgentContext, memory: &Memory, scope: ClaimScope) -> HookAc
         };
     }
     HookAction::Claim(request)
-}
-
-/// What the launcher says about Codex's thread in a `queue` call.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct LauncherReport {
-    pub thread: Option<String>,
-    /// `idle`, `active`, ... as Codex's `thread/status/changed` says.
-    pub status: String,
-    /// The `clientUserMessageId`s of DING's deliveries still in the queue.
-    pub queued: Vec<String>,
-    /// Deliveries that could not be queued.
-    pub failed: Vec<String>,
-}
-
-impl LauncherReport {
-    pub fn from_payload(payload: &Value) -> LauncherReport {
-        LauncherReport {
-            thread: payload["threadId"].as_str().map(String::from),
-            status: payload["status"].as_str().unwrap_or("unknown").to_string(),
-            queued: strings(&payload["queued"]),
-            failed: strings(&payload["failed"]),
-        }
-    }
-
-    /// Whether a delivery may be claimed for now: the thread is idle and no
-    /// delivery of DING's waits in its queue (new work then rides that
-    /// delivery's own `UserPromptSubmit`).
-    pub fn may_deliver(&self) -> bool {
-        self.thread.is_some() && self.status == "idle" && self.queued.is_empty()
-    }
-}
-
-/// The strings of a JSON list (anything else: none).
-pub fn strings(value: &Value) -> Vec<String> {
-    value
-        .as_array()
-        .map(|list| {
-            list.iter()
-                .filter_map(Value::as_str)
-                .map(String::from)
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 /// The plan for one hook call. A hook that says a turn runs also ends the
@@ -213,7 +162,7 @@ fn plan_for(event: &str, payload: &Value, agent: &AgentContext, memory: &Memory)
         "Interrupt" => Planned::new(Some(HookActivity::Idle), HookPlan::nothing()),
         "SessionEnd" => Planned::new(Some(HookActivity::Ended), HookPlan::nothing()),
         QUEUE => {
-            let report = LauncherReport::from_payload(payload);
+            let report = QueueReport::from_payload(payload);
             let mut plan = if report.may_deliver() {
                 HookPlan::act(HookAction::Park(Park {
                     slot: QUEUE,
@@ -226,7 +175,9 @@ fn plan_for(event: &str, payload: &Value, agent: &AgentContext, memory: &Memory)
             } else {
                 HookPlan::nothing()
             };
-            if report.thread.is_some() && memory.thread.is_some() && report.thread != memory.thread
+            if report.thread_id.is_some()
+                && memory.thread.is_some()
+                && report.thread_id != memory.thread
             {
                 // A new thread in the same TUI: `/clear`.
                 plan.facts.push(Lifecycle::Clear);
@@ -251,15 +202,17 @@ pub fn render(event: &str, claimed: &Claimed, agent: &AgentContext, id: &str) ->
             "hookSpecificOutput": {"hookEventName": event, "additionalContext": text}
         })),
         "Stop" => stdout(json!({"decision": "block", "reason": text})),
-        QUEUE => stdout(json!({"queue": {"id": id, "text": text}})),
+        QUEUE => QueueAnswer::answer(launcher_wire::Delivery {
+            id: id.to_string(),
+            text,
+        }),
         _ => HookAnswer::default(),
     }
 }
 
 /// The text of a delivery answer (`{"queue":{"id","text"}}`).
 pub fn queued_text(answer: &HookAnswer) -> Option<String> {
-    let value: Value = serde_json::from_str(&answer.stdout).ok()?;
-    value["queue"]["text"].as_str().map(String::from)
+    QueueAnswer::read(answer).map(|delivery| delivery.text)
 }
 
 fn stdout(value: Value) -> HookAnswer {

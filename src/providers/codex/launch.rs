@@ -32,26 +32,20 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
-use serde_json::{Value, json};
 
+use crate::adapter::HookAnswer;
+use crate::adapter::clock::Clock;
 use crate::adapter::relay;
 
-use super::hooks::{LAUNCH, QUEUE, QUEUE_HOLD};
+use super::hooks::{LAUNCH, QUEUE};
+use super::launcher_wire::{LaunchMode, LaunchReport};
 use super::native::{Action, Native};
+use super::timing::{LAUNCH_CALL_TIMEOUT, LISTEN_DEADLINE, QUEUE_CALL_TIMEOUT};
 use super::trust::{PROVIDER, config_args, declared_events};
 use super::websocket;
 
 /// The app-server's socket, in the agent's runtime directory.
 pub const SOCKET_NAME: &str = "codex.sock";
-
-/// How long the app-server may take to listen.
-const LISTEN_DEADLINE: Duration = Duration::from_secs(30);
-
-/// How long a parked `queue` call waits (the adapter answers before).
-const QUEUE_CALL_TIMEOUT: Duration = Duration::from_secs(QUEUE_HOLD.as_secs() + 120);
-
-/// How long the embedded launcher waits for the adapter to note its hooks.
-const LAUNCH_CALL_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// What the launcher was asked.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -143,8 +137,12 @@ fn runtime_dir() -> Result<PathBuf> {
 /// The terminal path: report the hooks, then become Codex.
 fn embedded(request: &LaunchRequest, log: &mut Log) -> Result<()> {
     let hooks = config_args(&request.ding);
-    let payload = json!({"mode": "embedded", "declared": declared_events(&hooks)});
-    tell_adapter(&relay::socket_from_env(), payload, log);
+    let report = LaunchReport {
+        mode: LaunchMode::Embedded,
+        declared: Some(declared_events(&hooks)),
+        error: None,
+    };
+    tell_adapter(&relay::socket_from_env(), &report, log);
     let err = Command::new(&request.program)
         .args(&hooks)
         .args(&request.args)
@@ -155,7 +153,10 @@ fn embedded(request: &LaunchRequest, log: &mut Log) -> Result<()> {
 enum Event {
     Rpc(String),
     RpcClosed(String),
-    Answer { call: u64, stdout: Option<String> },
+    Answer {
+        call: u64,
+        answer: Option<HookAnswer>,
+    },
     TuiExited(std::io::Result<ExitStatus>),
 }
 
@@ -253,6 +254,7 @@ fn end(child: &mut Child) {
 /// Runs the native path until the TUI exits; its status. `None` if the TUI
 /// could not be waited for here.
 fn drive(tui: &mut Child, socket: &Path, log: &mut Log) -> Option<ExitStatus> {
+    let clock = Clock::start();
     let (events, inbox) = mpsc::channel::<Event>();
     // The TUI: its exit ends everything.
     let pid = tui.id();
@@ -318,7 +320,8 @@ fn drive(tui: &mut Child, socket: &Path, log: &mut Log) -> Option<ExitStatus> {
                         log.line(&format!("send failed: {err}"));
                     }
                 }
-                Action::Call { call, payload } => {
+                Action::Call { call, report } => {
+                    let payload = report.to_payload();
                     log.line(&format!("call {call}: {payload}"));
                     let Some(hook_socket) = hook_socket.clone() else {
                         continue;
@@ -337,13 +340,13 @@ fn drive(tui: &mut Child, socket: &Path, log: &mut Log) -> Option<ExitStatus> {
                         // on, as far as the hook channel is concerned.
                         match answer {
                             Ok((answer, receipt)) => {
-                                let stdout = Some(answer.stdout);
-                                if events.send(Event::Answer { call, stdout }).is_ok() {
+                                let answer = Some(answer);
+                                if events.send(Event::Answer { call, answer }).is_ok() {
                                     receipt.send();
                                 }
                             }
                             Err(_) => {
-                                let _ = events.send(Event::Answer { call, stdout: None });
+                                let _ = events.send(Event::Answer { call, answer: None });
                             }
                         }
                     });
@@ -362,12 +365,12 @@ fn drive(tui: &mut Child, socket: &Path, log: &mut Log) -> Option<ExitStatus> {
         let timeout = native
             .as_ref()
             .and_then(Native::next_deadline)
-            .map(|at| at.saturating_duration_since(Instant::now()));
+            .map(|at| clock.until(at));
         let event = match timeout {
             Some(timeout) => inbox.recv_timeout(timeout),
             None => inbox.recv().map_err(|_| RecvTimeoutError::Disconnected),
         };
-        let now = Instant::now();
+        let now = clock.now();
         let actions = match event {
             Ok(Event::TuiExited(status)) => break status.ok(),
             Ok(Event::Rpc(text)) => {
@@ -388,17 +391,17 @@ fn drive(tui: &mut Child, socket: &Path, log: &mut Log) -> Option<ExitStatus> {
                     Vec::new()
                 }
             }
-            Ok(Event::Answer { call, stdout }) => {
+            Ok(Event::Answer { call, answer }) => {
                 log.line(&format!(
                     "answer {call}: {}",
-                    stdout
-                        .as_deref()
-                        .map(abbreviated)
+                    answer
+                        .as_ref()
+                        .map(|answer| abbreviated(&answer.to_line()))
                         .unwrap_or("unreachable".into())
                 ));
                 native
                     .as_mut()
-                    .map(|native| native.on_answer(call, stdout.as_deref(), now))
+                    .map(|native| native.on_answer(call, answer.as_ref(), now))
                     .unwrap_or_default()
             }
             Err(RecvTimeoutError::Timeout) => Vec::new(),
@@ -407,7 +410,7 @@ fn drive(tui: &mut Child, socket: &Path, log: &mut Log) -> Option<ExitStatus> {
         perform(actions, &mut native, log);
         let due = native
             .as_mut()
-            .map(|native| native.on_time(Instant::now()))
+            .map(|native| native.on_time(clock.now()))
             .unwrap_or_default();
         perform(due, &mut native, log);
     };
@@ -425,7 +428,7 @@ fn drive(tui: &mut Child, socket: &Path, log: &mut Log) -> Option<ExitStatus> {
                 else {
                     break;
                 };
-                left.on_message(&text, Instant::now());
+                left.on_message(&text, clock.now());
             }
         }
     }
@@ -443,17 +446,22 @@ fn exit_status(raw: i32) -> ExitStatus {
 /// Tells the adapter that the native path is off (it reports it, and holds
 /// no terminal for it).
 fn unavailable(hook_socket: &Option<PathBuf>, why: &str, log: &mut Log) {
-    let payload = json!({"mode": "native-unavailable", "declared": Value::Null, "error": why});
-    tell_adapter(hook_socket, payload, log);
+    let report = LaunchReport {
+        mode: LaunchMode::NativeUnavailable,
+        declared: None,
+        error: Some(why.to_string()),
+    };
+    tell_adapter(hook_socket, &report, log);
 }
 
 /// One `launch` call, answered at once. The sidecar may start the adapter a
 /// moment after the PTY host started the launcher: a hook channel not there
 /// yet is waited for, briefly.
-fn tell_adapter(hook_socket: &Option<PathBuf>, payload: Value, log: &mut Log) {
+fn tell_adapter(hook_socket: &Option<PathBuf>, report: &LaunchReport, log: &mut Log) {
     let Some(socket) = hook_socket else {
         return;
     };
+    let payload = serde_json::to_value(report).unwrap_or_default();
     let deadline = Instant::now() + LAUNCH_CALL_TIMEOUT;
     loop {
         let call = relay::call(

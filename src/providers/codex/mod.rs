@@ -18,6 +18,8 @@
 //!   own app-server and the TUI on it, or the TUI embedded.
 //! * `native`, `rpc`, `websocket`: the native idle path, the launcher's
 //!   JSON-RPC client of the app-server over a WebSocket on a Unix socket.
+//! * `launcher_wire`: what the launcher and the adapter say to each other
+//!   on the hook channel, one typed definition for both.
 //! * `adapter`: the provider on the neutral kit (`ding adapter codex`).
 //! * `compile`: `ding compile-agent codex`.
 //! * `pane`: the screen and keys as the evaluation's typist reads and
@@ -29,10 +31,12 @@ pub mod compile;
 pub mod home;
 pub mod hooks;
 pub mod launch;
+pub mod launcher_wire;
 pub mod native;
 pub mod pane;
 pub mod responses;
 pub mod rpc;
 pub mod screen;
+pub mod timing;
 pub mod trust;
 pub mod websocket;

@@ -14,16 +14,16 @@
 //! 2. tells the adapter, in a `queue` call on the hook channel, the
 //!    thread's status and which of DING's deliveries wait in its queue. The
 //!    adapter parks that call while the thread is idle and nothing of
-//!    DING's waits (the same test, [`LauncherReport::may_deliver`], on both
+//!    DING's waits (the same test, [`QueueReport::may_deliver`], on both
 //!    sides), so it holds the terminal; once work is pending it claims it
 //!    and answers with the text;
 //! 3. queues that text with `thread/queue/add` under its own
 //!    `clientUserMessageId`: Codex starts the turn when the thread is idle
 //!    and never steers it into a running one; `UserPromptSubmit` then
 //!    carries exactly that text (the adapter's receipt);
-//! 4. calls again whenever what it reports changes; a call answered with
-//!    nothing while it could park was replaced or expired, so it calls
-//!    again too;
+//! 4. calls again whenever what it reports changes, and when the answer
+//!    says the parked call expired (`parked: expired`) while it could still
+//!    deliver; a call declined or replaced waits for the next change;
 //! 5. resumes the queue (`thread/queue/start`) when a delivery of DING's
 //!    still waits after the thread has been idle for [`RESUME_AFTER`]:
 //!    Esc and a denied approval pause Codex's queue silently;
@@ -35,28 +35,15 @@
 //! experimental API refused) makes it [`Action::Unavailable`]: the launcher
 //! then says why and never parks, and idle work takes the terminal path.
 
-use std::collections::HashMap;
-use std::time::{Duration, Instant};
-
 use serde_json::{Value, json};
+use std::collections::HashMap;
 
-use super::hooks::LauncherReport;
+use super::launcher_wire::{ListedHook, QueueAnswer, QueueReport};
 use super::rpc::{self, Incoming};
+use super::timing::{CALL_RETRY, RESUME_AFTER};
 use super::trust::is_ours;
-
-/// How long the thread stays idle with a delivery of DING's waiting in its
-/// queue before the launcher resumes the queue. Codex starts a queued turn
-/// within about 50 ms of the thread turning idle when the queue is not
-/// paused.
-pub const RESUME_AFTER: Duration = Duration::from_secs(1);
-
-/// After the adapter could not be reached, the wait before calling again.
-pub const CALL_RETRY: Duration = Duration::from_millis(500);
-
-/// A call answered with nothing after being open this long was parked and
-/// expired: the launcher offers again. One answered sooner was declined or
-/// ended (a turn started): the launcher waits for its report to change.
-pub const EXPIRED_AFTER: Duration = Duration::from_secs(30);
+use crate::adapter::{HookAnswer, ParkAnswer};
+use crate::core::time::Time;
 
 /// The prefix of DING's `clientUserMessageId`s.
 pub const ID_PREFIX: &str = "ding-";
@@ -66,9 +53,9 @@ pub const ID_PREFIX: &str = "ding-";
 pub enum Action {
     /// Send this line to the app-server.
     Send(String),
-    /// Make a `queue` call on the hook channel with this payload; `call`
+    /// Make a `queue` call on the hook channel with this report; `call`
     /// numbers it.
-    Call { call: u64, payload: Value },
+    Call { call: u64, report: QueueReport },
     /// The native path cannot work here: say why, and stop.
     Unavailable(String),
 }
@@ -100,20 +87,19 @@ pub struct Native {
     cwd: String,
     thread: Option<String>,
     status: String,
-    idle_since: Option<Instant>,
+    idle_since: Option<Time>,
     resumed: bool,
     ours: Vec<Queued>,
     failed: Vec<String>,
-    hooks: Option<Value>,
+    hooks: Option<Vec<ListedHook>>,
     ready: bool,
     stopped: bool,
     pending: HashMap<u64, Purpose>,
     next_id: u64,
     call: u64,
-    /// The payload of the newest call, while it may still be open.
-    reported: Option<Value>,
-    called_at: Option<Instant>,
-    retry_at: Option<Instant>,
+    /// The report of the newest call, while it may still be open.
+    reported: Option<QueueReport>,
+    retry_at: Option<Time>,
 }
 
 impl Native {
@@ -135,7 +121,6 @@ impl Native {
             next_id: 1,
             call: 0,
             reported: None,
-            called_at: None,
             retry_at: None,
         };
         let mut actions = Vec::new();
@@ -177,7 +162,7 @@ impl Native {
     }
 
     /// One message from the app-server.
-    pub fn on_message(&mut self, text: &str, now: Instant) -> Vec<Action> {
+    pub fn on_message(&mut self, text: &str, now: Time) -> Vec<Action> {
         let mut actions = Vec::new();
         if self.stopped {
             return actions;
@@ -194,7 +179,7 @@ impl Native {
             // Never answered: approvals belong to the human at the TUI.
             Some(Incoming::Request { .. }) | None => {}
         }
-        self.report(&mut actions, now);
+        self.report(&mut actions);
         actions
     }
 
@@ -202,7 +187,7 @@ impl Native {
         &mut self,
         purpose: Purpose,
         result: Result<Value, Value>,
-        now: Instant,
+        now: Time,
         actions: &mut Vec<Action>,
     ) {
         let result = match (purpose.clone(), result) {
@@ -299,7 +284,7 @@ impl Native {
         }
     }
 
-    fn set_status(&mut self, status: &str, now: Instant) {
+    fn set_status(&mut self, status: &str, now: Time) {
         if status != self.status {
             self.status = status.to_string();
             self.idle_since = (status == "idle").then_some(now);
@@ -311,7 +296,7 @@ impl Native {
         &mut self,
         method: &str,
         params: &Value,
-        now: Instant,
+        now: Time,
         actions: &mut Vec<Action>,
     ) {
         match method {
@@ -366,63 +351,56 @@ impl Native {
     }
 
     /// What the launcher tells the adapter now.
-    fn payload(&self) -> Value {
-        json!({
-            "threadId": self.thread,
-            "status": self.status,
-            "queued": self.ours.iter().map(|queued| queued.client_id.clone()).collect::<Vec<_>>(),
-            "failed": self.failed,
-        })
+    fn current_report(&self) -> QueueReport {
+        QueueReport {
+            thread_id: self.thread.clone(),
+            status: self.status.clone(),
+            queued: self
+                .ours
+                .iter()
+                .map(|queued| queued.client_id.clone())
+                .collect(),
+            failed: self.failed.clone(),
+            hooks: None,
+        }
     }
 
     /// Calls the adapter again if what it would be told changed.
-    fn report(&mut self, actions: &mut Vec<Action>, now: Instant) {
+    fn report(&mut self, actions: &mut Vec<Action>) {
         if !self.ready || self.stopped {
             return;
         }
-        let payload = self.payload();
-        if self.reported.as_ref() == Some(&payload) {
+        let report = self.current_report();
+        if self.reported.as_ref() == Some(&report) {
             return;
         }
-        self.call_now(actions, payload, now);
+        self.call_now(actions, report);
     }
 
-    fn call_now(&mut self, actions: &mut Vec<Action>, payload: Value, now: Instant) {
+    fn call_now(&mut self, actions: &mut Vec<Action>, report: QueueReport) {
         self.call += 1;
-        self.called_at = Some(now);
-        self.reported = Some(payload.clone());
+        self.reported = Some(report.clone());
         self.failed.clear();
         self.retry_at = None;
-        let mut payload = payload;
-        if let Some(hooks) = self.hooks.take() {
-            payload["hooks"] = hooks;
-        }
         actions.push(Action::Call {
             call: self.call,
-            payload,
+            report: QueueReport {
+                // Codex's list of hooks goes with the first call only.
+                hooks: self.hooks.take(),
+                ..report
+            },
         });
     }
 
-    /// The adapter answered call `call` (`stdout` is what a hook would
-    /// print), or could not be reached (`None`).
-    pub fn on_answer(&mut self, call: u64, stdout: Option<&str>, now: Instant) -> Vec<Action> {
+    /// The adapter answered call `call`, or could not be reached (`None`).
+    pub fn on_answer(&mut self, call: u64, answer: Option<&HookAnswer>, now: Time) -> Vec<Action> {
         let mut actions = Vec::new();
         if self.stopped {
             return actions;
         }
-        let delivery = stdout
-            .and_then(|stdout| serde_json::from_str::<Value>(stdout).ok())
-            .filter(|answer| answer["queue"].is_object());
-        if let Some(answer) = delivery {
+        if let Some(delivery) = answer.and_then(QueueAnswer::read) {
             // Whichever call it answers: its files are claimed for it.
-            let id = answer["queue"]["id"]
-                .as_str()
-                .unwrap_or_default()
-                .to_string();
-            let text = answer["queue"]["text"]
-                .as_str()
-                .unwrap_or_default()
-                .to_string();
+            let (id, text) = (delivery.id, delivery.text);
             match self.thread.clone() {
                 Some(thread) if id.starts_with(ID_PREFIX) && !text.is_empty() => {
                     self.ours.push(Queued {
@@ -443,33 +421,29 @@ impl Native {
                 _ => self.failed.push(id),
             }
         } else if call == self.call {
-            match stdout {
+            match answer.map(|answer| answer.parked) {
                 // Unreachable: try again shortly with the same report.
                 None => self.retry_at = Some(now + CALL_RETRY),
-                // Parked, then expired: offer again.
-                Some(_)
-                    if self.may_deliver()
-                        && self.called_at.is_some_and(|at| now >= at + EXPIRED_AFTER) =>
-                {
-                    if let Some(payload) = self.reported.clone() {
-                        self.call_now(&mut actions, payload, now);
+                // Parked, then expired, with the offer still good: make it
+                // again. Declined or replaced: wait for the report to change.
+                Some(Some(ParkAnswer::Expired)) if self.may_deliver() => {
+                    if let Some(report) = self.reported.clone() {
+                        self.call_now(&mut actions, report);
                     }
                 }
                 Some(_) => {}
             }
         }
-        self.report(&mut actions, now);
+        self.report(&mut actions);
         actions
     }
 
     fn may_deliver(&self) -> bool {
-        self.reported
-            .as_ref()
-            .is_some_and(|payload| LauncherReport::from_payload(payload).may_deliver())
+        self.reported.as_ref().is_some_and(QueueReport::may_deliver)
     }
 
     /// When [`Native::on_time`] next has something to do.
-    pub fn next_deadline(&self) -> Option<Instant> {
+    pub fn next_deadline(&self) -> Option<Time> {
         let resume = (!self.resumed && !self.ours.is_empty())
             .then_some(self.idle_since)
             .flatten()
@@ -479,15 +453,15 @@ impl Native {
 
     /// Time passed: a retry of an unreachable adapter, or a paused queue
     /// to resume.
-    pub fn on_time(&mut self, now: Instant) -> Vec<Action> {
+    pub fn on_time(&mut self, now: Time) -> Vec<Action> {
         let mut actions = Vec::new();
         if self.stopped || !self.ready {
             return actions;
         }
         if self.retry_at.is_some_and(|at| at <= now)
-            && let Some(payload) = self.reported.clone()
+            && let Some(report) = self.reported.clone()
         {
-            self.call_now(&mut actions, payload, now);
+            self.call_now(&mut actions, report);
         }
         let paused = !self.resumed
             && !self.ours.is_empty()
@@ -532,9 +506,9 @@ impl Native {
     }
 }
 
-/// DING's hooks in a `hooks/list` answer: `[{"event", "trust"}]`.
-fn ours_listed(result: &Value) -> Value {
-    let hooks = result["data"]
+/// DING's hooks in a `hooks/list` answer.
+fn ours_listed(result: &Value) -> Vec<ListedHook> {
+    result["data"]
         .as_array()
         .into_iter()
         .flatten()
@@ -547,15 +521,18 @@ fn ours_listed(result: &Value) -> Value {
                 .next()
                 .map(|first| first.to_ascii_uppercase().to_string() + chars.as_str())
                 .unwrap_or_default();
-            json!({"event": event, "trust": hook["trustStatus"]})
+            ListedHook {
+                event,
+                trust: hook["trustStatus"].as_str().map(String::from),
+            }
         })
-        .collect();
-    Value::Array(hooks)
+        .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     const THREAD: &str = "01a2310a-e4c0-7121-8a70-bb02e3ab2163";
 
@@ -573,10 +550,27 @@ mod tests {
         actions
             .iter()
             .filter_map(|action| match action {
-                Action::Call { call, payload } => Some((*call, payload.clone())),
+                Action::Call { call, report } => Some((*call, report.to_payload())),
                 _ => None,
             })
             .collect()
+    }
+
+    /// An answer printing `value`, as the adapter renders a delivery.
+    fn printed(value: &Value) -> HookAnswer {
+        HookAnswer {
+            stdout: format!("{value}\n"),
+            parked: Some(ParkAnswer::Delivered),
+            ..HookAnswer::default()
+        }
+    }
+
+    /// A parked call's answer with nothing, saying why.
+    fn ended(why: ParkAnswer) -> HookAnswer {
+        HookAnswer {
+            parked: Some(why),
+            ..HookAnswer::default()
+        }
     }
 
     fn reply(id: &Value, result: Value) -> String {
@@ -588,7 +582,7 @@ mod tests {
     }
 
     /// Up to the first call: initialize, hooks, the thread, the probe.
-    fn ready(now: Instant) -> (Native, u64) {
+    fn ready(now: Time) -> (Native, u64) {
         let (mut native, actions) = Native::start("/srv/project");
         let init = &sent(&actions)[0];
         assert_eq!(init["params"]["capabilities"]["experimentalApi"], true);
@@ -622,8 +616,8 @@ mod tests {
         (native, *call)
     }
 
-    fn deliver(native: &mut Native, call: u64, now: Instant) -> Value {
-        let answer = json!({"queue": {"id": "ding-7-1", "text": "[ding] 1 unread"}}).to_string();
+    fn deliver(native: &mut Native, call: u64, now: Time) -> Value {
+        let answer = printed(&json!({"queue": {"id": "ding-7-1", "text": "[ding] 1 unread"}}));
         let actions = native.on_answer(call, Some(&answer), now);
         let add = sent(&actions).remove(0);
         assert_eq!(add["method"], "thread/queue/add");
@@ -644,7 +638,7 @@ mod tests {
 
     #[test]
     fn a_delivery_is_queued_with_its_exact_text_and_forgotten_once_its_turn_started() {
-        let now = Instant::now();
+        let now = Time::from_millis(1_000);
         let (mut native, call) = ready(now);
         deliver(&mut native, call, now);
         let list = sent(&native.on_message(&status("active"), now));
@@ -664,7 +658,7 @@ mod tests {
 
     #[test]
     fn a_paused_queue_is_resumed_once_after_the_thread_stayed_idle() {
-        let now = Instant::now();
+        let now = Time::from_millis(1_000);
         let (mut native, call) = ready(now);
         deliver(&mut native, call, now);
         // Esc: the thread turns idle with DING's item still queued (paused).
@@ -685,7 +679,7 @@ mod tests {
 
     #[test]
     fn a_new_thread_deletes_what_waited_in_the_old_one_and_is_reported() {
-        let now = Instant::now();
+        let now = Time::from_millis(1_000);
         let (mut native, call) = ready(now);
         deliver(&mut native, call, now);
         let cleared = json!({"method": "thread/started", "params": {"thread": {"id": "new", "ephemeral": false, "parentThreadId": null}}});
@@ -704,9 +698,9 @@ mod tests {
 
     #[test]
     fn a_failed_add_is_reported_once_and_leftovers_are_deleted_on_exit() {
-        let now = Instant::now();
+        let now = Time::from_millis(1_000);
         let (mut native, call) = ready(now);
-        let answer = json!({"queue": {"id": "ding-7-1", "text": "t"}}).to_string();
+        let answer = printed(&json!({"queue": {"id": "ding-7-1", "text": "t"}}));
         let add = sent(&native.on_answer(call, Some(&answer), now)).remove(0);
         let refused =
             json!({"id": add["id"], "error": {"code": -32600, "message": "no"}}).to_string();
@@ -723,13 +717,22 @@ mod tests {
     }
 
     #[test]
-    fn a_call_answered_with_nothing_is_offered_again_only_after_it_expired() {
-        let now = Instant::now();
+    fn a_call_is_offered_again_only_when_its_answer_says_it_expired() {
+        let now = Time::from_millis(1_000);
         let (mut native, call) = ready(now);
-        // Ended at once (a turn started, the hooks said): wait for a change.
-        assert!(calls(&native.on_answer(call, Some(""), now)).is_empty());
-        // Parked, then expired: offer again.
-        let again = calls(&native.on_answer(call, Some(""), now + EXPIRED_AFTER));
+        // Declined (a turn started, the hooks said), replaced, or answered
+        // with nothing at all: wait for the report to change, however long
+        // the call was open.
+        let later = now + Duration::from_secs(3_600);
+        for answer in [
+            ended(ParkAnswer::Declined),
+            ended(ParkAnswer::Replaced),
+            HookAnswer::default(),
+        ] {
+            assert!(calls(&native.on_answer(call, Some(&answer), later)).is_empty());
+        }
+        // Expired, the offer still good: made again, at once.
+        let again = calls(&native.on_answer(call, Some(&ended(ParkAnswer::Expired)), now));
         assert_eq!(again.len(), 1);
         // The adapter unreachable: retry shortly with the same report.
         let current = again[0].0;
@@ -737,16 +740,13 @@ mod tests {
         assert_eq!(native.next_deadline(), Some(now + CALL_RETRY));
         assert_eq!(calls(&native.on_time(now + CALL_RETRY)).len(), 1);
         // An answer to an older call changes nothing.
-        assert!(
-            native
-                .on_answer(call, Some(""), now + EXPIRED_AFTER * 2)
-                .is_empty()
-        );
+        let expired = ended(ParkAnswer::Expired);
+        assert!(native.on_answer(call, Some(&expired), later).is_empty());
     }
 
     #[test]
     fn without_the_experimental_queue_the_native_path_is_unavailable() {
-        let now = Instant::now();
+        let now = Time::from_millis(1_000);
         let (mut native, actions) = Native::start("/srv/project");
         let init = &sent(&actions)[0];
         let requests = sent(&native.on_message(&reply(&init["id"], json!({})), now));
@@ -758,6 +758,10 @@ mod tests {
             matches!(&actions[..], [Action::Unavailable(why)] if why.contains("experimentalApi")),
             "{actions:?}"
         );
-        assert!(native.on_answer(1, Some(""), now).is_empty(), "stopped");
+        let expired = ended(ParkAnswer::Expired);
+        assert!(
+            native.on_answer(1, Some(&expired), now).is_empty(),
+            "stopped"
+        );
     }
 }

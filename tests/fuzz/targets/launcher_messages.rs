@@ -3,21 +3,26 @@
 //! answers its `queue` calls get on the hook channel.
 //!
 //! The input is lines. A line starting `A:` is the answer (its stdout) to
-//! the latest `queue` call, `A!` that call failing, `T:` a clock step of
-//! that many milliseconds; every other line is one message from the
-//! app-server, fed to `Native::on_message`. Invariants:
+//! the latest `queue` call, `X:` that call's parked answer saying it
+//! expired, `A!` that call failing, `T:` a clock step of that many
+//! milliseconds; every other line is one message from the app-server, fed
+//! to `Native::on_message`. Invariants:
 //!
 //! * nothing panics, whatever the server says, in whatever order;
 //! * every line the launcher sends is one JSON-RPC request or reply: a
 //!   JSON object on one line with `jsonrpc` or an `id`, and request ids
 //!   never repeat;
-//! * `queue` calls carry a JSON object payload and are numbered upwards;
+//! * `queue` calls carry a report whose payload reads back as itself, and
+//!   are numbered upwards;
 //! * once the path says it is unavailable it says nothing more and sends
 //!   nothing more (a dead native path is reported once, and never claims).
 
 use std::collections::BTreeSet;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use ding::adapter::{HookAnswer, ParkAnswer};
+use ding::core::time::Time;
+use ding::providers::codex::launcher_wire::QueueReport;
 use ding::providers::codex::native::{Action, Native};
 use serde_json::Value;
 
@@ -38,6 +43,7 @@ pub const TARGET: Target = Target {
         "{\"id\":\"s1\",\"method\":\"item/commandExecution/requestApproval\",\"params\":{}}\n",
         "A:[ding] 1 unread inbox message\n",
         "A:\n",
+        "X:\n",
         "A!\n",
         "T:300\n",
         "T:4000\n",
@@ -47,7 +53,7 @@ pub const TARGET: Target = Target {
 
 fn check(input: &[u8]) -> String {
     let text = String::from_utf8_lossy(input);
-    let start = Instant::now();
+    let start = Time::from_millis(1_000);
     let mut now = start;
     let (mut native, actions) = Native::start("/project");
     let mut seen = Seen::default();
@@ -55,13 +61,24 @@ fn check(input: &[u8]) -> String {
     for line in text.split('\n') {
         let actions = if let Some(stdout) = line.strip_prefix("A:") {
             let Some(call) = seen.last_call else { continue };
-            native.on_answer(call, Some(stdout), now)
+            let answer = HookAnswer {
+                stdout: stdout.to_string(),
+                ..HookAnswer::default()
+            };
+            native.on_answer(call, Some(&answer), now)
+        } else if line.starts_with("X:") {
+            let Some(call) = seen.last_call else { continue };
+            let expired = HookAnswer {
+                parked: Some(ParkAnswer::Expired),
+                ..HookAnswer::default()
+            };
+            native.on_answer(call, Some(&expired), now)
         } else if line.starts_with("A!") {
             let Some(call) = seen.last_call else { continue };
             native.on_answer(call, None, now)
         } else if let Some(step) = line.strip_prefix("T:") {
             let step = step.trim().parse::<u64>().unwrap_or(0).min(86_400_000);
-            now += Duration::from_millis(step);
+            now = now + Duration::from_millis(step);
             native.on_time(now)
         } else {
             native.on_message(line, now)
@@ -117,12 +134,14 @@ impl Seen {
                     }
                     self.sent += 1;
                 }
-                Action::Call { call, payload } => {
+                Action::Call { call, report } => {
                     assert!(
                         !self.unavailable,
                         "a queue call after the path was unavailable"
                     );
+                    let payload = report.to_payload();
                     assert!(payload.is_object(), "{payload}");
+                    assert_eq!(QueueReport::from_payload(&payload), report);
                     assert!(self.last_call.is_none_or(|last| call > last), "call {call}");
                     self.last_call = Some(call);
                     self.calls += 1;

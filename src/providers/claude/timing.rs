@@ -1,0 +1,47 @@
+//! Every timing of the Claude Code room, in one table, with the orderings
+//! between them (and with the adapter room's, `adapter::timing`) tested
+//! below.
+
+use std::time::Duration;
+
+/// How long a ready screen must have looked ready before it outweighs a
+/// hook's "a turn runs".
+pub const HOOK_GRACE: Duration = Duration::from_secs(3);
+
+/// How long after DING woke the harness a ready screen is not yet idle.
+pub const WAKE_GRACE: Duration = Duration::from_secs(5);
+
+/// How long arrivals settle before a wake claims them (a burst becomes one
+/// model call).
+pub const WAKE_SETTLE: Duration = Duration::from_millis(250);
+
+/// How long Claude Code lets a wake hook run (seconds): a day. Its timeout
+/// kills the hook silently, so `ding hook` gives up a minute earlier
+/// ([`WAKE_RELAY_TIMEOUT_SECS`]) and the adapter answers 2 s before that.
+pub const WAKE_HOOK_TIMEOUT_SECS: u64 = 86_400;
+
+/// `ding hook claude wake --timeout`.
+pub const WAKE_RELAY_TIMEOUT_SECS: u64 = WAKE_HOOK_TIMEOUT_SECS - 60;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::adapter::timing::{CLAIM_DEADLINE, PARK_TIMEOUT_MARGIN};
+
+    #[test]
+    fn the_claude_timings_keep_their_orderings() {
+        // The wake hook is answered before `ding hook` gives up on it, and
+        // `ding hook` gives up before Claude Code kills it.
+        let relay = Duration::from_secs(WAKE_RELAY_TIMEOUT_SECS);
+        let hook = Duration::from_secs(WAKE_HOOK_TIMEOUT_SECS);
+        assert!(relay < hook);
+        assert!(PARK_TIMEOUT_MARGIN < relay);
+        // A burst settles well within what a person notices, and a wake's
+        // grace outlasts the claim it made.
+        assert!(WAKE_SETTLE < Duration::from_secs(1));
+        assert!(CLAIM_DEADLINE < WAKE_GRACE);
+        // A hook's "a turn runs" is outweighed by the screen within the
+        // wake's own grace, not after it.
+        assert!(HOOK_GRACE <= WAKE_GRACE);
+    }
+}

@@ -1,0 +1,65 @@
+//! Every timing of the Codex room, in one table, with the orderings
+//! between them (and with the adapter room's, `adapter::timing`) tested
+//! below.
+
+use std::time::Duration;
+
+/// How long `Stop` may take to decide (its claim's deadline is 3 s) before
+/// a ready screen outweighs it.
+pub const STOP_GRACE: Duration = Duration::from_secs(4);
+
+/// How long after the launcher last said a delivery of DING's waits in
+/// Codex's queue the terminal stays held for it (the launcher says so again
+/// on every change).
+pub const DELIVERY_GRACE: Duration = Duration::from_secs(15);
+
+/// How long arrivals settle before the parked call claims them (a burst
+/// becomes one delivery and one model call).
+pub const QUEUE_SETTLE: Duration = Duration::from_millis(250);
+
+/// How long a parked launcher call is held before it is answered with
+/// nothing (the launcher then calls again).
+pub const QUEUE_HOLD: Duration = Duration::from_secs(3_600);
+
+/// How long the thread stays idle with a delivery of DING's waiting in its
+/// queue before the launcher resumes the queue. Codex starts a queued turn
+/// within about 50 ms of the thread turning idle when the queue is not
+/// paused.
+pub const RESUME_AFTER: Duration = Duration::from_secs(1);
+
+/// After the adapter could not be reached, the wait before calling again.
+pub const CALL_RETRY: Duration = Duration::from_millis(500);
+
+/// How long the app-server may take to listen.
+pub const LISTEN_DEADLINE: Duration = Duration::from_secs(30);
+
+/// How long a parked `queue` call waits (the adapter answers before).
+pub const QUEUE_CALL_TIMEOUT: Duration = Duration::from_secs(QUEUE_HOLD.as_secs() + 120);
+
+/// How long the embedded launcher waits for the adapter to note its hooks.
+pub const LAUNCH_CALL_TIMEOUT: Duration = Duration::from_secs(2);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::adapter::timing::{CLAIM_DEADLINE, PARK_TIMEOUT_MARGIN, RECEIPT_DEADLINE};
+
+    #[test]
+    fn the_codex_timings_keep_their_orderings() {
+        // `Stop` decides by its claim: the grace outlasts the claim's
+        // deadline, so a ready screen never outruns a `Stop` still deciding.
+        assert!(CLAIM_DEADLINE < STOP_GRACE);
+        // A parked launcher call is answered (at its hold) before the
+        // launcher's own call gives up, by more than the park's margin.
+        assert!(QUEUE_HOLD + PARK_TIMEOUT_MARGIN < QUEUE_CALL_TIMEOUT);
+        // A delivery's hold of the terminal outlasts the hook's receipt
+        // and the queue's resume.
+        assert!(RECEIPT_DEADLINE < DELIVERY_GRACE);
+        assert!(RESUME_AFTER < DELIVERY_GRACE);
+        // A burst settles well within what a person notices; an
+        // unreachable adapter is asked again within a second.
+        assert!(QUEUE_SETTLE < Duration::from_secs(1));
+        assert!(CALL_RETRY < Duration::from_secs(1));
+        assert!(LAUNCH_CALL_TIMEOUT < LISTEN_DEADLINE);
+    }
+}
