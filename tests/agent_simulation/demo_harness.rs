@@ -14,23 +14,18 @@
 
 use std::time::{Duration, Instant};
 
-use ding::demo::agent::{Agent, Config, Event};
+use ding::adapter::HookAnswer;
+use ding::demo::agent::{Agent, Config, Event, Phase};
 use ding::demo::keys::KeyDecoder;
 use ding::demo::render;
 use ding::pty::screen::Screen;
 use ding::pty::wire::{Size, Snapshot};
+use serde_json::Value;
+
+use crate::harness::{Happened, HarnessModel, View};
 
 pub const COLS: u16 = 80;
 pub const ROWS: u16 = 24;
-
-/// What the harness did that the simulation must act on.
-#[derive(Debug)]
-pub enum Happened {
-    /// The screen changed: the PTY host's revision moves.
-    Drew,
-    /// The agent's transcript event.
-    Event(Event),
-}
 
 pub struct DemoHarness {
     agent: Agent,
@@ -64,9 +59,44 @@ impl DemoHarness {
         self.origin + Duration::from_millis(now_ms)
     }
 
-    /// Bytes the agent reads now (they were written earlier, by a person or
-    /// by DING).
-    pub fn read_input(&mut self, bytes: &[u8], now_ms: u64) -> Vec<Happened> {
+    fn settle(&mut self) -> Vec<Happened> {
+        let mut happened = Vec::new();
+        while let Some(event) = self.agent.poll_event() {
+            let hook = |event: &'static str| Happened::Hook {
+                event,
+                payload: Value::Null,
+            };
+            match event {
+                Event::Submitted { text, .. } => happened.push(Happened::Submitted(text)),
+                Event::TurnStart { .. } => happened.push(hook("turn-start")),
+                Event::TurnEnd { .. } => {
+                    happened.push(Happened::TurnEnded);
+                    happened.push(hook("turn-end"));
+                }
+                Event::Queued { .. } | Event::MenuShown { .. } | Event::MenuAnswered { .. } => {}
+            }
+        }
+        if self.agent.take_redraw() {
+            self.stale = true;
+            happened.push(Happened::Drew);
+        }
+        happened
+    }
+}
+
+impl HarnessModel for DemoHarness {
+    fn provider(&self) -> &'static str {
+        "demo"
+    }
+
+    fn started(&mut self, _now_ms: u64) -> Vec<Happened> {
+        vec![Happened::Hook {
+            event: "session-start",
+            payload: Value::Null,
+        }]
+    }
+
+    fn read_input(&mut self, bytes: &[u8], now_ms: u64) -> Vec<Happened> {
         let now = self.instant(now_ms);
         for key in self.decoder.feed(bytes) {
             self.agent.handle_key(key, now);
@@ -76,51 +106,45 @@ impl DemoHarness {
 
     /// The agent's next deadline, rounded up to the simulation's whole
     /// milliseconds (rounded down, it would come before it is due).
-    pub fn next_deadline_ms(&self) -> Option<u64> {
+    fn next_deadline_ms(&self) -> Option<u64> {
         self.agent.next_deadline().map(|at| {
             let micros = at.duration_since(self.origin).as_micros();
             u64::try_from(micros.div_ceil(1000)).unwrap_or(u64::MAX)
         })
     }
 
-    pub fn handle_timeout(&mut self, now_ms: u64) -> Vec<Happened> {
+    fn handle_timeout(&mut self, now_ms: u64) -> Vec<Happened> {
         let now = self.instant(now_ms);
         self.agent.handle_timeout(now);
         self.settle()
     }
 
-    /// Whether the agent is idle with an empty composer and nothing queued
-    /// (what a person sees as "waiting for me, nothing typed").
-    pub fn is_quiet(&self) -> bool {
-        self.agent.phase() == ding::demo::agent::Phase::Idle
+    /// The demo harness's hooks print for the model's context: nothing
+    /// more happens in the harness.
+    fn hook_answered(&mut self, _: &'static str, _: Option<&HookAnswer>, _: u64) -> Vec<Happened> {
+        Vec::new()
+    }
+
+    fn is_quiet(&self) -> bool {
+        self.agent.phase() == Phase::Idle
             && self.agent.composer().is_empty()
             && self.agent.queued().next().is_none()
     }
 
-    pub fn phase(&self) -> ding::demo::agent::Phase {
-        self.agent.phase()
+    fn view(&self) -> View {
+        let composer = self.agent.composer().to_string();
+        match self.agent.phase() {
+            Phase::Idle => View::Idle { composer },
+            Phase::Working { .. } => View::Busy { composer },
+            Phase::Menu { .. } => View::Dialog,
+        }
     }
 
-    pub fn composer(&self) -> &str {
-        self.agent.composer()
-    }
-
-    pub fn snapshot(&mut self, revision: u64) -> Snapshot {
+    fn snapshot(&mut self, revision: u64) -> Snapshot {
         if std::mem::take(&mut self.stale) {
             let frame = render::frame(&self.agent, COLS, ROWS);
             self.screen.handle_output(&render::encode(&frame));
         }
         self.screen.snapshot(revision)
-    }
-
-    fn settle(&mut self) -> Vec<Happened> {
-        let mut happened: Vec<Happened> = std::iter::from_fn(|| self.agent.poll_event())
-            .map(Happened::Event)
-            .collect();
-        if self.agent.take_redraw() {
-            self.stale = true;
-            happened.push(Happened::Drew);
-        }
-        happened
     }
 }

@@ -11,7 +11,10 @@ use ding::core::identity::Identity;
 use ding::core::protocol::{ActivityState, ClaimScope, Composer};
 use ding::core::time::Time;
 use ding::demo::adapter::DemoProvider;
+use ding::providers::claude::adapter::Claude;
 use ding::pty::wire::Snapshot;
+
+use crate::world::Harness;
 
 /// One defect.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -28,6 +31,8 @@ pub enum Defect {
     DropsGrantedFiles,
     /// A turn-start hook claims every unread file, rung or not.
     ClaimsUnreadAtTurnStart,
+    /// A parked wake claims without waiting for fresh idle.
+    WakesWithoutFreshIdle,
     /// Claims answered by the sidecar never reach the machine (the world
     /// drops them on the downlink).
     LosesClaimAnswers,
@@ -44,15 +49,20 @@ pub enum Defect {
 }
 
 pub struct Mutant {
-    inner: DemoProvider,
+    inner: Box<dyn Provider>,
     pub defect: Option<Defect>,
     first: Option<Reading>,
 }
 
 impl Mutant {
-    pub fn new(defect: Option<Defect>) -> Mutant {
+    pub fn new(harness: Harness, defect: Option<Defect>) -> Mutant {
+        let inner: Box<dyn Provider> = match harness {
+            Harness::Demo => Box::new(DemoProvider),
+            // As `ding compile-agent claude` sets it up: the wake on.
+            Harness::Claude => Box::new(Claude::new(None, "ding".into(), true)),
+        };
         Mutant {
-            inner: DemoProvider,
+            inner,
             defect,
             first: None,
         }
@@ -91,9 +101,16 @@ impl Provider for Mutant {
     fn on_hook(&mut self, call: &HookCall, agent: &AgentContext, now: Time) -> HookPlan {
         let mut plan = self.inner.on_hook(call, agent, now);
         match self.defect {
-            Some(Defect::ClaimsUnreadAtTurnStart) if call.event == "turn-start" => {
+            Some(Defect::ClaimsUnreadAtTurnStart)
+                if call.event == "turn-start" || call.event == "UserPromptSubmit" =>
+            {
                 if let HookAction::Claim(ClaimRequest { scope, .. }) = &mut plan.action {
                     *scope = ClaimScope::Unread;
+                }
+            }
+            Some(Defect::WakesWithoutFreshIdle) => {
+                if let HookAction::Park(park) = &mut plan.action {
+                    park.waits_for_fresh_idle = false;
                 }
             }
             _ => {}

@@ -14,17 +14,16 @@ use ding::core::identity::Identity;
 use ding::core::message::MessageName;
 use ding::core::time::Time;
 use ding::core::transport::Step;
-use ding::demo::agent::{Event, Phase};
+use serde_json::Value;
 
 use crate::LIVENESS_BOUND_MS;
-use crate::demo_harness::{DemoHarness, Happened};
+use crate::claude_harness::ClaudeHarness;
+use crate::demo_harness::DemoHarness;
+use crate::harness::{Happened, HarnessModel, View};
 use crate::mutant::{Defect, Mutant};
 
-/// How long `ding hook` waits for its answer (`--timeout`, the default).
-const HOOK_TIMEOUT_MS: u64 = 10_000;
-
 /// splitmix64: tiny, fast, and the same everywhere.
-pub struct Rng(u64);
+pub struct Rng(pub u64);
 
 impl Rng {
     fn next(&mut self) -> u64 {
@@ -36,11 +35,11 @@ impl Rng {
     }
 
     /// A number in `low..=high`.
-    fn between(&mut self, low: u64, high: u64) -> u64 {
+    pub fn between(&mut self, low: u64, high: u64) -> u64 {
         low + self.next() % (high - low + 1)
     }
 
-    fn chance(&mut self, percent: u64) -> bool {
+    pub fn chance(&mut self, percent: u64) -> bool {
         self.next() % 100 < percent
     }
 }
@@ -54,6 +53,9 @@ pub enum Class {
     Dialog,
     /// DING typed into a running turn.
     Busy,
+    /// A wake (a parked hook's answer that starts a turn) came while a
+    /// person had a draft: the woken turn changes what their Return does.
+    WakeOnDraft,
     /// A hook call got no answer before its timeout.
     HookUnanswered,
     /// A hook call got more than one answer.
@@ -86,10 +88,22 @@ pub struct Outcome {
     pub hooked: usize,
 }
 
+/// Which harness the seed runs, with its provider.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Harness {
+    /// The real demo agent, with the demo provider.
+    Demo,
+    /// A model of Claude Code 2.1.328 (its captured screens, its hooks in
+    /// the order the real binary fires them, the wake), with the Claude
+    /// provider.
+    Claude,
+}
+
 /// One seed's world, drawn up front where it can be.
 #[derive(Clone, Debug)]
 pub struct Scenario {
     pub seed: u64,
+    pub harness: Harness,
     /// How long after it is written a byte reaches the harness, at most.
     pub lag_max_ms: u64,
     /// How long a turn keeps the harness busy.
@@ -122,6 +136,11 @@ impl Scenario {
         arrivals.sort();
         Scenario {
             seed,
+            harness: if seed.is_multiple_of(2) {
+                Harness::Demo
+            } else {
+                Harness::Claude
+            },
             lag_max_ms: [0, 2, 10, 40, 90][rng.between(0, 4) as usize],
             turn_ms: rng.between(300, 4_000),
             menu_every: [0, 0, 2, 3][rng.between(0, 3) as usize],
@@ -132,13 +151,21 @@ impl Scenario {
         }
     }
 
-    /// The same seed with `defect`, and no input lag: a violation is then
-    /// the defect's, never the known-open race's.
-    pub fn mutated(seed: u64, defect: Defect) -> Scenario {
+    /// The seed's world with `harness` whatever the seed's parity.
+    pub fn on(harness: Harness, seed: u64) -> Scenario {
+        Scenario {
+            harness,
+            ..Scenario::random(seed)
+        }
+    }
+
+    /// The seed's world on `harness` with `defect`, and no input lag: a
+    /// violation is then the defect's, never the known-open race's.
+    pub fn mutated(harness: Harness, seed: u64, defect: Defect) -> Scenario {
         Scenario {
             lag_max_ms: 0,
             defect: Some(defect),
-            ..Scenario::random(seed)
+            ..Scenario::on(harness, seed)
         }
     }
 }
@@ -174,6 +201,15 @@ struct HookCallRecord {
     answers: u32,
 }
 
+/// The harness a scenario names, started at the world's time zero.
+fn harness_for(scenario: &Scenario) -> Box<dyn HarnessModel> {
+    let turn = Duration::from_millis(scenario.turn_ms);
+    match scenario.harness {
+        Harness::Demo => Box::new(DemoHarness::new(turn, scenario.menu_every, Instant::now())),
+        Harness::Claude => Box::new(ClaudeHarness::new(turn, scenario.seed)),
+    }
+}
+
 struct File {
     arrived_ms: u64,
     seen: u32,
@@ -188,7 +224,7 @@ struct World {
     due: BTreeMap<(u64, u64), Due>,
     engine: Engine,
     machine: Option<Machine<Mutant>>,
-    harness: DemoHarness,
+    harness: Box<dyn HarnessModel>,
     identity: Identity,
     revision: u64,
     /// Whether the adapter watches the terminal (its connection is open).
@@ -234,11 +270,7 @@ impl World {
             generation: "g1".into(),
         };
         let config = EngineConfig::new(Policy::TurnBoundaryFreshIdle, "worker", "inbox/new");
-        let harness = DemoHarness::new(
-            Duration::from_millis(scenario.turn_ms),
-            scenario.menu_every,
-            Instant::now(),
-        );
+        let harness = harness_for(&scenario);
         let mut world = World {
             rng: Rng(scenario.seed ^ 0x5eed),
             now: 0,
@@ -420,9 +452,11 @@ impl World {
                     let event = record.event;
                     self.violate(
                         Class::HookUnanswered,
-                        format!("hook {event} ({peer:?}) unanswered after {HOOK_TIMEOUT_MS} ms"),
+                        format!("hook {event} ({peer:?}) unanswered by its timeout"),
                     );
                     self.after(0, Due::Machine(ToMachine::HookGone { peer }));
+                    let happened = self.harness.hook_answered(event, None, self.now);
+                    self.harness_did(happened);
                 }
             }
         }
@@ -443,7 +477,7 @@ impl World {
                         inbox: PathBuf::from("inbox"),
                     };
                     self.machine = Some(Machine::new(
-                        Mutant::new(self.scenario.defect),
+                        Mutant::new(self.scenario.harness, self.scenario.defect),
                         agent,
                         Pacing::default(),
                         None,
@@ -453,8 +487,8 @@ impl World {
                     self.note("adapter spawned".into());
                     self.after(1, Due::Engine(ToEngine::AdapterSpawned { pid: 1 }));
                     // The harness's session starts with the adapter up.
-                    self.after(20, Due::HarnessReads(Vec::new(), Writer::Person));
-                    self.call_hook("session-start");
+                    let happened = self.harness.started(self.now);
+                    self.harness_did(happened);
                 }
                 FromEngine::ToAdapter(Downlink::Claimed(_))
                     if self.scenario.defect == Some(Defect::LosesClaimAnswers) => {}
@@ -520,20 +554,21 @@ impl World {
 
     // ----- hooks -----
 
-    fn call_hook(&mut self, event: &'static str) {
+    fn call_hook(&mut self, event: &'static str, payload: Value) {
+        let timeout = self.harness.hook_timeout_ms(event);
         let peer = Peer(self.next_peer);
         self.next_peer += 1;
         let line = serde_json::json!({
             "v": 1,
-            "provider": "demo",
+            "provider": self.harness.provider(),
             "event": event,
-            "payload": null,
+            "payload": payload,
             "identity": {
                 "session": self.identity.session,
                 "incarnation": self.identity.incarnation,
                 "generation": self.identity.generation,
             },
-            "timeoutMs": HOOK_TIMEOUT_MS,
+            "timeoutMs": timeout,
         })
         .to_string()
         .into_bytes();
@@ -543,7 +578,7 @@ impl World {
         // The hook process starts, reads its payload, connects.
         let delay = self.rng.between(2, 15);
         self.after(delay, Due::Machine(ToMachine::HookCall { peer, line }));
-        self.after(HOOK_TIMEOUT_MS, Due::HookTimeout(peer));
+        self.after(timeout, Due::HookTimeout(peer));
     }
 
     fn hook_answered(&mut self, peer: Peer, line: &str, with_receipt: bool) {
@@ -573,6 +608,18 @@ impl World {
             self.hooked += 1;
             self.seen(&name, "a hook");
         }
+        let answer: ding::adapter::HookAnswer = serde_json::from_str(line).expect("an answer");
+        if answer.parked == Some(ding::adapter::ParkAnswer::Delivered)
+            && let View::Idle { composer } = self.harness.view()
+            && !composer.is_empty()
+        {
+            self.violate(
+                Class::WakeOnDraft,
+                format!("the parked {event} delivered onto the draft {composer:?}"),
+            );
+        }
+        let happened = self.harness.hook_answered(event, Some(&answer), self.now);
+        self.harness_did(happened);
     }
 
     // ----- the terminal -----
@@ -645,20 +692,18 @@ impl World {
     fn harness_reads(&mut self, bytes: &[u8], writer: Writer) {
         if writer == Writer::Ding && bytes.starts_with(b"\x1b[200~") {
             let text = String::from_utf8_lossy(&bytes[6..bytes.len() - 6]).into_owned();
-            let phase = self.harness.phase();
-            let composer = self.harness.composer().to_string();
-            match phase {
-                Phase::Working { .. } => {
+            match self.harness.view() {
+                View::Busy { .. } => {
                     self.violate(Class::Busy, "DING's notice reached a running turn".into())
                 }
-                Phase::Menu { .. } => {
-                    self.violate(Class::Dialog, "DING's notice reached an open menu".into())
+                View::Dialog => {
+                    self.violate(Class::Dialog, "DING's notice reached an open dialog".into())
                 }
-                Phase::Idle if !composer.is_empty() => self.violate(
+                View::Idle { composer } if !composer.is_empty() => self.violate(
                     Class::Draft,
                     format!("DING's notice joined the draft {composer:?}"),
                 ),
-                Phase::Idle => {}
+                View::Idle { .. } => {}
             }
             self.pasted.push(text);
         }
@@ -680,43 +725,31 @@ impl World {
                     };
                     self.after(1, Due::Engine(status));
                 }
-                Happened::Event(event) => self.harness_event(event),
+                Happened::Submitted(text) => self.submitted(&text),
+                Happened::Hook { event, payload } => self.call_hook(event, payload),
+                Happened::TurnEnded => {
+                    self.note("a turn ends".into());
+                    self.archive_seen();
+                }
             }
         }
     }
 
-    fn harness_event(&mut self, event: Event) {
-        match event {
-            Event::Submitted { text, .. } => {
-                let names = self.names_in(&text);
-                let dings = text.contains("[ding]");
-                self.note(format!("submitted {:?}", clip(&text)));
-                if dings && !self.pasted.contains(&text) {
-                    self.violate(
-                        Class::Draft,
-                        format!("a prompt joined a person's text and DING's notice: {text:?}"),
-                    );
-                }
-                if dings {
-                    for name in names {
-                        self.typed += 1;
-                        self.seen(&name, "typed");
-                    }
-                }
+    fn submitted(&mut self, text: &str) {
+        let names = self.names_in(text);
+        let dings = text.contains("[ding]");
+        self.note(format!("submitted {:?}", clip(text)));
+        if dings && !self.pasted.iter().any(|pasted| pasted == text) {
+            self.violate(
+                Class::Draft,
+                format!("a prompt joined a person's text and DING's notice: {text:?}"),
+            );
+        }
+        if dings {
+            for name in names {
+                self.typed += 1;
+                self.seen(&name, "typed");
             }
-            Event::TurnStart { turn } => {
-                self.note(format!("turn {turn} starts"));
-                self.call_hook("turn-start");
-            }
-            Event::TurnEnd { turn } => {
-                self.note(format!("turn {turn} ends"));
-                self.archive_seen();
-                self.call_hook("turn-end");
-            }
-            Event::MenuAnswered {
-                after_paste: true, ..
-            } => self.violate(Class::Dialog, "a menu was answered after a paste".into()),
-            Event::MenuShown { .. } | Event::MenuAnswered { .. } | Event::Queued { .. } => {}
         }
     }
 
@@ -724,40 +757,44 @@ impl World {
 
     fn person_looks(&mut self) {
         let quiet = self.now >= self.scenario.quiet_at_ms;
-        let next = match self.harness.phase() {
-            Phase::Menu { .. } => {
+        let view = self.harness.view();
+        let next = match &view {
+            View::Dialog => {
                 // Anyone answers a dialog, quiet or not: after reading it.
                 let digit = if self.rng.chance(50) { b"1" } else { b"2" };
                 self.person_types(digit.to_vec());
                 self.rng.between(300, 2_500)
             }
             _ if quiet => {
-                if !self.harness.composer().is_empty() {
+                if !view.composer().is_empty() {
                     // The person's last act: their draft goes.
                     self.person_types(b"\r".to_vec());
                 }
                 1_000
             }
-            _ if !self.harness.composer().is_empty() => {
-                match self.rng.between(0, 9) {
-                    0..=5 => {
-                        let letter = b'a' + self.rng.between(0, 25) as u8;
-                        self.person_types(vec![letter]);
-                        self.rng.between(30, 250)
-                    }
-                    6 | 7 => {
-                        self.person_types(b"\r".to_vec());
-                        self.rng.between(200, 3_000)
-                    }
-                    8 => {
-                        // Wipes the draft, one key at a time.
-                        let keys = vec![0x7f; self.harness.composer().chars().count()];
-                        self.person_types(keys);
-                        self.rng.between(100, 2_000)
-                    }
-                    _ => self.rng.between(500, 6_000),
-                }
+            View::Busy { .. } if self.rng.chance(3) => {
+                // Esc: the person stops the turn.
+                self.person_types(b"\x1b".to_vec());
+                self.rng.between(200, 2_000)
             }
+            _ if !view.composer().is_empty() => match self.rng.between(0, 9) {
+                0..=5 => {
+                    let letter = b'a' + self.rng.between(0, 25) as u8;
+                    self.person_types(vec![letter]);
+                    self.rng.between(30, 250)
+                }
+                6 | 7 => {
+                    self.person_types(b"\r".to_vec());
+                    self.rng.between(200, 3_000)
+                }
+                8 => {
+                    // Wipes the draft, one key at a time.
+                    let keys = vec![0x7f; view.composer().chars().count()];
+                    self.person_types(keys);
+                    self.rng.between(100, 2_000)
+                }
+                _ => self.rng.between(500, 6_000),
+            },
             _ if self.rng.chance(self.scenario.eagerness) => {
                 let letter = b'a' + self.rng.between(0, 25) as u8;
                 self.person_types(vec![letter]);

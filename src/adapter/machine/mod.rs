@@ -265,7 +265,7 @@ impl<P: Provider> Machine<P> {
                 }
             }
             Input::PtyOpened => self.on_pty_opened(),
-            Input::PtyMoved if self.is_open() => self.moved = true,
+            Input::PtyMoved if self.is_open() => self.on_moved(),
             Input::PtyStarted if self.is_open() => self.learn_identity_from_pty(),
             Input::PtyStatus(status) if self.is_open() => self.on_pty_status(*status),
             Input::PtySnapshot(snapshot) if self.is_open() => self.on_snapshot(&snapshot),
@@ -593,6 +593,14 @@ impl<P: Provider> Machine<P> {
             self.link = Link::Closed;
             self.emit(Output::PtyClose);
         }
+    }
+
+    /// The terminal moved: the last screen read no longer says what is
+    /// on it. Nothing is woken until it is read again (a key drawn after
+    /// that reading is a draft a wake must not start a turn under).
+    fn on_moved(&mut self) {
+        self.moved = true;
+        self.fresh_idle = false;
     }
 
     fn on_pty_opened(&mut self) {

@@ -484,3 +484,35 @@ fn a_call_whose_identity_cannot_stamp_a_line_is_refused() {
     }
     assert!(judge_call(&mut probe, &call("s", "i"), &agent(), at(0)).is_ok());
 }
+
+/// Found by the whole-agent simulation (seed 1073): a key drawn after the
+/// last reading must hold a wake that waits for fresh idle, until the
+/// screen is read again.
+#[test]
+fn a_terminal_that_moved_since_the_last_reading_wakes_nothing_until_it_is_read_again() {
+    let mut machine = machine();
+    machine.handle_input(
+        Input::HookCall {
+            peer: Peer(3),
+            line: hook("wake"),
+        },
+        at(0),
+    );
+    wanted_and_open(&mut machine, at(1_000));
+    machine.handle_input(snapshot(5), at(1_005));
+    drain(&mut machine);
+    // The person's key is drawn; the snapshot it asks for has not come
+    // back when the wake is due.
+    machine.handle_input(Input::PtyMoved, at(1_090));
+    assert_eq!(drain(&mut machine), [Output::PtySnapshot]);
+    machine.handle_timeout(at(1_100));
+    let outputs = drain(&mut machine);
+    assert!(uplinked(&outputs).is_empty(), "no claim: {outputs:?}");
+    // Read again, still idle and empty: the wake is due a settle later.
+    machine.handle_input(snapshot(6), at(1_110));
+    drain(&mut machine);
+    machine.handle_timeout(at(1_200));
+    let outputs = drain(&mut machine);
+    let lines = uplinked(&outputs);
+    assert!(matches!(&lines[..], [Body::Claim(_)]), "{lines:?}");
+}

@@ -1,0 +1,371 @@
+//! A model of Claude Code 2.1.328, for the whole-agent simulation: written
+//! from what the real binary was seen to do (`docs/providers/claude.md`,
+//! the design's notes on the real harnesses) and drawn with the screens
+//! captured from it (`fixtures/providers/claude/screens/`), which the
+//! provider reads exactly as it reads the real TUI.
+//!
+//! * a prompt submitted (Return on a non-empty composer) fires
+//!   `UserPromptSubmit` and starts a turn; Return during a turn queues the
+//!   text for after it; Esc stops a running turn, and an Esc-stopped turn
+//!   fires no `Stop`;
+//! * a turn may run a tool (`PreToolUse`, then `PostToolUse`), and a tool
+//!   may ask for permission: a dialog (`Notification`
+//!   `permission_prompt`) that waits for the person (`1` or Return: yes,
+//!   `2`: no, Esc: stop);
+//! * a turn's end fires `Stop` and waits for it: `{"decision":"block"}`
+//!   continues the turn once (its own `Stop` is `stop_hook_active`);
+//! * the wake (`asyncRewake`) is armed by `SessionStart`,
+//!   `UserPromptSubmit` and `Stop`, and runs in the background; exit 2
+//!   wakes an idle session into a turn of its own (a `<task-notification>`
+//!   prompt, `stop_hook_active` on its `Stop`), leaves a draft untouched,
+//!   and rides a running turn or an open dialog at no turn of its own.
+
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use ding::adapter::HookAnswer;
+use ding::demo::keys::{Key, KeyDecoder};
+use ding::providers::claude::timing::WAKE_RELAY_TIMEOUT_SECS;
+use ding::pty::wire::Snapshot;
+use serde_json::{Value, json};
+
+use crate::harness::{Happened, HarnessModel, View};
+use crate::world::Rng;
+
+/// The captures each state is drawn with.
+const SCREENS: [&str; 6] = [
+    "idle-empty",
+    "draft",
+    "busy-tool-running",
+    "busy-draft",
+    "busy-queued",
+    "permission-dialog",
+];
+
+fn screens() -> &'static BTreeMap<&'static str, Snapshot> {
+    static SCREENS_READ: OnceLock<BTreeMap<&'static str, Snapshot>> = OnceLock::new();
+    SCREENS_READ.get_or_init(|| {
+        SCREENS
+            .iter()
+            .map(|name| {
+                let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                    .join("fixtures/providers/claude/screens")
+                    .join(format!("{name}.json"));
+                let text = std::fs::read_to_string(&path).expect("a capture");
+                (*name, serde_json::from_str(&text).expect("a snapshot"))
+            })
+            .collect()
+    })
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    Idle,
+    /// A turn runs until `ends_at`; `continued`: it was woken or continues
+    /// a `Stop` block, so its own `Stop` never blocks.
+    Busy {
+        ends_at: u64,
+        continued: bool,
+        tool: Tool,
+    },
+    /// The turn ended and waits for its `Stop` hook.
+    Stopping {
+        continued: bool,
+    },
+    /// A permission dialog; `left` of the turn remains after it.
+    Dialog {
+        left: u64,
+        continued: bool,
+    },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Tool {
+    None,
+    /// A tool starts at `at`; `asks`: it asks for permission first.
+    Starts {
+        at: u64,
+        asks: bool,
+    },
+    /// A tool runs until `ends`.
+    Runs {
+        ends: u64,
+    },
+}
+
+pub struct ClaudeHarness {
+    rng: Rng,
+    turn_ms: u64,
+    phase: Phase,
+    composer: String,
+    queued: Vec<String>,
+    decoder: KeyDecoder,
+}
+
+impl ClaudeHarness {
+    pub fn new(turn: Duration, seed: u64) -> ClaudeHarness {
+        ClaudeHarness {
+            rng: Rng(seed ^ 0xc1a0de),
+            turn_ms: u64::try_from(turn.as_millis()).unwrap_or(1_000),
+            phase: Phase::Idle,
+            composer: String::new(),
+            queued: Vec::new(),
+            decoder: KeyDecoder::new(),
+        }
+    }
+
+    fn hook(event: &'static str, payload: Value) -> Happened {
+        Happened::Hook { event, payload }
+    }
+
+    /// The background wake, armed again.
+    fn wake() -> Happened {
+        ClaudeHarness::hook("wake", json!({"hook_event_name": "Stop"}))
+    }
+
+    fn start_turn(&mut self, prompt: String, continued: bool, now: u64) -> Vec<Happened> {
+        let length = self.rng.between(self.turn_ms / 2, self.turn_ms * 3 / 2);
+        let tool = if self.rng.chance(40) {
+            Tool::Starts {
+                at: now + length / 3,
+                asks: self.rng.chance(25),
+            }
+        } else {
+            Tool::None
+        };
+        self.phase = Phase::Busy {
+            ends_at: now + length,
+            continued,
+            tool,
+        };
+        let submitted = json!({"hook_event_name": "UserPromptSubmit", "prompt": prompt});
+        vec![
+            Happened::Submitted(prompt),
+            ClaudeHarness::hook("UserPromptSubmit", submitted),
+            ClaudeHarness::wake(),
+            Happened::Drew,
+        ]
+    }
+
+    /// The turn is over (its `Stop` answered, or Esc): idle, and a queued
+    /// prompt goes next.
+    fn turn_over(&mut self, now: u64, rearm: bool) -> Vec<Happened> {
+        self.phase = Phase::Idle;
+        let mut happened = vec![Happened::TurnEnded, Happened::Drew];
+        if rearm {
+            happened.push(ClaudeHarness::wake());
+        }
+        if !self.queued.is_empty() {
+            let prompt = self.queued.remove(0);
+            happened.extend(self.start_turn(prompt, false, now));
+        }
+        happened
+    }
+
+    fn key(&mut self, key: Key, now: u64) -> Vec<Happened> {
+        match (self.phase, key) {
+            (Phase::Dialog { left, continued }, Key::Enter) => {
+                self.answer_dialog(left, continued, now)
+            }
+            (Phase::Dialog { left, continued }, Key::Text(text)) if text == "1" => {
+                self.answer_dialog(left, continued, now)
+            }
+            (Phase::Dialog { continued, .. }, Key::Text(text)) if text == "2" => {
+                // Denied: the model hears so and ends its turn soon.
+                self.phase = Phase::Busy {
+                    ends_at: now + 200,
+                    continued,
+                    tool: Tool::None,
+                };
+                vec![Happened::Drew]
+            }
+            (Phase::Dialog { .. }, Key::Escape) => self.turn_over(now, false),
+            (Phase::Dialog { .. }, _) => Vec::new(),
+            (Phase::Busy { .. }, Key::Escape) => {
+                // Stopped: an Esc-interrupted turn fires no `Stop`.
+                self.turn_over(now, false)
+            }
+            (_, Key::Text(text) | Key::Paste(text)) => {
+                self.composer.push_str(&text);
+                vec![Happened::Drew]
+            }
+            (_, Key::Backspace) => {
+                self.composer.pop();
+                vec![Happened::Drew]
+            }
+            (Phase::Idle, Key::Enter) if !self.composer.is_empty() => {
+                let prompt = std::mem::take(&mut self.composer);
+                self.start_turn(prompt, false, now)
+            }
+            (Phase::Busy { .. } | Phase::Stopping { .. }, Key::Enter)
+                if !self.composer.is_empty() =>
+            {
+                self.queued.push(std::mem::take(&mut self.composer));
+                vec![Happened::Drew]
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    fn answer_dialog(&mut self, left: u64, continued: bool, now: u64) -> Vec<Happened> {
+        let ends = now + left / 2;
+        self.phase = Phase::Busy {
+            ends_at: now + left,
+            continued,
+            tool: Tool::Runs { ends },
+        };
+        vec![Happened::Drew]
+    }
+}
+
+impl HarnessModel for ClaudeHarness {
+    fn provider(&self) -> &'static str {
+        "claude"
+    }
+
+    /// The wake runs as `ding hook claude wake --timeout` a day less a
+    /// minute, as `ding compile-agent claude` writes it.
+    fn hook_timeout_ms(&self, event: &str) -> u64 {
+        if event == "wake" {
+            WAKE_RELAY_TIMEOUT_SECS * 1_000
+        } else {
+            10_000
+        }
+    }
+
+    fn started(&mut self, _now_ms: u64) -> Vec<Happened> {
+        let start = json!({"hook_event_name": "SessionStart", "source": "startup"});
+        vec![
+            ClaudeHarness::hook("SessionStart", start),
+            ClaudeHarness::wake(),
+        ]
+    }
+
+    fn read_input(&mut self, bytes: &[u8], now_ms: u64) -> Vec<Happened> {
+        let keys = self.decoder.feed(bytes);
+        keys.into_iter()
+            .flat_map(|key| self.key(key, now_ms))
+            .collect()
+    }
+
+    fn next_deadline_ms(&self) -> Option<u64> {
+        match self.phase {
+            Phase::Busy { ends_at, tool, .. } => Some(match tool {
+                Tool::None => ends_at,
+                Tool::Starts { at, .. } => at.min(ends_at),
+                Tool::Runs { ends } => ends.min(ends_at),
+            }),
+            Phase::Idle | Phase::Stopping { .. } | Phase::Dialog { .. } => None,
+        }
+    }
+
+    fn handle_timeout(&mut self, now_ms: u64) -> Vec<Happened> {
+        let Phase::Busy {
+            ends_at,
+            continued,
+            tool,
+        } = self.phase
+        else {
+            return Vec::new();
+        };
+        match tool {
+            Tool::Starts { at, asks } if at <= now_ms && at < ends_at => {
+                let pre = json!({"hook_event_name": "PreToolUse", "tool_name": "Bash"});
+                let mut happened = vec![ClaudeHarness::hook("PreToolUse", pre)];
+                if asks {
+                    self.phase = Phase::Dialog {
+                        left: ends_at - now_ms,
+                        continued,
+                    };
+                    let asked = json!({"hook_event_name": "Notification", "notification_type": "permission_prompt"});
+                    happened.push(ClaudeHarness::hook("Notification", asked));
+                } else {
+                    self.phase = Phase::Busy {
+                        ends_at,
+                        continued,
+                        tool: Tool::Runs {
+                            ends: now_ms + (ends_at - now_ms) / 2,
+                        },
+                    };
+                }
+                happened.push(Happened::Drew);
+                happened
+            }
+            Tool::Runs { ends } if ends <= now_ms && ends < ends_at => {
+                self.phase = Phase::Busy {
+                    ends_at,
+                    continued,
+                    tool: Tool::None,
+                };
+                let post = json!({"hook_event_name": "PostToolUse", "tool_name": "Bash"});
+                vec![ClaudeHarness::hook("PostToolUse", post), Happened::Drew]
+            }
+            _ if ends_at <= now_ms => {
+                self.phase = Phase::Stopping { continued };
+                let stop = json!({"hook_event_name": "Stop", "stop_hook_active": continued});
+                vec![ClaudeHarness::hook("Stop", stop)]
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    fn hook_answered(
+        &mut self,
+        event: &'static str,
+        answer: Option<&HookAnswer>,
+        now_ms: u64,
+    ) -> Vec<Happened> {
+        match (event, self.phase) {
+            ("Stop", Phase::Stopping { continued }) => {
+                let blocks =
+                    answer.is_some_and(|answer| answer.stdout.contains(r#""decision":"block""#));
+                if blocks && !continued {
+                    // The reason is the turn's next input: it goes on once.
+                    let length = self.rng.between(self.turn_ms / 3, self.turn_ms);
+                    self.phase = Phase::Busy {
+                        ends_at: now_ms + length,
+                        continued: true,
+                        tool: Tool::None,
+                    };
+                    return vec![Happened::Drew];
+                }
+                self.turn_over(now_ms, true)
+            }
+            ("wake", Phase::Idle) if answer.is_some_and(|answer| answer.exit == 2) => {
+                // Woken: a turn of its own; a draft stays where it is.
+                self.start_turn("<task-notification>".into(), true, now_ms)
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    fn snapshot(&mut self, revision: u64) -> Snapshot {
+        let name = match self.phase {
+            Phase::Idle if self.composer.is_empty() => "idle-empty",
+            Phase::Idle => "draft",
+            Phase::Dialog { .. } => "permission-dialog",
+            Phase::Busy { .. } | Phase::Stopping { .. } if !self.composer.is_empty() => {
+                "busy-draft"
+            }
+            Phase::Busy { .. } | Phase::Stopping { .. } if !self.queued.is_empty() => "busy-queued",
+            Phase::Busy { .. } | Phase::Stopping { .. } => "busy-tool-running",
+        };
+        let mut snapshot = screens()[name].clone();
+        snapshot.revision = revision;
+        snapshot
+    }
+
+    fn view(&self) -> View {
+        let composer = self.composer.clone();
+        match self.phase {
+            Phase::Idle => View::Idle { composer },
+            Phase::Busy { .. } | Phase::Stopping { .. } => View::Busy { composer },
+            Phase::Dialog { .. } => View::Dialog,
+        }
+    }
+
+    fn is_quiet(&self) -> bool {
+        self.phase == Phase::Idle && self.composer.is_empty() && self.queued.is_empty()
+    }
+}

@@ -1,0 +1,63 @@
+//! What the simulation needs of a harness model: it reads input (after its
+//! lag, which the world applies), draws, runs hooks, acts on their
+//! answers, and shows a person what it is doing.
+
+use ding::adapter::HookAnswer;
+use ding::pty::wire::Snapshot;
+use serde_json::Value;
+
+/// What the harness did that the world must act on.
+#[derive(Debug)]
+pub enum Happened {
+    /// The screen changed: the PTY host's revision moves.
+    Drew,
+    /// A prompt reached the model as a turn's input.
+    Submitted(String),
+    /// The harness runs `ding hook PROVIDER EVENT` with this payload.
+    Hook { event: &'static str, payload: Value },
+    /// A turn ended: the model archives what it read during it.
+    TurnEnded,
+}
+
+/// What a person sees.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum View {
+    Idle { composer: String },
+    Busy { composer: String },
+    Dialog,
+}
+
+impl View {
+    pub fn composer(&self) -> &str {
+        match self {
+            View::Idle { composer } | View::Busy { composer } => composer,
+            View::Dialog => "",
+        }
+    }
+}
+
+pub trait HarnessModel {
+    /// The provider its hooks name (`ding hook NAME EVENT`).
+    fn provider(&self) -> &'static str;
+    /// The adapter is up: the session starts (its first hooks).
+    fn started(&mut self, now_ms: u64) -> Vec<Happened>;
+    /// How long `ding hook` waits for `event`'s answer (its `--timeout`).
+    fn hook_timeout_ms(&self, _event: &str) -> u64 {
+        10_000
+    }
+    /// Bytes the harness reads now.
+    fn read_input(&mut self, bytes: &[u8], now_ms: u64) -> Vec<Happened>;
+    fn next_deadline_ms(&self) -> Option<u64>;
+    fn handle_timeout(&mut self, now_ms: u64) -> Vec<Happened>;
+    /// A hook it ran was answered (`None`: `ding hook` gave up).
+    fn hook_answered(
+        &mut self,
+        event: &'static str,
+        answer: Option<&HookAnswer>,
+        now_ms: u64,
+    ) -> Vec<Happened>;
+    fn snapshot(&mut self, revision: u64) -> Snapshot;
+    fn view(&self) -> View;
+    /// Idle, nothing typed, nothing queued: waiting for the person.
+    fn is_quiet(&self) -> bool;
+}
