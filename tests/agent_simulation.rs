@@ -61,6 +61,7 @@ mod demo_harness;
 mod harness;
 #[path = "agent_simulation/mutant.rs"]
 mod mutant;
+mod support;
 #[path = "agent_simulation/world.rs"]
 mod world;
 

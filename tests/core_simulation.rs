@@ -47,6 +47,7 @@
 
 #[path = "core_simulation/oracle.rs"]
 mod oracle;
+mod support;
 
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -64,34 +65,9 @@ use oracle::{
     AdapterView, Body, File, LEASE_CAP_MS, Line, Oracle, REPLY_TIMEOUT_MS, SILENCE_MS, Wants,
 };
 use serde_json::{Value, json};
+use support::rng::Rng;
 
 const STEPS: usize = 250;
-
-/// splitmix64: tiny, fast, and the same everywhere.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
-    fn chance(&mut self, percent: u64) -> bool {
-        self.below(100) < percent
-    }
-    fn pick<T: Clone>(&mut self, items: &[T]) -> Option<T> {
-        if items.is_empty() {
-            None
-        } else {
-            Some(items[self.below(items.len() as u64) as usize].clone())
-        }
-    }
-}
 
 /// Everything outside the engine: the inbox on disk, the PTY host and its
 /// harness, the adapter process, and the runtime's copy of the journal.

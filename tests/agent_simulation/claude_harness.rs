@@ -31,7 +31,7 @@ use ding::pty::wire::Snapshot;
 use serde_json::{Value, json};
 
 use crate::harness::{Happened, HarnessModel, View};
-use crate::world::Rng;
+use crate::support::rng::Rng;
 
 /// The captures each state is drawn with.
 const SCREENS: [&str; 6] = [

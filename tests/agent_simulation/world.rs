@@ -21,28 +21,7 @@ use crate::claude_harness::ClaudeHarness;
 use crate::demo_harness::DemoHarness;
 use crate::harness::{Happened, HarnessModel, View};
 use crate::mutant::{Defect, Mutant};
-
-/// splitmix64: tiny, fast, and the same everywhere.
-pub struct Rng(pub u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// A number in `low..=high`.
-    pub fn between(&mut self, low: u64, high: u64) -> u64 {
-        low + self.next() % (high - low + 1)
-    }
-
-    pub fn chance(&mut self, percent: u64) -> bool {
-        self.next() % 100 < percent
-    }
-}
+use crate::support::rng::Rng;
 
 /// What went wrong, by kind.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -9,6 +9,7 @@ pub mod flood;
 pub mod provider_fixtures;
 mod pty_host;
 pub mod real_pane;
+pub mod rng;
 pub mod sidecar_agent;
 
 #[allow(unused_imports)]

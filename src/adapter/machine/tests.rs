@@ -141,6 +141,18 @@ fn hook(event: &str) -> Vec<u8> {
     .into_bytes()
 }
 
+/// `peer`'s hook call of `event` arrives at `now`.
+fn call(machine: &mut Machine<Probe>, peer: usize, event: &str, now: Time) {
+    let line = hook(event);
+    machine.handle_input(
+        Input::HookCall {
+            peer: Peer(peer),
+            line,
+        },
+        now,
+    );
+}
+
 fn snapshot(revision: u64) -> Input {
     let mut snapshot = testing::snapshot(10, &["ready"], Vec::new(), None);
     snapshot.revision = revision;
@@ -224,13 +236,7 @@ fn a_lost_terminal_says_unknown_without_a_revision_and_retries_while_wanted() {
 #[test]
 fn a_claim_unanswered_by_its_deadline_answers_nothing_and_gives_back_a_late_grant() {
     let mut machine = machine();
-    machine.handle_input(
-        Input::HookCall {
-            peer: Peer(1),
-            line: hook("claim"),
-        },
-        at(0),
-    );
+    call(&mut machine, 1, "claim", at(0));
     let outputs = drain(&mut machine);
     let lines = uplinked(&outputs);
     assert!(matches!(&lines[..], [Body::Claim(claim)] if claim.claim == 1));
@@ -274,13 +280,7 @@ fn granted_files_wait_for_the_receipt_and_go_back_without_it() {
         (None, Some(Undelivered::NoReceipt)),
     ] {
         let mut machine = machine();
-        machine.handle_input(
-            Input::HookCall {
-                peer: Peer(1),
-                line: hook("claim"),
-            },
-            at(0),
-        );
+        call(&mut machine, 1, "claim", at(0));
         drain(&mut machine);
         machine.handle_input(claimed(1, &["a.md"]), at(10));
         let outputs = drain(&mut machine);
@@ -316,13 +316,7 @@ fn granted_files_wait_for_the_receipt_and_go_back_without_it() {
 #[test]
 fn a_parked_wake_claims_only_after_settling_on_fresh_idle_and_holds_the_terminal() {
     let mut machine = machine();
-    machine.handle_input(
-        Input::HookCall {
-            peer: Peer(2),
-            line: hook("wake"),
-        },
-        at(0),
-    );
+    call(&mut machine, 2, "wake", at(0));
     assert_eq!(drain(&mut machine), [], "nothing wanted: it just waits");
     wanted_and_open(&mut machine, at(1_000));
     // The screen is not idle yet: the wake holds nothing and says so not.
@@ -384,13 +378,7 @@ fn a_parked_wake_claims_only_after_settling_on_fresh_idle_and_holds_the_terminal
 fn a_newer_wake_replaces_the_parked_one_and_each_answer_says_what_became_of_it() {
     let mut machine = machine();
     for peer in [1, 2] {
-        machine.handle_input(
-            Input::HookCall {
-                peer: Peer(peer),
-                line: hook("wake"),
-            },
-            at(peer as u64),
-        );
+        call(&mut machine, peer, "wake", at(peer as u64));
     }
     let ended = |why| HookAnswer {
         parked: Some(why),
@@ -426,13 +414,7 @@ fn a_newer_wake_replaces_the_parked_one_and_each_answer_says_what_became_of_it()
 #[test]
 fn a_claim_refused_for_identity_is_asked_again_once_under_the_next_identity() {
     let mut machine = machine();
-    machine.handle_input(
-        Input::HookCall {
-            peer: Peer(1),
-            line: hook("claim"),
-        },
-        at(0),
-    );
+    call(&mut machine, 1, "claim", at(0));
     drain(&mut machine);
     machine.handle_input(answer(1, &[], Some(ClaimRefusal::IdentityMismatch)), at(5));
     assert_eq!(drain(&mut machine), [], "waits for the next identity");
@@ -491,13 +473,7 @@ fn a_call_whose_identity_cannot_stamp_a_line_is_refused() {
 #[test]
 fn a_terminal_that_moved_since_the_last_reading_wakes_nothing_until_it_is_read_again() {
     let mut machine = machine();
-    machine.handle_input(
-        Input::HookCall {
-            peer: Peer(3),
-            line: hook("wake"),
-        },
-        at(0),
-    );
+    call(&mut machine, 3, "wake", at(0));
     wanted_and_open(&mut machine, at(1_000));
     machine.handle_input(snapshot(5), at(1_005));
     drain(&mut machine);
