@@ -118,14 +118,14 @@ fn random_whole_agent_runs_keep_every_invariant() {
             .collect()
     });
     let mut first_known: Vec<(Class, u64, usize)> = Vec::new();
-    let (mut delivered, mut hooked) = (0, 0);
+    let (mut typed, mut hooked) = (0, 0);
     for sweep in sweeps {
         if let Some((seed, violation)) = sweep.failure {
             panic!(
                 "seed {seed}: {violation}\nreplay: DING_AGENT_SIM_SEED={seed} cargo test --test agent_simulation random_whole_agent_runs_keep_every_invariant -- --nocapture"
             );
         }
-        delivered += sweep.delivered;
+        typed += sweep.typed;
         hooked += sweep.hooked;
         for (class, seed, count) in sweep.known {
             match first_known.iter_mut().find(|(known, _, _)| *known == class) {
@@ -146,7 +146,7 @@ fn random_whole_agent_runs_keep_every_invariant() {
         eprintln!("known open: {class:?} in {count} run(s), first seed {seed} ({why})");
     }
     // The sweep reached both delivery paths, in most seeds.
-    assert!(delivered as u64 > seeds / 2, "files typed: {delivered}");
+    assert!(typed as u64 > seeds / 2, "files typed: {typed}");
     assert!(
         hooked as u64 > seeds / 10,
         "files a hook injected: {hooked}"
@@ -159,7 +159,7 @@ struct Sweep {
     failure: Option<(u64, world::Violation)>,
     /// Known-open classes: the class, its first seed, how many runs.
     known: Vec<(Class, u64, usize)>,
-    delivered: usize,
+    typed: usize,
     hooked: usize,
 }
 
@@ -167,7 +167,7 @@ fn sweep(seeds: impl Iterator<Item = u64>) -> Sweep {
     let mut found = Sweep::default();
     for seed in seeds {
         let outcome = run(Scenario::random(seed));
-        found.delivered += outcome.delivered;
+        found.typed += outcome.typed;
         found.hooked += outcome.hooked;
         for violation in outcome.violations {
             if !is_known_open(violation.class) {

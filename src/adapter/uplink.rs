@@ -114,11 +114,6 @@ impl Uplink {
         };
         event.to_line()
     }
-
-    /// The last sequence written.
-    pub fn sequence(&self) -> u64 {
-        self.sequence
-    }
 }
 
 /// Lines on their way to the sidecar: what a non-blocking pipe has not

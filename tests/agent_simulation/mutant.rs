@@ -50,7 +50,7 @@ pub enum Defect {
 
 pub struct Mutant {
     inner: Box<dyn Provider>,
-    pub defect: Option<Defect>,
+    defect: Option<Defect>,
     first: Option<Reading>,
 }
 

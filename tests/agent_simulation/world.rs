@@ -1,19 +1,19 @@
-//! The simulated world of one seed: the engine, the adapter machine, the
-//! demo harness, a PTY host model, a person, arrivals, and the invariants.
+//! The simulated world of one seed: the engine, the adapter machine, a
+//! harness model, a PTY host model, a person, arrivals, and the invariants.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use ding::adapter::AgentContext;
 use ding::adapter::machine::{Input as ToMachine, Machine, Output as FromMachine, Pacing, Peer};
+use ding::adapter::{AgentContext, HookAnswer, ParkAnswer};
 use ding::core::config::{EngineConfig, Policy};
 use ding::core::downlink::Downlink;
 use ding::core::engine::{Engine, Input as ToEngine, Output as FromEngine, SendIf};
 use ding::core::identity::Identity;
 use ding::core::message::MessageName;
 use ding::core::time::Time;
-use ding::core::transport::Step;
+use ding::core::transport::{PASTE_END, PASTE_START, RETURN, Step};
 use serde_json::Value;
 
 use crate::LIVENESS_BOUND_MS;
@@ -28,7 +28,7 @@ use crate::support::rng::Rng;
 pub enum Class {
     /// DING's notice met a person's text in the composer.
     Draft,
-    /// DING's paste reached an open menu.
+    /// DING's paste, or its Return, reached an open dialog.
     Dialog,
     /// DING typed into a running turn.
     Busy,
@@ -63,7 +63,7 @@ pub struct Outcome {
     pub violations: Vec<Violation>,
     pub trace: Vec<String>,
     /// Files that reached the model typed, and by a hook.
-    pub delivered: usize,
+    pub typed: usize,
     pub hooked: usize,
 }
 
@@ -87,11 +87,11 @@ pub struct Scenario {
     pub lag_max_ms: u64,
     /// How long a turn keeps the harness busy.
     pub turn_ms: u64,
-    /// Every Nth turn ends in a menu; 0 never.
+    /// Every Nth turn ends in a menu (the demo agent); 0 never.
     pub menu_every: u64,
     /// Arrivals: when, and how many files at once.
     pub arrivals: Vec<(u64, usize)>,
-    /// When the person stops typing (they still answer menus).
+    /// When the person stops typing (they still answer dialogs).
     pub quiet_at_ms: u64,
     /// How busy the person is: percent chance, at each look, of typing.
     pub eagerness: u64,
@@ -236,7 +236,7 @@ pub fn run(scenario: Scenario) -> Outcome {
     Outcome {
         violations: world.violations,
         trace: world.trace,
-        delivered: world.typed,
+        typed: world.typed,
         hooked: world.hooked,
     }
 }
@@ -399,12 +399,12 @@ impl World {
                 self.carry_out_engine();
             }
             Due::TransactionGoesOn => self.run_transaction(),
-            Due::Snapshot => {
+            Due::Snapshot if self.watching => {
                 let snapshot = self.harness.snapshot(self.revision);
-                if self.watching {
-                    self.after(0, Due::Machine(ToMachine::PtySnapshot(Box::new(snapshot))));
-                }
+                self.after(0, Due::Machine(ToMachine::PtySnapshot(Box::new(snapshot))));
             }
+            // Asked for on a connection since closed: nobody reads it.
+            Due::Snapshot => {}
             Due::Arrival(count) => {
                 for _ in 0..count {
                     let name = format!("m{:04}.md", self.next_file);
@@ -572,13 +572,8 @@ impl World {
                 format!("hook {event} ({peer:?}) answered {answers} times"),
             );
         }
-        let answer: serde_json::Value = serde_json::from_str(line).expect("an answer line");
-        let printed = format!(
-            "{}{}",
-            answer["stdout"].as_str().unwrap_or_default(),
-            answer["stderr"].as_str().unwrap_or_default()
-        );
-        let names = self.names_in(&printed);
+        let answer: HookAnswer = serde_json::from_str(line).expect("an answer line");
+        let names = self.names_in(&format!("{}{}", answer.stdout, answer.stderr));
         self.note(format!("hook {event} answered, naming {names:?}"));
         if with_receipt {
             self.after(1, Due::Machine(ToMachine::HookReceipt { peer }));
@@ -587,8 +582,7 @@ impl World {
             self.hooked += 1;
             self.seen(&name, "a hook");
         }
-        let answer: ding::adapter::HookAnswer = serde_json::from_str(line).expect("an answer");
-        if answer.parked == Some(ding::adapter::ParkAnswer::Delivered)
+        if answer.parked == Some(ParkAnswer::Delivered)
             && let View::Idle { composer } = self.harness.view()
             && !composer.is_empty()
         {
@@ -669,8 +663,15 @@ impl World {
     }
 
     fn harness_reads(&mut self, bytes: &[u8], writer: Writer) {
-        if writer == Writer::Ding && bytes.starts_with(b"\x1b[200~") {
-            let text = String::from_utf8_lossy(&bytes[6..bytes.len() - 6]).into_owned();
+        if writer == Writer::Ding && bytes == RETURN && self.harness.view() == View::Dialog {
+            // A dialog opened between DING's paste and its Return.
+            self.violate(Class::Dialog, "DING's Return reached an open dialog".into());
+        }
+        let pasted = (writer == Writer::Ding)
+            .then(|| bytes.strip_prefix(PASTE_START)?.strip_suffix(PASTE_END))
+            .flatten();
+        if let Some(text) = pasted {
+            let text = String::from_utf8_lossy(text).into_owned();
             match self.harness.view() {
                 View::Busy { .. } => {
                     self.violate(Class::Busy, "DING's notice reached a running turn".into())
@@ -854,7 +855,11 @@ impl World {
 
     fn check_liveness(&mut self) {
         let Some(settled) = self.settled_at else {
-            return;
+            let view = self.harness.view();
+            return self.violate(
+                Class::Liveness,
+                format!("the harness never sat quiet after the person did: {view:?}"),
+            );
         };
         let late: Vec<String> = self
             .files

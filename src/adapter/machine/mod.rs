@@ -211,10 +211,6 @@ impl<P: Provider> Machine<P> {
         machine
     }
 
-    pub fn provider(&self) -> &P {
-        &self.provider
-    }
-
     /// Whether the sidecar is gone: the shell drains the outputs and exits.
     pub fn is_done(&self) -> bool {
         self.done
