@@ -215,6 +215,62 @@ fn scope_pending_refuses_owned_files_and_scope_unread_surfaces_them_again() {
     ));
 }
 
+/// Found by the whole-agent simulation (Codex, seed 3926): after a
+/// compaction the notice typed at the idle screen and the next prompt's
+/// `unread` backlog named the same file in one request. A file rung since
+/// the context began again was typed into the new context.
+#[test]
+fn scope_unread_leaves_out_a_file_rung_since_the_context_began_again() {
+    let mut driver = started(&["001.md"]);
+    driver.input(idle(1, "empty", 10), at(10));
+    driver.input(
+        Input::PtySent {
+            request: 1,
+            revision: 12,
+        },
+        at(11),
+    );
+    driver.input(
+        line(2, "inc-1", r#""kind":"lifecycle","event":"compaction""#),
+        at(20),
+    );
+    driver.input(Input::InboxAdded(name("002.md")), at(21));
+    driver.input(idle(3, "empty", 12), at(30));
+    driver.input(
+        Input::PtySent {
+            request: 2,
+            revision: 14,
+        },
+        at(31),
+    );
+    driver.take();
+    assert!(matches!(
+        state(&driver, "002.md"),
+        Some(MessageState::Staged { .. })
+    ));
+    driver.input(
+        line(
+            4,
+            "inc-1",
+            r#""kind":"claim","claim":3,"limit":10,"scope":"unread""#,
+        ),
+        at(40),
+    );
+    let answer = claimed(&mut driver);
+    assert_eq!(answer.granted, names(&["001.md"]), "{answer:?}");
+    driver.input(
+        line(
+            5,
+            "inc-1",
+            r#""kind":"claim","claim":4,"messages":["002.md"],"scope":"unread""#,
+        ),
+        at(41),
+    );
+    let answer = claimed(&mut driver);
+    assert!(answer.granted.is_empty(), "{answer:?}");
+    assert_eq!(answer.refused[0].state, RefusedState::Staged);
+}
+
 #[test]
 fn a_claim_is_refused_whole_for_another_incarnation_an_unknown_pty_or_a_stale_sequence() {
     let mut driver = started(&["001.md"]);

@@ -189,6 +189,10 @@ pub struct Engine {
     config: EngineConfig,
     now: Time,
     ownership: Ownership,
+    /// When the harness's context last began again (a compaction, a
+    /// clear, a crash): a file typed after it was typed into the new
+    /// context.
+    context_since: Option<Time>,
     adapter: Adapter,
     lease: LeaseSlot,
     pty: PtyView,
@@ -226,6 +230,7 @@ impl Engine {
             config,
             now,
             ownership,
+            context_since: None,
             adapter,
             lease: LeaseSlot::ended(HoldReason::AdapterStarting, now),
             pty: PtyView::default(),
@@ -669,6 +674,7 @@ impl Engine {
             Body::Lifecycle { event: fact } => {
                 self.record(Decision::LifecycleFact { event: fact });
                 self.end_lease(HoldReason::Lifecycle { event: fact });
+                self.context_since = Some(self.now);
                 if matches!(fact, Lifecycle::Clear | Lifecycle::Crash) {
                     let owned = self.ownership.owned();
                     self.release(owned, ReleaseCause::Lifecycle);
@@ -747,7 +753,7 @@ impl Engine {
                 for name in names {
                     match self.ownership.state(&name) {
                         None => unseen.push(name),
-                        Some(state) => match claimable(state, claim.scope) {
+                        Some(state) => match self.claimable(&name, state, claim.scope) {
                             Ok(()) => granted.push(name),
                             Err(state) => refused.push(Refusal { name, state }),
                         },
@@ -761,7 +767,7 @@ impl Engine {
                     ClaimScope::Unread => self
                         .ownership
                         .unread()
-                        .filter(|(_, state)| claimable(state, claim.scope).is_ok())
+                        .filter(|(name, state)| self.claimable(name, state, claim.scope).is_ok())
                         .take(limit)
                         .map(|(name, _)| name.clone())
                         .collect(),
@@ -1318,6 +1324,33 @@ fn within_budget(
         }
     }
     ((kept_known, kept_unseen), over)
+}
+
+impl Engine {
+    /// Whether a claim of `scope` may take `name`, in `state`. A file rung
+    /// since the context last began again was typed into that new context:
+    /// surfacing the backlog again (scope `unread`) must not say it twice
+    /// in one request (seen after a compaction: the notice typed at the
+    /// idle screen and the next prompt's `unread` backlog, one turn).
+    fn claimable(
+        &self,
+        name: &MessageName,
+        state: &MessageState,
+        scope: ClaimScope,
+    ) -> Result<(), RefusedState> {
+        let rung_since = |boundary: Time| {
+            self.ownership
+                .state_since(name)
+                .is_some_and(|(_, since)| since >= boundary)
+        };
+        if let (MessageState::Staged { .. }, ClaimScope::Unread, Some(boundary)) =
+            (state, scope, self.context_since)
+            && rung_since(boundary)
+        {
+            return Err(RefusedState::Staged);
+        }
+        claimable(state, scope)
+    }
 }
 
 /// Whether a claim of `scope` may take a file in `state`.

@@ -190,6 +190,8 @@ pub struct Oracle {
     lease: Lease,
     /// Every unread file the engine has been told of, in FIFO order.
     pub files: BTreeMap<String, File>,
+    /// When the harness's context last began again (a lifecycle fact).
+    context_since: Option<Time>,
     /// A restarted engine's journal, until its first scan.
     restored: Option<BTreeMap<String, File>>,
     /// Names a hook took before the watch reported them: (incarnation, at).
@@ -225,6 +227,7 @@ impl Oracle {
             told: None,
             lease: Lease::Ended("adapter-starting"),
             files: BTreeMap::new(),
+            context_since: None,
             restored: None,
             unseen: BTreeMap::new(),
             in_flight: None,
@@ -802,6 +805,7 @@ impl Oracle {
             }
             Body::Lifecycle { releases } => {
                 self.lease = Lease::Ended("lifecycle");
+                self.context_since = Some(now);
                 if *releases {
                     // Spec §7 rule 3: the context that held the work is gone,
                     // and with it whatever a hook put there before the watch
@@ -884,8 +888,14 @@ impl Oracle {
         incarnation: &str,
         now: Time,
     ) -> Claimed {
+        let context_since = self.context_since;
         let refusal_of = |file: &File| match (file, unread_scope) {
             (File::Pending, _) => None,
+            // Spec §6.1: rung since the context began again, it was typed
+            // into the new context.
+            (File::Staged { at, .. }, true) if context_since.is_some_and(|since| *at >= since) => {
+                Some(RefusedState::Staged)
+            }
             (File::InFlight(_), _) => Some(RefusedState::InFlight),
             (File::Staged { .. } | File::HookOwned { .. }, true) => None,
             (File::Staged { .. }, false) => Some(RefusedState::Staged),
