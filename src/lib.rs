@@ -26,6 +26,8 @@
 //! * `wall_clock`: UTC calendar time for logs and arrival names.
 //! * `log_file`: the capped, rotated log file of the sidecar and the PTY
 //!   host, whose failed writes are counted, never fatal.
+//! * `wait`: the one helper that blocks until a fact holds by looking again,
+//!   for the processes' shells (never for a decision).
 
 pub mod adapter;
 pub mod cli;
@@ -41,4 +43,5 @@ pub mod pty;
 pub mod raw_mode;
 pub mod sidecar;
 pub mod signals;
+pub mod wait;
 pub mod wall_clock;

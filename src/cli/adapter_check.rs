@@ -8,13 +8,13 @@
 use std::io::Read;
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::adapter::kit::{CHECK_VARIABLE, HARNESS_VARIABLE};
 use crate::core::escape::escape;
 use crate::decl::expand_argv_from_env;
 use crate::private_dir::{check_no_foreign_writes, current_uid};
+use crate::wait::{POLL_EVERY, wait_for};
 
 /// How long an adapter may take to say whether its setup is complete.
 const CHECK_DEADLINE: Duration = Duration::from_secs(10);
@@ -76,20 +76,18 @@ pub fn run(argv: &[String], harness: Option<&[String]>) -> (bool, String) {
             );
         }
     };
-    let deadline = Instant::now() + CHECK_DEADLINE;
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break status,
-            Ok(None) if Instant::now() < deadline => thread::sleep(Duration::from_millis(20)),
-            Ok(None) | Err(_) => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return (
-                    false,
-                    format!("no answer within {} s", CHECK_DEADLINE.as_secs()),
-                );
-            }
-        }
+    let ended = wait_for(CHECK_DEADLINE, POLL_EVERY, || match child.try_wait() {
+        Ok(Some(status)) => Some(Some(status)),
+        Ok(None) => None,
+        Err(_) => Some(None),
+    });
+    let Some(Some(status)) = ended else {
+        let _ = child.kill();
+        let _ = child.wait();
+        return (
+            false,
+            format!("no answer within {} s", CHECK_DEADLINE.as_secs()),
+        );
     };
     let mut out = String::new();
     for stream in [

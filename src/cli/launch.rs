@@ -23,6 +23,7 @@ use crate::decl::{AgentSpec, Concerns, Fingerprinted, LaunchInput, Problem, pref
 use crate::pty::wire::HostStatus;
 use crate::sidecar::control::{query_status, spawn_detached, wait_started, write_pid};
 use crate::sidecar::paths::AgentPaths;
+use crate::wait::{POLL_EVERY, RETRY_EVERY, wait_for};
 
 /// How long a starting process may take to answer.
 pub const READY_TIMEOUT: Duration = Duration::from_secs(15);
@@ -195,26 +196,25 @@ pub fn ding_binary() -> Result<PathBuf> {
 /// failed start: the error says how it ended and what its screen said last
 /// (where a harness prints why it gave up), escaped.
 pub fn await_started(name: &str, paths: &AgentPaths) -> Result<Harness> {
-    let deadline = std::time::Instant::now() + START_GRACE + READY_TIMEOUT;
-    loop {
-        let harness = pty_status(&paths.pty_socket())
+    let mut last = Harness::Unknown;
+    let settled = wait_for(START_GRACE + READY_TIMEOUT, POLL_EVERY, || {
+        last = pty_status(&paths.pty_socket())
             .as_ref()
             .map_or(Harness::Unknown, Harness::of);
-        match harness {
-            Harness::Running { .. } => return Ok(harness),
-            ended if ended.has_ended() => {
-                return Err(Failure::Refused.because(format!(
-                    "agent `{}`: the harness {} within {} ms of starting{}",
-                    name,
-                    ended.end().unwrap_or_default(),
-                    START_GRACE.as_millis(),
-                    screen_tail(&paths.pty_socket())
-                )));
-            }
-            _ if std::time::Instant::now() >= deadline => return Ok(harness),
-            _ => std::thread::sleep(Duration::from_millis(20)),
+        match last {
+            Harness::Running { .. } => Some(Ok(last)),
+            ended if ended.has_ended() => Some(Err(Failure::Refused.because(format!(
+                "agent `{}`: the harness {} within {} ms of starting{}",
+                name,
+                ended.end().unwrap_or_default(),
+                START_GRACE.as_millis(),
+                screen_tail(&paths.pty_socket())
+            )))),
+            _ => None,
         }
-    }
+    });
+    // Neither running nor ended by the deadline: the state as last seen.
+    settled.unwrap_or(Ok(last))
 }
 
 /// The last non-empty lines of the screen, as `\n  its screen ended
@@ -249,22 +249,30 @@ pub fn screen_tail(socket: &Path) -> String {
 /// delivery takes at most 5 s, and may queue behind another), so a busy
 /// host is asked again until it has landed.
 pub fn restart_harness(socket: &Path) -> Result<String> {
-    let deadline = std::time::Instant::now() + READY_TIMEOUT;
-    loop {
-        let mut client = crate::pty::client::Client::connect(socket)?;
+    let mut busy = None;
+    let restarted = wait_for(READY_TIMEOUT, RETRY_EVERY, || {
+        let mut client = match crate::pty::client::Client::connect(socket) {
+            Ok(client) => client,
+            Err(err) => return Some(Err(err)),
+        };
         // The host answers once the old harness is reaped (SIGKILL after 2 s).
         client.set_timeout(Some(Duration::from_secs(10)));
         match client.restart() {
-            Ok((incarnation, _)) => return Ok(incarnation),
+            Ok((incarnation, _)) => Some(Ok(incarnation)),
             Err(err)
-                if std::time::Instant::now() < deadline
-                    && err
-                        .downcast_ref::<crate::pty::client::HostError>()
-                        .is_some_and(|host| host.kind == crate::pty::wire::ErrorKind::Busy) =>
+                if err
+                    .downcast_ref::<crate::pty::client::HostError>()
+                    .is_some_and(|host| host.kind == crate::pty::wire::ErrorKind::Busy) =>
             {
-                std::thread::sleep(Duration::from_millis(50));
+                busy = Some(err);
+                None
             }
-            Err(err) => return Err(err.context("restart the harness")),
+            Err(err) => Some(Err(err.context("restart the harness"))),
         }
-    }
+    });
+    // Busy until the deadline: the host's last answer says so.
+    restarted.unwrap_or_else(|| {
+        let err = busy.unwrap_or_else(|| anyhow::anyhow!("the pty host stayed busy"));
+        Err(err.context("restart the harness"))
+    })
 }

@@ -34,6 +34,7 @@ use nix::unistd::Pid;
 use super::agent_state::{AgentState, Process};
 use super::down::{stop_agent, stopped_on_purpose};
 use super::up::{Options, up};
+use crate::core::backoff::Backoff;
 use crate::decl::AgentSpec;
 use crate::sidecar::paths::{AgentPaths, DirsEnv};
 use crate::signals::read_through_signalfd;
@@ -41,13 +42,15 @@ use crate::wall_clock::now_rfc3339;
 
 /// How often the supervisor looks at processes it cannot wait for.
 const TICK: Duration = Duration::from_secs(1);
-const MIN_BACKOFF: Duration = Duration::from_secs(1);
-const MAX_BACKOFF: Duration = Duration::from_secs(60);
+/// How a dead agent is started again: at once, then not before 1 s has
+/// passed, doubling up to 60 s while it keeps dying; reset once it is found
+/// alive.
+const RESTART: Backoff = Backoff::new(Duration::from_secs(1), Duration::from_secs(60));
 
 struct Watched<'a> {
     spec: &'a AgentSpec,
     paths: AgentPaths,
-    backoff: Duration,
+    backoff: Backoff,
     next_try: Option<Instant>,
 }
 
@@ -67,7 +70,7 @@ pub fn run(declaration: &Path, specs: &[AgentSpec], options: &Options) -> Result
         watched.push(Watched {
             spec,
             paths: AgentPaths::resolve(&spec.name, &env)?,
-            backoff: MIN_BACKOFF,
+            backoff: RESTART,
             next_try: None,
         });
     }
@@ -128,7 +131,7 @@ pub fn run(declaration: &Path, specs: &[AgentSpec], options: &Options) -> Result
                 .map(|(what, process)| format!("{what} {}", process.describe()))
                 .collect();
             if dead.is_empty() {
-                agent.backoff = MIN_BACKOFF;
+                agent.backoff.succeeded();
                 agent.next_try = None;
                 continue;
             }
@@ -137,22 +140,21 @@ pub fn run(declaration: &Path, specs: &[AgentSpec], options: &Options) -> Result
                 agent.spec.name,
                 dead.join(", ")
             ));
+            let delay = agent.backoff.failed();
+            agent.next_try = Some(now + delay);
             match up(declaration, agent.spec, options) {
                 Ok(report) => {
                     let _ = write!(std::io::stdout(), "{report}");
-                    agent.next_try = Some(now + agent.backoff);
                 }
                 Err(err) => {
                     say(&format!(
                         "agent {}: {}; trying again in {} s",
                         agent.spec.name,
                         super::error_text(&err),
-                        agent.backoff.as_secs()
+                        delay.as_secs()
                     ));
-                    agent.next_try = Some(now + agent.backoff);
                 }
             }
-            agent.backoff = (agent.backoff * 2).min(MAX_BACKOFF);
         }
     }
 }

@@ -1,14 +1,14 @@
 //! Adapter supervision state: is the adapter up, and when to respawn it.
 //!
 //! The engine decides *when* to (re)spawn; the runtime does the spawning and
-//! reports back. Backoff starts at `initial`, doubles per failure up to `max`,
-//! and resets once an adapter stayed up for `stable_after`.
+//! reports back. The respawn waits by the configured [`Backoff`]: doubling
+//! per failure, reset by a run that lasted its `stable_after`.
 
 use std::time::Duration;
 
 use serde::Serialize;
 
-use super::config::Backoff;
+use super::backoff::Backoff;
 use super::hold::AdapterDown;
 use super::time::Time;
 
@@ -42,9 +42,8 @@ pub enum AdapterPhase {
 #[derive(Clone, Debug)]
 pub struct Adapter {
     pub phase: AdapterPhase,
+    /// The wait before a respawn, and the next failure's.
     backoff: Backoff,
-    /// The delay the next failure will wait before respawning.
-    next_delay: Duration,
 }
 
 impl Adapter {
@@ -54,11 +53,7 @@ impl Adapter {
         } else {
             AdapterPhase::Disabled
         };
-        Adapter {
-            phase,
-            backoff,
-            next_delay: backoff.initial,
-        }
+        Adapter { phase, backoff }
     }
 
     pub fn is_up(&self) -> bool {
@@ -67,7 +62,7 @@ impl Adapter {
 
     /// The respawn delay the next failure would use.
     pub fn next_delay(&self) -> Duration {
-        self.next_delay
+        self.backoff.next_delay()
     }
 
     pub fn spawned(&mut self, pid: u32, now: Time) {
@@ -92,13 +87,10 @@ impl Adapter {
                 None
             }
             phase => {
-                if let AdapterPhase::Up { since, .. } = phase
-                    && now.since(*since) >= self.backoff.stable_after
-                {
-                    self.next_delay = self.backoff.initial;
-                }
-                let delay = self.next_delay;
-                self.next_delay = (delay * 2).min(self.backoff.max);
+                let delay = match phase {
+                    AdapterPhase::Up { since, .. } => self.backoff.failed_after(now.since(*since)),
+                    _ => self.backoff.failed(),
+                };
                 *phase = AdapterPhase::Down {
                     since: now,
                     down,
@@ -125,6 +117,7 @@ impl Adapter {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::config::RESPAWN;
 
     fn t(secs: u64) -> Time {
         Time::from_millis(secs * 1000)
@@ -132,7 +125,7 @@ mod tests {
 
     #[test]
     fn backoff_doubles_to_the_cap_and_resets_after_a_stable_run() {
-        let mut adapter = Adapter::new(true, Backoff::default(), t(0));
+        let mut adapter = Adapter::new(true, RESPAWN, t(0));
         let mut delays = Vec::new();
         let mut now = 0;
         for _ in 0..8 {
@@ -153,7 +146,7 @@ mod tests {
 
     #[test]
     fn a_second_fact_about_one_failure_refines_the_cause_only() {
-        let mut adapter = Adapter::new(true, Backoff::default(), t(0));
+        let mut adapter = Adapter::new(true, RESPAWN, t(0));
         adapter.spawned(7, t(0));
         assert!(adapter.went_down(AdapterDown::Eof, t(1)).is_some());
         assert!(

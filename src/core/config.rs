@@ -10,6 +10,8 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+use super::backoff::Backoff;
+
 /// How unread work may reach the terminal.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 pub enum Policy {
@@ -162,24 +164,10 @@ pub const NOTICE_MAX_FILES_MIN: usize = 1;
 pub const NOTICE_MAX_FILES_DEFAULT: usize = 16;
 pub const NOTICE_MAX_FILES_MAX: usize = 256;
 
-/// Exponential respawn backoff for a failed adapter: `initial`, doubling up to
-/// `max`, back to `initial` once an adapter stayed up for `stable_after`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
-pub struct Backoff {
-    pub initial: Duration,
-    pub max: Duration,
-    pub stable_after: Duration,
-}
-
-impl Default for Backoff {
-    fn default() -> Self {
-        Backoff {
-            initial: Duration::from_secs(1),
-            max: Duration::from_secs(60),
-            stable_after: Duration::from_secs(60),
-        }
-    }
-}
+/// How a failed adapter is respawned: after 1 s, doubling up to 60 s, back
+/// to 1 s once an adapter stayed up for a minute.
+pub const RESPAWN: Backoff = Backoff::new(Duration::from_secs(1), Duration::from_secs(60))
+    .stable_after(Duration::from_secs(60));
 
 /// Everything the engine needs to know at construction.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
@@ -194,6 +182,7 @@ pub struct EngineConfig {
     /// How long a PTY request may go unanswered before its outcome is
     /// treated as unknown.
     pub pty_reply_timeout: Duration,
+    /// How a failed adapter is respawned ([`RESPAWN`]).
     pub respawn: Backoff,
 }
 
@@ -206,7 +195,7 @@ impl EngineConfig {
             agent: agent.into(),
             unread_dir: unread_dir.into(),
             pty_reply_timeout: Duration::from_secs(5),
-            respawn: Backoff::default(),
+            respawn: RESPAWN,
         }
     }
 }

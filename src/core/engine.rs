@@ -43,6 +43,7 @@ use std::collections::{BTreeMap, VecDeque};
 use serde::Serialize;
 
 use super::adapter::{Adapter, AdapterPhase};
+use super::backoff::Backoff;
 use super::config::{EngineConfig, Fence, Policy};
 use super::decision::{Decision, Record, ReleaseCause};
 use super::downlink::{ClaimRefusal, Claimed, Downlink, Refusal, RefusedState};
@@ -173,10 +174,12 @@ struct PtyBlock {
     retry_at: Option<Time>,
 }
 
-/// How long the first retry after a PTY error waits; doubles per error.
-const PTY_RETRY_INITIAL: std::time::Duration = std::time::Duration::from_millis(250);
-/// The longest wait between retries after PTY errors.
-const PTY_RETRY_MAX: std::time::Duration = std::time::Duration::from_secs(8);
+/// How the PTY is tried again after an error: after 250 ms, doubling per
+/// error up to 8 s.
+const PTY_RETRY: Backoff = Backoff::new(
+    std::time::Duration::from_millis(250),
+    std::time::Duration::from_secs(8),
+);
 
 /// The demand signal as last told to the adapter.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -206,7 +209,7 @@ pub struct Engine {
     /// The `reason` of the adapter's latest activity line, for status.
     adapter_reason: Option<String>,
     /// The wait before the next PTY retry after an error.
-    pty_retry_delay: std::time::Duration,
+    pty_retry: Backoff,
     next_request: RequestId,
     outputs: VecDeque<Output>,
     journal_dirty: bool,
@@ -239,7 +242,7 @@ impl Engine {
             hold: None,
             demand: None,
             adapter_reason: None,
-            pty_retry_delay: PTY_RETRY_INITIAL,
+            pty_retry: PTY_RETRY,
             next_request: 1,
             outputs: VecDeque::new(),
             journal_dirty: false,
@@ -898,7 +901,7 @@ impl Engine {
         }
         // A new harness (or launch): nothing that blocked the old one applies.
         self.pty_block = None;
-        self.pty_retry_delay = PTY_RETRY_INITIAL;
+        self.pty_retry.succeeded();
         let previous = self.pty.identity.replace(identity.clone());
         self.record(Decision::PtyIdentity {
             previous,
@@ -957,7 +960,7 @@ impl Engine {
             incarnation: flight.incarnation,
             confirmed: true,
         };
-        self.pty_retry_delay = PTY_RETRY_INITIAL;
+        self.pty_retry.succeeded();
         self.ownership.set(&messages, &staged, self.now);
         self.journal_dirty = true;
         self.record(Decision::Sent {
@@ -1002,8 +1005,7 @@ impl Engine {
     /// Blocks the PTY for a backoff that doubles with every error and resets
     /// with a successful send or a new harness.
     fn block_pty_for_retry(&mut self, detail: String) {
-        let delay = self.pty_retry_delay;
-        self.pty_retry_delay = (delay * 2).min(PTY_RETRY_MAX);
+        let delay = self.pty_retry.failed();
         self.block_pty(PtyBlock {
             reason: HoldReason::PtyError { detail },
             since: self.now,

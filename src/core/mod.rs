@@ -5,6 +5,7 @@
 //! The runtime feeds facts in and carries decisions out.
 
 pub mod adapter;
+pub mod backoff;
 pub mod config;
 pub mod decision;
 pub mod downlink;

@@ -9,11 +9,12 @@
 
 use std::fs;
 use std::path::Path;
-use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
+
+use crate::wait::wait_until;
 
 /// A live process of the trial.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
@@ -79,23 +80,18 @@ pub fn end(pids: &[i32], grace: Duration) -> Vec<i32> {
     }
     let alive_of =
         |pids: &[i32]| -> Vec<i32> { pids.iter().copied().filter(|&p| alive(p)).collect() };
-    let deadline = Instant::now() + grace;
-    while !alive_of(pids).is_empty() && Instant::now() < deadline {
-        thread::sleep(Duration::from_millis(20));
-    }
+    wait_until(grace, || alive_of(pids).is_empty());
     for pid in alive_of(pids) {
         let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
     }
-    let deadline = Instant::now() + Duration::from_secs(2);
-    while !alive_of(pids).is_empty() && Instant::now() < deadline {
-        thread::sleep(Duration::from_millis(20));
-    }
+    wait_until(Duration::from_secs(2), || alive_of(pids).is_empty());
     alive_of(pids)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::wait::{POLL_EVERY, wait_for};
     use std::process::Command;
 
     #[test]
@@ -109,14 +105,10 @@ mod tests {
         let pid = child.id() as i32;
         // `spawn` returns once the child is in `execve`, which may be
         // before its new environment is readable: wait for that event.
-        let deadline = Instant::now() + Duration::from_secs(10);
-        let found = loop {
-            let found = with_variable("DING_EVAL_TEST_MARK", dir.path());
-            if !found.is_empty() || Instant::now() > deadline {
-                break found;
-            }
-            thread::sleep(Duration::from_millis(5));
-        };
+        let found = wait_for(Duration::from_secs(10), POLL_EVERY, || {
+            Some(with_variable("DING_EVAL_TEST_MARK", dir.path())).filter(|found| !found.is_empty())
+        })
+        .unwrap_or_default();
         assert_eq!(found.iter().map(|f| f.pid).collect::<Vec<_>>(), [pid]);
         assert_eq!(found[0].command, "sleep 600");
         let left = end(&[pid], Duration::from_secs(5));

@@ -15,10 +15,9 @@ use std::fs;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
-use std::thread;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result, anyhow, bail};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use serde::Serialize;
@@ -37,6 +36,7 @@ use super::unix_ms;
 use crate::pty::client::Client;
 use crate::pty::wire::Snapshot;
 use crate::sidecar::paths::{AgentPaths, DirsEnv};
+use crate::wait::{POLL_EVERY, RETRY_EVERY, wait_for};
 
 /// The agent's name in every trial.
 pub const AGENT: &str = "eval";
@@ -247,20 +247,14 @@ impl Trial {
             .spawn()
             .context("start ding eval-model-server")?;
         self.model = Some(child);
-        let deadline = Instant::now() + Duration::from_secs(15);
-        loop {
-            if let Some(port) = fs::read_to_string(&port_file)
+        let port = wait_for(Duration::from_secs(15), POLL_EVERY, || {
+            fs::read_to_string(&port_file)
                 .ok()
                 .and_then(|text| text.trim().parse::<u16>().ok())
-            {
-                self.model_url = format!("http://127.0.0.1:{port}");
-                return Ok(());
-            }
-            if Instant::now() > deadline {
-                bail!("the model server wrote no port file");
-            }
-            thread::sleep(Duration::from_millis(10));
-        }
+        })
+        .context("the model server wrote no port file")?;
+        self.model_url = format!("http://127.0.0.1:{port}");
+        Ok(())
     }
 
     fn prepare_home(&mut self) -> Result<()> {
@@ -457,16 +451,15 @@ impl Trial {
         patience: Duration,
         wanted: impl Fn(&Request) -> bool,
     ) -> Result<Request> {
-        let deadline = Instant::now() + patience;
-        loop {
-            if let Some(found) = self.requests()?.iter().find(|r| wanted(r)) {
-                return Ok(found.clone());
-            }
-            if Instant::now() > deadline {
-                bail!("the model server never saw {what} within {patience:?}");
-            }
-            thread::sleep(Duration::from_millis(20));
-        }
+        let found = wait_for(patience, POLL_EVERY, || match self.requests() {
+            Ok(requests) => requests.iter().find(|r| wanted(r)).cloned().map(Ok),
+            Err(err) => Some(Err(err)),
+        });
+        found.unwrap_or_else(|| {
+            Err(anyhow!(
+                "the model server never saw {what} within {patience:?}"
+            ))
+        })
     }
 
     /// Waits for a turn the typist started at `since_ms` to end: a model
@@ -483,31 +476,34 @@ impl Trial {
     /// model call (or the inbox's archive), or [`DELIVERY_PATIENCE`] has
     /// passed. From here on, a message that reaches the model is late.
     pub fn await_delivery(&mut self) -> Result<()> {
-        let deadline = Instant::now() + DELIVERY_PATIENCE;
         self.records.deadline_ms = Some(unix_ms() + DELIVERY_PATIENCE.as_millis() as u64);
         let names: Vec<String> = self.records.sent.iter().map(|s| s.name.clone()).collect();
         let archive = self.inbox().join("archive");
-        loop {
-            let requests = self.requests()?;
+        let outcome = wait_for(DELIVERY_PATIENCE, POLL_EVERY, || {
+            let requests = match self.requests() {
+                Ok(requests) => requests,
+                Err(err) => return Some(Err(err)),
+            };
             let done = names.iter().all(|name| {
                 requests.iter().any(|r| r.is_turn_call() && r.carries(name))
                     || archive.join(name).exists()
             });
-            if done || Instant::now() > deadline {
-                return Ok(());
-            }
-            thread::sleep(Duration::from_millis(20));
-        }
+            done.then_some(Ok(()))
+        });
+        // Not all delivered by the deadline is a result, not an error.
+        outcome.unwrap_or(Ok(()))
     }
 
     /// Waits until the conversation is quiet: no new request for
     /// [`QUIET`] and no turn on the screen. Notes it when it never is.
     pub fn settle(&mut self) -> Result<()> {
-        let deadline = Instant::now() + SETTLE_PATIENCE;
         let mut count = self.requests()?.len();
         let mut quiet_since = Instant::now();
-        loop {
-            let now_count = self.requests()?.len();
+        let settled = wait_for(SETTLE_PATIENCE, RETRY_EVERY, || {
+            let now_count = match self.requests() {
+                Ok(requests) => requests.len(),
+                Err(err) => return Some(Err(err)),
+            };
             if now_count != count {
                 count = now_count;
                 quiet_since = Instant::now();
@@ -515,16 +511,16 @@ impl Trial {
             if quiet_since.elapsed() >= QUIET {
                 let busy = self.screen().is_ok_and(|s| self.pane.busy(&s));
                 if !busy {
-                    return Ok(());
+                    return Some(Ok(()));
                 }
             }
-            if Instant::now() > deadline {
-                self.notes
-                    .push(format!("did not settle within {SETTLE_PATIENCE:?}"));
-                return Ok(());
-            }
-            thread::sleep(Duration::from_millis(50));
-        }
+            None
+        });
+        settled.unwrap_or_else(|| {
+            self.notes
+                .push(format!("did not settle within {SETTLE_PATIENCE:?}"));
+            Ok(())
+        })
     }
 
     /// The harness's pid, from the PTY host.

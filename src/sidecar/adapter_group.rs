@@ -15,8 +15,8 @@ use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 
 use super::adapter_proc::ADAPTER_KILL_WAIT;
-use super::control::wait_until;
 use super::paths::AgentPaths;
+use crate::wait::wait_until;
 
 /// Records that an adapter leads process group `group`.
 pub fn record(paths: &AgentPaths, group: u32) {

@@ -19,8 +19,7 @@ use std::os::fd::{AsFd, AsRawFd, RawFd};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::Path;
 use std::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
-use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use nix::fcntl::{FcntlArg, OFlag, fcntl};
 use nix::sys::signal::{Signal, killpg};
@@ -29,6 +28,7 @@ use nix::unistd::Pid;
 use super::lines::{Line, LineBuffer};
 use crate::core::protocol::MAX_LINE_BYTES;
 use crate::signals;
+use crate::wait::wait_until;
 
 /// How long the adapter's process group has, after SIGTERM, to exit before
 /// it gets SIGKILL when the sidecar stops.
@@ -257,18 +257,9 @@ impl AdapterProcess {
     }
 
     fn wait_gone(&mut self, patience: Duration) -> bool {
-        let deadline = Instant::now() + patience;
-        loop {
-            if self.gone() {
-                return true;
-            }
-            if Instant::now() >= deadline {
-                return false;
-            }
-            // The sidecar is stopping: there is nothing else to do meanwhile,
-            // and the group's other members send us no SIGCHLD to wait on.
-            thread::sleep(Duration::from_millis(10));
-        }
+        // The sidecar is stopping: there is nothing else to do meanwhile,
+        // and the group's other members send us no SIGCHLD to wait on.
+        wait_until(patience, || self.gone())
     }
 }
 

@@ -10,15 +10,15 @@ use std::os::unix::net::UnixStream;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result, anyhow, bail};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use serde_json::Value;
 
 use super::private_file::{open_log, read_regular, read_tail, replace};
+use crate::wait::{POLL_EVERY, wait_for, wait_until};
 
 /// How long a CLI waits for a sidecar's status reply.
 const STATUS_TIMEOUT: Duration = Duration::from_secs(5);
@@ -137,27 +137,26 @@ pub fn wait_started(
     mut ready: impl FnMut() -> bool,
 ) -> Result<()> {
     let process = Pid::from_raw(pid as i32);
-    let deadline = Instant::now() + timeout;
-    loop {
+    let came_up = wait_for(timeout, POLL_EVERY, || {
         if ready() {
-            return Ok(());
+            return Some(Ok(()));
         }
         if !is_running(process) {
             let why = last_line(log).unwrap_or_else(|| "(it logged nothing)".into());
-            bail!(
+            return Some(Err(anyhow!(
                 "the {what} (pid {pid}) exited before it came up: {why}\nsee {}",
                 log.display()
-            );
+            )));
         }
-        if Instant::now() >= deadline {
-            bail!(
-                "the {what} did not come up within {} s; see {}",
-                timeout.as_secs(),
-                log.display()
-            );
-        }
-        thread::sleep(Duration::from_millis(20));
-    }
+        None
+    });
+    came_up.unwrap_or_else(|| {
+        Err(anyhow!(
+            "the {what} did not come up within {} s; see {}",
+            timeout.as_secs(),
+            log.display()
+        ))
+    })
 }
 
 /// The last non-empty line of `log`, from its last few kilobytes.
@@ -168,20 +167,6 @@ fn last_line(log: &Path) -> Option<String> {
         .rev()
         .find(|line| !line.trim().is_empty())
         .map(str::to_string)
-}
-
-/// Waits until `ready` holds, checking every 20 ms, for at most `timeout`.
-pub fn wait_until(timeout: Duration, mut ready: impl FnMut() -> bool) -> bool {
-    let deadline = Instant::now() + timeout;
-    loop {
-        if ready() {
-            return true;
-        }
-        if Instant::now() >= deadline {
-            return false;
-        }
-        thread::sleep(Duration::from_millis(20));
-    }
 }
 
 /// Sends SIGTERM to `pid` and waits for it to go; SIGKILL after `grace`.

@@ -15,6 +15,7 @@ use std::time::Duration;
 use mio::{Registry, Token};
 
 use super::crash_point::{self, CrashPoint};
+use crate::core::backoff::Backoff;
 use crate::core::engine::{Input, Send, SendIf};
 use crate::core::identity::Identity;
 use crate::core::ownership::RequestId;
@@ -26,8 +27,9 @@ use crate::pty::wire::{
     ChildState, ErrorKind, HostStatus, Origin, Push, Reply, Request, SendIfReply, ServerLine,
 };
 
-const MIN_BACKOFF: Duration = Duration::from_millis(100);
-const MAX_BACKOFF: Duration = Duration::from_secs(5);
+/// How the link tries again after losing the host: after 100 ms, doubling
+/// up to 5 s, back to 100 ms once it connects.
+const RECONNECT: Backoff = Backoff::new(Duration::from_millis(100), Duration::from_secs(5));
 /// Replies and pushes are short; a status of a huge screen is not asked for.
 const MAX_REPLY_LINE: usize = 1024 * 1024;
 
@@ -55,7 +57,7 @@ pub struct PtyLink {
     conn: Option<ControlConn>,
     awaiting: VecDeque<Awaiting>,
     identity: Option<Identity>,
-    backoff: Duration,
+    backoff: Backoff,
     retry_at: Option<Time>,
     /// Engine inputs learned since the runtime last took them.
     inputs: Vec<Input>,
@@ -71,7 +73,7 @@ impl PtyLink {
             conn: None,
             awaiting: VecDeque::new(),
             identity: None,
-            backoff: MIN_BACKOFF,
+            backoff: RECONNECT,
             retry_at: Some(Time::ZERO),
             inputs: Vec::new(),
             notes: Vec::new(),
@@ -96,7 +98,7 @@ impl PtyLink {
             Ok(conn) => {
                 self.conn = Some(conn);
                 self.retry_at = None;
-                self.backoff = MIN_BACKOFF;
+                self.backoff.succeeded();
                 self.awaiting.clear();
                 self.queue(&Request::Watch {}, Awaiting::Watch);
                 self.queue(&Request::Status {}, Awaiting::Status);
@@ -341,10 +343,9 @@ impl PtyLink {
         // Requests that were written may or may not have run: the engine's
         // PtyUnreachable covers that (outcome unknown).
         self.awaiting.clear();
-        self.retry_at = Some(now.saturating_add(self.backoff));
-        self.backoff = (self.backoff * 2).min(MAX_BACKOFF);
+        self.retry_at = Some(now.saturating_add(self.backoff.failed()));
         self.inputs.push(Input::PtyUnreachable);
-        if was_connected || self.backoff == MIN_BACKOFF * 2 {
+        if was_connected || self.backoff.failures() == 1 {
             // Log the first failure of a series, not every retry.
             self.notes.push(LinkNote::Lost(why.to_string()));
         }

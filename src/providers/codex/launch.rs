@@ -31,11 +31,12 @@ use std::sync::mpsc::{self, RecvTimeoutError};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result, anyhow, bail};
 
 use crate::adapter::HookAnswer;
 use crate::adapter::clock::Clock;
 use crate::adapter::relay;
+use crate::wait::{POLL_EVERY, RETRY_EVERY, wait_for, wait_until};
 
 use super::hooks::{LAUNCH, QUEUE};
 use super::launcher_wire::{LaunchMode, LaunchReport};
@@ -204,28 +205,27 @@ fn native(request: &LaunchRequest, runtime: &Path, log: &mut Log) -> Result<Exit
 /// first, says why in its own words (the last `Error:` line of its log),
 /// since the TUI's terminal is the only place a person looks.
 fn wait_listening(socket: &Path, server: &mut Child, log: &Path) -> Result<()> {
-    let deadline = Instant::now() + LISTEN_DEADLINE;
-    loop {
+    let listening = wait_for(LISTEN_DEADLINE, POLL_EVERY, || {
         if UnixStream::connect(socket).is_ok() {
-            return Ok(());
+            return Some(Ok(()));
         }
         if let Ok(Some(status)) = server.try_wait() {
             let said = std::fs::read_to_string(log).unwrap_or_default();
             let why = last_error(&said).map_or(String::new(), |error| format!(": {error}"));
-            bail!(
+            return Some(Err(anyhow!(
                 "the app-server exited before it listened ({status}){why} (log: {})",
                 log.display()
-            );
+            )));
         }
-        if Instant::now() > deadline {
-            bail!(
-                "the app-server did not listen on {} within {:?}",
-                socket.display(),
-                LISTEN_DEADLINE
-            );
-        }
-        thread::sleep(Duration::from_millis(20));
-    }
+        None
+    });
+    listening.unwrap_or_else(|| {
+        Err(anyhow!(
+            "the app-server did not listen on {} within {:?}",
+            socket.display(),
+            LISTEN_DEADLINE
+        ))
+    })
 }
 
 /// The last line of a Rust program's log that reports its fatal error.
@@ -240,12 +240,10 @@ fn last_error(log: &str) -> Option<String> {
 fn end(child: &mut Child) {
     let pid = nix::unistd::Pid::from_raw(child.id() as i32);
     let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
-    let deadline = Instant::now() + Duration::from_secs(3);
-    while Instant::now() < deadline {
-        if let Ok(Some(_)) = child.try_wait() {
-            return;
-        }
-        thread::sleep(Duration::from_millis(20));
+    if wait_until(Duration::from_secs(3), || {
+        matches!(child.try_wait(), Ok(Some(_)))
+    }) {
+        return;
     }
     let _ = child.kill();
     let _ = child.wait();
@@ -462,8 +460,8 @@ fn tell_adapter(hook_socket: &Option<PathBuf>, report: &LaunchReport, log: &mut 
         return;
     };
     let payload = serde_json::to_value(report).unwrap_or_default();
-    let deadline = Instant::now() + LAUNCH_CALL_TIMEOUT;
-    loop {
+    let mut absent = None;
+    let answered = wait_for(LAUNCH_CALL_TIMEOUT, RETRY_EVERY, || {
         let call = relay::call(
             socket,
             PROVIDER,
@@ -473,17 +471,17 @@ fn tell_adapter(hook_socket: &Option<PathBuf>, report: &LaunchReport, log: &mut 
             LAUNCH_CALL_TIMEOUT,
         );
         match call {
-            Err(relay::RelayFailure::Connect(_)) if Instant::now() < deadline => {
-                thread::sleep(Duration::from_millis(50));
+            Err(failure @ relay::RelayFailure::Connect(_)) => {
+                absent = Some(failure);
+                None
             }
-            Err(failure) => {
-                log.line(&format!(
-                    "the adapter did not take the launch call: {failure:?}"
-                ));
-                return;
-            }
-            Ok(_) => return,
+            other => Some(other),
         }
+    });
+    if let Some(failure) = answered.map_or(absent, Result::err) {
+        log.line(&format!(
+            "the adapter did not take the launch call: {failure:?}"
+        ));
     }
 }
 

@@ -2,6 +2,7 @@
 //! its environment, reaping it through the signalfd, restart and shutdown.
 
 use super::*;
+use crate::wait::wait_until;
 
 impl Host {
     pub(super) fn start_child(&mut self) -> Result<()> {
@@ -220,12 +221,10 @@ impl Host {
             // is only seen to end here, not reaped, so that what is left of
             // its group can still be named by its pid (see `reap`).
             let _ = killpg(self.child.pid, Signal::SIGHUP);
-            let deadline = std::time::Instant::now() + RESTART_KILL_AFTER;
-            while matches!(exit_unreaped(self.child.pid), Ok(WaitStatus::StillAlive))
-                && std::time::Instant::now() < deadline
-            {
-                std::thread::sleep(std::time::Duration::from_millis(20));
-            }
+            let pid = self.child.pid;
+            wait_until(RESTART_KILL_AFTER, || {
+                !matches!(exit_unreaped(pid), Ok(WaitStatus::StillAlive))
+            });
             self.job_end_at = Some(std::time::Instant::now());
         }
         self.end_job();
