@@ -31,7 +31,7 @@ use std::time::{Duration, Instant};
 
 use ding::pty::client::Client;
 use ding::pty::wire::Push;
-use ding::sidecar::control::query_status;
+use ding::sidecar::control::status_reply_within;
 use nix::sys::signal::{Signal, kill};
 use nix::time::{ClockId, clock_gettime};
 use nix::unistd::Pid;
@@ -356,7 +356,9 @@ impl Agent<'_> {
     }
 
     fn status(&self) -> Value {
-        query_status(&self.runtime.join("sidecar.sock")).expect("sidecar status")
+        let socket = self.runtime.join("sidecar.sock");
+        let reply = status_reply_within(&socket, Duration::from_secs(5)).expect("sidecar status");
+        serde_json::from_slice(&reply).expect("status JSON")
     }
 
     /// Waits until `ready` holds for the sidecar's status (checked every

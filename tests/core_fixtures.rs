@@ -14,6 +14,7 @@ use ding::core::engine::{Engine, Input};
 use ding::core::identity::Identity;
 use ding::core::message::MessageName;
 use ding::core::ownership::MessageState;
+use ding::core::status::Freshness;
 use ding::core::time::Time;
 use serde_json::{Map, Value, json};
 use support::core_driver::{Driver, decision_tags};
@@ -292,8 +293,8 @@ impl Script {
                     assert_eq!(got, want.as_str(), "{here}: hold reason");
                 }
                 "lease" => assert_eq!(
+                    serde_json::from_value::<Freshness>(want.clone()).unwrap(),
                     status.lease.freshness,
-                    want.as_str().unwrap(),
                     "{here}: lease"
                 ),
                 "deadline" => assert_eq!(

@@ -107,7 +107,7 @@ fn null_means_absent_for_every_field_of_every_kind() {
             match bound {
                 Bound::Required(name) => assert_eq!(
                     absent_result,
-                    Err(ProtocolError::MissingField { field: name }),
+                    Err(ProtocolError::MissingField { field: name.into() }),
                     "{field} is required in {line}"
                 ),
                 Bound::OneOf => assert!(
@@ -202,6 +202,8 @@ fn a_claim_names_files_or_a_limit_and_nothing_else() {
     ));
     assert_eq!(
         body(r#""limit":2"#),
-        Err(ProtocolError::MissingField { field: "claim" })
+        Err(ProtocolError::MissingField {
+            field: "claim".into()
+        })
     );
 }

@@ -22,7 +22,8 @@ use std::ffi::OsStr;
 use std::fs;
 use std::os::unix::ffi::OsStrExt;
 
-use ding::cli::status::{agent_status, render};
+use ding::cli::agent_status::{AgentStatus, agent_status};
+use ding::cli::status::render;
 use ding::core::escape::escape;
 use ding::core::journal::{Journal, JournalEntry, Owner};
 use ding::core::message::MessageName;
@@ -67,7 +68,10 @@ fn non_utf8_name() -> impl Strategy<Value = Vec<u8>> {
 
 /// An agent that ran once and stopped, with `names` and `unreadable` in
 /// its inbox on disk and the first name staged in its journal.
-fn stopped_agent(names: &[MessageName], unreadable: &[Vec<u8>]) -> (tempfile::TempDir, Value) {
+fn stopped_agent(
+    names: &[MessageName],
+    unreadable: &[Vec<u8>],
+) -> (tempfile::TempDir, AgentStatus) {
     let temp = tempfile::tempdir().expect("tempdir");
     let root = temp.path();
     let env = DirsEnv::from_lookup(
@@ -112,8 +116,8 @@ fn stopped_agent(names: &[MessageName], unreadable: &[Vec<u8>]) -> (tempfile::Te
     JournalStore::new(paths.state_dir())
         .save(&Journal::new(entries))
         .expect("journal");
-    let (document, _) = agent_status("w", &paths).expect("status from disk");
-    (temp, document)
+    let status = agent_status("w", &paths).expect("status from disk");
+    (temp, status)
 }
 
 proptest! {

@@ -1,12 +1,17 @@
 //! What `ding status` tells people (OPS): a held message says what its
 //! reason means and what to do, a fresh lease beside held work says why it
 //! does not deliver (never a contradiction), a dead PTY host is reported
-//! as dead beside the sidecar's state, and every key of the status document
-//! and of the log is camelCase.
+//! as dead beside the sidecar's state, a sidecar of another version is
+//! listed from disk with why, and every key of the status document and of
+//! the log is camelCase.
 
 mod support;
 
 use std::fs;
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::net::UnixListener;
+use std::process::Command;
+use std::thread;
 
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
@@ -153,4 +158,68 @@ fn a_dead_pty_host_is_reported_dead_beside_the_sidecars_state() {
         "{printed}"
     );
     assert!(agent.ding(&["status", "orphan"]).status.success());
+}
+
+/// A sidecar that answers with a status of another version is running all
+/// the same: `ding status` lists the inbox from disk and says why, and
+/// `ding ls` lists the agent with why, never hiding it or guessing.
+#[test]
+fn a_sidecar_of_another_version_is_listed_from_disk_with_why() {
+    let agent = Agent::new("older", &aggressive_decl("older", SLEEPING_HARNESS));
+    agent.up(&[]);
+    agent.ding_ok(&["down", "older"]);
+    agent.drop_message("m1.md", "first");
+    // The stand-in sidecar: a live process named by the pid file (`ding
+    // down` at the end stops it), and a socket answering as an older
+    // sidecar might.
+    let mut stand_in = Command::new("sleep").arg("600").spawn().expect("sleep");
+    let paths = agent.paths();
+    fs::create_dir_all(paths.runtime_dir()).expect("runtime dir");
+    fs::write(paths.sidecar_pid(), format!("{}\n", stand_in.id())).expect("pid file");
+    let listener = UnixListener::bind(paths.sidecar_socket()).expect("bind");
+    thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let mut request = String::new();
+            let _ = BufReader::new(&stream).read_line(&mut request);
+            let _ = stream.write_all(b"{\"agent\":\"older\",\"running\":true,\"lines\":[]}\n");
+        }
+    });
+
+    let out = agent.ding(&["status", "older", "--json"]);
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    let status: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(status["sidecar"]["state"], "running", "{status}");
+    assert_eq!(status["running"], false, "{status}");
+    assert_eq!(message_names(&status), ["m1.md"]);
+    let why = status["sidecarStatusError"].as_str().expect("why");
+    assert!(
+        why.contains("not one this ding reads") && why.contains("missing field `pid`"),
+        "{why}"
+    );
+    let human = String::from_utf8(agent.ding(&["status", "older"]).stdout).expect("UTF-8");
+    assert!(
+        human.contains("  (the inbox is listed from disk, with the journal's states: the sidecar's status is not one this ding reads ("),
+        "{human}"
+    );
+    assert!(
+        human.contains("    m1.md  held: sidecar not running\n"),
+        "{human}"
+    );
+
+    let listed = agent.ding_ok(&["ls"]);
+    let row = listed
+        .lines()
+        .find(|line| line.starts_with("older "))
+        .expect("the agent is listed");
+    assert!(
+        row.contains(" running ") && row.contains("not one this ding reads"),
+        "{row}"
+    );
+    let listed: Value = serde_json::from_str(&agent.ding_ok(&["ls", "--json"])).expect("json");
+    assert_eq!(listed[0]["unread"], 1, "{listed}");
+    assert!(listed[0]["sidecarStatusError"].is_string(), "{listed}");
+
+    let _ = stand_in.kill();
+    let _ = stand_in.wait();
 }

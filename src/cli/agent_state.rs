@@ -14,15 +14,16 @@
 use std::path::Path;
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde::Serialize;
 
 use super::exit::Failure;
 use crate::core::escape::escape;
 use crate::core::status::human_age;
 use crate::pty::client::Client;
 use crate::pty::wire::{ChildState, HostStatus};
-use crate::sidecar::control::{is_alive, query_status_within, recorded_pid};
+use crate::sidecar::control::{is_alive, recorded_pid, status_reply_within};
 use crate::sidecar::paths::{AgentPaths, DirsEnv};
+use crate::sidecar::status_document::{LiveStatus, UnreadableStatus};
 
 /// How long a harness must run before it counts as started: one that exits
 /// sooner (a missing config, a bad flag) is reported as a failed start.
@@ -32,8 +33,10 @@ pub const START_GRACE: Duration = Duration::from_millis(500);
 const ANSWER_TIMEOUT: Duration = Duration::from_secs(3);
 
 /// A DING process (the sidecar or the PTY host) as its pid file and its
-/// socket tell it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// socket tell it; in the status document `{"state":"running","pid":N}`,
+/// `{"state":"stopped"}`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "state", rename_all = "kebab-case")]
 pub enum Process {
     Running { pid: i32 },
     NotAnswering { pid: i32 },
@@ -63,31 +66,6 @@ impl Process {
         }
     }
 
-    pub fn to_json(self) -> Value {
-        match self {
-            Process::Running { pid } | Process::NotAnswering { pid } | Process::Dead { pid } => {
-                json!({ "state": self.word(), "pid": pid })
-            }
-            Process::Stopped => json!({ "state": "stopped" }),
-        }
-    }
-
-    /// The inverse of [`Process::to_json`], for documents read back.
-    pub fn from_json(value: &Value) -> Option<Process> {
-        let pid = || {
-            value["pid"]
-                .as_i64()
-                .and_then(|pid| i32::try_from(pid).ok())
-        };
-        Some(match value["state"].as_str()? {
-            "running" => Process::Running { pid: pid()? },
-            "not-answering" => Process::NotAnswering { pid: pid()? },
-            "dead" => Process::Dead { pid: pid()? },
-            "stopped" => Process::Stopped,
-            _ => return None,
-        })
-    }
-
     /// As people read it: `running (pid 42)`, `DEAD (pid 42 is gone: killed
     /// or crashed)`.
     pub fn describe(self) -> String {
@@ -104,8 +82,15 @@ impl Process {
     }
 }
 
-/// The harness as its PTY host reports it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// The harness as its PTY host reports it; in the status document
+/// `{"state":"running","pid":N,"forMs":N}`, `{"state":"exited","code":N}`,
+/// `{"state":"exited","signal":N}`, ...
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(
+    tag = "state",
+    rename_all = "kebab-case",
+    rename_all_fields = "camelCase"
+)]
 pub enum Harness {
     Starting {
         pid: i32,
@@ -122,6 +107,8 @@ pub enum Harness {
         code: i32,
         for_ms: u64,
     },
+    /// Exited too, by a signal.
+    #[serde(rename = "exited")]
     Killed {
         signal: i32,
         for_ms: u64,
@@ -154,51 +141,17 @@ impl Harness {
         matches!(self, Harness::Exited { .. } | Harness::Killed { .. })
     }
 
-    /// `{"state":"running","pid":N,"forMs":N}`, `{"state":"exited","code":N}`,
-    /// `{"state":"exited","signal":N}`, ...
-    pub fn to_json(self) -> Value {
+    /// `starting`, `running`, `restarting`, `exited`, `stopped` or
+    /// `unknown`: its `state` in the status document.
+    pub fn word(self) -> &'static str {
         match self {
-            Harness::Starting { pid, for_ms } => {
-                json!({ "state": "starting", "pid": pid, "forMs": for_ms })
-            }
-            Harness::Running { pid, for_ms } => {
-                json!({ "state": "running", "pid": pid, "forMs": for_ms })
-            }
-            Harness::Restarting { pid } => json!({ "state": "restarting", "pid": pid }),
-            Harness::Exited { code, for_ms } => {
-                json!({ "state": "exited", "code": code, "forMs": for_ms })
-            }
-            Harness::Killed { signal, for_ms } => {
-                json!({ "state": "exited", "signal": signal, "forMs": for_ms })
-            }
-            Harness::Stopped => json!({ "state": "stopped" }),
-            Harness::Unknown => json!({ "state": "unknown" }),
+            Harness::Starting { .. } => "starting",
+            Harness::Running { .. } => "running",
+            Harness::Restarting { .. } => "restarting",
+            Harness::Exited { .. } | Harness::Killed { .. } => "exited",
+            Harness::Stopped => "stopped",
+            Harness::Unknown => "unknown",
         }
-    }
-
-    /// The inverse of [`Harness::to_json`], for documents read back.
-    pub fn from_json(value: &Value) -> Option<Harness> {
-        let int = |key: &str| value[key].as_i64().and_then(|n| i32::try_from(n).ok());
-        let for_ms = value["forMs"].as_u64().unwrap_or(0);
-        Some(match value["state"].as_str()? {
-            "starting" => Harness::Starting {
-                pid: int("pid")?,
-                for_ms,
-            },
-            "running" => Harness::Running {
-                pid: int("pid")?,
-                for_ms,
-            },
-            "restarting" => Harness::Restarting { pid: int("pid")? },
-            "exited" => match (int("code"), int("signal")) {
-                (Some(code), _) => Harness::Exited { code, for_ms },
-                (None, Some(signal)) => Harness::Killed { signal, for_ms },
-                (None, None) => return None,
-            },
-            "stopped" => Harness::Stopped,
-            "unknown" => Harness::Unknown,
-            _ => return None,
-        })
     }
 
     /// How it ended, for messages: `exited with code 3`, `killed by signal 9`.
@@ -233,19 +186,42 @@ impl Harness {
 #[derive(Clone, Debug)]
 pub struct AgentState {
     pub sidecar: Process,
-    /// The sidecar's status document, when it answered.
-    pub sidecar_status: Option<Value>,
+    /// The sidecar's status document when it answered with one this ding
+    /// reads, or why it is not one.
+    pub sidecar_status: Option<Result<Box<LiveStatus>, UnreadableStatus>>,
     pub pty_host: Process,
     /// The PTY host's status, when it answered.
     pub host: Option<HostStatus>,
     pub harness: Harness,
 }
 
+/// The three parts of an agent that run, as the status document has them
+/// (`sidecar`, `ptyHost`, `harness`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Processes {
+    pub sidecar: Process,
+    pub pty_host: Process,
+    pub harness: Harness,
+}
+
+/// The harness's terminal as its PTY host reports it (`terminal`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Terminal {
+    /// `COLSxROWS`.
+    pub size: String,
+    /// How many connections are attached.
+    pub attached: usize,
+    pub incarnation: String,
+}
+
 impl AgentState {
     /// Asks each process of the agent at `paths`.
     pub fn probe(paths: &AgentPaths) -> AgentState {
+        // A reply that is no document still came: that sidecar answers.
         let (sidecar, sidecar_status) = probe_process(&paths.sidecar_pid(), |_| {
-            query_status_within(&paths.sidecar_socket(), ANSWER_TIMEOUT).ok()
+            let reply = status_reply_within(&paths.sidecar_socket(), ANSWER_TIMEOUT).ok()?;
+            Some(LiveStatus::from_reply(&reply).map(Box::new))
         });
         let (pty_host, host) = probe_process(&paths.pty_pid(), |_| pty_status(&paths.pty_socket()));
         let harness = match (&host, pty_host) {
@@ -262,9 +238,22 @@ impl AgentState {
         }
     }
 
+    /// The running sidecar's status document, if it answered with one.
+    pub fn live_status(&self) -> Option<&LiveStatus> {
+        self.sidecar_status.as_ref()?.as_deref().ok()
+    }
+
+    pub fn processes(&self) -> Processes {
+        Processes {
+            sidecar: self.sidecar,
+            pty_host: self.pty_host,
+            harness: self.harness,
+        }
+    }
+
     /// Whether everything runs: the sidecar, the PTY host and the harness.
     pub fn all_running(&self) -> bool {
-        self.sidecar.is_running() && self.pty_host.is_running() && self.harness.is_running()
+        self.processes().all_running()
     }
 
     /// Whether nothing of the agent runs.
@@ -272,82 +261,72 @@ impl AgentState {
         self.sidecar.pid().is_none() && self.pty_host.pid().is_none()
     }
 
-    /// `sidecar`, `ptyHost` and `harness` for the status document.
-    pub fn add_to(&self, document: &mut Value) {
-        document["sidecar"] = self.sidecar.to_json();
-        document["ptyHost"] = self.pty_host.to_json();
-        document["harness"] = self.harness.to_json();
-        if let Some(host) = &self.host {
-            document["terminal"] = json!({
-                "size": format!("{}x{}", host.size.cols, host.size.rows),
-                "attached": host.attached,
-                "incarnation": host.incarnation,
-            });
-            if let Some(failure) = &host.log_failure {
-                document["ptyHostLogWriteFailure"] = json!(failure);
-            }
-        }
+    /// The harness's terminal, when the PTY host answered.
+    pub fn terminal(&self) -> Option<Terminal> {
+        self.host.as_ref().map(|host| Terminal {
+            size: format!("{}x{}", host.size.cols, host.size.rows),
+            attached: host.attached,
+            incarnation: host.incarnation.clone(),
+        })
     }
 
     /// The three lines `ding status` and `ding up` lead with.
     pub fn lines(&self) -> Vec<String> {
-        let mut document = json!({});
-        self.add_to(&mut document);
-        state_lines(&document)
+        self.processes().lines(self.terminal().as_ref(), None)
     }
 }
 
-/// The harness, PTY host and sidecar lines of a status document, as
-/// people read them.
-pub fn state_lines(document: &Value) -> Vec<String> {
-    let mut harness =
-        Harness::from_json(&document["harness"]).map_or_else(|| "?".to_string(), Harness::describe);
-    let terminal = &document["terminal"];
-    if Harness::from_json(&document["harness"]).is_some_and(Harness::is_running)
-        && let Some(size) = terminal["size"].as_str()
-    {
-        harness.push_str(&format!(", terminal {size}"));
-        if let Some(attached) = terminal["attached"].as_u64().filter(|&n| n > 0) {
-            harness.push_str(&format!(", {attached} attached"));
-        }
+impl Processes {
+    pub fn all_running(self) -> bool {
+        self.sidecar.is_running() && self.pty_host.is_running() && self.harness.is_running()
     }
-    let process = |key: &str| {
-        Process::from_json(&document[key]).map_or_else(|| "?".to_string(), Process::describe)
-    };
-    let mut sidecar = process("sidecar");
-    if let Some(up) = document["uptimeMs"].as_u64()
-        && Process::from_json(&document["sidecar"]).is_some_and(Process::is_running)
-    {
-        sidecar.push_str(&format!(", up {}", human_age(Duration::from_millis(up))));
-    }
-    vec![
-        format!("  harness      {}", escape(&harness)),
-        format!("  pty host     {}", escape(&process("ptyHost"))),
-        format!("  sidecar      {}", escape(&sidecar)),
-    ]
-}
 
-/// What does not run, for the first line of a status: empty when all
-/// does.
-pub fn not_running(document: &Value) -> Vec<String> {
-    let mut parts = Vec::new();
-    match Harness::from_json(&document["harness"]) {
-        Some(harness) if harness.is_running() => {}
-        Some(Harness::Stopped) => parts.push("harness stopped".into()),
-        Some(Harness::Unknown) | None => parts.push("harness unknown".into()),
-        Some(harness) => parts.push(match harness.end() {
-            Some(end) => format!("harness {end}"),
-            None => "harness restarting".into(),
-        }),
-    }
-    for (key, what) in [("ptyHost", "pty host"), ("sidecar", "sidecar")] {
-        match Process::from_json(&document[key]) {
-            Some(process) if process.is_running() => {}
-            Some(process) => parts.push(format!("{what} {}", process.word())),
-            None => parts.push(format!("{what} unknown")),
+    /// The harness, PTY host and sidecar lines, as people read them: with
+    /// the `terminal` of a running harness and the `uptime` of a running
+    /// sidecar, when known.
+    pub fn lines(self, terminal: Option<&Terminal>, uptime: Option<Duration>) -> Vec<String> {
+        let mut harness = self.harness.describe();
+        if self.harness.is_running()
+            && let Some(terminal) = terminal
+        {
+            harness.push_str(&format!(", terminal {}", terminal.size));
+            if terminal.attached > 0 {
+                harness.push_str(&format!(", {} attached", terminal.attached));
+            }
         }
+        let mut sidecar = self.sidecar.describe();
+        if let Some(up) = uptime
+            && self.sidecar.is_running()
+        {
+            sidecar.push_str(&format!(", up {}", human_age(up)));
+        }
+        vec![
+            format!("  harness      {}", escape(&harness)),
+            format!("  pty host     {}", escape(&self.pty_host.describe())),
+            format!("  sidecar      {}", escape(&sidecar)),
+        ]
     }
-    parts
+
+    /// What does not run, for the first line of a status: empty when all
+    /// does.
+    pub fn not_running(self) -> Vec<String> {
+        let mut parts = Vec::new();
+        match self.harness {
+            harness if harness.is_running() => {}
+            Harness::Stopped => parts.push("harness stopped".into()),
+            Harness::Unknown => parts.push("harness unknown".into()),
+            harness => parts.push(match harness.end() {
+                Some(end) => format!("harness {end}"),
+                None => "harness restarting".into(),
+            }),
+        }
+        for (process, what) in [(self.pty_host, "pty host"), (self.sidecar, "sidecar")] {
+            if !process.is_running() {
+                parts.push(format!("{what} {}", process.word()));
+            }
+        }
+        parts
+    }
 }
 
 fn probe_process<T>(pid_file: &Path, ask: impl FnOnce(i32) -> Option<T>) -> (Process, Option<T>) {
@@ -422,11 +401,45 @@ mod tests {
             Harness::Restarting { pid: 7 }
         );
         let exited = Harness::of(&host(ChildState::Exited { code: 3 }, 5, false));
-        assert_eq!(exited.to_json()["code"], 3);
-        assert_eq!(exited.to_json()["state"], "exited");
+        assert_eq!(
+            serde_json::to_value(exited).expect("json"),
+            serde_json::json!({"state": "exited", "code": 3, "forMs": 5})
+        );
         let killed = Harness::of(&host(ChildState::Killed { signal: 9 }, 5, false));
-        assert_eq!(killed.to_json()["signal"], 9);
+        assert_eq!(
+            serde_json::to_value(killed).expect("json"),
+            serde_json::json!({"state": "exited", "signal": 9, "forMs": 5})
+        );
         assert_eq!(killed.end().as_deref(), Some("killed by signal 9"));
         assert!(!killed.is_running() && killed.has_ended());
+    }
+
+    /// The words people read are the `state` the document says.
+    #[test]
+    fn each_word_is_the_state_in_the_document() {
+        for process in [
+            Process::Running { pid: 1 },
+            Process::NotAnswering { pid: 1 },
+            Process::Dead { pid: 1 },
+            Process::Stopped,
+        ] {
+            let json = serde_json::to_value(process).expect("json");
+            assert_eq!(json["state"], process.word(), "{json}");
+        }
+        for harness in [
+            Harness::Starting { pid: 1, for_ms: 2 },
+            Harness::Running { pid: 1, for_ms: 2 },
+            Harness::Restarting { pid: 1 },
+            Harness::Exited { code: 1, for_ms: 2 },
+            Harness::Killed {
+                signal: 1,
+                for_ms: 2,
+            },
+            Harness::Stopped,
+            Harness::Unknown,
+        ] {
+            let json = serde_json::to_value(harness).expect("json");
+            assert_eq!(json["state"], harness.word(), "{json}");
+        }
     }
 }

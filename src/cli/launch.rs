@@ -179,8 +179,7 @@ pub fn start_sidecar(
     let pid = spawn_detached(exe, &args, &[], &paths.sidecar_log())?;
     let fingerprint = spec.fingerprint();
     wait_started("sidecar", pid, &paths.sidecar_log(), READY_TIMEOUT, || {
-        query_status(&paths.sidecar_socket())
-            .is_ok_and(|status| status["fingerprint"] == fingerprint.as_str())
+        query_status(&paths.sidecar_socket()).is_ok_and(|status| status.fingerprint == fingerprint)
     })
     .map_err(|err| Failure::Refused.because(format!("agent `{}`: {err:#}", spec.name)))?;
     Ok(pid)

@@ -15,15 +15,18 @@ use std::process::ExitCode;
 
 use anyhow::{Result, bail};
 use lexopt::Arg;
-use serde_json::{Value, json};
+use serde::Serialize;
 
-use super::agent_state::{Harness, Process};
+use super::agent_state::{Harness, Processes};
+use super::agent_status::{AgentStatus, agent_status};
 use super::help_asked;
-use super::status::agent_status;
+use crate::core::config::Policy;
 use crate::core::escape::escape;
+use crate::core::ownership::MessageState;
 use crate::sidecar::agent_record::FILE as AGENT_RECORD;
 use crate::sidecar::escaped_json::to_json_pretty;
 use crate::sidecar::paths::{AgentPaths, DirsEnv, check_agent_name};
+use crate::sidecar::status_document::StatusReport;
 
 const HELP: &str = "\
 Usage: ding ls [--json]
@@ -81,25 +84,69 @@ fn names_with(base: &Path, marker: &str) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// One summary per agent, as `ding ls --json` prints it.
-pub fn summary(document: &Value) -> Value {
-    let running = document["running"].as_bool() == Some(true);
-    let messages = document["engine"]["messages"].as_array();
-    let held = messages
-        .into_iter()
-        .flatten()
-        .filter(|m| !m["hold"].is_null() || (!running && m["state"] == "pending"))
-        .count();
-    json!({
-        "agent": document["agent"],
-        "harness": document["harness"],
-        "ptyHost": document["ptyHost"],
-        "sidecar": document["sidecar"],
-        "unread": document["engine"]["unread"].as_u64().unwrap_or(0),
-        "held": held,
-        "policy": document["policy"],
-        "declaration": document["declaration"],
-    })
+/// One agent's line, as `ding ls --json` prints it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
+pub enum Summary {
+    Listed(AgentSummary),
+    /// Its status could not be assembled at all (its record cannot be
+    /// read, say): listed with why, so it does not hide the others.
+    Failed {
+        agent: String,
+        error: String,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentSummary {
+    pub agent: String,
+    #[serde(flatten)]
+    pub processes: Processes,
+    pub unread: usize,
+    pub held: usize,
+    pub policy: Option<Policy>,
+    /// Shown lossily if not UTF-8.
+    pub declaration: Option<String>,
+    /// Why the running sidecar's status cannot be read, when it cannot.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sidecar_status_error: Option<String>,
+}
+
+impl AgentSummary {
+    pub fn of(status: &AgentStatus) -> AgentSummary {
+        let document = &status.document;
+        AgentSummary {
+            agent: document.agent().to_string(),
+            processes: status.processes,
+            unread: document.unread(),
+            held: held(document),
+            policy: document.policy(),
+            declaration: document
+                .declaration()
+                .map(|path| path.to_string_lossy().into_owned()),
+            sidecar_status_error: status.sidecar_status_error.clone(),
+        }
+    }
+}
+
+/// How many unread messages are held: those with a hold, or listed from
+/// disk, every pending one (nothing delivers while no sidecar runs).
+fn held(document: &StatusReport) -> usize {
+    match document {
+        StatusReport::Live(live) => live
+            .engine
+            .messages
+            .iter()
+            .filter(|message| message.hold.is_some())
+            .count(),
+        StatusReport::FromDisk(disk) => disk
+            .engine
+            .messages
+            .iter()
+            .filter(|message| message.state == MessageState::Pending)
+            .count(),
+    }
 }
 
 pub fn list(env: &DirsEnv, as_json: bool) -> Result<ExitCode> {
@@ -108,12 +155,17 @@ pub fn list(env: &DirsEnv, as_json: bool) -> Result<ExitCode> {
         let paths = AgentPaths::resolve(&name, env)?;
         // One agent that cannot be read does not hide the others.
         summaries.push(match agent_status(&name, &paths) {
-            Ok((document, _)) => summary(&document),
-            Err(err) => json!({ "agent": name, "error": format!("{err:#}") }),
+            Ok(status) => Summary::Listed(AgentSummary::of(&status)),
+            Err(err) => Summary::Failed {
+                agent: name,
+                error: format!("{err:#}"),
+            },
         });
     }
     let mut out = std::io::stdout();
     if as_json {
+        // Through a `Value`, whose maps sort their keys, as always.
+        let summaries = serde_json::to_value(&summaries)?;
         writeln!(out, "{}", to_json_pretty(&summaries)?)?;
         return Ok(ExitCode::SUCCESS);
     }
@@ -132,32 +184,33 @@ pub fn list(env: &DirsEnv, as_json: bool) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn text(value: &Value) -> String {
-    value.as_str().map(escape).unwrap_or_else(|| "-".into())
-}
-
-fn row(summary: &Value) -> String {
-    let name = text(&summary["agent"]);
-    if let Some(error) = summary.get("error") {
-        return format!("{name:<20} error: {}", text(error));
-    }
-    let harness = match Harness::from_json(&summary["harness"]) {
-        Some(Harness::Exited { code, .. }) => format!("exited ({code})"),
-        Some(Harness::Killed { signal, .. }) => format!("exited (signal {signal})"),
-        Some(harness) => harness.to_json()["state"]
-            .as_str()
-            .unwrap_or("?")
-            .to_string(),
-        None => "?".into(),
+fn row(summary: &Summary) -> String {
+    let summary = match summary {
+        Summary::Listed(summary) => summary,
+        Summary::Failed { agent, error } => {
+            return format!("{:<20} error: {}", escape(agent), escape(error));
+        }
     };
-    let process = |key: &str| Process::from_json(&summary[key]).map_or("?", Process::word);
-    format!(
-        "{name:<20} {harness:<20} {:<14} {:<14} {:>6} {:>5}  {:<25} {}",
-        process("ptyHost"),
-        process("sidecar"),
-        summary["unread"].as_u64().unwrap_or(0),
-        summary["held"].as_u64().unwrap_or(0),
-        text(&summary["policy"]),
-        text(&summary["declaration"]),
-    )
+    let harness = match summary.processes.harness {
+        Harness::Exited { code, .. } => format!("exited ({code})"),
+        Harness::Killed { signal, .. } => format!("exited (signal {signal})"),
+        harness => harness.word().to_string(),
+    };
+    let row = format!(
+        "{:<20} {harness:<20} {:<14} {:<14} {:>6} {:>5}  {:<25} {}",
+        escape(&summary.agent),
+        summary.processes.pty_host.word(),
+        summary.processes.sidecar.word(),
+        summary.unread,
+        summary.held,
+        summary.policy.map_or("-", Policy::token),
+        summary
+            .declaration
+            .as_deref()
+            .map_or_else(|| "-".into(), escape),
+    );
+    match &summary.sidecar_status_error {
+        Some(why) => format!("{row}  ({})", escape(why)),
+        None => row,
+    }
 }

@@ -16,6 +16,7 @@ pub mod adapter;
 pub mod adapter_check;
 pub mod agent_decl;
 pub mod agent_state;
+pub mod agent_status;
 pub mod archive;
 pub mod attach;
 pub mod check;

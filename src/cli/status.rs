@@ -8,7 +8,8 @@
 //! and the journal says which files were rung or hook-owned. Drift is
 //! judged for both processes against the declaration: the sidecar's
 //! fingerprint input and the launch the PTY host reports. Either way the
-//! same JSON document is printed with `--json`, or rendered for people.
+//! document (`agent_status`, typed throughout) is printed with `--json`,
+//! or rendered for people.
 //!
 //! Exit status: 0 when the sidecar, the PTY host and the harness all run,
 //! 3 when any of them does not (the document is printed all the same, as
@@ -21,31 +22,29 @@
 //! the sidecar escaped already) made displayable. Nothing a hostile name
 //! holds reaches the operator's terminal as a control or escape sequence.
 
-use std::fs;
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
-
-use std::io::Write;
+use std::time::Duration;
 
 use anyhow::{Result, bail};
 use lexopt::{Arg, ValueExt};
-use serde_json::{Value, json};
+use serde::Serialize;
 
-use super::agent_decl::load_agent;
-use super::agent_state::{AgentState, not_running, state_lines};
+use super::agent_state::AgentState;
+use super::agent_status::{AgentStatus, Drift, judge_drift};
 use super::exit::Failure;
 use super::help_asked;
+use crate::core::adapter::AdapterPhase;
+use crate::core::config::{Fence, Policy};
 use crate::core::escape::{displayable, escape};
 use crate::core::hold::HoldAdvice;
-use crate::core::journal::{Journal, Owner};
-use crate::core::status::human_age;
+use crate::core::lease::LeaseSlot;
+use crate::core::status::{AdapterStatus, Freshness, LeaseStatus, PtyView, human_age};
 use crate::core::time::Time;
-use crate::sidecar::agent_record::{AgentRecord, FILE as AGENT_RECORD};
-use crate::sidecar::escaped_json::{to_json, to_json_pretty};
-use crate::sidecar::inbox::Inbox;
-use crate::sidecar::journal_store::{Found, JournalStore};
+use crate::sidecar::escaped_json::to_json_pretty;
 use crate::sidecar::paths::{AgentPaths, DirsEnv};
-use crate::sidecar::status_document::UnreadableView;
+use crate::sidecar::status_document::StatusReport;
 
 const HELP: &str = "\
 Usage: ding status [NAME] [--json] [--decl AGENT.kdl]
@@ -100,221 +99,56 @@ pub fn run(parser: &mut lexopt::Parser) -> Result<ExitCode> {
         return super::ls::list(&env, options.json);
     };
     let paths = AgentPaths::resolve(&name, &env)?;
-    let (mut document, state) = agent_status(&name, &paths)?;
-    add_drift(
-        &mut document,
-        &state,
-        &paths,
-        options.declaration.as_deref(),
-    )?;
+    let state = AgentState::probe(&paths);
+    let all_running = state.all_running();
+    let drift = judge_drift(&name, &state, &paths, options.declaration.as_deref());
+    let status = AgentStatus::of(&name, &paths, state)?.with_drift(drift);
     if options.json {
+        // Through a `Value`, whose maps sort their keys: the order in
+        // which `ding status --json` has always printed them.
+        let document = serde_json::to_value(&status)?;
         writeln!(std::io::stdout(), "{}", to_json_pretty(&document)?)?;
     } else {
-        write!(std::io::stdout(), "{}", render(&document))?;
+        write!(std::io::stdout(), "{}", render(&status))?;
     }
-    Ok(if state.all_running() {
+    Ok(if all_running {
         ExitCode::SUCCESS
     } else {
         Failure::NotRunning.exit_code()
     })
 }
 
-/// The document of agent `name`: the live one from a running sidecar, or
-/// one built from disk; with the state of each of its processes.
-pub fn agent_status(name: &str, paths: &AgentPaths) -> Result<(Value, AgentState)> {
-    let state = AgentState::probe(paths);
-    let mut document = match &state.sidecar_status {
-        Some(document) => document.clone(),
-        None => offline_status(name, paths, &state)?,
+/// A path of the document as people see it: escaped by the one rule
+/// (lossily, if it is not UTF-8), `?` when absent.
+fn path_text(path: Option<&std::path::Path>) -> String {
+    path.map_or_else(|| "?".into(), |path| escape(&path.to_string_lossy()))
+}
+
+/// A number of the document as people see it, `?` when absent.
+fn number(value: Option<u64>) -> String {
+    value.map_or_else(|| "?".into(), |n| n.to_string())
+}
+
+/// The word `--json` has for `value` (or for its field `tag`), escaped:
+/// people read the enums' own words, never a second spelling of them.
+fn json_word(value: &impl Serialize, tag: Option<&str>) -> String {
+    let value = serde_json::to_value(value).unwrap_or_default();
+    let word = match tag {
+        Some(tag) => &value[tag],
+        None => &value,
     };
-    state.add_to(&mut document);
-    Ok((document, state))
+    word.as_str().map_or_else(|| "?".into(), escape)
 }
 
-/// Status of an agent whose sidecar is not running: the inbox from disk,
-/// annotated with the journal's ownership.
-fn offline_status(name: &str, paths: &AgentPaths, state: &AgentState) -> Result<Value> {
-    let Some(record) = AgentRecord::load(paths.state_dir())? else {
-        if state.nothing_running() && !super::down::ever_ran(paths) {
-            return Err(Failure::UnknownAgent.because(format!(
-                "no agent `{name}` has run here (no {})\nhint: start it with `ding up AGENT.kdl`; `ding ls` lists the agents that have run",
-                paths.state_dir().join(AGENT_RECORD).display()
-            )));
-        }
-        // Its PTY host runs (or ran), but no sidecar ever recorded what it
-        // delivers: say what can be said.
-        return Ok(json!({
-            "agent": name,
-            "running": false,
-            "engine": { "unread": 0, "messages": [] },
-            "lines": [],
-        }));
-    };
-    let (journal, journal_warning) = match JournalStore::new(paths.state_dir()).read()? {
-        Found::Journal(journal) => (journal, None),
-        Found::Missing => (Journal::default(), None),
-        Found::Unreadable(reason) => (
-            Journal::default(),
-            Some(format!(
-                "the journal is unreadable ({reason}); every message is listed as pending"
-            )),
-        ),
-    };
-    let owners: std::collections::BTreeMap<String, Owner> = journal
-        .entries
-        .iter()
-        .map(|entry| (entry.name.to_string(), entry.owner))
-        .collect();
-    let scan = Inbox::open(&record.inbox)?.scan_unread()?;
-    let messages: Vec<Value> = scan
-        .unread
-        .iter()
-        .map(|name| {
-            let state = match owners.get(name.as_str()) {
-                Some(Owner::Staged) => "staged",
-                Some(Owner::HookOwned) => "hook-owned",
-                None => "pending",
-            };
-            json!({ "name": name, "state": state })
-        })
-        .collect();
-    let lines: Vec<String> = scan
-        .unread
-        .iter()
-        .map(|name| {
-            let shown = escape(name.as_str());
-            match owners.get(name.as_str()) {
-                Some(Owner::Staged) => format!("{shown}  staged (journal), awaiting archive"),
-                Some(Owner::HookOwned) => {
-                    format!("{shown}  hook-owned (journal), awaiting archive")
-                }
-                None => format!("{shown}  held: sidecar not running"),
-            }
-        })
-        .collect();
-    let unreadable: Vec<UnreadableView> = scan.unreadable.iter().map(UnreadableView::of).collect();
-    Ok(json!({
-        "agent": name,
-        "running": false,
-        "policy": record.fingerprint_input.delivery,
-        "fingerprint": record.fingerprint,
-        "fingerprintInput": record.fingerprint_input,
-        "inbox": record.inbox,
-        "declaration": record.declaration,
-        "journalWarning": journal_warning,
-        "unreadable": unreadable,
-        "engine": { "unread": messages.len(), "messages": messages },
-        "lines": lines,
-    }))
-}
-
-/// Adds `drift`: the fields in which the declaration differs from what
-/// runs, for the sidecar (its fingerprint input) and the harness (the
-/// launch its PTY host reports), each `null` when the process does not
-/// run or cannot say.
-fn add_drift(
-    document: &mut Value,
-    state: &AgentState,
-    paths: &AgentPaths,
-    declaration: Option<&std::path::Path>,
-) -> Result<()> {
-    let declared_path = match declaration {
-        Some(path) => path.to_path_buf(),
-        None => match recorded_declaration(document, state, paths) {
-            Some(path) => path,
-            None => return Ok(()),
-        },
-    };
-    let name = document["agent"].as_str().unwrap_or_default().to_string();
-    let Ok(spec) = load_agent(&declared_path, Some(&name)) else {
-        document["drift"] = json!({ "error": format!("cannot load {}", declared_path.display()) });
-        return Ok(());
-    };
-    let fields = |fields: Option<Vec<crate::decl::FieldDrift>>| -> Value {
-        match fields {
-            Some(fields) => fields
-                .into_iter()
-                .map(|f| json!({ "field": f.field, "running": f.old, "declared": f.new }))
-                .collect(),
-            None => Value::Null,
-        }
-    };
-    let sidecar = state
-        .sidecar_status
-        .is_some()
-        .then(|| super::up::sidecar_drift(state, &spec))
-        .map_or(Value::Null, fields);
-    let harness = state
-        .host
-        .is_some()
-        .then(|| super::up::harness_drift(state, &spec))
-        .map_or(Value::Null, fields);
-    document["declaredFingerprint"] = json!(spec.fingerprint());
-    document["drift"] = json!({
-        "declaration": declared_path,
-        "sidecar": sidecar,
-        "harness": harness,
-    });
-    Ok(())
-}
-
-/// The declaration the agent runs from: the sidecar's, the PTY host's, or
-/// the one its sidecar last recorded. Data from processes and the state
-/// directory: only a regular file (or a link to one) is opened, never a
-/// FIFO.
-fn recorded_declaration(
-    document: &Value,
-    state: &AgentState,
-    paths: &AgentPaths,
-) -> Option<PathBuf> {
-    let from_sidecar = document["declaration"].as_str().map(PathBuf::from);
-    let from_host = state
-        .host
-        .as_ref()
-        .and_then(super::launch::LaunchRecord::from_status)
-        .map(|record| record.declaration);
-    let from_record = AgentRecord::load(paths.state_dir())
-        .ok()
-        .flatten()
-        .map(|record| record.declaration);
-    [from_sidecar, from_host, from_record]
-        .into_iter()
-        .flatten()
-        .find(|path| fs::metadata(path).is_ok_and(|m| m.is_file()))
-}
-
-/// A raw string of the document as people see it: escaped by the one rule,
-/// `?` when absent.
-fn text(value: &Value) -> String {
-    value.as_str().map(escape).unwrap_or_else(|| "?".into())
-}
-
-/// Any value of the document as people see it: a string escaped, anything
-/// else as escaped JSON.
-fn shown(value: &Value) -> String {
-    match value {
-        Value::String(raw) => escape(raw),
-        other => to_json(other).unwrap_or_else(|_| "?".into()),
-    }
-}
-
-/// A human line the sidecar wrote (already escaped), made displayable in
-/// case it was not.
-fn line(value: &Value) -> String {
-    value
-        .as_str()
-        .map(displayable)
-        .unwrap_or_else(|| "?".into())
-}
-
-/// The human rendering of a status document. Every value is escaped by
-/// the one rule (see the module documentation).
-pub fn render(document: &Value) -> String {
+/// The human rendering of a status. Every value is escaped by the one rule
+/// (see the module documentation).
+pub fn render(status: &AgentStatus) -> String {
+    let document = &status.document;
+    let live = document.live();
     let mut out = String::new();
-    let name = text(&document["agent"]);
-    let running = document["running"].as_bool() == Some(true);
+    let name = escape(document.agent());
     let held = held_codes(document);
-    let down = not_running(document);
+    let down = status.processes.not_running();
     let everything_down = down.len() == 3;
     out.push_str(&format!(
         "agent {name}: {}\n",
@@ -334,76 +168,84 @@ pub fn render(document: &Value) -> String {
             format!("NOT RUNNING: {}", down.join(", "))
         }
     ));
-    for state in state_lines(document) {
+    let uptime = live.map(|live| Duration::from_millis(live.uptime_ms));
+    for state in status.processes.lines(status.terminal.as_ref(), uptime) {
         out.push_str(&format!("{state}\n"));
     }
-    if !running {
-        out.push_str("  (the sidecar does not answer: the inbox is listed from disk, with the journal's states)\n");
+    if live.is_none() {
+        match &status.sidecar_status_error {
+            Some(why) => out.push_str(&format!(
+                "  (the inbox is listed from disk, with the journal's states: {})\n",
+                escape(why)
+            )),
+            None => out.push_str("  (the sidecar does not answer: the inbox is listed from disk, with the journal's states)\n"),
+        }
     }
-    if let Some(declaration) = document["declaration"].as_str() {
-        out.push_str(&format!("  declaration  {}\n", escape(declaration)));
+    if let Some(declaration) = document.declaration() {
+        out.push_str(&format!(
+            "  declaration  {}\n",
+            path_text(Some(declaration))
+        ));
     }
     out.push_str(&format!(
         "  policy       {}\n  fingerprint  {}\n",
-        text(&document["policy"]),
-        text(&document["fingerprint"])
+        document.policy().map_or("?", Policy::token),
+        document.fingerprint().map_or_else(|| "?".into(), escape)
     ));
-    render_drift(&mut out, &document["drift"]);
-    out.push_str(&format!("  inbox        {}\n", text(&document["inbox"])));
-    if let Some(warning) = document["journalWarning"].as_str() {
+    render_drift(&mut out, status.drift.as_ref());
+    out.push_str(&format!("  inbox        {}\n", path_text(document.inbox())));
+    if let Some(warning) = document.journal_warning() {
         out.push_str(&format!("  journal      {}\n", escape(warning)));
     }
-    if let Some(error) = document["journalWriteError"].as_str() {
+    if let Some(error) = live.and_then(|live| live.journal_write_error.as_deref()) {
         out.push_str(&format!(
             "  journal      NOT SAVED, retrying: {} (a crash now may ring staged messages again)\n",
             escape(error)
         ));
     }
-    for (key, whose) in [
-        ("logWriteFailure", "sidecar"),
-        ("ptyHostLogWriteFailure", "pty host"),
-    ] {
-        let failure = &document[key];
-        if failure.is_object() {
+    let failures = [
+        (
+            live.and_then(|live| live.log_write_failure.as_deref()),
+            "sidecar",
+        ),
+        (status.pty_host_log_write_failure.as_ref(), "pty host"),
+    ];
+    for (failure, whose) in failures {
+        if let Some(failure) = failure {
             out.push_str(&format!(
                 "  logs         {whose} log writes failing since {}: {} lines lost ({})\n",
-                text(&failure["since"]),
-                shown(&failure["lostLines"]),
-                text(&failure["error"])
+                escape(&failure.since),
+                failure.lost_lines,
+                escape(&failure.error)
             ));
         }
     }
-    if running {
-        let engine = &document["engine"];
-        let now = Time::from_millis(engine["now"].as_u64().unwrap_or(0));
+    if let Some(live) = live {
+        let engine = &live.engine;
         out.push_str(&format!(
             "  adapter      {}\n",
-            render_adapter(&engine["adapter"], document, now)
+            render_adapter(&engine.adapter, engine.now)
         ));
         // The adapter's own words (opaque: shown, never interpreted,
         // escaped), for example whether the harness's hooks are in place.
-        if let Some(reason) = engine["evidence"]["adapterReason"].as_str() {
+        if let Some(reason) = &engine.evidence.adapter_reason {
             out.push_str(&format!("  adapter says {}\n", escape(reason)));
         }
-        let lease = if document["policy"] == "aggressive" {
+        let lease = if live.policy == Policy::Aggressive {
             "not used by this policy".to_string()
         } else {
-            render_lease(
-                &engine["lease"],
-                held.first().map(|(code, _)| code.as_str()),
-            )
+            render_lease(&engine.lease, held.first().map(|(code, _)| *code))
         };
         out.push_str(&format!("  lease        {lease}\n"));
-        if engine["evidence"]["fence"] == "receipt-unsafe" {
+        if engine.evidence.fence == Fence::ReceiptUnsafe {
             out.push_str(
                 "  fence        UNSAFE: at receipt (unsafe-receipt-fence), not at the adapter's observation\n",
             );
         }
-        if document["policy"] != "aggressive" {
-            let wanted = engine["evidence"]["wanted"].as_bool() == Some(true);
+        if live.policy != Policy::Aggressive {
             out.push_str(&format!(
                 "  evidence     {}\n",
-                if wanted {
+                if engine.evidence.wanted {
                     "wanted (unread work waits for the terminal)"
                 } else {
                     "not wanted (nothing for the terminal to deliver)"
@@ -412,10 +254,10 @@ pub fn render(document: &Value) -> String {
         }
         out.push_str(&format!(
             "  pty          {}\n",
-            render_pty(&engine["pty"], document)
+            render_pty(&engine.pty, live.pty_connected)
         ));
     }
-    let lines = document["lines"].as_array().cloned().unwrap_or_default();
+    let lines = document.lines();
     let held_count = held.iter().map(|(_, count)| count).sum::<usize>();
     out.push_str(&format!(
         "  unread       {}{}\n",
@@ -426,8 +268,10 @@ pub fn render(document: &Value) -> String {
             String::new()
         }
     ));
-    for human in &lines {
-        out.push_str(&format!("    {}\n", line(human)));
+    // The sidecar escaped its lines already; made displayable in case it
+    // did not.
+    for human in lines {
+        out.push_str(&format!("    {}\n", displayable(human)));
     }
     for (code, _) in &held {
         if let Some(advice) = HoldAdvice::of(code) {
@@ -437,15 +281,14 @@ pub fn render(document: &Value) -> String {
             ));
         }
     }
-    if let Some(Value::Array(unreadable)) = document.get("unreadable")
-        && !unreadable.is_empty()
-    {
+    let unreadable = document.unreadable();
+    if !unreadable.is_empty() {
         out.push_str("  unreadable   (in new/ but not deliverable; rename or remove them)\n");
         for entry in unreadable {
             out.push_str(&format!(
                 "    {}  {}\n",
-                line(&entry["name"]),
-                text(&entry["reason"])
+                displayable(&entry.name),
+                escape(&entry.reason)
             ));
         }
     }
@@ -454,16 +297,17 @@ pub fn render(document: &Value) -> String {
 
 /// The hold codes of the held messages, each with how many it holds, in
 /// the order they first appear (FIFO).
-fn held_codes(document: &Value) -> Vec<(String, usize)> {
-    let mut codes: Vec<(String, usize)> = Vec::new();
-    let messages = document["engine"]["messages"].as_array();
+fn held_codes(document: &StatusReport) -> Vec<(&'static str, usize)> {
+    let mut codes: Vec<(&'static str, usize)> = Vec::new();
+    let messages = document.live().map(|live| &live.engine.messages);
     for message in messages.into_iter().flatten() {
-        let Some(code) = message["hold"]["code"].as_str() else {
+        let Some(hold) = &message.hold else {
             continue;
         };
-        match codes.iter_mut().find(|(known, _)| known == code) {
+        let code = hold.reason.code();
+        match codes.iter_mut().find(|(known, _)| *known == code) {
             Some((_, count)) => *count += 1,
-            None => codes.push((code.to_string(), 1)),
+            None => codes.push((code, 1)),
         }
     }
     codes
@@ -471,26 +315,25 @@ fn held_codes(document: &Value) -> Vec<(String, usize)> {
 
 /// The drift lines: for the PTY host's launch and for the sidecar, field
 /// by field.
-fn render_drift(out: &mut String, drift: &Value) {
-    if drift.is_null() {
-        return;
-    }
-    if let Some(error) = drift.get("error") {
-        out.push_str(&format!("  drift        unknown ({})\n", text(error)));
-        return;
-    }
-    let parts = [
-        ("pty host", &drift["harness"]),
-        ("sidecar", &drift["sidecar"]),
-    ];
+fn render_drift(out: &mut String, drift: Option<&Drift>) {
+    let (sidecar, harness) = match drift {
+        None => return,
+        Some(Drift::Unknown { error }) => {
+            out.push_str(&format!("  drift        unknown ({})\n", escape(error)));
+            return;
+        }
+        Some(Drift::Judged {
+            sidecar, harness, ..
+        }) => (sidecar, harness),
+    };
     let mut fields = Vec::new();
-    for (what, part) in parts {
-        for field in part.as_array().into_iter().flatten() {
+    for (what, part) in [("pty host", harness), ("sidecar", sidecar)] {
+        for field in part.iter().flatten() {
             fields.push(format!(
                 "    {what}  {}: running {} -> declared {}",
-                text(&field["field"]),
-                shown(&field["running"]),
-                shown(&field["declared"])
+                escape(&field.field),
+                escape(&field.running),
+                escape(&field.declared)
             ));
         }
     }
@@ -504,70 +347,63 @@ fn render_drift(out: &mut String, drift: &Value) {
     }
 }
 
-fn render_adapter(adapter: &Value, document: &Value, now: Time) -> String {
-    let ago = |key: &str| {
-        adapter[key]
-            .as_u64()
-            .map(|at| human_age(now.since(Time::from_millis(at))))
-            .unwrap_or_else(|| "?".into())
-    };
-    match adapter["state"].as_str() {
-        Some("disabled") => "none (this policy runs no adapter)".to_string(),
-        Some("starting") => format!("starting (since {} ago)", ago("since")),
-        Some("up") => format!(
-            "up, pid {}, since {} ago, last line {}",
-            shown(&adapter["pid"]),
-            ago("since"),
-            match adapter["lastLine"].as_u64() {
-                Some(_) => format!("{} ago", ago("lastLine")),
+fn render_adapter(adapter: &AdapterStatus, now: Time) -> String {
+    let ago = |at: Time| human_age(now.since(at));
+    match &adapter.phase {
+        AdapterPhase::Disabled => "none (this policy runs no adapter)".to_string(),
+        AdapterPhase::Starting { since } => format!("starting (since {} ago)", ago(*since)),
+        AdapterPhase::Up {
+            pid,
+            since,
+            last_line,
+            ..
+        } => format!(
+            "up, pid {pid}, since {} ago, last line {}",
+            ago(*since),
+            match last_line {
+                Some(at) => format!("{} ago", ago(*at)),
                 None => "never".to_string(),
             }
         ),
-        Some("down") => {
-            let retry = adapter["retryAt"]
-                .as_u64()
-                .map(|at| Time::from_millis(at).since(now));
-            format!(
-                "down ({}), respawn in {} (next backoff {} ms)",
-                text(&adapter["down"]["cause"]),
-                retry.map(human_age).unwrap_or_else(|| "?".into()),
-                shown(&adapter["nextBackoffMs"])
-            )
-        }
-        _ => format!("{} {}", shown(adapter), shown(&document["adapterPid"])),
+        AdapterPhase::Down { down, retry_at, .. } => format!(
+            "down ({}), respawn in {} (next backoff {} ms)",
+            json_word(down, Some("cause")),
+            human_age(retry_at.since(now)),
+            adapter.next_backoff_ms
+        ),
     }
 }
 
 /// The lease as people read it. A fresh lease beside held work is not a
 /// contradiction, and says so: it exists, but something else (the first
 /// hold, `held`) keeps it from allowing delivery.
-fn render_lease(lease: &Value, held: Option<&str>) -> String {
-    match lease["freshness"].as_str() {
-        Some("fresh") => format!(
+fn render_lease(lease: &LeaseStatus, held: Option<&str>) -> String {
+    match &lease.slot {
+        LeaseSlot::Granted(granted) if lease.freshness == Freshness::Fresh => format!(
             "fresh, {} ms left (composer {}, revision {}){}",
-            shown(&lease["remainingMs"]),
-            text(&lease["composer"]),
-            shown(&lease["revision"]),
+            number(lease.remaining_ms),
+            json_word(&granted.composer, None),
+            number(granted.revision),
             match held {
                 Some(code) => format!(", but it does not allow delivery now: held by {code}"),
                 None => String::new(),
             }
         ),
-        Some("expired") => format!("expired (composer {})", text(&lease["composer"])),
-        _ => format!("none ({})", text(&lease["reason"]["code"])),
+        LeaseSlot::Granted(granted) => {
+            format!("expired (composer {})", json_word(&granted.composer, None))
+        }
+        LeaseSlot::Ended { reason, .. } => format!("none ({})", reason.code()),
     }
 }
 
-fn render_pty(pty: &Value, document: &Value) -> String {
-    let connected = document["ptyConnected"].as_bool() == Some(true);
-    let identity = &pty["identity"];
-    if identity.is_null() {
+fn render_pty(pty: &PtyView, connected: bool) -> String {
+    let Some(identity) = &pty.identity else {
         return if connected {
             "connected, identity unknown".into()
         } else {
             "not connected".into()
         };
-    }
+    };
     format!(
         "{} {} incarnation {} generation {} revision {}",
         if connected {
@@ -575,38 +411,69 @@ fn render_pty(pty: &Value, document: &Value) -> String {
         } else {
             "unreachable, last seen"
         },
-        text(&identity["session"]),
-        text(&identity["incarnation"]),
-        text(&identity["generation"]),
-        shown(&pty["revision"])
+        escape(&identity.session),
+        escape(&identity.incarnation),
+        escape(&identity.generation),
+        number(pty.revision)
     )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use crate::cli::agent_state::{Harness, Process, Processes};
+    use crate::sidecar::status_document::{DiskEngine, DiskStatus, Running};
+
+    fn status(sidecar: Process, why: Option<&str>) -> AgentStatus {
+        AgentStatus {
+            document: StatusReport::FromDisk(Box::new(DiskStatus {
+                agent: "w".into(),
+                running: Running,
+                recorded: None,
+                engine: DiskEngine::default(),
+                lines: Vec::new(),
+            })),
+            sidecar_status_error: why.map(str::to_string),
+            processes: Processes {
+                sidecar,
+                pty_host: Process::Running { pid: 8 },
+                harness: Harness::Running {
+                    pid: 9,
+                    for_ms: 5000,
+                },
+            },
+            terminal: None,
+            pty_host_log_write_failure: None,
+            declared_fingerprint: None,
+            drift: None,
+        }
+    }
 
     /// A process that is alive but does not answer is told apart from one
     /// that is gone, on the first line people read.
     #[test]
     fn a_silent_sidecar_is_not_answering_not_not_running() {
-        let document = |sidecar: &str| {
-            json!({
-                "agent": "w",
-                "harness": {"state": "running", "pid": 9, "forMs": 5000},
-                "ptyHost": {"state": "running", "pid": 8},
-                "sidecar": {"state": sidecar, "pid": 7},
-            })
-        };
-        let shown = render(&document("not-answering"));
+        let shown = render(&status(Process::NotAnswering { pid: 7 }, None));
         assert!(
             shown.starts_with("agent w: NOT ANSWERING: sidecar\n"),
             "{shown}"
         );
-        let shown = render(&document("dead"));
+        let shown = render(&status(Process::Dead { pid: 7 }, None));
         assert!(
             shown.starts_with("agent w: NOT RUNNING: sidecar dead\n"),
+            "{shown}"
+        );
+    }
+
+    /// A sidecar whose answer this ding cannot read runs all the same: the
+    /// inbox is listed from disk and the status says why, escaped.
+    #[test]
+    fn an_unreadable_answer_is_said_beside_the_inbox_from_disk() {
+        let why = "the sidecar's status is not one this ding reads (\u{1b}[2J)";
+        let shown = render(&status(Process::Running { pid: 7 }, Some(why)));
+        assert!(shown.starts_with("agent w: running\n"), "{shown}");
+        assert!(
+            shown.contains("  (the inbox is listed from disk, with the journal's states: the sidecar's status is not one this ding reads (\\u{1b}[2J))\n"),
             "{shown}"
         );
     }

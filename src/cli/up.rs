@@ -32,7 +32,7 @@ use super::launch::{
     start_sidecar,
 };
 use crate::core::escape::escape;
-use crate::decl::{self, AgentSpec, FieldDrift, FingerprintInput, drift};
+use crate::decl::{self, AgentSpec, FieldDrift, drift};
 use crate::sidecar::adapter_group;
 use crate::sidecar::paths::{AgentPaths, DirsEnv};
 
@@ -294,10 +294,8 @@ fn other_owner(state: &AgentState, declaration: &Path) -> Option<PathBuf> {
         .and_then(LaunchRecord::from_status)
         .map(|record| record.declaration);
     let from_sidecar = state
-        .sidecar_status
-        .as_ref()
-        .and_then(|status| status["declaration"].as_str())
-        .map(PathBuf::from);
+        .live_status()
+        .map(|status| status.declaration.to_path_buf());
     [from_host, from_sidecar]
         .into_iter()
         .flatten()
@@ -316,14 +314,15 @@ pub fn harness_drift(state: &AgentState, spec: &AgentSpec) -> Option<Vec<FieldDr
 }
 
 /// The fields in which the running sidecar differs from the declaration,
-/// as [`harness_drift`].
+/// as [`harness_drift`]: `None` when its status is not one this ding reads.
 pub fn sidecar_drift(state: &AgentState, spec: &AgentSpec) -> Option<Vec<FieldDrift>> {
-    let Some(status) = &state.sidecar_status else {
-        return Some(Vec::new());
-    };
-    let running: FingerprintInput =
-        serde_json::from_value(status["fingerprintInput"].clone()).ok()?;
-    Some(drift(&running, &spec.fingerprint_input()))
+    match &state.sidecar_status {
+        None => Some(Vec::new()),
+        Some(answer) => {
+            let running = &answer.as_ref().ok()?.fingerprint_input;
+            Some(drift(running, &spec.fingerprint_input()))
+        }
+    }
 }
 
 /// `command, cwd changed`, or that the running process cannot say.

@@ -6,14 +6,14 @@
 
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::backoff::Backoff;
 use super::hold::AdapterDown;
 use super::time::Time;
 
 /// Where the adapter process is in its life.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(
     tag = "state",
     rename_all = "kebab-case",

@@ -8,12 +8,12 @@
 
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::backoff::Backoff;
 
 /// How unread work may reach the terminal.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Policy {
     /// The unconfigured default: ring at once with the combined transport,
     /// whatever the screen shows. No adapter, no screen reading.
@@ -53,7 +53,7 @@ impl Policy {
 }
 
 /// What a lease's compare-and-send is fenced on (spec §3).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Fence {
     /// The PTY revision at which the adapter observed its evidence. Idle

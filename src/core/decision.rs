@@ -3,7 +3,7 @@
 //! The runtime logs each record as one JSON line. Together they answer "what
 //! happened to my message, and why" without reading the engine's code.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::downlink::ClaimRefusal;
 use super::hold::{AdapterDown, HoldReason};
@@ -22,7 +22,7 @@ pub struct Record {
 }
 
 /// Why owned work went back to pending.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ReleaseCause {
     /// The staged notice is due to ring again.

@@ -6,13 +6,13 @@
 
 use std::fmt;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::identity::IdentityPart;
 use super::protocol::{ActivityState, Lifecycle, ProtocolError};
 
 /// Why the adapter process is not running.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "cause", rename_all = "kebab-case")]
 pub enum AdapterDown {
     /// Its stdout reached end of file.
@@ -24,7 +24,7 @@ pub enum AdapterDown {
 }
 
 /// Why pending work is held. Every non-qualifying state is one variant.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "code", rename_all = "kebab-case")]
 pub enum HoldReason {
     /// The adapter was asked to start and has not been confirmed running.
@@ -73,7 +73,7 @@ pub enum HoldReason {
 }
 
 /// Where the evidence behind a hold came from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum HoldSource {
     Adapter,
@@ -395,6 +395,19 @@ mod tests {
     /// Every hold code, one per variant, in the order of [`ADVICE`].
     pub fn every_code() -> Vec<&'static str> {
         every_variant().iter().map(HoldReason::code).collect()
+    }
+
+    /// `ding status` reads holds back from the sidecar's JSON: each
+    /// variant reads back as written, under the code [`HoldReason::code`]
+    /// names.
+    #[test]
+    fn every_hold_reason_reads_back_as_written() {
+        for reason in every_variant() {
+            let json = serde_json::to_value(&reason).expect("serializes");
+            assert_eq!(json["code"], reason.code(), "{json}");
+            let read: HoldReason = serde_json::from_value(json.clone()).expect("reads back");
+            assert_eq!(read, reason, "{json}");
+        }
     }
 
     #[test]

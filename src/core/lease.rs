@@ -7,7 +7,7 @@
 //! lease authorizes an attempt, not a delivery: the PTY host still compares
 //! the revision before writing a byte.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::hold::HoldReason;
 use super::identity::Identity;
@@ -15,7 +15,7 @@ use super::protocol::Composer;
 use super::time::Time;
 
 /// Where a lease's fence revision came from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum RevisionSource {
     /// The adapter observed its evidence at this revision (the strong fence).
@@ -25,7 +25,7 @@ pub enum RevisionSource {
 }
 
 /// A granted lease.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Lease {
     pub identity: Identity,
@@ -39,7 +39,7 @@ pub struct Lease {
 }
 
 /// The engine's one lease slot: a live lease, or why there is none.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "state", rename_all = "kebab-case")]
 pub enum LeaseSlot {
     Granted(Lease),

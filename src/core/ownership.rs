@@ -20,7 +20,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::journal::{Journal, JournalEntry, Owner};
 use super::message::MessageName;
@@ -30,7 +30,7 @@ use super::time::Time;
 pub type RequestId = u64;
 
 /// The state of one unread file.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "state", rename_all = "kebab-case")]
 pub enum MessageState {
     /// Waiting for its turn to be rung.
@@ -45,6 +45,24 @@ pub enum MessageState {
     },
     /// Put into the harness's next context by a hook; no PTY input while unread.
     HookOwned { incarnation: Option<String> },
+}
+
+impl MessageState {
+    /// The state a journal entry restores: what a sidecar started now
+    /// would give the file once its scan sees it unread. A staged file is
+    /// restored as confirmed: the journal does not record whether the
+    /// outcome of its write was known.
+    pub fn restored(entry: &JournalEntry) -> MessageState {
+        match entry.owner {
+            Owner::Staged => MessageState::Staged {
+                incarnation: entry.incarnation.clone(),
+                confirmed: true,
+            },
+            Owner::HookOwned => MessageState::HookOwned {
+                incarnation: entry.incarnation.clone(),
+            },
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -112,15 +130,7 @@ impl Ownership {
     pub fn restored(re_ring_after: Option<Duration>, journal: &Journal, now: Time) -> Ownership {
         let mut ownership = Ownership::new(re_ring_after);
         for entry in &journal.entries {
-            let state = match entry.owner {
-                Owner::Staged => MessageState::Staged {
-                    incarnation: entry.incarnation.clone(),
-                    confirmed: true,
-                },
-                Owner::HookOwned => MessageState::HookOwned {
-                    incarnation: entry.incarnation.clone(),
-                },
-            };
+            let state = MessageState::restored(entry);
             // A time from another clock origin must not lie in our future.
             let at = Time::from_millis(entry.at).min(now);
             ownership.remembered.insert(entry.name.clone(), (state, at));

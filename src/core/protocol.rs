@@ -14,7 +14,7 @@ use std::borrow::Cow;
 use std::fmt;
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::identity::{ClaimedIdentity, Identity};
 use super::json_reader::{JsonError, Kind, ObjectReader, Value};
@@ -138,7 +138,7 @@ pub struct Activity<'a> {
     pub reason: Option<Cow<'a, str>>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ActivityState {
     Idle,
@@ -149,7 +149,7 @@ pub enum ActivityState {
 }
 
 /// The narrow composer guard: may the terminal's input line be typed into?
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Composer {
     Empty,
@@ -158,7 +158,7 @@ pub enum Composer {
 }
 
 /// Facts about the harness's conversation that end any lease.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Lifecycle {
     /// The context is being or was compacted. Ownership is kept.
@@ -170,7 +170,7 @@ pub enum Lifecycle {
 }
 
 /// Why a line is not a valid v1 event. Each variant is a hold reason.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "error", rename_all = "kebab-case")]
 pub enum ProtocolError {
     /// The line exceeded [`MAX_LINE_BYTES`]; at least `len` bytes of it
@@ -187,9 +187,12 @@ pub enum ProtocolError {
     /// `lifecycle.event` is not one this version defines.
     UnknownLifecycle { found: String },
     /// A field the kind requires is absent.
-    MissingField { field: &'static str },
+    MissingField { field: Cow<'static, str> },
     /// A field is present with the wrong type or an out-of-range value.
-    InvalidField { field: &'static str, detail: String },
+    InvalidField {
+        field: Cow<'static, str>,
+        detail: String,
+    },
     /// The sequence did not increase (checked by the engine).
     StaleSequence { sequence: u64, last: u64 },
 }
@@ -356,7 +359,11 @@ impl<'a> RawLine<'a> {
                     }
                     (Some(messages), None) => ClaimWants::Named(message_list(messages)?),
                     (None, Some(limit)) => ClaimWants::Oldest(claim_limit(limit)?),
-                    (None, None) => return Err(ProtocolError::MissingField { field: "limit" }),
+                    (None, None) => {
+                        return Err(ProtocolError::MissingField {
+                            field: "limit".into(),
+                        });
+                    }
                 },
                 scope: match present(self.scope) {
                     None => ClaimScope::Pending,
@@ -377,7 +384,9 @@ impl<'a> RawLine<'a> {
 }
 
 fn required<'a>(field: &'static str, value: Option<Value<'a>>) -> Result<Value<'a>, ProtocolError> {
-    present(value).ok_or(ProtocolError::MissingField { field })
+    present(value).ok_or(ProtocolError::MissingField {
+        field: field.into(),
+    })
 }
 
 /// JSON `null` means the same as an absent field, on both parse paths
@@ -388,7 +397,7 @@ fn present(value: Option<Value<'_>>) -> Option<Value<'_>> {
 
 fn invalid(field: &'static str, detail: impl Into<String>) -> ProtocolError {
     ProtocolError::InvalidField {
-        field,
+        field: field.into(),
         detail: detail.into(),
     }
 }
@@ -677,15 +686,14 @@ mod tests {
         let text = line(r#""kind":"release","sequence":4,"messages":["a.md"],"reason":"later""#);
         assert!(matches!(
             parse_line(&text),
-            Err(ProtocolError::InvalidField {
-                field: "reason",
-                ..
-            })
+            Err(ProtocolError::InvalidField { field, .. }) if field == "reason"
         ));
         let text = line(r#""kind":"release","sequence":4,"messages":["a.md"]"#);
         assert_eq!(
             parse_line(&text),
-            Err(ProtocolError::MissingField { field: "reason" })
+            Err(ProtocolError::MissingField {
+                field: "reason".into()
+            })
         );
     }
 
@@ -714,7 +722,7 @@ mod tests {
             ),
             (
                 br#"{"kind":"activity"}"#.to_vec(),
-                ProtocolError::MissingField { field: "v" },
+                ProtocolError::MissingField { field: "v".into() },
             ),
             (
                 line(r#""kind":"bogus","sequence":1"#),
@@ -724,21 +732,27 @@ mod tests {
             ),
             (
                 line(r#""kind":"activity","sequence":1,"validForMs":5"#),
-                ProtocolError::MissingField { field: "state" },
+                ProtocolError::MissingField {
+                    field: "state".into(),
+                },
             ),
             (
                 line(r#""kind":"activity","sequence":1,"state":"idle""#),
                 ProtocolError::MissingField {
-                    field: "validForMs",
+                    field: "validForMs".into(),
                 },
             ),
             (
                 line(r#""kind":"turn-boundary","sequence":1"#),
-                ProtocolError::MissingField { field: "messages" },
+                ProtocolError::MissingField {
+                    field: "messages".into(),
+                },
             ),
             (
                 line(r#""kind":"lifecycle","sequence":1"#),
-                ProtocolError::MissingField { field: "event" },
+                ProtocolError::MissingField {
+                    field: "event".into(),
+                },
             ),
             (
                 line(r#""kind":"lifecycle","sequence":1,"event":"nap""#),

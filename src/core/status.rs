@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::adapter::{Adapter, AdapterPhase};
 use super::config::{EngineConfig, Fence, Policy};
@@ -20,7 +20,7 @@ use super::ownership::{MessageState, RequestId};
 use super::time::Time;
 
 /// What the engine knows of the PTY host.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PtyView {
     pub reachable: bool,
     pub identity: Option<Identity>,
@@ -28,7 +28,7 @@ pub struct PtyView {
     pub revision: Option<u64>,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct EngineStatus {
     pub policy: Policy,
@@ -44,7 +44,7 @@ pub struct EngineStatus {
 }
 
 /// The demand signal, the fence, and what the adapter last said.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct EvidenceView {
     /// Whether the adapter was told that evidence is wanted.
@@ -56,7 +56,7 @@ pub struct EvidenceView {
     pub adapter_reason: Option<String>,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AdapterStatus {
     #[serde(flatten)]
@@ -65,18 +65,30 @@ pub struct AdapterStatus {
     pub next_backoff_ms: u64,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LeaseStatus {
     #[serde(flatten)]
     pub slot: LeaseSlot,
-    /// `fresh`, `expired` or `none`.
-    pub freshness: &'static str,
+    pub freshness: Freshness,
     pub age_ms: Option<u64>,
     pub remaining_ms: Option<u64>,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+/// Whether the lease may still be used, as of the status's `now`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Freshness {
+    /// Granted, and not yet past its expiry.
+    Fresh,
+    /// Granted, but past its expiry.
+    Expired,
+    /// No lease: it ended (the slot says why).
+    #[serde(rename = "none")]
+    NoLease,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct MessageStatus {
     pub name: MessageName,
@@ -92,7 +104,7 @@ pub struct MessageStatus {
     pub given_back: Option<ReleaseCause>,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HoldView {
     #[serde(flatten)]
     pub reason: HoldReason,
@@ -207,16 +219,16 @@ impl LeaseStatus {
             LeaseSlot::Granted(lease) => LeaseStatus {
                 slot: slot.clone(),
                 freshness: if now < lease.expires_at {
-                    "fresh"
+                    Freshness::Fresh
                 } else {
-                    "expired"
+                    Freshness::Expired
                 },
                 age_ms: Some(now.since(lease.granted_at).as_millis() as u64),
                 remaining_ms: Some(lease.expires_at.since(now).as_millis() as u64),
             },
             LeaseSlot::Ended { .. } => LeaseStatus {
                 slot: slot.clone(),
-                freshness: "none",
+                freshness: Freshness::NoLease,
                 age_ms: None,
                 remaining_ms: None,
             },

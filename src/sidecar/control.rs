@@ -15,35 +15,37 @@ use std::time::Duration;
 use anyhow::{Context, Result, anyhow, bail};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
-use serde_json::Value;
 
 use super::private_file::{open_log, read_regular, read_tail, replace};
+use super::status_document::LiveStatus;
 use crate::wait::{POLL_EVERY, wait_for, wait_until};
 
 /// How long a CLI waits for a sidecar's status reply.
 const STATUS_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Asks the sidecar listening on `socket` for its status document.
-pub fn query_status(socket: &Path) -> Result<Value> {
-    query_status_within(socket, STATUS_TIMEOUT)
+pub fn query_status(socket: &Path) -> Result<LiveStatus> {
+    let reply = status_reply_within(socket, STATUS_TIMEOUT)?;
+    Ok(LiveStatus::from_reply(&reply)?)
 }
 
-/// [`query_status`], waiting at most `timeout` for the reply.
-pub fn query_status_within(socket: &Path, timeout: Duration) -> Result<Value> {
+/// The sidecar's reply to a status request as it came, without its
+/// newline, waiting at most `timeout`: an error only when no reply came.
+/// [`LiveStatus::from_reply`] reads it.
+pub fn status_reply_within(socket: &Path, timeout: Duration) -> Result<Vec<u8>> {
     let mut stream = UnixStream::connect(socket)
         .with_context(|| format!("connect to sidecar at {}", socket.display()))?;
     stream.set_read_timeout(Some(timeout))?;
     stream.set_write_timeout(Some(timeout))?;
     stream.write_all(b"{\"op\":\"status\"}\n")?;
-    let mut line = String::new();
+    let mut line = Vec::new();
     BufReader::new(stream)
-        .read_line(&mut line)
+        .read_until(b'\n', &mut line)
         .context("read the sidecar's status")?;
-    let value: Value = serde_json::from_str(&line).context("parse the sidecar's status")?;
-    if let Some(error) = value.get("error") {
-        bail!("sidecar refused the status request: {error}");
+    if line.pop() != Some(b'\n') {
+        bail!("the sidecar closed the connection before its status was complete");
     }
-    Ok(value)
+    Ok(line)
 }
 
 /// The longest pid file read: a pid and a newline.

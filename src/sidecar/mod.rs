@@ -9,7 +9,8 @@
 //! * `inbox_watch`: inotify on `new/`;
 //! * `pty_link`: the connection to the PTY host's control socket;
 //! * `status_server`: `sidecar.sock`, answering `ding status`;
-//! * `status_document`: the typed status document it answers with;
+//! * `status_document`: the status document it answers with, defined once
+//!   for the CLI that reads it back (and for the one listed from disk);
 //! * `lines`: bounded line assembly;
 //! * `log`: JSON or human log lines, bounded: `log_limit` counts repeated
 //!   records, [`crate::log_file`] caps and rotates the file;

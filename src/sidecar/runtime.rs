@@ -21,6 +21,7 @@
 //! and the timerfd is re-armed to the earliest deadline, or disarmed: an idle
 //! sidecar sleeps in `poll` with no timeout at all.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, VecDeque};
 use std::ffi::OsString;
 use std::fs;
@@ -53,7 +54,7 @@ use super::lines::Line;
 use super::log::{Log, LogFormat};
 use super::paths::AgentPaths;
 use super::pty_link::{LinkNote, PtyLink};
-use super::status_document::{StatusDocument, UnreadableView};
+use super::status_document::{Running, StatusDocument, UnreadableView};
 use super::status_server::{StatusRequest, StatusServer};
 use crate::core::downlink::Downlink;
 use crate::core::engine::{Engine, Input, Output};
@@ -882,26 +883,26 @@ fn status_document(runtime: &Runtime, now: Time) -> Vec<u8> {
         .map(|message| message.describe(now))
         .collect();
     StatusDocument {
-        agent: &runtime.spec.name,
-        running: true,
+        agent: Cow::Borrowed(&runtime.spec.name),
+        running: Running,
         pid: std::process::id(),
         uptime_ms: now.since(runtime.started).as_millis() as u64,
         policy: runtime.spec.ding.policy,
         fingerprint: runtime.spec.fingerprint(),
         fingerprint_input: runtime.spec.fingerprint_input(),
-        declaration: &runtime.declaration,
-        inbox: runtime.inbox.root(),
+        declaration: Cow::Borrowed(&runtime.declaration),
+        inbox: Cow::Borrowed(runtime.inbox.root()),
         pty_socket: runtime.paths.pty_socket(),
         pty_connected: runtime.link.is_connected(),
-        adapter_command: runtime.spec.adapter_command(),
+        adapter_command: runtime.spec.adapter_command().map(Cow::Borrowed),
         adapter_pid: runtime
             .adapter
             .as_ref()
             .map(|running| running.process.pid()),
         journal: runtime.store.path(),
-        journal_warning: runtime.journal_warning.as_deref(),
-        journal_write_error: runtime.journal_write_error.as_deref(),
-        log_write_failure: runtime.log.failing(),
+        journal_warning: runtime.journal_warning.as_deref().map(Cow::Borrowed),
+        journal_write_error: runtime.journal_write_error.as_deref().map(Cow::Borrowed),
+        log_write_failure: runtime.log.failing().map(Cow::Borrowed),
         unreadable: runtime
             .unreadable
             .values()

@@ -4,11 +4,14 @@
 //! untrusted name. Shared by `tests/hostile_names.rs` and the `names` fuzz
 //! target (`tests/fuzz/targets/names.rs`).
 
+use std::borrow::Cow;
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::time::Duration;
 
+use ding::cli::agent_state::{Harness, Process, Processes, Terminal};
+use ding::cli::agent_status::{AgentStatus, Drift, DriftedField};
 use ding::cli::status::render;
 use ding::core::config::Policy;
 use ding::core::decision::{Decision, Record};
@@ -22,7 +25,9 @@ use ding::core::transport::{PASTE_END, PASTE_START, RETURN, Transport};
 use ding::sidecar::escaped_json::{to_json, to_json_pretty};
 use ding::sidecar::inbox::{Unreadable, UnreadableReason};
 use ding::sidecar::log::{Log, LogFormat};
-use ding::sidecar::status_document::UnreadableView;
+use ding::sidecar::status_document::{
+    LiveStatus, Running, StatusDocument, StatusReport, UnreadableView,
+};
 use serde_json::{Value, json};
 
 /// Characters a terminal, a line editor or a reader's eye treats as
@@ -154,10 +159,12 @@ pub fn unescape(shown: &str) -> Vec<u8> {
     bytes
 }
 
-/// A sidecar's status document as it answers it (see
-/// `src/sidecar/runtime.rs`), from an engine that has seen `names`, a PTY
-/// identity of hostile strings and a hostile adapter line.
-pub fn live_document(names: &[MessageName], unreadable: &[Vec<u8>], hostile: &str) -> Value {
+/// A live status as `ding status` shows it: the sidecar's document as it
+/// answers it (see `src/sidecar/runtime.rs`) and reads back, from an
+/// engine that has seen `names`, a PTY identity of hostile strings and a
+/// hostile adapter line, with hostile drift, terminal and PTY host log
+/// failure beside it.
+pub fn live_document(names: &[MessageName], unreadable: &[Vec<u8>], hostile: &str) -> AgentStatus {
     let declaration = "agent \"w\" {\n  command \"sh\"\n  ding {\n    delivery \"turn-boundary+fresh-idle\"\n    adapter { command \"a\" }\n  }\n}\n";
     let checked = ding::decl::check_bytes("agent.kdl", declaration.as_bytes(), Path::new("/"));
     let spec = checked.agents.first().expect("an agent").clone();
@@ -196,29 +203,58 @@ pub fn live_document(names: &[MessageName], unreadable: &[Vec<u8>], hostile: &st
         lost_lines: 3,
         error: hostile.into(),
     };
-    let document = ding::sidecar::status_document::StatusDocument {
-        agent: "w",
-        running: true,
+    let document = StatusDocument {
+        agent: Cow::Borrowed("w"),
+        running: Running,
         pid: 1,
         uptime_ms: 5,
         policy: Policy::TurnBoundaryFreshIdle,
         fingerprint: spec.fingerprint(),
         fingerprint_input: spec.fingerprint_input(),
-        declaration: Path::new(hostile),
-        inbox: Path::new(hostile),
+        declaration: Cow::Borrowed(Path::new(hostile)),
+        inbox: Cow::Borrowed(Path::new(hostile)),
         pty_socket: hostile.into(),
         pty_connected: true,
-        adapter_command: spec.adapter_command(),
+        adapter_command: spec.adapter_command().map(Cow::Borrowed),
         adapter_pid: Some(7),
         journal: hostile.into(),
-        journal_warning: Some(hostile),
-        journal_write_error: Some(hostile),
-        log_write_failure: Some(&log_failure),
+        journal_warning: Some(Cow::Borrowed(hostile)),
+        journal_write_error: Some(Cow::Borrowed(hostile)),
+        log_write_failure: Some(Cow::Borrowed(&log_failure)),
         unreadable: views,
         engine: status,
         lines,
     };
-    serde_json::from_slice(&document.to_json()).expect("the document is JSON")
+    let live = LiveStatus::from_reply(&document.to_json()).expect("the document reads back");
+    let drifted = DriftedField {
+        field: hostile.into(),
+        running: hostile.into(),
+        declared: hostile.into(),
+    };
+    AgentStatus {
+        document: StatusReport::Live(Box::new(live)),
+        sidecar_status_error: None,
+        processes: Processes {
+            sidecar: Process::Running { pid: 1 },
+            pty_host: Process::Running { pid: 2 },
+            harness: Harness::Running {
+                pid: 3,
+                for_ms: 5000,
+            },
+        },
+        terminal: Some(Terminal {
+            size: "80x24".into(),
+            attached: 1,
+            incarnation: hostile.into(),
+        }),
+        pty_host_log_write_failure: Some(log_failure.clone()),
+        declared_fingerprint: Some(spec.fingerprint()),
+        drift: Some(Drift::Judged {
+            declaration: hostile.into(),
+            sidecar: Some(vec![drifted.clone()]),
+            harness: Some(vec![drifted]),
+        }),
+    }
 }
 
 /// Every name appears in `text` exactly as the rule shows it.
@@ -274,8 +310,8 @@ pub fn check_in_process_paths(names: &[MessageName], unreadable: &[Vec<u8>], hos
     let json = to_json_pretty(&live).expect("json");
     assert_harmless_lines("live status --json", &json);
     assert_eq!(
-        &serde_json::from_str::<Value>(&json).expect("parses"),
-        &live
+        serde_json::from_str::<Value>(&json).expect("parses"),
+        serde_json::to_value(&live).expect("a value")
     );
 
     // The sidecar's log lines, both formats.

@@ -22,13 +22,21 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use ding::pty::client::Client;
-use ding::sidecar::control::query_status;
+use ding::sidecar::control::status_reply_within;
 use ding::sidecar::paths::{AgentPaths, DirsEnv};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use serde_json::{Value, json};
 
 pub const DING: &str = env!("CARGO_BIN_EXE_ding");
+
+/// The sidecar's status reply as JSON, as it is on the wire: what the
+/// tests check is the document, field by field, as other programs read it.
+pub fn status_json(socket: &Path) -> Result<Value, String> {
+    let reply =
+        status_reply_within(socket, Duration::from_secs(5)).map_err(|e| format!("{e:#}"))?;
+    serde_json::from_slice(&reply).map_err(|e| e.to_string())
+}
 
 /// How long any awaited condition may take before the test fails. Generous:
 /// waiting polls, so a passing test never sleeps this long.
@@ -318,7 +326,7 @@ impl Agent {
 
     /// The live status document, straight from the sidecar's socket.
     pub fn status(&self) -> Value {
-        query_status(&self.paths().sidecar_socket()).expect("sidecar status")
+        status_json(&self.paths().sidecar_socket()).expect("sidecar status")
     }
 
     /// Polls the live status until `ready` holds; returns that document.
@@ -339,7 +347,7 @@ impl Agent {
     ) -> Value {
         let deadline = Instant::now() + patience;
         loop {
-            let status = query_status(&self.paths().sidecar_socket()).ok();
+            let status = status_json(&self.paths().sidecar_socket()).ok();
             if let Some(status) = status.as_ref().filter(|status| ready(status)) {
                 return status.clone();
             }
