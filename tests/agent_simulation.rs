@@ -7,20 +7,26 @@
 //!
 //! * `ding::core::engine::Engine` under `turn-boundary+fresh-idle`;
 //! * `ding::adapter::machine::Machine` with the seed's provider;
-//! * the harness, on even seeds the real demo agent with the demo
-//!   provider, drawn by its real renderer into the PTY host's real screen
-//!   model (`agent_simulation/demo_harness.rs`), hooks at turn start and
-//!   end; on odd seeds a model of Claude Code with the Claude provider,
+//! * the harness, by the seed's remainder mod 3: the real demo agent with
+//!   the demo provider, drawn by its real renderer into the PTY host's
+//!   real screen model (`agent_simulation/demo_harness.rs`), hooks at turn
+//!   start and end; on the next a model of Claude Code with the Claude provider,
 //!   drawn with the screens captured from the real binary, its hooks in
 //!   the order it fires them, tools, permission dialogs, `Stop` blocks and
-//!   the wake (`agent_simulation/claude_harness.rs`); both with input lag
+//!   the wake (`agent_simulation/claude_harness.rs`); on the third a
+//!   model of Codex with the Codex provider on its native idle path: the
+//!   launcher's own `Native` talking to a model of the app-server and its
+//!   queue, hooks awaited one at a time, approvals, a streamed reply that
+//!   looks idle, `/clear` and `/compact`
+//!   (`agent_simulation/codex_harness.rs`); all with input lag
 //!   (a key reaches the harness, and moves the screen, some milliseconds
 //!   after it was written);
 //! * a PTY host model: compare-and-send against the revision (which moves
 //!   when the harness draws), one transaction at a time, a person's input
 //!   queued behind it, pushes while the adapter watches;
 //! * a person: drafts typed at any pace, left and finished, submitted,
-//!   cleared; menus answered; quiet at the end;
+//!   cleared; menus answered; turns stopped; slash commands where the
+//!   harness has them; quiet at the end;
 //! * arrivals at any moment, bursts among them.
 //!
 //! After every step it checks:
@@ -41,8 +47,10 @@
 //!
 //! Some races are known and open (issue 20, the input fence: a key the
 //! harness has not drawn yet does not move the revision, so a
-//! compare-and-send can pass on a screen older than the person's last
-//! key). [`KNOWN_OPEN`] names their classes: the sweep counts them and
+//! compare-and-send, or a parked call's claim, can pass on a screen older
+//! than the person's last key). [`KNOWN_OPEN`] names their classes, known
+//! open only when DING acted on a screen taken before the person's last
+//! key could be drawn: the sweep counts them and
 //! prints the first seed of each, and a test checks the simulation still
 //! finds them, so the fence's fix will have a failing test to turn green.
 //! Every other violation fails the sweep with its seed.
@@ -55,6 +63,10 @@
 
 #[path = "agent_simulation/claude_harness.rs"]
 mod claude_harness;
+#[path = "agent_simulation/codex_app_server.rs"]
+mod codex_app_server;
+#[path = "agent_simulation/codex_harness.rs"]
+mod codex_harness;
 #[path = "agent_simulation/demo_harness.rs"]
 mod demo_harness;
 #[path = "agent_simulation/harness.rs"]
@@ -73,11 +85,20 @@ use world::{Class, Harness, Outcome, Scenario, run};
 pub const LIVENESS_BOUND_MS: u64 = 30_000;
 
 /// The violation classes the simulation finds on today's code and that an
-/// open issue fixes; each with that issue.
-const KNOWN_OPEN: [(Class, &str); 1] = [(
-    Class::Draft,
-    "issue 20: a key not yet drawn leaves the revision where the snapshot saw it",
-)];
+/// open issue fixes, each with that issue: known open only where the
+/// person's last key came after the last screen the adapter read (DING
+/// acted on evidence older than the person's latest input); the same class
+/// on fresh evidence fails the sweep.
+const KNOWN_OPEN: [(Class, &str); 2] = [
+    (
+        Class::Draft,
+        "issue 20: a key not yet drawn leaves the revision where the snapshot saw it",
+    ),
+    (
+        Class::WakeOnDraft,
+        "issue 20: a key drawn while a parked call's claim is in flight is not seen by the claim",
+    ),
+];
 
 fn seeds() -> u64 {
     std::env::var("DING_AGENT_SIM_SEEDS")
@@ -86,8 +107,11 @@ fn seeds() -> u64 {
         .unwrap_or(10_000)
 }
 
-fn is_known_open(class: Class) -> bool {
-    KNOWN_OPEN.iter().any(|(known, _)| *known == class)
+fn is_known_open(violation: &world::Violation) -> bool {
+    violation.key_after_reading
+        && KNOWN_OPEN
+            .iter()
+            .any(|(known, _)| *known == violation.class)
 }
 
 #[test]
@@ -170,7 +194,7 @@ fn sweep(seeds: impl Iterator<Item = u64>) -> Sweep {
         found.typed += outcome.typed;
         found.hooked += outcome.hooked;
         for violation in outcome.violations {
-            if !is_known_open(violation.class) {
+            if !is_known_open(&violation) {
                 found.failure = Some((seed, violation));
                 return found;
             }
@@ -205,7 +229,7 @@ fn the_known_open_races_are_still_found() {
             run(Scenario::random(seed))
                 .violations
                 .iter()
-                .any(|violation| violation.class == class)
+                .any(|violation| violation.class == class && is_known_open(violation))
         });
         assert!(
             found.is_some(),
@@ -237,10 +261,7 @@ fn real_pane_a_first_key_just_before_ding_types_is_glued_onto_the_notice() {
         });
     assert!(glued.detail.contains("\"s\""), "{glued}");
     assert!(
-        outcome
-            .violations
-            .iter()
-            .all(|violation| is_known_open(violation.class)),
+        outcome.violations.iter().all(is_known_open),
         "{:?}",
         outcome.violations
     );
@@ -253,18 +274,18 @@ fn first_seed_catching(harness: Harness, defect: Defect, class: Class, limit: u6
         run(Scenario::mutated(harness, seed, defect))
             .violations
             .iter()
-            .any(|violation| violation.class == class)
+            .any(|violation| violation.class == class && !is_known_open(violation))
     })
 }
 
-/// The mutation check: each of eleven deliberate defects, with no input lag
+/// The mutation check: each of twelve deliberate defects, with no input lag
 /// (so no violation is the known-open race), is caught as its class on
 /// each harness where it can matter by the seed named here, and DING as it
 /// is passes those seeds. A defect the simulation stops catching fails
 /// this test (which then prints the first seed that still catches it).
 #[test]
 fn every_deliberate_defect_is_caught() {
-    const CAUGHT: [(Defect, Harness, Class, u64); 19] = [
+    const CAUGHT: [(Defect, Harness, Class, u64); 30] = [
         (Defect::IgnoresDrafts, Harness::Demo, Class::Draft, 1),
         (
             Defect::IgnoresDrafts,
@@ -336,14 +357,65 @@ fn every_deliberate_defect_is_caught() {
             Class::Draft,
             2098,
         ),
+        // Codex on its native idle path: the queue's delivery is the
+        // parked call, so the terminal's stamps matter little there.
+        (Defect::IgnoresDrafts, Harness::Codex, Class::Draft, 1),
+        (Defect::MenuIsIdle, Harness::Codex, Class::Dialog, 4),
+        (Defect::BusyIsIdle, Harness::Codex, Class::Busy, 1),
+        (Defect::StaleEvidence, Harness::Codex, Class::Busy, 2),
+        (
+            Defect::DropsGrantedFiles,
+            Harness::Codex,
+            Class::Liveness,
+            0,
+        ),
+        (
+            Defect::ClaimsUnreadAtTurnStart,
+            Harness::Codex,
+            Class::Twice,
+            0,
+        ),
+        (
+            Defect::WakesWithoutFreshIdle,
+            Harness::Codex,
+            Class::WakeOnDraft,
+            1,
+        ),
+        (
+            Defect::LosesClaimAnswers,
+            Harness::Codex,
+            Class::Liveness,
+            0,
+        ),
+        (
+            Defect::AnswersTwice,
+            Harness::Codex,
+            Class::HookAnsweredTwice,
+            0,
+        ),
+        // The queued duplicate after a compaction, on its real-pane seed
+        // too (392).
+        (
+            Defect::InjectsQueuedWorkAgain,
+            Harness::Codex,
+            Class::Twice,
+            211,
+        ),
+        (
+            Defect::InjectsQueuedWorkAgain,
+            Harness::Codex,
+            Class::Twice,
+            392,
+        ),
     ];
     let mut report = Vec::new();
     for (defect, harness, class, seed) in CAUGHT {
         let outcome = run(Scenario::mutated(harness, seed, defect));
+        // Caught as the defect's own: not the known-open race.
         let caught = outcome
             .violations
             .iter()
-            .any(|violation| violation.class == class);
+            .any(|violation| violation.class == class && !is_known_open(violation));
         if !caught {
             let first = first_seed_catching(harness, defect, class, 5_000);
             report.push(format!(
@@ -363,6 +435,29 @@ fn every_deliberate_defect_is_caught() {
     assert!(report.is_empty(), "{}", report.join("\n"));
 }
 
+/// Prints, for each defect, the first seed below 1,500 on which each
+/// class shows on each harness: what the table above is kept with
+/// (`cargo test --test agent_simulation -- --ignored --nocapture`).
+#[test]
+#[ignore]
+fn print_the_first_seeds_catching_each_defect() {
+    for defect in Defect::ALL {
+        for harness in Harness::ALL {
+            let mut first: Vec<(Class, u64)> = Vec::new();
+            for seed in 0..1_500 {
+                for violation in run(Scenario::mutated(harness, seed, defect)).violations {
+                    if !is_known_open(&violation)
+                        && !first.iter().any(|(class, _)| *class == violation.class)
+                    {
+                        first.push((violation.class, seed));
+                    }
+                }
+            }
+            eprintln!("{defect:?} on {harness:?}: {first:?}");
+        }
+    }
+}
+
 /// Real pane, Claude Code (the brief: the wake swallowed a person's keys
 /// pressed 20 to 90 ms before its claim), found by the sweep at seed 1073:
 /// a file arrives on an idle screen, the person types `c` 240 ms later,
@@ -375,9 +470,10 @@ fn real_pane_a_key_drawn_after_the_last_reading_holds_the_wake() {
     const SEED: u64 = 1073;
     let outcome = run(Scenario::on(Harness::Claude, SEED));
     assert!(
-        outcome.violations.iter().all(
-            |violation| violation.class != Class::WakeOnDraft && is_known_open(violation.class)
-        ),
+        outcome
+            .violations
+            .iter()
+            .all(|violation| violation.class != Class::WakeOnDraft && is_known_open(violation)),
         "{:?}",
         outcome.violations
     );
@@ -387,5 +483,54 @@ fn real_pane_a_key_drawn_after_the_last_reading_holds_the_wake() {
             .iter()
             .any(|line| line.contains("hook wake answered, naming [\"m0001.md\"")),
         "the wake still delivers, once the person's draft is gone"
+    );
+}
+
+/// Real pane, Codex 0.169.0 (the queued duplicate after a compaction): a
+/// delivery queued through the app-server starts its turn after a
+/// `/compact`, and that turn's `SessionStart` (`compact`) asks for the
+/// whole unread backlog, the queued files among them; said there too they
+/// were in one request twice. At seed 392 the person compacts, six files
+/// arrive meanwhile and go as one queued delivery, and `SessionStart`
+/// names none of them.
+#[test]
+fn real_pane_a_queued_delivery_is_not_said_again_by_the_compacted_backlog() {
+    const SEED: u64 = 392;
+    let outcome = run(Scenario::on(Harness::Codex, SEED));
+    assert!(
+        outcome.violations.iter().all(is_known_open),
+        "{:?}",
+        outcome.violations
+    );
+    let trace = outcome.trace.join("\n");
+    assert!(
+        trace.contains("person types \"/compact\"")
+            && trace.contains("a queued turn starts on \"[ding] 6 unread")
+            && trace.contains("hook SessionStart answered, naming []"),
+        "the scenario no longer compacts before a queued turn:\n{trace}"
+    );
+}
+
+/// Found by the sweep on Codex (seed 3926), the same class on the terminal
+/// path: after a `/compact` the notice is typed at the idle screen (no
+/// queue call parked yet), and the `SessionStart` (`compact`) of the turn
+/// it starts asked for the unread backlog, the file just typed among them.
+/// A file rung since the last lifecycle fact is no longer surfaced again
+/// (`tests/core_seam.rs::scope_unread_leaves_out_a_file_rung_since_the_context_began_again`).
+#[test]
+fn a_notice_typed_after_a_compaction_is_not_said_again_by_its_backlog() {
+    const SEED: u64 = 3926;
+    let outcome = run(Scenario::on(Harness::Codex, SEED));
+    assert!(
+        outcome.violations.iter().all(is_known_open),
+        "{:?}",
+        outcome.violations
+    );
+    let trace = outcome.trace.join("\n");
+    assert!(
+        trace.contains("person types \"/compact\"")
+            && trace.contains("submitted \"[ding] 1 unread inbox message in inbox/new: m0004.md")
+            && trace.contains("hook SessionStart answered, naming []"),
+        "the scenario no longer types after a compaction:\n{trace}"
     );
 }

@@ -116,7 +116,11 @@ impl ClaudeHarness {
     }
 
     fn hook(event: &'static str, payload: Value) -> Happened {
-        Happened::Hook { event, payload }
+        Happened::Hook {
+            event,
+            payload,
+            call: 0,
+        }
     }
 
     /// The background wake, armed again.
@@ -313,6 +317,7 @@ impl HarnessModel for ClaudeHarness {
     fn hook_answered(
         &mut self,
         event: &'static str,
+        _call: u64,
         answer: Option<&HookAnswer>,
         now_ms: u64,
     ) -> Vec<Happened> {

@@ -65,6 +65,7 @@ impl DemoHarness {
             let hook = |event: &'static str| Happened::Hook {
                 event,
                 payload: Value::Null,
+                call: 0,
             };
             match event {
                 Event::Submitted { text, .. } => happened.push(Happened::Submitted(text)),
@@ -93,6 +94,7 @@ impl HarnessModel for DemoHarness {
         vec![Happened::Hook {
             event: "session-start",
             payload: Value::Null,
+            call: 0,
         }]
     }
 
@@ -121,7 +123,13 @@ impl HarnessModel for DemoHarness {
 
     /// The demo harness's hooks print for the model's context: nothing
     /// more happens in the harness.
-    fn hook_answered(&mut self, _: &'static str, _: Option<&HookAnswer>, _: u64) -> Vec<Happened> {
+    fn hook_answered(
+        &mut self,
+        _: &'static str,
+        _: u64,
+        _: Option<&HookAnswer>,
+        _: u64,
+    ) -> Vec<Happened> {
         Vec::new()
     }
 

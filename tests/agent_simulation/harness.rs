@@ -13,8 +13,16 @@ pub enum Happened {
     Drew,
     /// A prompt reached the model as a turn's input.
     Submitted(String),
-    /// The harness runs `ding hook PROVIDER EVENT` with this payload.
-    Hook { event: &'static str, payload: Value },
+    /// The harness runs `ding hook PROVIDER EVENT` with this payload;
+    /// `call` is the model's own number for it, given back with its answer.
+    Hook {
+        event: &'static str,
+        payload: Value,
+        call: u64,
+    },
+    /// A turn started on a prompt queued through a native path (not
+    /// typed): its text reaches the model as the turn's input.
+    QueuedTurn(String),
     /// A turn ended: the model archives what it read during it.
     TurnEnded,
 }
@@ -53,9 +61,19 @@ pub trait HarnessModel {
     fn hook_answered(
         &mut self,
         event: &'static str,
+        call: u64,
         answer: Option<&HookAnswer>,
         now_ms: u64,
     ) -> Vec<Happened>;
+    /// Whether what `event`'s answer prints reaches the model then (a
+    /// native path's delivery reaches it only when its turn starts).
+    fn answer_reaches_model(&self, _event: &str) -> bool {
+        true
+    }
+    /// Commands a person may type whole at an empty composer (`/clear`).
+    fn commands(&self) -> &'static [&'static str] {
+        &[]
+    }
     fn snapshot(&mut self, revision: u64) -> Snapshot;
     fn view(&self) -> View;
     /// Idle, nothing typed, nothing queued: waiting for the person.

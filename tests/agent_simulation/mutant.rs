@@ -12,6 +12,8 @@ use ding::core::protocol::{ActivityState, ClaimScope, Composer};
 use ding::core::time::Time;
 use ding::demo::adapter::DemoProvider;
 use ding::providers::claude::adapter::Claude;
+use ding::providers::codex::adapter::Codex;
+use ding::providers::codex::hooks as codex_hooks;
 use ding::pty::wire::Snapshot;
 
 use crate::world::Harness;
@@ -46,6 +48,27 @@ pub enum Defect {
     /// line is written, not the snapshot's: evidence older than the last
     /// change passes the fence.
     StampsTheCurrentRevision,
+    /// A hook injects a file whose delivery still waits in the harness's
+    /// own queue (Codex: the filter of `on_claimed` left out), so the
+    /// queued prompt and a backlog say it in one request.
+    InjectsQueuedWorkAgain,
+}
+
+impl Defect {
+    pub const ALL: [Defect; 12] = [
+        Defect::IgnoresDrafts,
+        Defect::MenuIsIdle,
+        Defect::BusyIsIdle,
+        Defect::StaleEvidence,
+        Defect::DropsGrantedFiles,
+        Defect::ClaimsUnreadAtTurnStart,
+        Defect::WakesWithoutFreshIdle,
+        Defect::LosesClaimAnswers,
+        Defect::AnswersTwice,
+        Defect::StampsAnOlderRevision,
+        Defect::StampsTheCurrentRevision,
+        Defect::InjectsQueuedWorkAgain,
+    ];
 }
 
 pub struct Mutant {
@@ -60,6 +83,8 @@ impl Mutant {
             Harness::Demo => Box::new(DemoProvider),
             // As `ding compile-agent claude` sets it up: the wake on.
             Harness::Claude => Box::new(Claude::new(None, "ding".into(), true)),
+            // As `ding compile-agent codex` sets it up: the native idle path.
+            Harness::Codex => Box::new(Codex::new(true)),
         };
         Mutant {
             inner,
@@ -126,10 +151,15 @@ impl Provider for Mutant {
         now: Time,
     ) -> HookAnswer {
         let answer = self.inner.on_claimed(call, claimed, agent, now);
-        if self.defect == Some(Defect::DropsGrantedFiles) {
-            return HookAnswer::default();
+        match self.defect {
+            Some(Defect::DropsGrantedFiles) => HookAnswer::default(),
+            Some(Defect::InjectsQueuedWorkAgain)
+                if self.inner.name() == "codex" && call.event != "queue" =>
+            {
+                codex_hooks::render(&call.event, claimed, agent, "ding-0-0")
+            }
+            _ => answer,
         }
-        answer
     }
 
     fn on_park_ended(&mut self, call: &HookCall, slot: &'static str, ended: ParkEnded) {

@@ -18,6 +18,7 @@ use serde_json::Value;
 
 use crate::LIVENESS_BOUND_MS;
 use crate::claude_harness::ClaudeHarness;
+use crate::codex_harness::CodexHarness;
 use crate::demo_harness::DemoHarness;
 use crate::harness::{Happened, HarnessModel, View};
 use crate::mutant::{Defect, Mutant};
@@ -51,11 +52,22 @@ pub struct Violation {
     pub class: Class,
     pub at_ms: u64,
     pub detail: String,
+    /// The person's last key reached the harness (could be drawn) only at
+    /// or after DING's act behind the violation (the compare-and-send
+    /// behind a draft, the claim behind a wake), so nothing DING could
+    /// read showed it: DING acted on evidence older than the person's
+    /// latest input (issue 20's class). A key drawn before the act moved
+    /// the revision and told the adapter: a violation then is DING's.
+    pub key_after_reading: bool,
 }
 
 impl std::fmt::Display for Violation {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{:?} at {} ms: {}", self.class, self.at_ms, self.detail)
+        write!(f, "{:?} at {} ms: {}", self.class, self.at_ms, self.detail)?;
+        if self.key_after_reading {
+            write!(f, " (the person's last key came after the last reading)")?;
+        }
+        Ok(())
     }
 }
 
@@ -76,6 +88,14 @@ pub enum Harness {
     /// the order the real binary fires them, the wake), with the Claude
     /// provider.
     Claude,
+    /// A model of Codex CLI 0.169.0 under DING's launcher (its captured
+    /// screens, its hooks, the app-server's queue and the launcher's own
+    /// native path), with the Codex provider on the native idle path.
+    Codex,
+}
+
+impl Harness {
+    pub const ALL: [Harness; 3] = [Harness::Demo, Harness::Claude, Harness::Codex];
 }
 
 /// One seed's world, drawn up front where it can be.
@@ -115,11 +135,7 @@ impl Scenario {
         arrivals.sort();
         Scenario {
             seed,
-            harness: if seed.is_multiple_of(2) {
-                Harness::Demo
-            } else {
-                Harness::Claude
-            },
+            harness: Harness::ALL[(seed % 3) as usize],
             lag_max_ms: [0, 2, 10, 40, 90][rng.between(0, 4) as usize],
             turn_ms: rng.between(300, 4_000),
             menu_every: [0, 0, 2, 3][rng.between(0, 3) as usize],
@@ -177,6 +193,8 @@ struct Transaction {
 
 struct HookCallRecord {
     event: &'static str,
+    /// The harness's own number for the call.
+    call: u64,
     answers: u32,
 }
 
@@ -186,6 +204,7 @@ fn harness_for(scenario: &Scenario) -> Box<dyn HarnessModel> {
     match scenario.harness {
         Harness::Demo => Box::new(DemoHarness::new(turn, scenario.menu_every, Instant::now())),
         Harness::Claude => Box::new(ClaudeHarness::new(turn, scenario.seed)),
+        Harness::Codex => Box::new(CodexHarness::new(turn, scenario.seed)),
     }
 }
 
@@ -213,8 +232,10 @@ struct World {
     held_input: VecDeque<Vec<u8>>,
     /// When the last write reaches the harness: input stays in order.
     input_lands_at: u64,
-    /// The notices DING pasted, as the harness reads them.
+    /// The notices DING pasted, as the harness reads them, and those
+    /// already reported as pasted onto a draft.
     pasted: Vec<String>,
+    glued: Vec<String>,
     hooks: BTreeMap<Peer, HookCallRecord>,
     next_peer: usize,
     files: BTreeMap<String, File>,
@@ -223,6 +244,11 @@ struct World {
     to_archive: Vec<String>,
     /// When the harness first sat quiet after the person did.
     settled_at: Option<u64>,
+    /// When the person's last key reaches the harness, and when DING last
+    /// began a compare-and-send and last claimed.
+    person_key_lands_ms: Option<u64>,
+    typed_at_ms: Option<u64>,
+    claimed_at_ms: Option<u64>,
     violations: Vec<Violation>,
     trace: Vec<String>,
     typed: usize,
@@ -265,12 +291,16 @@ impl World {
             held_input: VecDeque::new(),
             input_lands_at: 0,
             pasted: Vec::new(),
+            glued: Vec::new(),
             hooks: BTreeMap::new(),
             next_peer: 1,
             files: BTreeMap::new(),
             next_file: 1,
             to_archive: Vec::new(),
             settled_at: None,
+            person_key_lands_ms: None,
+            typed_at_ms: None,
+            claimed_at_ms: None,
             violations: Vec::new(),
             trace: Vec::new(),
             typed: 0,
@@ -309,6 +339,11 @@ impl World {
             class,
             at_ms: self.now,
             detail,
+            key_after_reading: match class {
+                Class::Draft => self.key_lands_after(self.typed_at_ms),
+                Class::WakeOnDraft => self.key_lands_after(self.claimed_at_ms),
+                _ => false,
+            },
         });
     }
 
@@ -428,13 +463,13 @@ impl World {
                     return;
                 };
                 if record.answers == 0 {
-                    let event = record.event;
+                    let (event, call) = (record.event, record.call);
                     self.violate(
                         Class::HookUnanswered,
                         format!("hook {event} ({peer:?}) unanswered by its timeout"),
                     );
                     self.after(0, Due::Machine(ToMachine::HookGone { peer }));
-                    let happened = self.harness.hook_answered(event, None, self.now);
+                    let happened = self.harness.hook_answered(event, call, None, self.now);
                     self.harness_did(happened);
                 }
             }
@@ -489,6 +524,9 @@ impl World {
             };
             match output {
                 FromMachine::Uplink(line) => {
+                    if line.contains(r#""kind":"claim""#) {
+                        self.claimed_at_ms = Some(self.now);
+                    }
                     let line = self.restamped(line);
                     self.after(1, Due::Engine(ToEngine::AdapterLine(line.into_bytes())))
                 }
@@ -533,7 +571,7 @@ impl World {
 
     // ----- hooks -----
 
-    fn call_hook(&mut self, event: &'static str, payload: Value) {
+    fn call_hook(&mut self, event: &'static str, payload: Value, call: u64) {
         let timeout = self.harness.hook_timeout_ms(event);
         let peer = Peer(self.next_peer);
         self.next_peer += 1;
@@ -551,8 +589,14 @@ impl World {
         })
         .to_string()
         .into_bytes();
-        self.hooks
-            .insert(peer, HookCallRecord { event, answers: 0 });
+        self.hooks.insert(
+            peer,
+            HookCallRecord {
+                event,
+                call,
+                answers: 0,
+            },
+        );
         self.note(format!("hook {event} {peer:?}"));
         // The hook process starts, reads its payload, connects.
         let delay = self.rng.between(2, 15);
@@ -565,7 +609,7 @@ impl World {
             return;
         };
         record.answers += 1;
-        let (event, answers) = (record.event, record.answers);
+        let (event, call, answers) = (record.event, record.call, record.answers);
         if answers > 1 {
             return self.violate(
                 Class::HookAnsweredTwice,
@@ -578,9 +622,11 @@ impl World {
         if with_receipt {
             self.after(1, Due::Machine(ToMachine::HookReceipt { peer }));
         }
-        for name in names {
-            self.hooked += 1;
-            self.seen(&name, "a hook");
+        if self.harness.answer_reaches_model(event) {
+            for name in names {
+                self.hooked += 1;
+                self.seen(&name, "a hook");
+            }
         }
         if answer.parked == Some(ParkAnswer::Delivered)
             && let View::Idle { composer } = self.harness.view()
@@ -591,7 +637,9 @@ impl World {
                 format!("the parked {event} delivered onto the draft {composer:?}"),
             );
         }
-        let happened = self.harness.hook_answered(event, Some(&answer), self.now);
+        let happened = self
+            .harness
+            .hook_answered(event, call, Some(&answer), self.now);
         self.harness_did(happened);
     }
 
@@ -618,6 +666,7 @@ impl World {
             "send-if {} at revision {} for {:?}",
             send.request, self.revision, send.messages
         ));
+        self.typed_at_ms = Some(self.now);
         self.transaction = Some(Transaction {
             request: send.request,
             steps: send.transport.steps.into_iter().collect(),
@@ -659,7 +708,19 @@ impl World {
         let lag = self.rng.between(0, self.scenario.lag_max_ms);
         let lands = (self.now + lag).max(self.input_lands_at);
         self.input_lands_at = lands;
+        if writer == Writer::Person {
+            self.person_key_lands_ms = Some(lands);
+        }
         self.at(lands, Due::HarnessReads(bytes, writer));
+    }
+
+    /// Whether the person's last key reaches the harness at or after DING's
+    /// act at `acted`.
+    fn key_lands_after(&self, acted: Option<u64>) -> bool {
+        match (self.person_key_lands_ms, acted) {
+            (Some(lands), Some(acted)) => lands >= acted,
+            _ => false,
+        }
     }
 
     fn harness_reads(&mut self, bytes: &[u8], writer: Writer) {
@@ -679,10 +740,13 @@ impl World {
                 View::Dialog => {
                     self.violate(Class::Dialog, "DING's notice reached an open dialog".into())
                 }
-                View::Idle { composer } if !composer.is_empty() => self.violate(
-                    Class::Draft,
-                    format!("DING's notice joined the draft {composer:?}"),
-                ),
+                View::Idle { composer } if !composer.is_empty() => {
+                    self.glued.push(text.clone());
+                    self.violate(
+                        Class::Draft,
+                        format!("DING's notice joined the draft {composer:?}"),
+                    )
+                }
                 View::Idle { .. } => {}
             }
             self.pasted.push(text);
@@ -706,7 +770,18 @@ impl World {
                     self.after(1, Due::Engine(status));
                 }
                 Happened::Submitted(text) => self.submitted(&text),
-                Happened::Hook { event, payload } => self.call_hook(event, payload),
+                Happened::Hook {
+                    event,
+                    payload,
+                    call,
+                } => self.call_hook(event, payload, call),
+                Happened::QueuedTurn(text) => {
+                    self.note(format!("a queued turn starts on {:?}", clip(&text)));
+                    for name in self.names_in(&text) {
+                        self.hooked += 1;
+                        self.seen(&name, "queued");
+                    }
+                }
                 Happened::TurnEnded => {
                     self.note("a turn ends".into());
                     self.archive_seen();
@@ -719,7 +794,8 @@ impl World {
         let names = self.names_in(text);
         let dings = text.contains("[ding]");
         self.note(format!("submitted {:?}", clip(text)));
-        if dings && !self.pasted.iter().any(|pasted| pasted == text) {
+        let reported = self.glued.iter().any(|glued| text.contains(glued.as_str()));
+        if dings && !reported && !self.pasted.iter().any(|pasted| pasted == text) {
             self.violate(
                 Class::Draft,
                 format!("a prompt joined a person's text and DING's notice: {text:?}"),
@@ -775,6 +851,13 @@ impl World {
                 }
                 _ => self.rng.between(500, 6_000),
             },
+            View::Idle { .. } if !self.harness.commands().is_empty() && self.rng.chance(4) => {
+                // A command, typed whole; Return follows at the next look.
+                let commands = self.harness.commands();
+                let command = commands[self.rng.between(0, commands.len() as u64 - 1) as usize];
+                self.person_types(command.as_bytes().to_vec());
+                self.rng.between(100, 1_500)
+            }
             _ if self.rng.chance(self.scenario.eagerness) => {
                 let letter = b'a' + self.rng.between(0, 25) as u8;
                 self.person_types(vec![letter]);
