@@ -93,3 +93,77 @@ fn the_check_sees_what_it_forbids() {
     let decision = "fn decide() {\n    let now = Instant::now();\n    let c = Cell::new(1);\n}\n#[cfg(test)]\nmod tests { fn t() { Instant::now(); } }\n";
     assert_eq!(clock_and_cells(decision), ["2:Instant::now", "3:Cell::new"]);
 }
+
+/// What a provider's decision must never do either: read or write a file.
+/// A harness's settings reach a provider as [`ding::adapter::SettingsRead`],
+/// read by the shell.
+const FILE_IO: [&str; 8] = [
+    "std::fs",
+    "fs::read",
+    "fs::write",
+    "File::open",
+    "File::create",
+    "read_file(",
+    "read_regular(",
+    "read_to_string(",
+];
+
+/// The files that decide: the machine, and each provider's reading of its
+/// screens and hooks.
+const DECISIONS: [&str; 5] = [
+    "adapter.rs",
+    "hooks.rs",
+    "screen.rs",
+    "activity.rs",
+    "timing.rs",
+];
+
+fn file_io(text: &str) -> Vec<String> {
+    let mut hits = Vec::new();
+    for (number, line) in text.lines().enumerate() {
+        if line.trim_start().starts_with("#[cfg(test)]") {
+            break;
+        }
+        if line.trim_start().starts_with("//") {
+            continue;
+        }
+        for what in FILE_IO {
+            if line.contains(what) {
+                hits.push(format!("{}:{what}", number + 1));
+            }
+        }
+    }
+    hits
+}
+
+#[test]
+fn no_decision_of_the_machine_or_a_provider_reads_a_file() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    rust_files_under(&root.join("src/adapter/machine"), &mut files);
+    let mut providers = Vec::new();
+    rust_files_under(&root.join("src/providers"), &mut providers);
+    files.extend(providers.into_iter().filter(|path| {
+        path.file_name()
+            .is_some_and(|name| DECISIONS.iter().any(|decision| name == *decision))
+    }));
+    assert!(files.len() > 10, "the decisions were found: {files:?}");
+    let offenders: Vec<String> = files
+        .iter()
+        .flat_map(|path| {
+            let relative = path.strip_prefix(root).unwrap().display().to_string();
+            file_io(&fs::read_to_string(path).unwrap())
+                .into_iter()
+                .map(move |hit| format!("{relative}:{hit}"))
+        })
+        .collect();
+    assert!(
+        offenders.is_empty(),
+        "file reads in a decision (the shell reads, the provider is handed what it read):\n{}",
+        offenders.join("\n")
+    );
+    assert_eq!(
+        file_io("fn check() {\n    let s = read_file(path);\n}\n"),
+        ["2:read_file("]
+    );
+}

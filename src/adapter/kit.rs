@@ -26,11 +26,12 @@ use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token};
 
 use super::clock::Clock;
+use super::hook_config::read_file;
 use super::hook_wire::MAX_CALL_BYTES;
 use super::machine::{Input, Machine, Output, Pacing, Peer};
 use super::pty_watch::{PtyEvent, PtyWatch};
 use super::uplink::Pipe;
-use super::{AgentContext, Provider, identity_from_env};
+use super::{AgentContext, Provider, SettingsRead, identity_from_env};
 use crate::core::time::Time;
 use crate::line_server::{Limits, LineServer, ServerEvent};
 use crate::sidecar::adapter_proc::set_nonblocking;
@@ -111,6 +112,9 @@ pub fn main<P: Provider>(provider: P, options: impl FnOnce() -> Result<KitOption
         let harness: Option<Vec<String>> = std::env::var(HARNESS_VARIABLE)
             .ok()
             .and_then(|text| serde_json::from_str(&text).ok());
+        let mut provider = provider;
+        let read = read_settings(provider.settings_files());
+        provider.on_settings_read(&read);
         return match provider.check_setup(harness.as_deref()) {
             Ok(line) => {
                 writeln!(io::stdout(), "{line}")?;
@@ -120,6 +124,18 @@ pub fn main<P: Provider>(provider: P, options: impl FnOnce() -> Result<KitOption
         };
     }
     run(provider, options()?)
+}
+
+/// Reads a provider's hook settings files, each as the agent compiler reads
+/// them.
+fn read_settings(files: Vec<PathBuf>) -> Vec<SettingsRead> {
+    files
+        .into_iter()
+        .map(|path| SettingsRead {
+            settings: read_file(&path).map_err(|err| format!("{err:#}")),
+            path,
+        })
+        .collect()
 }
 
 /// Runs `provider` until the sidecar closes stdin.
@@ -284,6 +300,7 @@ impl<P: Provider> Kit<P> {
             Output::Log(line) => {
                 let _ = writeln!(io::stderr(), "{line}");
             }
+            Output::ReadSettings(files) => results.push(Input::SettingsRead(read_settings(files))),
         }
     }
 

@@ -194,6 +194,9 @@ pub struct HookPlan {
     /// it was parked for, say a turn started): each is answered with
     /// nothing before this call's action, so it can claim nothing more.
     pub end_parked: Vec<&'static str>,
+    /// The call may follow an edit of the harness's settings (a new
+    /// session): the shell reads [`Provider::settings_files`] again.
+    pub recheck_settings: bool,
     pub action: HookAction,
 }
 
@@ -214,9 +217,19 @@ impl HookPlan {
             facts: Vec::new(),
             received: Vec::new(),
             end_parked: Vec::new(),
+            recheck_settings: false,
             action,
         }
     }
+}
+
+/// A hook settings file a provider's setup check reads, as the process
+/// shell read it ([`hook_config::read_file`]: a missing file is an empty
+/// object; `Err` says why it could not be read).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SettingsRead {
+    pub path: std::path::PathBuf,
+    pub settings: Result<serde_json::Value, String>,
 }
 
 /// A provider's reading of one hook call: what it says the harness is doing
@@ -271,8 +284,17 @@ pub trait Provider {
     /// old incarnation no longer holds for the new one.
     fn on_new_terminal(&mut self, identity: Option<&Identity>, now: Time);
 
-    /// A call parked in `slot` left it unanswered (see [`ParkEnded`]).
-    fn on_park_ended(&mut self, _call: &HookCall, _slot: &'static str, _ended: ParkEnded) {}
+    /// The harness's hook settings files the provider's setup check reads.
+    /// A provider reads no file itself: the shell reads these when the
+    /// adapter starts (and before a check) and again when a hook plan asks
+    /// ([`HookPlan::recheck_settings`]), and hands them to
+    /// [`Provider::on_settings_read`].
+    fn settings_files(&self) -> Vec<std::path::PathBuf> {
+        Vec::new()
+    }
+
+    /// The files [`Provider::settings_files`] named, as read.
+    fn on_settings_read(&mut self, _read: &[SettingsRead]) {}
 
     /// A standing remark for people about the adapter's own setup (for
     /// example, whether the harness's hook configuration is in place),

@@ -3,8 +3,7 @@
 //! adapter's side of the seam could have.
 
 use ding::adapter::{
-    AgentContext, ClaimRequest, HookAction, HookAnswer, HookCall, HookPlan, ParkEnded, Provider,
-    Reading,
+    AgentContext, ClaimRequest, HookAction, HookAnswer, HookCall, HookPlan, Provider, Reading,
 };
 use ding::core::downlink::Claimed;
 use ding::core::identity::Identity;
@@ -160,9 +159,5 @@ impl Provider for Mutant {
             }
             _ => answer,
         }
-    }
-
-    fn on_park_ended(&mut self, call: &HookCall, slot: &'static str, ended: ParkEnded) {
-        self.inner.on_park_ended(call, slot, ended);
     }
 }

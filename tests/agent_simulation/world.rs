@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use ding::adapter::machine::{Input as ToMachine, Machine, Output as FromMachine, Pacing, Peer};
-use ding::adapter::{AgentContext, HookAnswer, ParkAnswer};
+use ding::adapter::{AgentContext, HookAnswer, ParkAnswer, SettingsRead};
 use ding::core::config::{EngineConfig, Policy};
 use ding::core::downlink::Downlink;
 use ding::core::engine::{Engine, Input as ToEngine, Output as FromEngine, SendIf};
@@ -551,6 +551,18 @@ impl World {
                 }
                 FromMachine::PtyStatus => {}
                 FromMachine::Log(line) => self.note(format!("adapter log: {line}")),
+                // The simulated providers are set up without settings
+                // files: none is there to read.
+                FromMachine::ReadSettings(files) => {
+                    let read = files
+                        .into_iter()
+                        .map(|path| SettingsRead {
+                            path,
+                            settings: Err("not in the simulation".into()),
+                        })
+                        .collect();
+                    self.after(0, Due::Machine(ToMachine::SettingsRead(read)));
+                }
             }
         }
     }

@@ -37,7 +37,7 @@ use super::timing::{
 use super::uplink::Uplink;
 use super::{
     AgentContext, ClaimRequest, HookAction, HookPlan, Park, ParkAnswer, ParkEnded, Provider,
-    Reading,
+    Reading, SettingsRead,
 };
 use crate::core::downlink::{ClaimRefusal, Claimed, Downlink};
 use crate::core::identity::Identity;
@@ -83,6 +83,8 @@ pub enum Input {
     PtyStatus(Box<HostStatus>),
     /// The connection is gone, or could not be made or used (`why`).
     PtyLost(String),
+    /// The settings files [`Output::ReadSettings`] named, as read.
+    SettingsRead(Vec<SettingsRead>),
 }
 
 /// A decision for the shell to carry out.
@@ -109,6 +111,8 @@ pub enum Output {
     PtyStatus,
     /// A line for the adapter's stderr (the sidecar logs it).
     Log(String),
+    /// Read these hook settings files: [`Input::SettingsRead`] follows.
+    ReadSettings(Vec<std::path::PathBuf>),
 }
 
 /// How the machine paces its evidence.
@@ -205,10 +209,19 @@ impl<P: Provider> Machine<P> {
             done: false,
             outputs: VecDeque::new(),
         };
+        machine.read_settings();
         if !has_downlink {
             machine.on_demand(true);
         }
         machine
+    }
+
+    /// Asks the shell for the provider's settings files, if it has any.
+    fn read_settings(&mut self) {
+        let files = self.provider.settings_files();
+        if !files.is_empty() {
+            self.emit(Output::ReadSettings(files));
+        }
     }
 
     /// Whether the sidecar is gone: the shell drains the outputs and exits.
@@ -266,6 +279,7 @@ impl<P: Provider> Machine<P> {
             Input::PtyStatus(status) if self.is_open() => self.on_pty_status(*status),
             Input::PtySnapshot(snapshot) if self.is_open() => self.on_snapshot(&snapshot),
             Input::PtyLost(why) if self.link != Link::Closed => self.pty_lost(&why),
+            Input::SettingsRead(read) => self.provider.on_settings_read(&read),
             // From a connection the machine already closed: stale.
             Input::PtyMoved
             | Input::PtyStarted
@@ -455,8 +469,6 @@ impl<P: Provider> Machine<P> {
             };
             self.answer(parked.peer, &answer);
         }
-        self.provider
-            .on_park_ended(&parked.call, parked.park.slot, ended);
     }
 
     // ----- hooks -----
@@ -495,6 +507,9 @@ impl<P: Provider> Machine<P> {
             if let Some(parked) = self.parked.release(slot) {
                 self.end_park(parked, ParkEnded::Ended);
             }
+        }
+        if plan.recheck_settings {
+            self.read_settings();
         }
         // What the hook said may change the evidence: read the screen again,
         // and wake nothing until then.

@@ -13,8 +13,10 @@ use crate::core::protocol::{Body, ClaimScope, ClaimWants, Composer, MAX_FIELD_BY
 #[derive(Default)]
 struct Probe {
     new_terminals: Vec<Option<String>>,
-    ended: Vec<ParkEnded>,
     screen: Option<Reading>,
+    /// Settings files it checks, and what it was given of them.
+    settings: Vec<PathBuf>,
+    settings_read: Vec<SettingsRead>,
 }
 
 impl Provider for Probe {
@@ -43,6 +45,10 @@ impl Provider for Probe {
         };
         match call.event.as_str() {
             "claim" => HookPlan::act(HookAction::Claim(claim)),
+            "session" => HookPlan {
+                recheck_settings: true,
+                ..HookPlan::nothing()
+            },
             "wake" => HookPlan::act(HookAction::Park(Park {
                 slot: "wake",
                 claim,
@@ -68,8 +74,12 @@ impl Provider for Probe {
         }
     }
 
-    fn on_park_ended(&mut self, _call: &HookCall, _slot: &'static str, ended: ParkEnded) {
-        self.ended.push(ended);
+    fn settings_files(&self) -> Vec<PathBuf> {
+        self.settings.clone()
+    }
+
+    fn on_settings_read(&mut self, read: &[SettingsRead]) {
+        self.settings_read.extend_from_slice(read);
     }
 }
 
@@ -176,6 +186,53 @@ fn wanted_and_open(machine: &mut Machine<Probe>, now: Time) {
     assert_eq!(drain(machine), [Output::PtyOpen]);
     machine.handle_input(Input::PtyOpened, now);
     assert_eq!(drain(machine), [Output::PtySnapshot]);
+}
+
+/// A provider reads no file: the shell reads its settings files at start
+/// and whenever a hook's plan asks, and the machine hands them over.
+#[test]
+fn settings_files_are_read_by_the_shell_at_start_and_when_a_plan_asks() {
+    let path = PathBuf::from("/home/settings.json");
+    let probe = Probe {
+        settings: vec![path.clone()],
+        ..Probe::default()
+    };
+    let mut machine = Machine::new(
+        probe,
+        agent(),
+        Pacing::default(),
+        Some(identity("i")),
+        true,
+        Time::ZERO,
+    );
+    assert_eq!(
+        drain(&mut machine),
+        [Output::ReadSettings(vec![path.clone()])]
+    );
+    let read = SettingsRead {
+        path: path.clone(),
+        settings: Ok(serde_json::json!({"hooks": {}})),
+    };
+    machine.handle_input(Input::SettingsRead(vec![read.clone()]), at(1));
+    assert_eq!(machine.provider.settings_read, [read]);
+    call(&mut machine, 1, "claim", at(2));
+    assert!(
+        !drain(&mut machine)
+            .iter()
+            .any(|output| matches!(output, Output::ReadSettings(_))),
+        "only a plan that asks reads them again"
+    );
+    call(&mut machine, 2, "session", at(3));
+    assert!(
+        drain(&mut machine).contains(&Output::ReadSettings(vec![path])),
+        "a new session may follow an edit"
+    );
+    // A provider with no settings files asks for nothing.
+    assert!(
+        !drain(&mut self::machine())
+            .iter()
+            .any(|output| matches!(output, Output::ReadSettings(_)))
+    );
 }
 
 #[test]
@@ -391,8 +448,7 @@ fn a_newer_wake_replaces_the_parked_one_and_each_answer_says_what_became_of_it()
             line: ended(ParkAnswer::Replaced).to_line()
         }]
     );
-    assert_eq!(machine.provider.ended, [ParkEnded::Replaced]);
-    // Its deadline is the park's: answered with nothing then, and told so.
+    // Its deadline is the park's: answered with nothing then, saying so.
     assert_eq!(
         machine.next_deadline(),
         Some(at(2) + Duration::from_secs(60))
@@ -404,10 +460,6 @@ fn a_newer_wake_replaces_the_parked_one_and_each_answer_says_what_became_of_it()
             peer: Peer(2),
             line: ended(ParkAnswer::Expired).to_line()
         }]
-    );
-    assert_eq!(
-        machine.provider.ended,
-        [ParkEnded::Replaced, ParkEnded::Expired]
     );
 }
 

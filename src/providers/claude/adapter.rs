@@ -16,10 +16,10 @@ use std::time::Duration;
 use anyhow::{Result, bail};
 
 use crate::adapter::compile::IdlePath;
-use crate::adapter::hook_config::{missing, read_file};
+use crate::adapter::hook_config::missing;
 use crate::adapter::kit::{self, KitOptions};
 use crate::adapter::{
-    AgentContext, HookAnswer, HookCall, HookPlan, Incarnation, Provider, Reading,
+    AgentContext, HookAnswer, HookCall, HookPlan, Incarnation, Provider, Reading, SettingsRead,
 };
 use crate::core::downlink::Claimed;
 use crate::core::identity::Identity;
@@ -36,6 +36,8 @@ use super::{hooks, screen};
 enum Installed {
     /// No settings file was named (`--settings`).
     Unchecked,
+    /// Named, and not read yet (the shell reads it at start).
+    NotRead,
     Complete,
     /// These handlers (event names) are missing.
     Missing(Vec<String>),
@@ -64,19 +66,22 @@ pub struct Claude {
 
 impl Claude {
     pub fn new(settings: Option<PathBuf>, program: String, wake: bool) -> Claude {
-        let mut claude = Claude {
+        let installed = if settings.is_some() {
+            Installed::NotRead
+        } else {
+            Installed::Unchecked
+        };
+        Claude {
             settings,
             program,
             wake,
-            installed: Installed::Unchecked,
+            installed,
             heard: HookActivity::Unheard,
             ready_since: None,
             woken_at: None,
             incarnation: Incarnation::default(),
             fired: false,
-        };
-        claude.check_settings();
-        claude
+        }
     }
 
     fn heard_at(&self, now: Time, ready_for: Duration) -> Heard {
@@ -98,16 +103,20 @@ impl Claude {
         }
     }
 
-    fn check_settings(&mut self) {
-        let Some(path) = &self.settings else {
-            self.installed = Installed::Unchecked;
+    /// What the settings file, as the shell read it, holds of what the
+    /// adapter relies on.
+    fn check_settings(&mut self, read: &[SettingsRead]) {
+        let Some(read) = read
+            .iter()
+            .find(|read| Some(&read.path) == self.settings.as_ref())
+        else {
             return;
         };
-        self.installed = match read_file(path) {
-            Err(err) => Installed::Unreadable(format!("{err:#}")),
+        self.installed = match &read.settings {
+            Err(err) => Installed::Unreadable(err.clone()),
             Ok(settings) => {
                 let wanted = wanted(&self.program, self.wake);
-                let lacking: Vec<String> = missing(&settings, &wanted)
+                let lacking: Vec<String> = missing(settings, &wanted)
                     .into_iter()
                     .map(|entry| {
                         if entry.handler["asyncRewake"] == true {
@@ -151,11 +160,9 @@ impl Provider for Claude {
             self.new_terminal(Some(&identity.incarnation));
         }
         self.fired = true;
-        if call.event == "SessionStart" {
-            // A new session: the configuration may have been edited since.
-            self.check_settings();
-        }
-        let planned = hooks::plan(&call.event, &call.payload, agent);
+        let mut planned = hooks::plan(&call.event, &call.payload, agent);
+        // A new session: the configuration may have been edited since.
+        planned.plan.recheck_settings = call.event == "SessionStart";
         if let Some(activity) = planned.activity {
             self.heard = activity;
             self.ready_since = None;
@@ -177,11 +184,19 @@ impl Provider for Claude {
         answer
     }
 
+    fn settings_files(&self) -> Vec<PathBuf> {
+        self.settings.iter().cloned().collect()
+    }
+
+    fn on_settings_read(&mut self, read: &[SettingsRead]) {
+        self.check_settings(read);
+    }
+
     fn check_setup(&self, _harness: Option<&[String]>) -> Result<String, String> {
         let remark = self.remark().unwrap_or_default();
         match self.installed {
             Installed::Complete | Installed::Unchecked => Ok(remark),
-            Installed::Missing(_) | Installed::Unreadable(_) => Err(remark),
+            Installed::Missing(_) | Installed::Unreadable(_) | Installed::NotRead => Err(remark),
         }
     }
 
@@ -194,6 +209,7 @@ impl Provider for Claude {
         };
         Some(match &self.installed {
             Installed::Unchecked => "claude hooks: not checked (no --settings)".into(),
+            Installed::NotRead => format!("claude hooks: {} not read yet", file()),
             Installed::Unreadable(err) => format!("claude hooks: cannot read them: {err}"),
             Installed::Missing(events) => format!(
                 "claude hooks MISSING from {}: {} (run `ding compile-agent claude` again)",
