@@ -27,7 +27,10 @@
 //! * a person: drafts typed at any pace, left and finished, submitted,
 //!   cleared; menus answered; turns stopped; slash commands where the
 //!   harness has them; quiet at the end;
-//! * arrivals at any moment, bursts among them.
+//! * arrivals at any moment, bursts among them;
+//! * on one seed in ten, a crash: the harness starts again as a new
+//!   incarnation, its hooks dying with it, bytes on their way to it lost,
+//!   its context gone.
 //!
 //! After every step it checks:
 //!

@@ -115,6 +115,9 @@ pub struct Scenario {
     pub quiet_at_ms: u64,
     /// How busy the person is: percent chance, at each look, of typing.
     pub eagerness: u64,
+    /// When the harness crashes and the PTY host starts it again (a new
+    /// incarnation), if it does.
+    pub restart_at_ms: Option<u64>,
     /// The defect under the mutation check; `None` runs DING as it is.
     pub defect: Option<Defect>,
 }
@@ -142,6 +145,7 @@ impl Scenario {
             arrivals,
             quiet_at_ms,
             eagerness: rng.between(0, 80),
+            restart_at_ms: rng.chance(10).then(|| rng.between(500, quiet_at_ms)),
             defect: None,
         }
     }
@@ -174,7 +178,10 @@ enum Writer {
 
 enum Due {
     PersonLooks,
-    HarnessReads(Vec<u8>, Writer),
+    /// Bytes reach the harness of this incarnation (lost with it).
+    HarnessReads(Vec<u8>, Writer, u64),
+    /// The harness crashes and the PTY host starts it again.
+    HarnessRestarts,
     Machine(ToMachine),
     Engine(ToEngine),
     /// The PTY transaction's wait ended.
@@ -193,6 +200,8 @@ struct Transaction {
 
 struct HookCallRecord {
     event: &'static str,
+    /// The harness incarnation that ran it: a hook dies with its harness.
+    incarnation: u64,
     /// The harness's own number for the call.
     call: u64,
     answers: u32,
@@ -224,6 +233,8 @@ struct World {
     machine: Option<Machine<Mutant>>,
     harness: Box<dyn HarnessModel>,
     identity: Identity,
+    /// The harness's incarnation, counted from 1 (`i1`, `i2`, ...).
+    incarnation: u64,
     revision: u64,
     /// Whether the adapter watches the terminal (its connection is open).
     watching: bool,
@@ -285,6 +296,7 @@ impl World {
             machine: None,
             harness,
             identity,
+            incarnation: 1,
             revision: 1,
             watching: false,
             transaction: None,
@@ -309,6 +321,9 @@ impl World {
         };
         for (at, count) in world.scenario.arrivals.clone() {
             world.at(at, Due::Arrival(count));
+        }
+        if let Some(at) = world.scenario.restart_at_ms {
+            world.at(at, Due::HarnessRestarts);
         }
         world.at(0, Due::Engine(ToEngine::InboxScan(Vec::new())));
         let status = ToEngine::PtyStatus {
@@ -422,7 +437,12 @@ impl World {
         let now = Time::from_millis(self.now);
         match due {
             Due::PersonLooks => self.person_looks(),
-            Due::HarnessReads(bytes, writer) => self.harness_reads(&bytes, writer),
+            Due::HarnessReads(bytes, writer, incarnation) if incarnation == self.incarnation => {
+                self.harness_reads(&bytes, writer)
+            }
+            // Written to a harness that is gone.
+            Due::HarnessReads(..) => {}
+            Due::HarnessRestarts => self.harness_restarts(),
             Due::Machine(input) => {
                 if let Some(machine) = self.machine.as_mut() {
                     machine.handle_input(input, now);
@@ -462,7 +482,7 @@ impl World {
                 let Some(record) = self.hooks.get(&peer) else {
                     return;
                 };
-                if record.answers == 0 {
+                if record.answers == 0 && record.incarnation == self.incarnation {
                     let (event, call) = (record.event, record.call);
                     self.violate(
                         Class::HookUnanswered,
@@ -605,6 +625,7 @@ impl World {
             peer,
             HookCallRecord {
                 event,
+                incarnation: self.incarnation,
                 call,
                 answers: 0,
             },
@@ -622,11 +643,16 @@ impl World {
         };
         record.answers += 1;
         let (event, call, answers) = (record.event, record.call, record.answers);
+        let of_this_harness = record.incarnation == self.incarnation;
         if answers > 1 {
             return self.violate(
                 Class::HookAnsweredTwice,
                 format!("hook {event} ({peer:?}) answered {answers} times"),
             );
+        }
+        if !of_this_harness {
+            // Its process died with its harness: nobody reads the answer.
+            return self.note(format!("hook {event} of a harness gone answered"));
         }
         let answer: HookAnswer = serde_json::from_str(line).expect("an answer line");
         let names = self.names_in(&format!("{}{}", answer.stdout, answer.stderr));
@@ -723,7 +749,7 @@ impl World {
         if writer == Writer::Person {
             self.person_key_lands_ms = Some(lands);
         }
-        self.at(lands, Due::HarnessReads(bytes, writer));
+        self.at(lands, Due::HarnessReads(bytes, writer, self.incarnation));
     }
 
     /// Whether the person's last key reaches the harness at or after DING's
@@ -819,6 +845,57 @@ impl World {
                 self.seen(&name, "typed");
             }
         }
+    }
+
+    // ----- a crash -----
+
+    /// The harness crashes and the PTY host starts it again: a new
+    /// incarnation with a new screen; its hooks die with it, bytes on their
+    /// way to it are lost, and what its context held is gone (so a file
+    /// seen and not yet archived may reach the new one again).
+    fn harness_restarts(&mut self) {
+        if self.transaction.is_some() {
+            // The host writes a transaction whole; the crash comes after.
+            return self.after(10, Due::HarnessRestarts);
+        }
+        self.incarnation += 1;
+        self.identity.incarnation = format!("i{}", self.incarnation);
+        self.note(format!(
+            "the harness crashes and starts again as {}",
+            self.identity.incarnation
+        ));
+        let gone: Vec<Peer> = self
+            .hooks
+            .iter()
+            .filter(|(_, record)| record.answers == 0)
+            .map(|(peer, _)| *peer)
+            .collect();
+        for peer in gone {
+            self.after(0, Due::Machine(ToMachine::HookGone { peer }));
+        }
+        for name in std::mem::take(&mut self.to_archive) {
+            if let Some(file) = self.files.get_mut(&name)
+                && !file.archived
+            {
+                file.seen = 0;
+            }
+        }
+        let scenario = Scenario {
+            seed: self.scenario.seed.wrapping_add(self.incarnation),
+            ..self.scenario.clone()
+        };
+        self.harness = harness_for(&scenario);
+        self.revision += 1;
+        if self.watching {
+            self.after(1, Due::Machine(ToMachine::PtyStarted));
+        }
+        let status = ToEngine::PtyStatus {
+            identity: self.identity.clone(),
+            revision: self.revision,
+        };
+        self.after(1, Due::Engine(status));
+        let happened = self.harness.started(self.now);
+        self.harness_did(happened);
     }
 
     // ----- the person -----
