@@ -51,9 +51,10 @@
 //! Some races are known and open (issue 20, the input fence: a key the
 //! harness has not drawn yet does not move the revision, so a
 //! compare-and-send, or a parked call's claim, can pass on a screen older
-//! than the person's last key). [`KNOWN_OPEN`] names their classes, known
-//! open only when DING acted on a screen taken before the person's last
-//! key could be drawn: the sweep counts them and
+//! than the person's last key; a dialog drawn after the compare-and-send
+//! meets its Return). [`KNOWN_OPEN`] names their classes, known open only
+//! when DING acted before the person's key or the dialog could be drawn,
+//! or on what such a race left behind: the sweep counts them and
 //! prints the first seed of each, and a test checks the simulation still
 //! finds them, so the fence's fix will have a failing test to turn green.
 //! Every other violation fails the sweep with its seed.
@@ -92,10 +93,18 @@ pub const LIVENESS_BOUND_MS: u64 = 30_000;
 /// person's last key came after the last screen the adapter read (DING
 /// acted on evidence older than the person's latest input); the same class
 /// on fresh evidence fails the sweep.
-const KNOWN_OPEN: [(Class, &str); 2] = [
+const KNOWN_OPEN: [(Class, &str); 4] = [
     (
         Class::Draft,
         "issue 20: a key not yet drawn leaves the revision where the snapshot saw it",
+    ),
+    (
+        Class::Dialog,
+        "issue 20: a dialog drawn after the compare-and-send meets its Return, which is not fenced like the first byte",
+    ),
+    (
+        Class::Liveness,
+        "issue 20: a notice such a race left glued to a draft or behind a dialog is never submitted",
     ),
     (
         Class::WakeOnDraft,
@@ -227,18 +236,24 @@ fn the_same_seed_gives_the_same_trace() {
 /// this test fails, and the class leaves [`KNOWN_OPEN`].
 #[test]
 fn the_known_open_races_are_still_found() {
-    for (class, why) in KNOWN_OPEN {
-        let found = (0..seeds().min(10_000)).find(|&seed| {
-            run(Scenario::random(seed))
+    // One pass over the seeds, until every class is found.
+    let mut missing: Vec<(Class, &str)> = KNOWN_OPEN.to_vec();
+    for seed in 0..seeds().min(10_000) {
+        if missing.is_empty() {
+            break;
+        }
+        let outcome = run(Scenario::random(seed));
+        missing.retain(|(class, _)| {
+            !outcome
                 .violations
                 .iter()
-                .any(|violation| violation.class == class && is_known_open(violation))
+                .any(|violation| violation.class == *class && is_known_open(violation))
         });
-        assert!(
-            found.is_some(),
-            "{class:?} is no longer found ({why}): take it out of KNOWN_OPEN"
-        );
     }
+    assert!(
+        missing.is_empty(),
+        "no longer found: {missing:?}: take them out of KNOWN_OPEN"
+    );
 }
 
 /// Real pane, Claude Code and Codex (issue 20's brief): a first key typed
@@ -365,7 +380,7 @@ fn every_deliberate_defect_is_caught() {
         (Defect::IgnoresDrafts, Harness::Codex, Class::Draft, 1),
         (Defect::MenuIsIdle, Harness::Codex, Class::Dialog, 4),
         (Defect::BusyIsIdle, Harness::Codex, Class::Busy, 1),
-        (Defect::StaleEvidence, Harness::Codex, Class::Busy, 2),
+        (Defect::StaleEvidence, Harness::Codex, Class::Busy, 6),
         (
             Defect::DropsGrantedFiles,
             Harness::Codex,
@@ -514,15 +529,17 @@ fn real_pane_a_queued_delivery_is_not_said_again_by_the_compacted_backlog() {
     );
 }
 
-/// Found by the sweep on Codex (seed 3926), the same class on the terminal
-/// path: after a `/compact` the notice is typed at the idle screen (no
-/// queue call parked yet), and the `SessionStart` (`compact`) of the turn
-/// it starts asked for the unread backlog, the file just typed among them.
+/// Found by the sweep on Codex (seed 3926 then; 4502 now, with the model
+/// of the startup modal), the same class on the terminal path: after a
+/// `/compact` the notice is typed at the idle screen (no queue call parked
+/// yet), and the `SessionStart` (`compact`) of the turn it starts asked for
+/// the unread backlog, the files just typed among them (three files twice
+/// at this seed without the fix).
 /// A file rung since the last lifecycle fact is no longer surfaced again
 /// (`tests/core_seam.rs::scope_unread_leaves_out_a_file_rung_since_the_context_began_again`).
 #[test]
 fn a_notice_typed_after_a_compaction_is_not_said_again_by_its_backlog() {
-    const SEED: u64 = 3926;
+    const SEED: u64 = 4502;
     let outcome = run(Scenario::on(Harness::Codex, SEED));
     assert!(
         outcome.violations.iter().all(is_known_open),
@@ -531,9 +548,40 @@ fn a_notice_typed_after_a_compaction_is_not_said_again_by_its_backlog() {
     );
     let trace = outcome.trace.join("\n");
     assert!(
-        trace.contains("person types \"/compact\"")
-            && trace.contains("submitted \"[ding] 1 unread inbox message in inbox/new: m0004.md")
+        trace.contains("hook PostCompact answered")
+            && trace.contains("submitted \"[ding] 3 unread inbox messages in inbox/new: m0002.md")
             && trace.contains("hook SessionStart answered, naming []"),
         "the scenario no longer types after a compaction:\n{trace}"
+    );
+}
+
+/// Real pane, Codex 0.169.0 in its default setup (issue 20's brief: DING's
+/// Return opened the hook-review dialog, 3 of 3): a file waits at start,
+/// no queue call is parked yet, and the notice is typed on the first
+/// composer frame; the person's own untrusted hook makes Codex draw its
+/// "Hooks need review" modal between the paste and the Return, which then
+/// answers it, and the notice sits behind the dialog (the person later
+/// wipes it as a draft, and its file never reaches the model). Open until
+/// the input fence (issue 20) re-checks the Return; this test then asserts
+/// the opposite.
+#[test]
+fn real_pane_the_startup_notices_return_answers_the_hooks_review_modal() {
+    const SEED: u64 = 8465;
+    let outcome = run(Scenario::on(Harness::Codex, SEED));
+    let answered = outcome
+        .violations
+        .iter()
+        .find(|violation| violation.class == Class::Dialog)
+        .unwrap_or_else(|| {
+            panic!(
+                "seed {SEED} no longer meets the modal: {:?}",
+                outcome.violations
+            )
+        });
+    assert!(answered.detail.contains("Return"), "{answered}");
+    assert!(
+        outcome.violations.iter().all(is_known_open),
+        "{:?}",
+        outcome.violations
     );
 }

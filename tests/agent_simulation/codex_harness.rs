@@ -8,7 +8,11 @@
 //! (`codex_app_server.rs`) on the same clock.
 //!
 //! * the composer is up a few hundred milliseconds after start; before,
-//!   the screen is blank;
+//!   the screen is blank; where the person has an untrusted hook of their
+//!   own in their Codex config, the "Hooks need review" modal opens 0.1 to
+//!   2 s after the composer and captures every key (Return or `1`: the
+//!   hooks browser; `2`, `3` or Esc: continue; in the browser Esc or `2`
+//!   closes it);
 //! * a prompt (Return on a non-empty composer) starts a turn:
 //!   `SessionStart` with the first prompt of a session (`startup`,
 //!   `clear` after `/clear`, `compact` after `/compact`), then
@@ -48,7 +52,9 @@ use crate::harness::{Happened, HarnessModel, View};
 use crate::support::rng::Rng;
 
 /// The captures each state is drawn with.
-const SCREENS: [&str; 10] = [
+const SCREENS: [&str; 12] = [
+    "hooks-review-modal",
+    "hooks-browser",
     "eval-idle-empty",
     "idle-after-turn",
     "after-compaction",
@@ -119,9 +125,22 @@ enum Tool {
     Runs { ends: u64 },
 }
 
+/// The startup modal of a person's own untrusted hooks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Modal {
+    None,
+    /// It opens this long after the composer.
+    After(u64),
+    /// Open; `browsing`: its "Review hooks" browser is.
+    Open {
+        browsing: bool,
+    },
+}
+
 /// What the model has scheduled for itself.
 enum Event {
     ComposerUp,
+    ModalOpens,
     ToServer(String),
     ToLauncher(String),
     /// The queue looks for an item to start.
@@ -145,11 +164,19 @@ pub struct CodexHarness {
     /// A hook of Codex's runs; the ones fired meanwhile wait, in order.
     hook_running: bool,
     hooks_waiting: VecDeque<Happened>,
+    modal: Modal,
 }
 
 impl CodexHarness {
     pub fn new(turn: Duration, seed: u64) -> CodexHarness {
         let (native, _) = Native::start("/srv/project");
+        // Drawn apart: whether the person has hooks of their own to review.
+        let mut own_hooks = Rng(seed ^ 0x40da1);
+        let modal = if own_hooks.chance(30) {
+            Modal::After(own_hooks.between(100, 2_000))
+        } else {
+            Modal::None
+        };
         CodexHarness {
             rng: Rng(seed ^ 0xc0de),
             turn_ms: u64::try_from(turn.as_millis()).unwrap_or(1_000),
@@ -164,6 +191,7 @@ impl CodexHarness {
             next_event: 0,
             hook_running: false,
             hooks_waiting: VecDeque::new(),
+            modal,
         }
     }
 
@@ -318,7 +346,25 @@ impl CodexHarness {
         }
     }
 
+    /// A key while the startup modal is open: it takes every key.
+    fn modal_key(&mut self, browsing: bool, key: Key) -> Vec<Happened> {
+        let text = match &key {
+            Key::Text(text) => text.as_str(),
+            _ => "",
+        };
+        self.modal = match (browsing, &key, text) {
+            (false, Key::Enter, _) | (false, _, "1") => Modal::Open { browsing: true },
+            (false, Key::Escape, _) | (false, _, "2" | "3") => Modal::None,
+            (true, Key::Escape, _) | (true, _, "2") => Modal::None,
+            _ => return Vec::new(),
+        };
+        vec![Happened::Drew]
+    }
+
     fn key(&mut self, key: Key, now: u64) -> Vec<Happened> {
+        if let Modal::Open { browsing } = self.modal {
+            return self.modal_key(browsing, key);
+        }
         match (self.phase, key) {
             (Phase::Dialog { left, continued }, Key::Enter) => self.approved(left, continued, now),
             (Phase::Dialog { left, continued }, Key::Text(text)) if text == "1" => {
@@ -379,7 +425,14 @@ impl CodexHarness {
 
     fn event(&mut self, event: Event, now: u64) -> Vec<Happened> {
         match event {
+            Event::ModalOpens => {
+                self.modal = Modal::Open { browsing: false };
+                vec![Happened::Drew]
+            }
             Event::ComposerUp => {
+                if let Modal::After(after) = self.modal {
+                    self.schedule(now + after, Event::ModalOpens);
+                }
                 self.phase = Phase::Idle;
                 let started = self.server.new_thread();
                 self.tell_launcher(vec![started], now);
@@ -614,6 +667,9 @@ impl HarnessModel for CodexHarness {
 
     fn view(&self) -> View {
         let composer = self.composer.clone();
+        if let Modal::Open { .. } = self.modal {
+            return View::Dialog;
+        }
         match self.phase {
             Phase::Starting | Phase::Idle => View::Idle { composer },
             Phase::Dialog { .. } => View::Dialog,
@@ -622,7 +678,10 @@ impl HarnessModel for CodexHarness {
     }
 
     fn is_quiet(&self) -> bool {
-        self.phase == Phase::Idle && self.composer.is_empty() && !self.server.has_queued()
+        self.phase == Phase::Idle
+            && self.composer.is_empty()
+            && !self.server.has_queued()
+            && !matches!(self.modal, Modal::Open { .. })
     }
 }
 
@@ -668,14 +727,27 @@ impl CodexHarness {
     }
 
     fn screen(&self, revision: u64) -> Snapshot {
-        let name = match self.phase {
-            Phase::Starting => {
-                let mut blank = screens()["eval-idle-empty"].clone();
-                blank.rows = vec![String::new(); blank.rows.len()];
-                blank.runs.clear();
-                blank.revision = revision;
-                return blank;
-            }
+        let name = match (self.phase, self.modal) {
+            (_, Modal::Open { browsing: false }) => "hooks-review-modal",
+            (_, Modal::Open { browsing: true }) => "hooks-browser",
+            (phase, _) => self.screen_of(phase),
+        };
+        if name.is_empty() {
+            let mut blank = screens()["eval-idle-empty"].clone();
+            blank.rows = vec![String::new(); blank.rows.len()];
+            blank.runs.clear();
+            blank.revision = revision;
+            return blank;
+        }
+        let mut snapshot = screens()[name].clone();
+        snapshot.revision = revision;
+        snapshot
+    }
+
+    /// The capture a phase is drawn with (`""`: nothing drawn yet).
+    fn screen_of(&self, phase: Phase) -> &'static str {
+        match phase {
+            Phase::Starting => "",
             Phase::Idle if self.composer.starts_with('/') => "slash-menu",
             Phase::Idle if !self.composer.is_empty() => "draft",
             Phase::Idle if self.session == Some("compact") => "after-compaction",
@@ -689,9 +761,6 @@ impl CodexHarness {
             } => "busy-command-running",
             _ if self.streaming() => "busy-streaming-looks-idle",
             _ => "busy",
-        };
-        let mut snapshot = screens()[name].clone();
-        snapshot.revision = revision;
-        snapshot
+        }
     }
 }

@@ -54,9 +54,11 @@ pub struct Violation {
     pub detail: String,
     /// The person's last key reached the harness (could be drawn) only at
     /// or after DING's act behind the violation (the compare-and-send
-    /// behind a draft, the claim behind a wake), so nothing DING could
-    /// read showed it: DING acted on evidence older than the person's
-    /// latest input (issue 20's class). A key drawn before the act moved
+    /// behind a draft, the claim behind a wake), or the dialog DING's
+    /// paste or Return met was drawn only after its compare-and-send, so
+    /// nothing DING could read showed it: DING acted on evidence older
+    /// than the person's latest input or the harness's latest output
+    /// (issue 20's class). A key or a dialog drawn before the act moved
     /// the revision and told the adapter: a violation then is DING's.
     pub key_after_reading: bool,
 }
@@ -258,6 +260,12 @@ struct World {
     /// When the person's last key reaches the harness, and when DING last
     /// began a compare-and-send and last claimed.
     person_key_lands_ms: Option<u64>,
+    /// When the dialog now open was drawn (`None`: none is open).
+    dialog_since_ms: Option<u64>,
+    /// The files of the last compare-and-send, and of every one whose
+    /// notice met a known-open race.
+    typing: Vec<String>,
+    raced: std::collections::BTreeSet<String>,
     typed_at_ms: Option<u64>,
     claimed_at_ms: Option<u64>,
     violations: Vec<Violation>,
@@ -311,6 +319,9 @@ impl World {
             to_archive: Vec::new(),
             settled_at: None,
             person_key_lands_ms: None,
+            dialog_since_ms: None,
+            typing: Vec::new(),
+            raced: std::collections::BTreeSet::new(),
             typed_at_ms: None,
             claimed_at_ms: None,
             violations: Vec::new(),
@@ -349,16 +360,30 @@ impl World {
     }
 
     fn violate(&mut self, class: Class, detail: String) {
+        let key_after_reading = match class {
+            Class::Draft => self.key_lands_after(self.typed_at_ms),
+            Class::Dialog => match (self.dialog_since_ms, self.typed_at_ms) {
+                (Some(drawn), Some(typed)) => drawn >= typed,
+                _ => false,
+            },
+            Class::WakeOnDraft => self.key_lands_after(self.claimed_at_ms),
+            _ => false,
+        };
+        if key_after_reading && matches!(class, Class::Draft | Class::Dialog) {
+            // The notice now sits glued to a draft or behind a dialog: what
+            // becomes of its files follows from this race.
+            self.raced.extend(self.typing.iter().cloned());
+        }
+        self.record(class, detail, key_after_reading);
+    }
+
+    fn record(&mut self, class: Class, detail: String, key_after_reading: bool) {
         self.note(format!("VIOLATION {class:?}: {detail}"));
         self.violations.push(Violation {
             class,
             at_ms: self.now,
             detail,
-            key_after_reading: match class {
-                Class::Draft => self.key_lands_after(self.typed_at_ms),
-                Class::WakeOnDraft => self.key_lands_after(self.claimed_at_ms),
-                _ => false,
-            },
+            key_after_reading,
         });
     }
 
@@ -705,6 +730,11 @@ impl World {
             send.request, self.revision, send.messages
         ));
         self.typed_at_ms = Some(self.now);
+        self.typing = send
+            .messages
+            .iter()
+            .map(|name| name.as_str().to_string())
+            .collect();
         self.transaction = Some(Transaction {
             request: send.request,
             steps: send.transport.steps.into_iter().collect(),
@@ -798,6 +828,12 @@ impl World {
             match happening {
                 Happened::Drew => {
                     self.revision += 1;
+                    let dialog = self.harness.view() == View::Dialog;
+                    self.dialog_since_ms = match self.dialog_since_ms {
+                        Some(since) if dialog => Some(since),
+                        _ if dialog => Some(self.now),
+                        _ => None,
+                    };
                     if self.watching {
                         self.after(1, Due::Machine(ToMachine::PtyMoved));
                     }
@@ -1042,10 +1078,10 @@ impl World {
             .map(|(name, _)| name.clone())
             .collect();
         for name in late {
-            self.violate(
-                Class::Liveness,
-                format!("{name} never reached the model, the harness idle since {settled} ms"),
-            );
+            let raced = self.raced.contains(&name);
+            let detail =
+                format!("{name} never reached the model, the harness idle since {settled} ms");
+            self.record(Class::Liveness, detail, raced);
         }
     }
 }
