@@ -40,8 +40,9 @@ fn rust_files_under(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// Every forbidden use in `text` above its tests, as `line:what`.
-fn clock_and_cells(text: &str) -> Vec<String> {
+/// Every use of one of `forbidden` in `text` above its tests, as
+/// `line:what`.
+fn uses(text: &str, forbidden: &[&str]) -> Vec<String> {
     let mut hits = Vec::new();
     for (number, line) in text.lines().enumerate() {
         if line.trim_start().starts_with("#[cfg(test)]") {
@@ -50,13 +51,17 @@ fn clock_and_cells(text: &str) -> Vec<String> {
         if line.trim_start().starts_with("//") {
             continue;
         }
-        for what in FORBIDDEN {
+        for what in forbidden {
             if line.contains(what) {
                 hits.push(format!("{}:{what}", number + 1));
             }
         }
     }
     hits
+}
+
+fn clock_and_cells(text: &str) -> Vec<String> {
+    uses(text, &FORBIDDEN)
 }
 
 #[test]
@@ -119,21 +124,7 @@ const DECISIONS: [&str; 5] = [
 ];
 
 fn file_io(text: &str) -> Vec<String> {
-    let mut hits = Vec::new();
-    for (number, line) in text.lines().enumerate() {
-        if line.trim_start().starts_with("#[cfg(test)]") {
-            break;
-        }
-        if line.trim_start().starts_with("//") {
-            continue;
-        }
-        for what in FILE_IO {
-            if line.contains(what) {
-                hits.push(format!("{}:{what}", number + 1));
-            }
-        }
-    }
-    hits
+    uses(text, &FILE_IO)
 }
 
 #[test]

@@ -30,7 +30,7 @@ use ding::providers::claude::timing::WAKE_RELAY_TIMEOUT_SECS;
 use ding::pty::wire::Snapshot;
 use serde_json::{Value, json};
 
-use crate::harness::{Happened, HarnessModel, View};
+use crate::harness::{Happened, HarnessModel, View, captured};
 use crate::support::rng::Rng;
 
 /// The captures each state is drawn with.
@@ -45,18 +45,7 @@ const SCREENS: [&str; 6] = [
 
 fn screens() -> &'static BTreeMap<&'static str, Snapshot> {
     static SCREENS_READ: OnceLock<BTreeMap<&'static str, Snapshot>> = OnceLock::new();
-    SCREENS_READ.get_or_init(|| {
-        SCREENS
-            .iter()
-            .map(|name| {
-                let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-                    .join("fixtures/providers/claude/screens")
-                    .join(format!("{name}.json"));
-                let text = std::fs::read_to_string(&path).expect("a capture");
-                (*name, serde_json::from_str(&text).expect("a snapshot"))
-            })
-            .collect()
-    })
+    SCREENS_READ.get_or_init(|| captured("fixtures/providers/claude/screens", &SCREENS))
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -48,7 +48,7 @@ use ding::pty::wire::Snapshot;
 use serde_json::{Value, json};
 
 use crate::codex_app_server::AppServer;
-use crate::harness::{Happened, HarnessModel, View};
+use crate::harness::{Happened, HarnessModel, View, captured};
 use crate::support::rng::Rng;
 
 /// The captures each state is drawn with.
@@ -69,18 +69,7 @@ const SCREENS: [&str; 12] = [
 
 fn screens() -> &'static BTreeMap<&'static str, Snapshot> {
     static SCREENS_READ: OnceLock<BTreeMap<&'static str, Snapshot>> = OnceLock::new();
-    SCREENS_READ.get_or_init(|| {
-        SCREENS
-            .iter()
-            .map(|name| {
-                let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-                    .join("fixtures/providers/codex/snapshots")
-                    .join(format!("{name}.json"));
-                let text = std::fs::read_to_string(&path).expect("a capture");
-                (*name, serde_json::from_str(&text).expect("a snapshot"))
-            })
-            .collect()
-    })
+    SCREENS_READ.get_or_init(|| captured("fixtures/providers/codex/snapshots", &SCREENS))
 }
 
 /// The slash commands a person may type.

@@ -2,9 +2,26 @@
 //! lag, which the world applies), draws, runs hooks, acts on their
 //! answers, and shows a person what it is doing.
 
+use std::collections::BTreeMap;
+
 use ding::adapter::HookAnswer;
 use ding::pty::wire::Snapshot;
 use serde_json::Value;
+
+/// The captured screens `names`, read from `dir` (under the crate's root)
+/// as `NAME.json`: a harness model draws each of its states with one.
+pub fn captured(dir: &str, names: &[&'static str]) -> BTreeMap<&'static str, Snapshot> {
+    names
+        .iter()
+        .map(|name| {
+            let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join(dir)
+                .join(format!("{name}.json"));
+            let text = std::fs::read_to_string(&path).expect("a capture");
+            (*name, serde_json::from_str(&text).expect("a snapshot"))
+        })
+        .collect()
+}
 
 /// What the harness did that the world must act on.
 #[derive(Debug)]
