@@ -862,7 +862,7 @@ fn scripted_adapter(mode: &str) {
             return;
         }
         match client.next_push(Duration::from_secs(1)) {
-            Ok(Some(Push::Revision { revision: seen })) => revision = seen,
+            Ok(Some(Push::Revision { revision: seen, .. })) => revision = seen,
             Ok(Some(_)) | Err(_) => return,
             Ok(None) => {}
         }

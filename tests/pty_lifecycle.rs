@@ -340,7 +340,7 @@ fn watch_pushes_are_coalesced_for_a_slow_reader() {
     let mut pushes = 0;
     let mut last = start;
     while let Some(push) = watcher.next_push(Duration::from_millis(300)).expect("push") {
-        if let Push::Revision { revision } = push {
+        if let Push::Revision { revision, .. } = push {
             assert!(revision > last, "pushes move forward");
             last = revision;
             pushes += 1;

@@ -329,7 +329,7 @@ fn revision_moves_on_output_input_resize_and_restart() {
     let mut seen = 0;
     while let Some(push) = watcher.next_push(Duration::from_millis(200)).expect("push") {
         let revision = match push {
-            Push::Revision { revision } | Push::Start { revision, .. } => revision,
+            Push::Revision { revision, .. } | Push::Start { revision, .. } => revision,
             Push::Exit { revision, child } => {
                 assert!(matches!(
                     child,

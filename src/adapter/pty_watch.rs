@@ -124,7 +124,7 @@ impl PtyWatch {
         let lost = conn.read(&mut received);
         for line in received {
             match line {
-                Received::Line(line) => self.on_line(line, events),
+                Received::Line(line) => self.on_line(*line, events),
                 Received::Unreadable(err) => {
                     events.push(PtyEvent::Lost(format!("unreadable pty host line: {err}")))
                 }

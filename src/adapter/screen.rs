@@ -75,6 +75,7 @@ pub mod testing {
         let (row, col) = cursor.unwrap_or((0, 0));
         Snapshot {
             revision: 1,
+            terminal: Default::default(),
             size: Size {
                 cols,
                 rows: rows.len() as u16,
@@ -112,6 +113,7 @@ mod tests {
     fn a_cell_is_covered_by_the_run_that_spans_it_in_characters() {
         let snapshot = Snapshot {
             revision: 1,
+            terminal: Default::default(),
             size: Size { cols: 10, rows: 1 },
             cursor: Cursor {
                 row: 0,

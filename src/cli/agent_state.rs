@@ -379,6 +379,8 @@ mod tests {
             child_for_ms: for_ms,
             launch: None,
             log_failure: None,
+            clock_ms: 0,
+            terminal: Default::default(),
         }
     }
 

@@ -154,6 +154,7 @@ mod tests {
         let height = u16::try_from(rows.len()).expect("rows");
         Snapshot {
             revision: 1,
+            terminal: Default::default(),
             size: Size {
                 cols: 40,
                 rows: height,

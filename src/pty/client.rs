@@ -234,7 +234,7 @@ impl Client {
             let left = deadline.saturating_duration_since(Instant::now());
             match self.next_push(left)? {
                 None => return Ok(None),
-                Some(Push::Revision { revision: seen })
+                Some(Push::Revision { revision: seen, .. })
                 | Some(Push::Exit { revision: seen, .. })
                 | Some(Push::Start { revision: seen, .. })
                     if seen > revision =>

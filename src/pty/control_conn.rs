@@ -19,7 +19,7 @@ use crate::sidecar::lines::{Line, LineBuffer};
 /// What one read brought.
 #[derive(Debug)]
 pub enum Received {
-    Line(ServerLine),
+    Line(Box<ServerLine>),
     /// A line that is not a server line (kept as the parse error).
     Unreadable(String),
 }
@@ -113,7 +113,7 @@ impl ControlConn {
         for line in lines {
             match line {
                 Line::Complete(bytes) => out.push(match serde_json::from_slice(&bytes) {
-                    Ok(line) => Received::Line(line),
+                    Ok(line) => Received::Line(Box::new(line)),
                     Err(err) => Received::Unreadable(err.to_string()),
                 }),
                 Line::TooLong { len } => {

@@ -69,6 +69,8 @@ impl Screen {
         }
         Snapshot {
             revision,
+            // The host sets it: the screen model knows no clock.
+            terminal: Default::default(),
             size: Size {
                 cols: cols.get(),
                 rows: rows.get(),

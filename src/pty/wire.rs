@@ -191,6 +191,12 @@ pub struct HostStatus {
     /// while they do.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub log_failure: Option<crate::log_file::LogFailure>,
+    /// Now, on the host's own clock (milliseconds since it started).
+    #[serde(default)]
+    pub clock_ms: u64,
+    /// The terminal's last input and output, on that clock.
+    #[serde(default)]
+    pub terminal: TerminalTimes,
 }
 
 /// The child process as the host last saw it.
@@ -228,11 +234,30 @@ pub enum SendIfReply {
 /// type the engine fences with, so the two can never disagree on a name.
 pub use crate::core::identity::IdentityPart;
 
+/// When, on the host's own clock (milliseconds since the host started),
+/// input other than DING's own deliveries last reached the terminal (a
+/// person's keys through `attach`, a supervisor's intervention) and output
+/// last came from it; `None`: not yet. Each of them moves the revision, so
+/// a revision names one of these. A fence that needs the person to have
+/// been quiet, or the screen to have settled, compares them with the
+/// host's clock (`clockMs` in `status`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TerminalTimes {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_at_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_at_ms: Option<u64>,
+}
+
 /// `snapshot`: what the screen shows, at which revision.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Snapshot {
     pub revision: u64,
+    /// The terminal's last input and output at this revision.
+    #[serde(default)]
+    pub terminal: TerminalTimes,
     pub size: Size,
     pub cursor: Cursor,
     /// Each visible row as text; only the spaces of empty cells at its end
@@ -292,7 +317,12 @@ pub enum Colour {
 pub enum Push {
     /// The revision moved. Pushes are coalesced: a client that reads slowly
     /// sees the latest revision, not every step.
-    Revision { revision: u64 },
+    Revision {
+        revision: u64,
+        /// The terminal's last input and output at that revision.
+        #[serde(default)]
+        terminal: TerminalTimes,
+    },
     /// The child ended.
     Exit { child: ChildState, revision: u64 },
     /// A new child started (a new incarnation).
@@ -497,7 +527,13 @@ mod tests {
                 revision: 3,
                 written: 2,
             }),
-            ServerLine::Push(Push::Revision { revision: 4 }),
+            ServerLine::Push(Push::Revision {
+                revision: 4,
+                terminal: TerminalTimes {
+                    input_at_ms: Some(1_200),
+                    output_at_ms: None,
+                },
+            }),
             ServerLine::Error(ErrorReply {
                 error: ErrorKind::MalformedRequest,
                 message: "x".into(),

@@ -187,7 +187,7 @@ impl PtyLink {
         let lost = conn.read(&mut received);
         for line in received {
             match line {
-                Received::Line(line) => self.on_line(line),
+                Received::Line(line) => self.on_line(*line),
                 Received::Unreadable(err) => self.notes.push(LinkNote::Unexpected(format!(
                     "unreadable line from pty host: {err}"
                 ))),
@@ -229,7 +229,7 @@ impl PtyLink {
 
     fn on_push(&mut self, push: Push) {
         match push {
-            Push::Revision { revision } => self.report(revision),
+            Push::Revision { revision, .. } => self.report(revision),
             Push::Start {
                 incarnation,
                 revision,

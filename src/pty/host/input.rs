@@ -22,6 +22,7 @@ impl Host {
             Input::Keys(bytes) => {
                 if self.child_alive() {
                     self.commit(&bytes);
+                    self.heard_input();
                 }
             }
             Input::Transaction(tx) => self.begin_transaction(tx),
@@ -85,6 +86,11 @@ impl Host {
         self.active = Some(tx);
     }
 
+    /// Input other than DING's own deliveries reached the terminal now.
+    fn heard_input(&mut self) {
+        self.terminal.input_at_ms = Some(self.clock_ms(Instant::now()));
+    }
+
     pub(super) fn mismatch(&self, condition: &Condition) -> Option<IdentityPart> {
         if condition.session != self.session {
             Some(IdentityPart::Session)
@@ -127,7 +133,11 @@ impl Host {
             match tx.steps.pop_front() {
                 Some(WireStep::Write(bytes)) => {
                     tx.written += bytes.len();
+                    let delivery = tx.origin == Origin::Delivery;
                     self.commit(&bytes);
+                    if !delivery {
+                        self.heard_input();
+                    }
                 }
                 Some(WireStep::WaitMs(ms)) => {
                     if !self.to_master.is_empty() {

@@ -48,7 +48,7 @@ use crate::pty::transport::{self, WireStep};
 use crate::pty::wire::{
     ChildState, ErrorKind, ErrorReply, FrameKind, HostStatus, IdentityPart, MAX_REQUEST_LINE,
     NextRequest, Origin, Parsed, Push, Reply, Request, SendIfReply, ServerLine, Size,
-    decode_request, next_request, parse_frame, parse_resize, push_frame,
+    TerminalTimes, decode_request, next_request, parse_frame, parse_resize, push_frame,
 };
 use crate::signals;
 
@@ -150,6 +150,11 @@ struct Host {
     size: Size,
     uid: u32,
     revision: u64,
+    /// The host's own clock, and on it when input other than DING's
+    /// deliveries last reached the terminal and when output last came
+    /// from it (see [`TerminalTimes`]).
+    clock: Instant,
+    terminal: TerminalTimes,
     screen: Screen,
     /// The last snapshot reply line and the revision it shows.
     snapshot_cache: Option<(u64, std::rc::Rc<[u8]>)>,
@@ -208,6 +213,8 @@ impl Host {
             size: config.size,
             uid: Uid::effective().as_raw(),
             revision: 0,
+            clock: Instant::now(),
+            terminal: TerminalTimes::default(),
             screen: Screen::new(config.size),
             snapshot_cache: None,
             child: Child {
@@ -334,6 +341,7 @@ impl Host {
             }
         }
         let revision = self.revision;
+        let terminal = self.terminal;
         // A redraw renders the whole screen: only once, and only if needed.
         let mut redraw: Option<Vec<u8>> = None;
         let screen = &self.screen;
@@ -346,7 +354,7 @@ impl Host {
                 && client.pushed_revision < revision
             {
                 client.pushed_revision = revision;
-                client.send_line(&ServerLine::Push(Push::Revision { revision }));
+                client.send_line(&ServerLine::Push(Push::Revision { revision, terminal }));
             }
             if client.mode == Mode::Attach && client.needs_redraw && client.outbuf.is_empty() {
                 client.needs_redraw = false;

@@ -294,7 +294,14 @@ impl Host {
             child_for_ms: u64::try_from(self.child.since.elapsed().as_millis()).unwrap_or(u64::MAX),
             launch: self.launch.clone(),
             log_failure: self.log.failing().cloned(),
+            clock_ms: self.clock_ms(Instant::now()),
+            terminal: self.terminal,
         }
+    }
+
+    /// `at` on the host's own clock.
+    pub(super) fn clock_ms(&self, at: Instant) -> u64 {
+        u64::try_from(at.saturating_duration_since(self.clock).as_millis()).unwrap_or(u64::MAX)
     }
 
     /// The snapshot reply line for the current revision. A revision names
@@ -306,7 +313,8 @@ impl Host {
         {
             return line.clone();
         }
-        let snapshot = self.screen.snapshot(self.revision);
+        let mut snapshot = self.screen.snapshot(self.revision);
+        snapshot.terminal = self.terminal;
         // Serializing our own wire types cannot fail (see `send_line`).
         let mut line =
             serde_json::to_vec(&ServerLine::Reply(Reply::Snapshot(snapshot))).unwrap_or_default();

@@ -36,6 +36,7 @@ impl Host {
                     budget = budget.saturating_sub(n);
                     let chunk = &buf[..n];
                     self.bump();
+                    self.terminal.output_at_ms = Some(self.clock_ms(Instant::now()));
                     self.screen.handle_output(chunk);
                     for client in self.clients.values_mut() {
                         if client.mode == Mode::Attach {
