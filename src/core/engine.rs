@@ -754,12 +754,14 @@ impl Engine {
             ClaimWants::Named(mut names) => {
                 names.sort();
                 for name in names {
-                    match self.ownership.state(&name) {
+                    match self.ownership.state_since(&name) {
                         None => unseen.push(name),
-                        Some(state) => match self.claimable(&name, state, claim.scope) {
-                            Ok(()) => granted.push(name),
-                            Err(state) => refused.push(Refusal { name, state }),
-                        },
+                        Some((state, since)) => {
+                            match claimable(state, since, claim.scope, self.context_since) {
+                                Ok(()) => granted.push(name),
+                                Err(state) => refused.push(Refusal { name, state }),
+                            }
+                        }
                     }
                 }
             }
@@ -769,10 +771,12 @@ impl Engine {
                     ClaimScope::Pending => self.ownership.pending().take(limit).cloned().collect(),
                     ClaimScope::Unread => self
                         .ownership
-                        .unread()
-                        .filter(|(name, state)| self.claimable(name, state, claim.scope).is_ok())
+                        .iter()
+                        .filter(|(_, state, since)| {
+                            claimable(state, *since, claim.scope, self.context_since).is_ok()
+                        })
                         .take(limit)
-                        .map(|(name, _)| name.clone())
+                        .map(|(name, _, _)| name.clone())
                         .collect(),
                 };
             }
@@ -1328,36 +1332,23 @@ fn within_budget(
     ((kept_known, kept_unseen), over)
 }
 
-impl Engine {
-    /// Whether a claim of `scope` may take `name`, in `state`. A file rung
-    /// since the context last began again was typed into that new context:
-    /// surfacing the backlog again (scope `unread`) must not say it twice
-    /// in one request (seen after a compaction: the notice typed at the
-    /// idle screen and the next prompt's `unread` backlog, one turn).
-    fn claimable(
-        &self,
-        name: &MessageName,
-        state: &MessageState,
-        scope: ClaimScope,
-    ) -> Result<(), RefusedState> {
-        let rung_since = |boundary: Time| {
-            self.ownership
-                .state_since(name)
-                .is_some_and(|(_, since)| since >= boundary)
-        };
-        if let (MessageState::Staged { .. }, ClaimScope::Unread, Some(boundary)) =
-            (state, scope, self.context_since)
-            && rung_since(boundary)
-        {
-            return Err(RefusedState::Staged);
-        }
-        claimable(state, scope)
-    }
-}
-
-/// Whether a claim of `scope` may take a file in `state`.
-fn claimable(state: &MessageState, scope: ClaimScope) -> Result<(), RefusedState> {
+/// Whether a claim of `scope` may take a file in `state` since `since`,
+/// the harness's context having last begun again at `context_since`. A
+/// file rung since then was typed into the new context: surfacing the
+/// backlog again (scope `unread`) must not say it twice in one request
+/// (seen after a compaction: the notice typed at the idle screen and the
+/// next prompt's `unread` backlog, one turn).
+fn claimable(
+    state: &MessageState,
+    since: Time,
+    scope: ClaimScope,
+    context_since: Option<Time>,
+) -> Result<(), RefusedState> {
+    let typed_into_this_context = context_since.is_some_and(|began| since >= began);
     match (state, scope) {
+        (MessageState::Staged { .. }, ClaimScope::Unread) if typed_into_this_context => {
+            Err(RefusedState::Staged)
+        }
         (MessageState::Pending, _) => Ok(()),
         (MessageState::InFlight { .. }, _) => Err(RefusedState::InFlight),
         (MessageState::Staged { .. } | MessageState::HookOwned { .. }, ClaimScope::Unread) => {

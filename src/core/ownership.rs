@@ -163,7 +163,6 @@ impl Ownership {
         self.pending.iter()
     }
 
-    /// Every unread file with its state and since when, in FIFO order.
     /// The state of `name` and since when, if it is known.
     pub fn state_since(&self, name: &MessageName) -> Option<(&MessageState, Time)> {
         self.entries
@@ -171,6 +170,8 @@ impl Ownership {
             .map(|entry| (&entry.state, entry.since))
     }
 
+    /// Every unread file with its state and since when, in FIFO order (for
+    /// claims too, which may take owned work).
     pub fn iter(&self) -> impl Iterator<Item = (&MessageName, &MessageState, Time)> {
         self.entries
             .iter()
@@ -329,14 +330,6 @@ impl Ownership {
     /// How many files are staged or hook-owned.
     pub fn owned_len(&self) -> usize {
         self.owned.len()
-    }
-
-    /// Every unread file in FIFO order with its state (for claims, which may
-    /// take owned work too).
-    pub fn unread(&self) -> impl Iterator<Item = (&MessageName, &MessageState)> {
-        self.entries
-            .iter()
-            .map(|(name, entry)| (name, &entry.state))
     }
 
     fn owned_entries(&self) -> impl Iterator<Item = (&MessageName, &Entry)> {

@@ -118,7 +118,8 @@ pub enum ClaimScope {
     Pending,
     /// Everything unread that no transaction is typing right now, including
     /// files already rung or injected: a new or compacted context surfaces
-    /// the whole durable backlog again.
+    /// the whole durable backlog again (save a file rung since the context
+    /// began again: it was typed into the new one).
     Unread,
 }
 
