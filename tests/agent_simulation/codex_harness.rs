@@ -42,6 +42,7 @@ use std::time::Duration;
 use ding::adapter::HookAnswer;
 use ding::core::time::Time;
 use ding::demo::keys::{Key, KeyDecoder};
+use ding::providers::codex::hooks::QUEUE;
 use ding::providers::codex::native::{Action, Native};
 use ding::providers::codex::timing::QUEUE_CALL_TIMEOUT;
 use ding::pty::wire::Snapshot;
@@ -147,6 +148,8 @@ pub struct CodexHarness {
     session: Option<&'static str>,
     decoder: KeyDecoder,
     native: Native,
+    /// What the launcher sends first, once the harness has started.
+    launcher_starts: Vec<Action>,
     server: AppServer,
     events: BTreeMap<(u64, u64), Event>,
     next_event: u64,
@@ -158,7 +161,7 @@ pub struct CodexHarness {
 
 impl CodexHarness {
     pub fn new(turn: Duration, seed: u64) -> CodexHarness {
-        let (native, _) = Native::start("/srv/project");
+        let (native, launcher_starts) = Native::start("/srv/project");
         // Drawn apart: whether the person has hooks of their own to review.
         let mut own_hooks = Rng(seed ^ 0x40da1);
         let modal = if own_hooks.chance(30) {
@@ -175,6 +178,7 @@ impl CodexHarness {
             session: Some("startup"),
             decoder: KeyDecoder::new(),
             native,
+            launcher_starts,
             server: AppServer::new(),
             events: BTreeMap::new(),
             next_event: 0,
@@ -203,7 +207,7 @@ impl CodexHarness {
         let mut now = Vec::new();
         for happening in happened {
             match happening {
-                Happened::Hook { event, .. } if event != "queue" => {
+                Happened::Hook { event, .. } if event != QUEUE => {
                     if self.hook_running {
                         self.hooks_waiting.push_back(happening);
                     } else {
@@ -227,7 +231,7 @@ impl CodexHarness {
                     self.schedule(now + lag, Event::ToServer(line));
                 }
                 Action::Call { call, report } => happened.push(Happened::Hook {
-                    event: "queue",
+                    event: QUEUE,
                     payload: report.to_payload(),
                     call,
                 }),
@@ -565,7 +569,7 @@ impl HarnessModel for CodexHarness {
 
     fn hook_timeout_ms(&self, event: &str) -> u64 {
         match event {
-            "queue" => u64::try_from(QUEUE_CALL_TIMEOUT.as_millis()).unwrap_or(u64::MAX),
+            QUEUE => u64::try_from(QUEUE_CALL_TIMEOUT.as_millis()).unwrap_or(u64::MAX),
             "Interrupt" | "SessionEnd" => 3_000,
             _ => 30_000,
         }
@@ -574,7 +578,7 @@ impl HarnessModel for CodexHarness {
     /// A queued delivery reaches the model when its turn starts, not when
     /// the launcher is given it.
     fn answer_reaches_model(&self, event: &str) -> bool {
-        event != "queue"
+        event != QUEUE
     }
 
     fn commands(&self) -> &'static [&'static str] {
@@ -582,8 +586,7 @@ impl HarnessModel for CodexHarness {
     }
 
     fn started(&mut self, now_ms: u64) -> Vec<Happened> {
-        let (native, actions) = Native::start("/srv/project");
-        self.native = native;
+        let actions = std::mem::take(&mut self.launcher_starts);
         let up = self.rng.between(300, 700);
         self.schedule(now_ms + up, Event::ComposerUp);
         let happened = self.launcher_did(actions, now_ms);
@@ -641,7 +644,7 @@ impl HarnessModel for CodexHarness {
         now_ms: u64,
     ) -> Vec<Happened> {
         let mut happened = Vec::new();
-        if event != "queue" {
+        if event != QUEUE {
             // The next hook runs once this one has returned.
             self.hook_running = false;
             happened.extend(self.hooks_waiting.drain(..));
@@ -683,7 +686,7 @@ impl CodexHarness {
         now_ms: u64,
     ) -> Vec<Happened> {
         match (event, self.phase) {
-            ("queue", _) => {
+            (QUEUE, _) => {
                 let actions = self
                     .native
                     .on_answer(call, answer, Time::from_millis(now_ms));
