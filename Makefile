@@ -1,7 +1,7 @@
 # The README's commands. `make test` is exactly what CI runs (.ci/run).
 CARGO ?= cargo
 
-.PHONY: test fmt-check clippy unit demo bench build harnesses fuzz install eval
+.PHONY: test fmt-check clippy unit demo bench build harnesses fuzz install eval measure-draw
 
 build:
 	$(CARGO) build --release --bins
@@ -55,3 +55,11 @@ eval:
 	mkdir -p target/eval
 	bash scripts/install-harnesses.sh >target/eval/harnesses.env
 	target/release/ding eval-run --harnesses target/eval/harnesses.env --out target/eval
+
+# How long the real harnesses take to draw a key, a paste and a fresh start,
+# idle and under two busy loops, on the PTY host's clock: the evidence for
+# the send-if fence's quiet windows (docs/providers/draw-times.md). A
+# measurement, never a pass/fail test: about ten minutes, prints a
+# table. DING_DRAW_SCALE=25 runs a quarter of the trials.
+measure-draw: harnesses
+	$(CARGO) test --release --test providers_draw_times -- --ignored --nocapture
