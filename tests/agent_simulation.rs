@@ -48,16 +48,20 @@
 //!   file reaches the model within [`LIVENESS_BOUND_MS`];
 //! * the same seed gives the same trace.
 //!
-//! Some races are known and open (issue 20, the input fence: a key the
-//! harness has not drawn yet does not move the revision, so a
-//! compare-and-send, or a parked call's claim, can pass on a screen older
-//! than the person's last key; a dialog drawn after the compare-and-send
-//! meets its Return). [`KNOWN_OPEN`] names their classes, known open only
-//! when DING acted before the person's key or the dialog could be drawn,
-//! or on what such a race left behind: the sweep counts them and
-//! prints the first seed of each, and a test checks the simulation still
-//! finds them, so the fence's fix will have a failing test to turn green.
-//! Every other violation fails the sweep with its seed.
+//! The PTY is modelled as `ding pty` is: every input and output moves the
+//! revision, the host times a person's input and the harness's output,
+//! refuses a compare-and-send by its time fence, and stops one a person's
+//! key interrupts. Some races are known and open (issue 20: a key typed
+//! between DING's paste and its Return joins the notice, because the
+//! Return is not yet a fenced phase of its own; a key drawn while a
+//! parked call's claim is in flight is not seen by the claim).
+//! [`KNOWN_OPEN`] names their classes, known open only when the person's
+//! key came at or after DING's act, or on what such a race left behind:
+//! the sweep counts them and prints the first seed of each, and a test
+//! checks the simulation still finds them, so each fix will have a
+//! failing test to turn green. Every other violation fails the sweep with
+//! its seed. The dialog class left this list with the time fence: a
+//! dialog drawn within `settled-output` of the screen read is refused.
 //!
 //! Every real-pane failure the simulation can model is a named scenario
 //! below (`real_pane_*`), found on a seed of the sweep and kept.
@@ -93,18 +97,14 @@ pub const LIVENESS_BOUND_MS: u64 = 30_000;
 /// person's last key came after the last screen the adapter read (DING
 /// acted on evidence older than the person's latest input); the same class
 /// on fresh evidence fails the sweep.
-const KNOWN_OPEN: [(Class, &str); 4] = [
+const KNOWN_OPEN: [(Class, &str); 3] = [
     (
         Class::Draft,
-        "issue 20: a key not yet drawn leaves the revision where the snapshot saw it",
-    ),
-    (
-        Class::Dialog,
-        "issue 20: a dialog drawn after the compare-and-send meets its Return, which is not fenced like the first byte",
+        "issue 20: a key typed between DING's paste and its Return stops the transaction and joins the notice in the composer (the Return is not yet a phase of its own)",
     ),
     (
         Class::Liveness,
-        "issue 20: a notice such a race left glued to a draft or behind a dialog is never submitted",
+        "issue 20: a notice such a race left in the composer (glued or interrupted) is never submitted",
     ),
     (
         Class::WakeOnDraft,
@@ -260,31 +260,38 @@ fn the_known_open_races_are_still_found() {
 /// 1 to 90 ms before DING typed was glued onto the notice. Here: a file
 /// arrives and the person types `s` in the same millisecond; the harness
 /// has not drawn it when the adapter reads the idle screen, so the
-/// revision the compare-and-send checks has not moved, and the notice
-/// typed 5 ms later lands after the `s`. Open until the input fence
-/// (issue 20); this test then asserts the opposite.
+/// revision the compare-and-send checks is the one the screen was read
+/// at. Without the time fence the notice typed 5 ms later landed after
+/// the `s`; the host now refuses it (the person typed 5 ms before), and
+/// the file reaches the model by the turn-start hook of the person's own
+/// prompt, with nothing glued.
 #[test]
-fn real_pane_a_first_key_just_before_ding_types_is_glued_onto_the_notice() {
-    let glued = known_open_race(Harness::Demo, 1824, Class::Draft);
-    assert!(glued.detail.contains("\"s\""), "{glued}");
+fn real_pane_a_first_key_just_before_ding_types_is_not_glued_onto_the_notice() {
+    holds_without(
+        Harness::Demo,
+        1824,
+        Class::Draft,
+        &[
+            "person types \"s\"",
+            "send-if 1 refused: PtyUnsettled { request: 1, part: Input",
+            "submitted \"sh\"",
+            "hook turn-start answered, naming [\"m0001.md\"",
+        ],
+    );
 }
 
-/// The race a named scenario of a known-open failure keeps: `harness` at
-/// `seed` shows it as `class`, and nothing that is not known open.
-fn known_open_race(harness: Harness, seed: u64, class: Class) -> world::Violation {
+/// [`holds_through`], and `class` shows not even as a known-open race.
+fn holds_without(harness: Harness, seed: u64, class: Class, marks: &[&str]) {
+    holds_through(harness, seed, marks);
     let outcome = run(Scenario::on(harness, seed));
     assert!(
-        outcome.violations.iter().all(is_known_open),
+        outcome
+            .violations
+            .iter()
+            .all(|violation| violation.class != class),
         "{:?}",
         outcome.violations
     );
-    outcome
-        .violations
-        .into_iter()
-        .find(|violation| violation.class == class)
-        .unwrap_or_else(|| {
-            panic!("seed {seed} on {harness:?} no longer shows the race as {class:?}")
-        })
 }
 
 /// Finds, for the mutation check, the first seed below `limit` on which
@@ -298,15 +305,25 @@ fn first_seed_catching(harness: Harness, defect: Defect, class: Class, limit: u6
     })
 }
 
-/// The mutation check: each of twelve deliberate defects, with no input lag
+/// The mutation check: each of eleven deliberate defects, with no input lag
 /// (so no violation is the known-open race), is caught as its class on
 /// each harness where it can matter by the seed named here, and DING as it
 /// is passes those seeds. A defect the simulation stops catching fails
 /// this test (which then prints the first seed that still catches it).
+///
+/// The twelfth, [`Defect::StampsTheCurrentRevision`] (evidence stamped
+/// with the revision at the moment of sending, not the one of the screen
+/// judged), is no longer caught on any seed below 5,000 on any harness:
+/// the time fence refuses every send-if until the person and the screen
+/// have been quiet, and the machine reads a screen at each revision, so a
+/// key between the reading and the stamp can only be drawn before the
+/// fence passes. It stays a defect (the stamp is the adapter kit's
+/// promise, proven by its own tests); the simulation cannot see it
+/// through the second layer.
 #[test]
 fn every_deliberate_defect_is_caught() {
-    const CAUGHT: [(Defect, Harness, Class, u64); 30] = [
-        (Defect::IgnoresDrafts, Harness::Demo, Class::Draft, 1),
+    const CAUGHT: [(Defect, Harness, Class, u64); 29] = [
+        (Defect::IgnoresDrafts, Harness::Demo, Class::Draft, 3),
         (
             Defect::IgnoresDrafts,
             Harness::Claude,
@@ -322,7 +339,7 @@ fn every_deliberate_defect_is_caught() {
         (Defect::MenuIsIdle, Harness::Demo, Class::Dialog, 5),
         (Defect::MenuIsIdle, Harness::Claude, Class::Dialog, 78),
         (Defect::BusyIsIdle, Harness::Demo, Class::Busy, 1),
-        (Defect::BusyIsIdle, Harness::Claude, Class::Busy, 1),
+        (Defect::BusyIsIdle, Harness::Claude, Class::Busy, 7),
         (Defect::StaleEvidence, Harness::Demo, Class::Busy, 4),
         (Defect::StaleEvidence, Harness::Claude, Class::Busy, 14),
         (Defect::DropsGrantedFiles, Harness::Demo, Class::Liveness, 1),
@@ -371,18 +388,12 @@ fn every_deliberate_defect_is_caught() {
             Class::Liveness,
             0,
         ),
-        (
-            Defect::StampsTheCurrentRevision,
-            Harness::Demo,
-            Class::Draft,
-            2098,
-        ),
         // Codex on its native idle path: the queue's delivery is the
         // parked call, so the terminal's stamps matter little there.
-        (Defect::IgnoresDrafts, Harness::Codex, Class::Draft, 1),
+        (Defect::IgnoresDrafts, Harness::Codex, Class::WakeOnDraft, 1),
         (Defect::MenuIsIdle, Harness::Codex, Class::Dialog, 4),
         (Defect::BusyIsIdle, Harness::Codex, Class::Busy, 1),
-        (Defect::StaleEvidence, Harness::Codex, Class::Busy, 6),
+        (Defect::StaleEvidence, Harness::Codex, Class::Busy, 18),
         (
             Defect::DropsGrantedFiles,
             Harness::Codex,
@@ -447,7 +458,7 @@ fn every_deliberate_defect_is_caught() {
             ..Scenario::mutated(harness, seed, defect)
         });
         assert!(
-            faithful.violations.is_empty(),
+            faithful.violations.iter().all(is_known_open),
             "seed {seed} on {harness:?} without {defect:?}: {:?}",
             faithful.violations
         );
@@ -489,21 +500,9 @@ fn print_the_first_seeds_catching_each_defect() {
 fn real_pane_a_key_drawn_after_the_last_reading_holds_the_wake() {
     const SEED: u64 = 1073;
     let outcome = run(Scenario::on(Harness::Claude, SEED));
-    assert!(
-        outcome
-            .violations
-            .iter()
-            .all(|violation| violation.class != Class::WakeOnDraft && is_known_open(violation)),
-        "{:?}",
-        outcome.violations
-    );
-    assert!(
-        outcome
-            .trace
-            .iter()
-            .any(|line| line.contains("hook wake answered, naming [\"m0001.md\"")),
-        "the wake still delivers, once the person's draft is gone"
-    );
+    // Nothing at all: no wake under the draft, and the file still reaches
+    // the model (a Liveness violation otherwise), by the wake or a hook.
+    assert!(outcome.violations.is_empty(), "{:?}", outcome.violations);
 }
 
 /// Real pane, Codex 0.169.0 (the queued duplicate after a compaction): a
@@ -545,22 +544,26 @@ fn holds_through(harness: Harness, seed: u64, marks: &[&str]) {
     }
 }
 
-/// Found by the sweep on Codex (seed 3926 then; 4502 now, with the model
-/// of the startup modal), the same class on the terminal path: after a
-/// `/compact` the notice is typed at the idle screen (no queue call parked
-/// yet), and the `SessionStart` (`compact`) of the turn it starts asked for
-/// the unread backlog, the files just typed among them (three files twice
-/// at this seed without the fix).
-/// A file rung since the last lifecycle fact is no longer surfaced again
+/// Found by the sweep on Codex (seed 3926, then 4502), the same class on
+/// the terminal path: after a `/compact` the notice was typed at the idle
+/// screen (no queue call parked yet), and the `SessionStart` (`compact`)
+/// of the turn it started asked for the unread backlog, the files just
+/// typed among them (three files twice at this seed without the fix). A
+/// file rung since the last lifecycle fact is no longer surfaced again
 /// (`tests/core_seam.rs::scope_unread_leaves_out_a_file_rung_since_the_context_began_again`).
+/// Since the time fence the notice is no longer typed onto the screen
+/// the compaction is still drawing (refused: drawn 5 ms before), and the
+/// queue call parked 4 ms later carries the three files instead: the
+/// backlog still names none of them.
 #[test]
-fn a_notice_typed_after_a_compaction_is_not_said_again_by_its_backlog() {
+fn a_notice_after_a_compaction_is_not_said_again_by_its_backlog() {
     holds_through(
         Harness::Codex,
         4502,
         &[
             "hook PostCompact answered",
-            "submitted \"[ding] 3 unread inbox messages in inbox/new: m0002.md",
+            "send-if 1 refused: PtyUnsettled { request: 1, part: Output",
+            "a queued turn starts on \"[ding] 3 unread",
             "hook SessionStart answered, naming []",
         ],
     );
@@ -568,15 +571,23 @@ fn a_notice_typed_after_a_compaction_is_not_said_again_by_its_backlog() {
 
 /// Real pane, Codex 0.169.0 in its default setup (issue 20's brief: DING's
 /// Return opened the hook-review dialog, 3 of 3): a file waits at start,
-/// no queue call is parked yet, and the notice is typed on the first
+/// no queue call is parked yet, and the notice was typed on the first
 /// composer frame; the person's own untrusted hook makes Codex draw its
 /// "Hooks need review" modal between the paste and the Return, which then
-/// answers it, and the notice sits behind the dialog (the person later
-/// wipes it as a draft, and its file never reaches the model). Open until
-/// the input fence (issue 20) re-checks the Return; this test then asserts
-/// the opposite.
+/// answered it, and the notice sat behind the dialog. The time fence now
+/// refuses the first composer frame (drawn 6 ms before), the modal comes
+/// meanwhile, and the file goes through Codex's own queue once the person
+/// answered it: 0 bytes typed, no key into the dialog.
 #[test]
-fn real_pane_the_startup_notices_return_answers_the_hooks_review_modal() {
-    let answered = known_open_race(Harness::Codex, 8465, Class::Dialog);
-    assert!(answered.detail.contains("Return"), "{answered}");
+fn real_pane_the_startup_backlog_waits_for_the_hooks_review_modal() {
+    holds_without(
+        Harness::Codex,
+        8465,
+        Class::Dialog,
+        &[
+            "send-if 1 refused: PtyUnsettled { request: 1, part: Output",
+            "person types \"2\"",
+            "a queued turn starts on \"[ding] 2 unread",
+        ],
+    );
 }

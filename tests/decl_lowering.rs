@@ -129,7 +129,8 @@ fn tunables_lower_into_core_tunables() {
         r#"agent "w" { command "h"; ding {
             delivery "turn-boundary+fresh-idle"; adapter { command "a"; }
             lease-cap "750ms"; adapter-silence "2m"; re-ring-after "never"
-            submit-delay "1s"; notice-max-files 4; unsafe-receipt-fence #true } }"#,
+            submit-delay "1s"; notice-max-files 4; unsafe-receipt-fence #true
+            quiet-input "600ms"; settled-output "1s" } }"#,
     );
     assert_eq!(
         spec.ding.tunables,
@@ -140,6 +141,8 @@ fn tunables_lower_into_core_tunables() {
             submit_delay: Duration::from_secs(1),
             notice_max_files: 4,
             fence: Fence::ReceiptUnsafe,
+            quiet_input: Duration::from_millis(600),
+            settled_output: Duration::from_secs(1),
         }
     );
     assert_eq!(spec.engine_config().tunables, spec.ding.tunables);
@@ -232,14 +235,15 @@ fn fingerprint_has_a_stable_canonical_form() {
         concat!(
             r#"{"adapterCommand":["$ST_HOOKS/generic-adapter","--strict"],"adapterSilenceMs":30000,"#,
             r#""agent":"worker","delivery":"turn-boundary+fresh-idle","inbox":"/srv/agents/inbox/worker","#,
-            r#""leaseCapMs":5000,"noticeMaxFiles":16,"reRingAfterMs":600000,"submitDelayMs":200,"version":2}"#
+            r#""leaseCapMs":5000,"noticeMaxFiles":16,"quietInputMs":300,"reRingAfterMs":600000,"#,
+            r#""settledOutputMs":250,"submitDelayMs":200,"version":3}"#
         )
     );
     // Pinned, and equal to `printf %s JSON | sha256sum`: a change here is
     // drift for every running sidecar.
     assert_eq!(
         input.fingerprint(),
-        "sha256:94ec066933307f81965b1178bda58455b7aed7896acf5dfe504daffa8933f241"
+        "sha256:69dd2bcee41e7dc736926b404915684156c9d7d90713b0c3aeb8ac09c9068338"
     );
 }
 
@@ -331,7 +335,7 @@ fn fingerprint_input_round_trips_through_json() {
 }
 
 #[test]
-fn a_version_1_fingerprint_input_is_still_read_and_drifts_in_its_version() {
+fn a_version_1_fingerprint_input_is_still_read_and_drifts_in_its_version_and_time_fence() {
     // What a sidecar of an older ding records and reports: snake_case keys.
     let stored = r#"{"version":1,"agent":"worker","inbox":"/srv/agents/inbox/worker","delivery":"turn-boundary+fresh-idle","adapter_command":["$ST_HOOKS/generic-adapter","--strict"],"lease_cap_ms":5000,"adapter_silence_ms":30000,"re_ring_after_ms":600000,"submit_delay_ms":200,"notice_max_files":16}"#;
     let old: FingerprintInput = serde_json::from_str(stored).expect("version 1 is read");
@@ -339,7 +343,11 @@ fn a_version_1_fingerprint_input_is_still_read_and_drifts_in_its_version() {
         .into_iter()
         .map(|drifted| drifted.field)
         .collect();
-    assert_eq!(fields, ["version"]);
+    // Its sidecar sent without a time fence: that is drift too.
+    assert_eq!(
+        fields,
+        ["version", "ding.quiet-input", "ding.settled-output"]
+    );
 }
 
 #[test]

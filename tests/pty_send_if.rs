@@ -77,6 +77,8 @@ fn send_if_under_contention_is_all_or_nothing() {
     let mut sender = host.client();
     let mut sent = Vec::new();
     let mut conflicts = Vec::new();
+    // A key between the two writes stops the transaction (PTY-20).
+    let mut stopped = Vec::new();
     for n in 0..60 {
         let status = sender.status().expect("status");
         let steps = [
@@ -93,6 +95,10 @@ fn send_if_under_contention_is_all_or_nothing() {
                 sent.push(n);
             }
             SendIfReply::Conflict { .. } => conflicts.push(n),
+            SendIfReply::Interrupted { written, .. } => {
+                assert_eq!(written, format!("<T{n}:").len());
+                stopped.push(n);
+            }
             other => panic!("unexpected {other:?}"),
         }
     }
@@ -115,21 +121,102 @@ fn send_if_under_contention_is_all_or_nothing() {
             "conflicted T{n} leaked: {out}"
         );
     }
-    // Nothing but whole transactions, keystrokes and the marker.
+    for n in &stopped {
+        let begun = format!("<T{n}:");
+        assert_eq!(out.matches(&begun).count(), 1, "{begun} once: {out}");
+        assert!(!out.contains(&format!("<T{n}:abc>")), "T{n} went on: {out}");
+    }
+    // Nothing but whole transactions, stopped ones, keystrokes and the
+    // marker.
     let mut rest = out.clone();
     for n in &sent {
         rest = rest.replace(&format!("<T{n}:abc>"), "");
+    }
+    for n in &stopped {
+        rest = rest.replace(&format!("<T{n}:"), "");
     }
     assert!(
         rest.trim_end_matches("#END#").bytes().all(|b| b == b'x'),
         "interleaved bytes: {rest}"
     );
     assert!(!sent.is_empty(), "no send-if ever matched");
-    eprintln!("sent {} conflicts {}", sent.len(), conflicts.len());
+    eprintln!(
+        "sent {} conflicts {} stopped {}",
+        sent.len(),
+        conflicts.len(),
+        stopped.len()
+    );
+}
+
+/// Writes `request` on `sender` without waiting for its reply.
+fn start_request(sender: &mut ding::pty::client::Client, request: &Request) {
+    let mut line = serde_json::to_vec(request).expect("encode");
+    line.push(b'\n');
+    sender.write_raw(&line).expect("request");
+}
+
+/// A transaction "A", a 2 s wait, "B", fenced at `revision` when `fenced`.
+fn a_wait_b(identity: &ding::core::identity::Identity, revision: u64, fenced: bool) -> Request {
+    let steps = vec![
+        write(b"A"),
+        ding::pty::transport::WireStep::WaitMs(2000),
+        write(b"B"),
+    ];
+    if !fenced {
+        return Request::Send {
+            steps,
+            origin: Origin::Delivery,
+        };
+    }
+    Request::SendIf {
+        session: identity.session.clone(),
+        incarnation: identity.incarnation.clone(),
+        generation: identity.generation.clone(),
+        expected_revision: revision,
+        steps,
+        quiet_input_ms: None,
+        settled_output_ms: None,
+    }
 }
 
 #[test]
-fn matching_send_if_writes_once_and_later_input_lands_after() {
+fn a_persons_input_during_a_send_if_stops_it_and_goes_on_after() {
+    let host = Host::recording();
+    let (identity, revision) = host.identity();
+    let mut watcher = host.client();
+    watcher.watch().expect("watch");
+    let mut typist = Typist::new(&host);
+    let mut sender = host.client();
+    start_request(&mut sender, &a_wait_b(&identity, revision, true));
+    // "A" committed: the transaction is running its wait step now.
+    watcher
+        .wait_revision_above(revision, PATIENCE)
+        .expect("watch")
+        .expect("A moved the revision");
+    // A person types during the wait: DING's "B" was decided on a
+    // terminal the person has touched since, and must not follow.
+    typist.type_bytes(b"1");
+    typist.type_bytes(b"2");
+    let reply = sender.read_reply().expect("reply");
+    let ding::pty::wire::Reply::SendIf(SendIfReply::Interrupted { written, .. }) = reply else {
+        panic!("expected interrupted, got {reply:?}");
+    };
+    assert_eq!(written, 1, "only A was written");
+    // A supervisor's intervention is a person's input too, and goes on.
+    host.client().send(&[write(b"X")]).expect("intervene");
+    assert_eq!(host.wait_file("out", 4), b"A12X");
+    // Nothing of the transaction comes later: B's time has passed.
+    let (identity, revision) = host.identity();
+    let marker = host
+        .client()
+        .send_if(&identity, revision, &[write(b"!")])
+        .expect("send-if");
+    assert!(matches!(marker, SendIfReply::Sent { .. }), "{marker:?}");
+    assert_eq!(host.wait_file("out", 5), b"A12X!");
+}
+
+#[test]
+fn input_during_an_unconditional_send_waits_behind_it() {
     let host = Host::recording();
     let (identity, revision) = host.identity();
     let mut watcher = host.client();
@@ -137,36 +224,21 @@ fn matching_send_if_writes_once_and_later_input_lands_after() {
     let mut typist = Typist::new(&host);
     let mut sender = host.client();
     let mut supervisor = host.client();
-    let request = ding::pty::wire::Request::SendIf {
-        session: identity.session.clone(),
-        incarnation: identity.incarnation.clone(),
-        generation: identity.generation.clone(),
-        expected_revision: revision,
-        steps: vec![
-            write(b"A"),
-            ding::pty::transport::WireStep::WaitMs(2000),
-            write(b"B"),
-        ],
-    };
-    let mut line = serde_json::to_vec(&request).expect("encode");
-    line.push(b'\n');
-    sender.write_raw(&line).expect("send-if");
-    // "A" committed: the transaction is running its wait step now.
+    start_request(&mut sender, &a_wait_b(&identity, revision, false));
     watcher
         .wait_revision_above(revision, PATIENCE)
         .expect("watch")
         .expect("A moved the revision");
-    // A person types and a supervisor sends, both during the wait.
     typist.type_bytes(b"1");
     typist.type_bytes(b"2");
     typist.type_bytes(b"3");
-    let send = ding::pty::wire::Request::Send {
-        steps: vec![write(b"X")],
-        origin: ding::pty::wire::Origin::Intervention,
-    };
-    let mut line = serde_json::to_vec(&send).expect("encode");
-    line.push(b'\n');
-    supervisor.write_raw(&line).expect("send");
+    start_request(
+        &mut supervisor,
+        &Request::Send {
+            steps: vec![write(b"X")],
+            origin: Origin::Intervention,
+        },
+    );
     // They raced the transaction: it has not answered yet (its wait is
     // 2 s), so every byte above reached the host while it was running.
     sender.set_timeout(Some(Duration::from_millis(100)));
@@ -177,10 +249,10 @@ fn matching_send_if_writes_once_and_later_input_lands_after() {
     );
     sender.set_timeout(Some(PATIENCE));
     let reply = sender.read_reply().expect("reply");
-    let ding::pty::wire::Reply::SendIf(SendIfReply::Sent {
+    let ding::pty::wire::Reply::Send {
         written,
         revision: done,
-    }) = reply
+    } = reply
     else {
         panic!("expected sent, got {reply:?}");
     };

@@ -11,6 +11,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::backoff::Backoff;
+use super::fence::TimeFence;
 
 /// How unread work may reach the terminal.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -97,6 +98,22 @@ pub struct Tunables {
     pub notice_max_files: usize,
     /// What compare-and-sends are fenced on.
     pub fence: Fence,
+    /// A compare-and-send writes only if no person's input reached the
+    /// terminal for this long: a key the host counted may not be drawn yet.
+    pub quiet_input: Duration,
+    /// A compare-and-send writes only if the program drew nothing for this
+    /// long: the screen the adapter judged may still be being drawn.
+    pub settled_output: Duration,
+}
+
+impl Tunables {
+    /// The time fence every compare-and-send carries.
+    pub fn time_fence(&self) -> TimeFence {
+        TimeFence {
+            quiet_input: self.quiet_input,
+            settled_output: self.settled_output,
+        }
+    }
 }
 
 impl Default for Tunables {
@@ -108,6 +125,8 @@ impl Default for Tunables {
             submit_delay: SUBMIT_DELAY.default,
             notice_max_files: NOTICE_MAX_FILES_DEFAULT,
             fence: Fence::Evidence,
+            quiet_input: QUIET_INPUT.default,
+            settled_output: SETTLED_OUTPUT.default,
         }
     }
 }
@@ -157,8 +176,33 @@ pub const SUBMIT_DELAY: DurationBound = DurationBound {
     max: Duration::from_secs(2),
 };
 
+/// How long a person must have left the terminal alone before DING types
+/// (the time fence, docs/pty-protocol.md §3). The default is set from the
+/// real harnesses' measured key-to-draw times (docs/providers/draw-times.md).
+pub const QUIET_INPUT: DurationBound = DurationBound {
+    name: "quiet-input",
+    min: Duration::from_millis(50),
+    default: Duration::from_millis(300),
+    max: Duration::from_secs(10),
+};
+
+/// How long the harness's screen must have been still before DING types.
+pub const SETTLED_OUTPUT: DurationBound = DurationBound {
+    name: "settled-output",
+    min: Duration::from_millis(20),
+    default: Duration::from_millis(250),
+    max: Duration::from_secs(10),
+};
+
 /// Every duration tunable, in documentation order.
-pub const TUNABLES: [DurationBound; 4] = [LEASE_CAP, ADAPTER_SILENCE, RE_RING_AFTER, SUBMIT_DELAY];
+pub const TUNABLES: [DurationBound; 6] = [
+    LEASE_CAP,
+    ADAPTER_SILENCE,
+    RE_RING_AFTER,
+    SUBMIT_DELAY,
+    QUIET_INPUT,
+    SETTLED_OUTPUT,
+];
 
 pub const NOTICE_MAX_FILES_MIN: usize = 1;
 pub const NOTICE_MAX_FILES_DEFAULT: usize = 16;

@@ -6,6 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::downlink::ClaimRefusal;
+use super::fence::QuietPart;
 use super::hold::{AdapterDown, HoldReason};
 use super::identity::Identity;
 use super::message::MessageName;
@@ -37,6 +38,9 @@ pub enum ReleaseCause {
     /// The hook never confirmed that it passed its answer on
     /// ([`Undelivered::NoReceipt`]).
     NoReceipt,
+    /// A person interrupted its typing, and the composer was then seen
+    /// empty with no turn in between: the notice is gone unsent.
+    InterruptedUnsent,
 }
 
 impl From<Undelivered> for ReleaseCause {
@@ -81,6 +85,22 @@ pub enum Decision {
     Sent {
         request: RequestId,
         revision: u64,
+        messages: Vec<MessageName>,
+    },
+    /// The PTY host wrote zero bytes by its time fence: `part` had been
+    /// quiet only `quiet_for_ms`; the engine tries again in `retry_in_ms`.
+    #[serde(rename_all = "camelCase")]
+    Unsettled {
+        request: RequestId,
+        part: QuietPart,
+        quiet_for_ms: u64,
+        retry_in_ms: u64,
+        messages: Vec<MessageName>,
+    },
+    /// A person's input stopped the transaction after `written` bytes.
+    Interrupted {
+        request: RequestId,
+        written: usize,
         messages: Vec<MessageName>,
     },
     /// The PTY host wrote zero bytes because the terminal moved.

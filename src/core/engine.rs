@@ -39,6 +39,7 @@
 //! * `next_deadline` is `None` when nothing is pending: an idle sidecar sleeps.
 
 use std::collections::{BTreeMap, VecDeque};
+use std::time::Duration;
 
 use serde::Serialize;
 
@@ -48,6 +49,7 @@ use super::config::{EngineConfig, Fence, Policy};
 use super::decision::{Decision, Record, ReleaseCause};
 use super::downlink::{ClaimRefusal, Claimed, Downlink, Refusal, RefusedState};
 use super::escape::escape;
+use super::fence::{QuietPart, TimeFence};
 use super::hold::{AdapterDown, HoldReason};
 use super::identity::{Identity, IdentityPart};
 use super::journal::Journal;
@@ -91,6 +93,23 @@ pub enum Input {
     PtySent { request: RequestId, revision: u64 },
     /// The PTY host refused `request` because the terminal moved: zero bytes.
     PtyConflict { request: RequestId, actual: u64 },
+    /// The PTY host refused `request` by its time fence: the revision
+    /// matched, but `part` had been quiet only `quiet_for`; the same request
+    /// would pass `retry_in` from now if nothing else happens. Zero bytes.
+    PtyUnsettled {
+        request: RequestId,
+        part: QuietPart,
+        quiet_for: Duration,
+        retry_in: Duration,
+        actual: u64,
+    },
+    /// A person's input reached the terminal while `request` ran: the host
+    /// stopped it after `written` bytes, before its remaining steps.
+    PtyInterrupted {
+        request: RequestId,
+        written: usize,
+        actual: u64,
+    },
     /// The PTY host answered `request` with an error: zero bytes.
     PtyError { request: RequestId, detail: String },
     /// The PTY host refused `request` because the tuple names another
@@ -111,13 +130,14 @@ pub enum Input {
 }
 
 /// The compare-and-send: write `transport` iff the terminal is still exactly
-/// `identity` at `expected_revision`.
+/// `identity` at `expected_revision`, and has been quiet as `fence` asks.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SendIf {
     pub request: RequestId,
     pub identity: Identity,
     pub expected_revision: u64,
+    pub fence: TimeFence,
     pub transport: Transport,
     pub messages: Vec<MessageName>,
 }
@@ -162,6 +182,9 @@ struct InFlight {
     expected_revision: Option<u64>,
     incarnation: Option<String>,
     deadline: Time,
+    /// The lease the compare-and-send spent: a time-fence refusal gives it
+    /// back, because the screen it vouched for has not changed.
+    lease: Option<Lease>,
 }
 
 /// Why the PTY is not to be used for now, and until when.
@@ -196,6 +219,10 @@ pub struct Engine {
     /// clear, a crash): a file typed after it was typed into the new
     /// context.
     context_since: Option<Time>,
+    /// Files whose typing a person interrupted, while nothing says whether
+    /// the notice they left in the composer was sent: an empty idle
+    /// composer before any turn says it was not.
+    interrupted: Vec<MessageName>,
     adapter: Adapter,
     lease: LeaseSlot,
     pty: PtyView,
@@ -234,6 +261,7 @@ impl Engine {
             now,
             ownership,
             context_since: None,
+            interrupted: Vec::new(),
             adapter,
             lease: LeaseSlot::ended(HoldReason::AdapterStarting, now),
             pty: PtyView::default(),
@@ -321,6 +349,18 @@ impl Engine {
             Input::PtyStatus { identity, revision } => self.on_pty_status(identity, revision),
             Input::PtySent { request, revision } => self.on_sent(request, revision),
             Input::PtyConflict { request, actual } => self.on_conflict(request, actual),
+            Input::PtyUnsettled {
+                request,
+                part,
+                quiet_for,
+                retry_in,
+                actual,
+            } => self.on_unsettled(request, part, quiet_for, retry_in, actual),
+            Input::PtyInterrupted {
+                request,
+                written,
+                actual,
+            } => self.on_interrupted(request, written, actual),
             Input::PtyError { request, detail } => self.on_pty_error(request, detail),
             Input::PtyMismatch {
                 request,
@@ -656,16 +696,25 @@ impl Engine {
                     composer: lease.composer,
                     revision: lease.revision,
                 });
+                if activity.composer == Composer::Empty {
+                    self.release_interrupted_unsent();
+                }
                 self.lease = LeaseSlot::Granted(lease);
             }
-            Body::Activity(activity) => self.end_lease(HoldReason::NotIdle {
-                state: activity.state,
-            }),
+            Body::Activity(activity) => {
+                // A turn may be running on the interrupted notice.
+                self.interrupted.clear();
+                self.end_lease(HoldReason::NotIdle {
+                    state: activity.state,
+                })
+            }
             Body::TurnBoundary { messages } => {
+                self.interrupted.clear();
                 self.end_lease(HoldReason::TurnBoundary);
                 self.on_receipt(messages, event.identity.incarnation.into_owned());
             }
             Body::Claim(claim) => {
+                self.interrupted.clear();
                 self.end_lease(HoldReason::TurnBoundary);
                 self.on_claim(claim, event.identity.incarnation.into_owned());
             }
@@ -991,6 +1040,100 @@ impl Engine {
         self.end_lease(HoldReason::RevisionConflict { expected, actual });
     }
 
+    /// The terminal matched the evidence but had not been quiet long
+    /// enough. Nothing was written and the screen the lease vouched for is
+    /// still the screen: the lease comes back, and the PTY waits until the
+    /// host said the fence would pass (a new lease meanwhile changes
+    /// nothing about how long the person has been quiet).
+    fn on_unsettled(
+        &mut self,
+        request: RequestId,
+        part: QuietPart,
+        quiet_for: Duration,
+        retry_in: Duration,
+        actual: u64,
+    ) {
+        let Some((flight, messages)) = self.take_flight(request) else {
+            return;
+        };
+        self.pty.revision = Some(actual);
+        self.ownership
+            .set(&messages, &MessageState::Pending, self.now);
+        let quiet_for_ms = u64::try_from(quiet_for.as_millis()).unwrap_or(u64::MAX);
+        self.record(Decision::Unsettled {
+            request,
+            part,
+            quiet_for_ms,
+            retry_in_ms: u64::try_from(retry_in.as_millis()).unwrap_or(u64::MAX),
+            messages,
+        });
+        let spent_on_this = matches!(
+            &self.lease,
+            LeaseSlot::Ended {
+                reason: HoldReason::LeaseSpent,
+                ..
+            }
+        );
+        if let Some(lease) = flight.lease
+            && spent_on_this
+            && flight.expected_revision == Some(actual)
+        {
+            self.lease = LeaseSlot::Granted(lease);
+        }
+        // At least a millisecond: a host answering 0 must not make a spin.
+        let retry_in = retry_in.max(Duration::from_millis(1));
+        self.block_pty(PtyBlock {
+            reason: HoldReason::TerminalUnsettled { part, quiet_for_ms },
+            since: self.now,
+            retry_at: Some(self.now.saturating_add(retry_in)),
+        });
+    }
+
+    /// A person typed while the transaction ran; the host wrote `written`
+    /// bytes of it and none after. Whatever reached the composer was not
+    /// submitted by DING, and may not be all of the notice: the files count
+    /// as staged (unconfirmed), like an outcome DING cannot know, and
+    /// nothing more is typed on this lease.
+    fn on_interrupted(&mut self, request: RequestId, written: usize, actual: u64) {
+        let Some((flight, messages)) = self.take_flight(request) else {
+            return;
+        };
+        self.pty.revision = Some(actual);
+        let staged = MessageState::Staged {
+            incarnation: flight.incarnation,
+            confirmed: false,
+        };
+        self.ownership.set(&messages, &staged, self.now);
+        self.journal_dirty = true;
+        self.interrupted.extend(messages.iter().cloned());
+        self.record(Decision::Interrupted {
+            request,
+            written,
+            messages,
+        });
+        self.end_lease(HoldReason::TypingInterrupted { written });
+    }
+
+    /// The composer is empty and idle, and no turn began since a person
+    /// interrupted a notice: it was deleted unsent, so its files, if
+    /// still staged, are pending again.
+    fn release_interrupted_unsent(&mut self) {
+        let unsent: Vec<MessageName> = std::mem::take(&mut self.interrupted)
+            .into_iter()
+            .filter(|name| {
+                matches!(
+                    self.ownership.state(name),
+                    Some(MessageState::Staged { .. })
+                )
+            })
+            .collect();
+        for name in &unsent {
+            self.given_back
+                .insert(name.clone(), (ReleaseCause::InterruptedUnsent, self.now));
+        }
+        self.release(unsent, ReleaseCause::InterruptedUnsent);
+    }
+
     fn on_pty_error(&mut self, request: RequestId, detail: String) {
         let Some((_, messages)) = self.take_flight(request) else {
             return;
@@ -1189,6 +1332,7 @@ impl Engine {
             return;
         };
         let transport = Transport::combined(&notice, tunables.submit_delay);
+        let time_fence = tunables.time_fence();
         let messages = notice.named().to_vec();
         let request = self.next_request;
         self.next_request += 1;
@@ -1205,6 +1349,10 @@ impl Engine {
                 .as_ref()
                 .map(|identity| identity.incarnation.clone()),
             deadline: self.now.saturating_add(self.config.pty_reply_timeout),
+            lease: match &self.lease {
+                LeaseSlot::Granted(lease) if fence.is_some() => Some(lease.clone()),
+                _ => None,
+            },
         });
         self.hold = None;
         self.record(Decision::Rang {
@@ -1221,6 +1369,7 @@ impl Engine {
                     request,
                     identity,
                     expected_revision,
+                    fence: time_fence,
                     transport,
                     messages,
                 }));

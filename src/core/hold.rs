@@ -8,6 +8,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use super::fence::QuietPart;
 use super::identity::IdentityPart;
 use super::protocol::{ActivityState, Lifecycle, ProtocolError};
 
@@ -55,6 +56,14 @@ pub enum HoldReason {
     TurnBoundary,
     /// The PTY host refused the transaction because the terminal moved.
     RevisionConflict { expected: u64, actual: u64 },
+    /// The PTY host refused the transaction because a person's input or the
+    /// program's output was too recent (the time fence): zero bytes. The
+    /// engine tries the same evidence again when the host says it would pass.
+    #[serde(rename_all = "camelCase")]
+    TerminalUnsettled { part: QuietPart, quiet_for_ms: u64 },
+    /// A person's input reached the terminal while DING's transaction ran:
+    /// the host stopped it after `written` bytes, before any Return.
+    TypingInterrupted { written: usize },
     /// The PTY host cannot be reached.
     PtyUnreachable,
     /// The PTY host's identity has not been learned yet.
@@ -97,6 +106,8 @@ impl HoldReason {
             | HoldReason::Lifecycle { .. }
             | HoldReason::TurnBoundary => HoldSource::Adapter,
             HoldReason::RevisionConflict { .. }
+            | HoldReason::TerminalUnsettled { .. }
+            | HoldReason::TypingInterrupted { .. }
             | HoldReason::PtyUnreachable
             | HoldReason::PtyUnknown
             | HoldReason::RevisionUnknown
@@ -124,6 +135,8 @@ impl HoldReason {
             HoldReason::Lifecycle { .. } => "lifecycle",
             HoldReason::TurnBoundary => "turn-boundary",
             HoldReason::RevisionConflict { .. } => "revision-conflict",
+            HoldReason::TerminalUnsettled { .. } => "terminal-unsettled",
+            HoldReason::TypingInterrupted { .. } => "typing-interrupted",
             HoldReason::PtyUnreachable => "pty-unreachable",
             HoldReason::PtyUnknown => "pty-unknown",
             HoldReason::RevisionUnknown => "revision-unknown",
@@ -225,6 +238,16 @@ pub const ADVICE: &[HoldAdvice] = &[
         "Nothing: the next fresh idle report tries again. If it repeats, someone is typing or the harness keeps redrawing.",
     ),
     advice(
+        "terminal-unsettled",
+        "The screen the adapter judged had not been still long enough: a person typed within `quiet-input`, or the harness drew within `settled-output`, so a key or a dialog may not be on it yet. Nothing was written.",
+        "Nothing: DING tries the same evidence again once the terminal has been quiet that long. If it repeats, the harness keeps redrawing (see `settled-output` in docs/declaration.md).",
+    ),
+    advice(
+        "typing-interrupted",
+        "A person typed while DING's delivery was being written; the PTY host stopped it before its Return, so part or all of the notice may sit in the composer, unsent.",
+        "Send or clear what the composer holds (`ding attach NAME`): cleared, the files are pending again once the adapter sees the composer empty with no turn between; sent, the model has them.",
+    ),
+    advice(
         "pty-unreachable",
         "The PTY host does not answer on its socket.",
         "`ding status NAME` shows whether it died; `ding up FILE` starts it again.",
@@ -309,6 +332,16 @@ impl fmt::Display for HoldReason {
             HoldReason::RevisionConflict { expected, actual } => {
                 write!(f, "terminal moved (revision {expected} -> {actual})")
             }
+            HoldReason::TerminalUnsettled { part, quiet_for_ms } => match part {
+                QuietPart::Input => write!(f, "a person typed {quiet_for_ms} ms ago"),
+                QuietPart::Output => write!(f, "the screen was drawn {quiet_for_ms} ms ago"),
+            },
+            HoldReason::TypingInterrupted { written } => {
+                write!(
+                    f,
+                    "a person typed during delivery ({written} bytes written, no Return)"
+                )
+            }
             HoldReason::PtyUnreachable => f.write_str("pty unreachable"),
             HoldReason::PtyUnknown => f.write_str("pty identity not known yet"),
             HoldReason::RevisionUnknown => {
@@ -356,6 +389,11 @@ mod tests {
                 expected: 1,
                 actual: 2,
             },
+            HoldReason::TerminalUnsettled {
+                part: QuietPart::Input,
+                quiet_for_ms: 40,
+            },
+            HoldReason::TypingInterrupted { written: 30 },
             HoldReason::PtyUnreachable,
             HoldReason::PtyUnknown,
             HoldReason::RevisionUnknown,
@@ -383,12 +421,14 @@ mod tests {
             HoldReason::Lifecycle { .. } => 11,
             HoldReason::TurnBoundary => 12,
             HoldReason::RevisionConflict { .. } => 13,
-            HoldReason::PtyUnreachable => 14,
-            HoldReason::PtyUnknown => 15,
-            HoldReason::RevisionUnknown => 16,
-            HoldReason::PtyError { .. } => 17,
-            HoldReason::HarnessExited { .. } => 18,
-            HoldReason::AwaitingReply => 19,
+            HoldReason::TerminalUnsettled { .. } => 14,
+            HoldReason::TypingInterrupted { .. } => 15,
+            HoldReason::PtyUnreachable => 16,
+            HoldReason::PtyUnknown => 17,
+            HoldReason::RevisionUnknown => 18,
+            HoldReason::PtyError { .. } => 19,
+            HoldReason::HarnessExited { .. } => 20,
+            HoldReason::AwaitingReply => 21,
         }
     }
 
@@ -413,7 +453,7 @@ mod tests {
     #[test]
     fn every_hold_code_has_advice_in_order() {
         let ordinals: Vec<usize> = every_variant().iter().map(ordinal).collect();
-        assert_eq!(ordinals, (0..20).collect::<Vec<_>>(), "one of each variant");
+        assert_eq!(ordinals, (0..22).collect::<Vec<_>>(), "one of each variant");
         let advised: Vec<&str> = ADVICE.iter().map(|advice| advice.code).collect();
         assert_eq!(advised, every_code());
         for advice in ADVICE {

@@ -12,6 +12,7 @@ pub mod downlink;
 pub mod encode;
 pub mod engine;
 pub mod escape;
+pub mod fence;
 pub mod hold;
 pub mod identity;
 pub mod journal;

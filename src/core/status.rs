@@ -171,6 +171,9 @@ impl MessageStatus {
             Some(ReleaseCause::NoReceipt) => {
                 "; given back: the hook that claimed it never confirmed passing it on"
             }
+            Some(ReleaseCause::InterruptedUnsent) => {
+                "; given back: a person interrupted its notice, which left the composer unsent"
+            }
             _ => "",
         };
         format!(

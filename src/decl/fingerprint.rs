@@ -30,11 +30,13 @@ use sha2::{Digest, Sha256};
 use super::duration::format_duration;
 use super::spec::AgentSpec;
 use super::tunable::{NEVER, NOTICE_MAX_FILES_NAME, UNSAFE_RECEIPT_FENCE_NAME};
-use crate::core::config::{ADAPTER_SILENCE, Fence, LEASE_CAP, RE_RING_AFTER, SUBMIT_DELAY};
+use crate::core::config::{
+    ADAPTER_SILENCE, Fence, LEASE_CAP, QUIET_INPUT, RE_RING_AFTER, SETTLED_OUTPUT, SUBMIT_DELAY,
+};
 
 /// Bumped whenever the canonical form changes, so that a stored input from
 /// an older ding reports drift in `version` instead of a confusing field.
-pub const FINGERPRINT_VERSION: u32 = 2;
+pub const FINGERPRINT_VERSION: u32 = 3;
 
 /// Everything the sidecar's behaviour depends on.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -67,6 +69,13 @@ pub struct FingerprintInput {
         alias = "unsafe_receipt_fence"
     )]
     pub unsafe_receipt_fence: bool,
+    /// The time fence. Absent in inputs stored before it existed: they
+    /// read back as `None`, which is drift, because the sidecar they
+    /// describe sent without one.
+    #[serde(default)]
+    pub quiet_input_ms: Option<u64>,
+    #[serde(default)]
+    pub settled_output_ms: Option<u64>,
 }
 
 fn is_false(flag: &bool) -> bool {
@@ -180,6 +189,16 @@ impl Fingerprinted for FingerprintInput {
                 millis_literal(self.submit_delay_ms),
             ),
             (
+                ding_path(QUIET_INPUT.name),
+                self.quiet_input_ms
+                    .map_or_else(|| "none".to_string(), millis_literal),
+            ),
+            (
+                ding_path(SETTLED_OUTPUT.name),
+                self.settled_output_ms
+                    .map_or_else(|| "none".to_string(), millis_literal),
+            ),
+            (
                 ding_path(NOTICE_MAX_FILES_NAME),
                 self.notice_max_files.to_string(),
             ),
@@ -258,6 +277,8 @@ impl AgentSpec {
             submit_delay_ms: millis(tunables.submit_delay),
             notice_max_files: u64::try_from(tunables.notice_max_files).unwrap_or(u64::MAX),
             unsafe_receipt_fence: tunables.fence == Fence::ReceiptUnsafe,
+            quiet_input_ms: Some(millis(tunables.quiet_input)),
+            settled_output_ms: Some(millis(tunables.settled_output)),
         }
     }
 

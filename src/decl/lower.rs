@@ -420,6 +420,8 @@ fn apply(tunables: &mut Tunables, key: TunableKey, value: TunableValue) {
         (TunableKey::ReRingAfter, TunableValue::Duration(d)) => tunables.re_ring_after = Some(d),
         (TunableKey::ReRingAfter, TunableValue::Never) => tunables.re_ring_after = None,
         (TunableKey::SubmitDelay, TunableValue::Duration(d)) => tunables.submit_delay = d,
+        (TunableKey::QuietInput, TunableValue::Duration(d)) => tunables.quiet_input = d,
+        (TunableKey::SettledOutput, TunableValue::Duration(d)) => tunables.settled_output = d,
         (TunableKey::NoticeMaxFiles, TunableValue::Count(n)) => tunables.notice_max_files = n,
         (TunableKey::UnsafeReceiptFence, TunableValue::Flag(unsafe_fence)) => {
             tunables.fence = if unsafe_fence {

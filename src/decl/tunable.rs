@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use crate::core::config::{
     ADAPTER_SILENCE, DurationBound, LEASE_CAP, NOTICE_MAX_FILES_DEFAULT, NOTICE_MAX_FILES_MAX,
-    NOTICE_MAX_FILES_MIN, Policy, RE_RING_AFTER, SUBMIT_DELAY,
+    NOTICE_MAX_FILES_MIN, Policy, QUIET_INPUT, RE_RING_AFTER, SETTLED_OUTPUT, SUBMIT_DELAY,
 };
 
 use super::duration::{DurationError, format_duration, parse_duration};
@@ -41,6 +41,8 @@ pub enum TunableKey {
     AdapterSilence,
     ReRingAfter,
     SubmitDelay,
+    QuietInput,
+    SettledOutput,
     NoticeMaxFiles,
     UnsafeReceiptFence,
 }
@@ -63,11 +65,13 @@ pub struct TunableError {
 
 impl TunableKey {
     /// Documentation order.
-    pub const ALL: [TunableKey; 6] = [
+    pub const ALL: [TunableKey; 8] = [
         TunableKey::LeaseCap,
         TunableKey::AdapterSilence,
         TunableKey::ReRingAfter,
         TunableKey::SubmitDelay,
+        TunableKey::QuietInput,
+        TunableKey::SettledOutput,
         TunableKey::NoticeMaxFiles,
         TunableKey::UnsafeReceiptFence,
     ];
@@ -90,6 +94,8 @@ impl TunableKey {
             TunableKey::AdapterSilence => Some(ADAPTER_SILENCE),
             TunableKey::ReRingAfter => Some(RE_RING_AFTER),
             TunableKey::SubmitDelay => Some(SUBMIT_DELAY),
+            TunableKey::QuietInput => Some(QUIET_INPUT),
+            TunableKey::SettledOutput => Some(SETTLED_OUTPUT),
             TunableKey::NoticeMaxFiles | TunableKey::UnsafeReceiptFence => None,
         }
     }
@@ -107,9 +113,13 @@ impl TunableKey {
     /// Lease and adapter settings mean nothing without an adapter.
     pub fn applies_to(self, policy: Policy) -> bool {
         match self {
-            TunableKey::LeaseCap | TunableKey::AdapterSilence | TunableKey::UnsafeReceiptFence => {
-                policy.uses_adapter()
-            }
+            // The time fence guards compare-and-sends, which only the
+            // careful policy makes.
+            TunableKey::LeaseCap
+            | TunableKey::AdapterSilence
+            | TunableKey::UnsafeReceiptFence
+            | TunableKey::QuietInput
+            | TunableKey::SettledOutput => policy.uses_adapter(),
             TunableKey::ReRingAfter | TunableKey::SubmitDelay | TunableKey::NoticeMaxFiles => true,
         }
     }

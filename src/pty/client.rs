@@ -18,7 +18,7 @@ use anyhow::{Context, Result, bail};
 use crate::core::identity::Identity;
 use crate::pty::transport::WireStep;
 use crate::pty::wire::{
-    ErrorKind, HostStatus, Push, Reply, Request, SendIfReply, ServerLine, Size, Snapshot,
+    ErrorKind, HostStatus, Push, Quiet, Reply, Request, SendIfReply, ServerLine, Size, Snapshot,
 };
 
 /// An error reply from the host, kept typed so callers can tell
@@ -149,12 +149,25 @@ impl Client {
     }
 
     /// The compare-and-send. Anything but `Sent` means zero bytes reached
-    /// the terminal.
+    /// the terminal (but `Interrupted`, which says how many did).
     pub fn send_if(
         &mut self,
         identity: &Identity,
         expected_revision: u64,
         steps: &[WireStep],
+    ) -> Result<SendIfReply> {
+        self.send_if_quiet(identity, expected_revision, steps, Quiet::default())
+    }
+
+    /// The compare-and-send with a time fence: also refused (`Unsettled`)
+    /// unless the person's input and the program's output have been quiet
+    /// as long as `quiet` asks.
+    pub fn send_if_quiet(
+        &mut self,
+        identity: &Identity,
+        expected_revision: u64,
+        steps: &[WireStep],
+        quiet: Quiet,
     ) -> Result<SendIfReply> {
         let request = Request::SendIf {
             session: identity.session.clone(),
@@ -162,6 +175,8 @@ impl Client {
             generation: identity.generation.clone(),
             expected_revision,
             steps: steps.to_vec(),
+            quiet_input_ms: quiet.input_ms,
+            settled_output_ms: quiet.output_ms,
         };
         match self.request(&request)? {
             Reply::SendIf(result) => Ok(result),

@@ -27,7 +27,9 @@ pub enum Request {
     /// The screen as text, cursor and styled runs.
     Snapshot {},
     /// The compare-and-send: write `steps` if and only if the identity matches
-    /// and the revision is still `expectedRevision`.
+    /// and the revision is still `expectedRevision`, and, when asked, no
+    /// person's input reached the terminal for `quietInputMs` and no output
+    /// came from it for `settledOutputMs`.
     #[serde(rename_all = "camelCase")]
     SendIf {
         session: String,
@@ -35,6 +37,10 @@ pub enum Request {
         generation: String,
         expected_revision: u64,
         steps: Vec<WireStep>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        quiet_input_ms: Option<u64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        settled_output_ms: Option<u64>,
     },
     /// Unconditional send. `origin` says who types, for the host's log: a
     /// supervisor's intervention (the default) or DING's own delivery (the
@@ -228,7 +234,37 @@ pub enum SendIfReply {
     Mismatch { part: IdentityPart, revision: u64 },
     /// The child has exited; nothing can be delivered to it.
     Exited { revision: u64 },
+    /// The revision matched, but the terminal had not been quiet long
+    /// enough: `part` is what moved too recently (input first), `quietForMs`
+    /// how long it had been quiet, `retryInMs` how long until the same
+    /// send-if would pass the time fence if nothing else happens.
+    #[serde(rename_all = "camelCase")]
+    Unsettled {
+        part: TerminalPart,
+        quiet_for_ms: u64,
+        retry_in_ms: u64,
+        revision: u64,
+    },
+    /// A person's input (an attached client's keys, an intervention)
+    /// reached the host while the transaction ran: its remaining steps were
+    /// dropped after `written` bytes, and the input went on after them.
+    Interrupted { revision: u64, written: usize },
 }
+
+/// Which of the terminal's times a time fence found too recent: the same
+/// type the engine holds with, so the two can never disagree on a name.
+pub use crate::core::fence::QuietPart as TerminalPart;
+
+/// A send-if's time fence: how long, in milliseconds on the host's clock,
+/// a person's input and the program's output must have been quiet.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Quiet {
+    pub input_ms: Option<u64>,
+    pub output_ms: Option<u64>,
+}
+
+/// The longest quiet a send-if may ask for, of either kind.
+pub const MAX_QUIET_MS: u64 = 10_000;
 
 /// Which part of a send-if tuple differs first, in fence order: the same
 /// type the engine fences with, so the two can never disagree on a name.
@@ -484,6 +520,39 @@ mod tests {
         };
         assert_eq!(expected_revision, 7);
         assert_eq!(steps.len(), 2);
+    }
+
+    #[test]
+    fn a_time_fence_is_two_optional_fields_and_its_refusal_says_which_part() {
+        let line = r#"{"op":"send-if","session":"s","incarnation":"i","generation":"g","expectedRevision":7,"steps":[{"write":"aGk="}],"quietInputMs":300,"settledOutputMs":150}"#;
+        let Ok(Request::SendIf {
+            quiet_input_ms,
+            settled_output_ms,
+            ..
+        }) = serde_json::from_str::<Request>(line)
+        else {
+            panic!("not a send-if: {line}");
+        };
+        assert_eq!((quiet_input_ms, settled_output_ms), (Some(300), Some(150)));
+        let reply = SendIfReply::Unsettled {
+            part: TerminalPart::Input,
+            quiet_for_ms: 40,
+            retry_in_ms: 260,
+            revision: 7,
+        };
+        let text = serde_json::to_string(&reply).expect("serializes");
+        assert_eq!(
+            text,
+            r#"{"result":"unsettled","part":"input","quietForMs":40,"retryInMs":260,"revision":7}"#
+        );
+        let interrupted = SendIfReply::Interrupted {
+            revision: 9,
+            written: 12,
+        };
+        assert_eq!(
+            serde_json::to_string(&interrupted).expect("serializes"),
+            r#"{"result":"interrupted","revision":9,"written":12}"#
+        );
     }
 
     #[test]

@@ -116,12 +116,15 @@ impl PtyLink {
 
     /// Writes a compare-and-send request.
     pub fn send_if(&mut self, registry: &Registry, now: Time, send: &SendIf) {
+        let (quiet_input_ms, settled_output_ms) = send.fence.as_millis();
         let request = Request::SendIf {
             session: send.identity.session.clone(),
             incarnation: send.identity.incarnation.clone(),
             generation: send.identity.generation.clone(),
             expected_revision: send.expected_revision,
             steps: wire_steps(&send.transport),
+            quiet_input_ms: Some(quiet_input_ms),
+            settled_output_ms: Some(settled_output_ms),
         };
         self.transact(
             registry,
@@ -276,6 +279,23 @@ impl PtyLink {
                             actual: revision,
                         }
                     }
+                    SendIfReply::Unsettled {
+                        part,
+                        quiet_for_ms,
+                        retry_in_ms,
+                        revision,
+                    } => Input::PtyUnsettled {
+                        request,
+                        part,
+                        quiet_for: Duration::from_millis(quiet_for_ms),
+                        retry_in: Duration::from_millis(retry_in_ms),
+                        actual: revision,
+                    },
+                    SendIfReply::Interrupted { revision, written } => Input::PtyInterrupted {
+                        request,
+                        written,
+                        actual: revision,
+                    },
                     SendIfReply::Exited { .. } => Input::HarnessExited {
                         request: Some(request),
                         status: "exited".into(),

@@ -379,6 +379,8 @@ mod tests {
             submit_delay_ms: 200,
             notice_max_files: 16,
             unsafe_receipt_fence: true,
+            quiet_input_ms: Some(300),
+            settled_output_ms: Some(250),
         }
     }
 

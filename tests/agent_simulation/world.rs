@@ -10,6 +10,7 @@ use ding::adapter::{AgentContext, HookAnswer, ParkAnswer, SettingsRead};
 use ding::core::config::{EngineConfig, Policy};
 use ding::core::downlink::Downlink;
 use ding::core::engine::{Engine, Input as ToEngine, Output as FromEngine, SendIf};
+use ding::core::fence::QuietPart;
 use ding::core::identity::Identity;
 use ding::core::message::MessageName;
 use ding::core::time::Time;
@@ -198,6 +199,7 @@ enum Due {
 struct Transaction {
     request: u64,
     steps: VecDeque<Step>,
+    written: usize,
 }
 
 struct HookCallRecord {
@@ -241,8 +243,11 @@ struct World {
     /// Whether the adapter watches the terminal (its connection is open).
     watching: bool,
     transaction: Option<Transaction>,
-    /// A person's bytes written while a transaction runs wait behind it.
-    held_input: VecDeque<Vec<u8>>,
+    /// When, on the host's clock, a person's input last reached the
+    /// terminal, and output last came from the harness: the time fence's
+    /// facts (docs/pty-protocol.md §3).
+    person_input_at_ms: Option<u64>,
+    output_at_ms: Option<u64>,
     /// When the last write reaches the harness: input stays in order.
     input_lands_at: u64,
     /// The notices DING pasted, as the harness reads them, and those
@@ -308,7 +313,8 @@ impl World {
             revision: 1,
             watching: false,
             transaction: None,
-            held_input: VecDeque::new(),
+            person_input_at_ms: None,
+            output_at_ms: None,
             input_lands_at: 0,
             pasted: Vec::new(),
             glued: Vec::new(),
@@ -725,6 +731,11 @@ impl World {
             self.engine.handle_input(conflict, now);
             return self.carry_out_engine();
         }
+        if let Some(unsettled) = self.unsettled(&send) {
+            self.note(format!("send-if {} refused: {unsettled:?}", send.request));
+            self.engine.handle_input(unsettled, now);
+            return self.carry_out_engine();
+        }
         self.note(format!(
             "send-if {} at revision {} for {:?}",
             send.request, self.revision, send.messages
@@ -738,8 +749,29 @@ impl World {
         self.transaction = Some(Transaction {
             request: send.request,
             steps: send.transport.steps.into_iter().collect(),
+            written: 0,
         });
         self.run_transaction();
+    }
+
+    /// The host's time fence, as `ding pty` judges it: input first.
+    fn unsettled(&self, send: &SendIf) -> Option<ToEngine> {
+        let (quiet_input, settled_output) = send.fence.as_millis();
+        [
+            (QuietPart::Input, quiet_input, self.person_input_at_ms),
+            (QuietPart::Output, settled_output, self.output_at_ms),
+        ]
+        .into_iter()
+        .find_map(|(part, wanted, at)| {
+            let quiet_for = self.now - at?;
+            (quiet_for < wanted).then(|| ToEngine::PtyUnsettled {
+                request: send.request,
+                part,
+                quiet_for: Duration::from_millis(quiet_for),
+                retry_in: Duration::from_millis(wanted - quiet_for),
+                actual: self.revision,
+            })
+        })
     }
 
     fn run_transaction(&mut self) {
@@ -748,7 +780,10 @@ impl World {
                 return;
             };
             match transaction.steps.pop_front() {
-                Some(Step::Write(bytes)) => self.write(bytes, Writer::Ding),
+                Some(Step::Write(bytes)) => {
+                    transaction.written += bytes.len();
+                    self.write(bytes, Writer::Ding)
+                }
                 Some(Step::Wait(span)) => {
                     let wait = u64::try_from(span.as_millis()).unwrap_or(u64::MAX);
                     return self.after(wait, Due::TransactionGoesOn);
@@ -761,9 +796,6 @@ impl World {
                         revision: self.revision,
                     };
                     self.after(1, Due::Engine(sent));
-                    while let Some(bytes) = self.held_input.pop_front() {
-                        self.write(bytes, Writer::Person);
-                    }
                     return;
                 }
             }
@@ -776,8 +808,15 @@ impl World {
         let lag = self.rng.between(0, self.scenario.lag_max_ms);
         let lands = (self.now + lag).max(self.input_lands_at);
         self.input_lands_at = lands;
+        // The host commits the bytes now: the revision moves, and a
+        // person's input is timed (DING's own is not).
+        self.revision += 1;
+        if self.watching {
+            self.after(1, Due::Machine(ToMachine::PtyMoved));
+        }
         if writer == Writer::Person {
             self.person_key_lands_ms = Some(lands);
+            self.person_input_at_ms = Some(self.now);
         }
         self.at(lands, Due::HarnessReads(bytes, writer, self.incarnation));
     }
@@ -828,6 +867,7 @@ impl World {
             match happening {
                 Happened::Drew => {
                     self.revision += 1;
+                    self.output_at_ms = Some(self.now);
                     let dialog = self.harness.view() == View::Dialog;
                     self.dialog_since_ms = match self.dialog_since_ms {
                         Some(since) if dialog => Some(since),
@@ -993,18 +1033,36 @@ impl World {
         self.after(next, Due::PersonLooks);
     }
 
-    /// What a person types goes through the PTY host: behind a running
-    /// transaction, else straight to the terminal.
+    /// What a person types goes through the PTY host straight to the
+    /// terminal; a compare-and-send still running stops where it is.
     fn person_types(&mut self, bytes: Vec<u8>) {
         self.note(format!(
             "person types {:?}",
             String::from_utf8_lossy(&bytes)
         ));
-        if self.transaction.is_some() {
-            self.held_input.push_back(bytes);
-        } else {
-            self.write(bytes, Writer::Person);
+        let writes_left = self.transaction.as_ref().is_some_and(|transaction| {
+            transaction
+                .steps
+                .iter()
+                .any(|step| matches!(step, Step::Write(_)))
+        });
+        if writes_left && let Some(transaction) = self.transaction.take() {
+            self.note(format!(
+                "send-if {} interrupted after {} bytes",
+                transaction.request, transaction.written
+            ));
+            // The notice now sits unsent in the composer, the person's key
+            // after it: what becomes of its files follows from this race
+            // (issue 20: the Return is not yet a phase of its own).
+            self.raced.extend(self.typing.iter().cloned());
+            let interrupted = ToEngine::PtyInterrupted {
+                request: transaction.request,
+                written: transaction.written,
+                actual: self.revision,
+            };
+            self.after(1, Due::Engine(interrupted));
         }
+        self.write(bytes, Writer::Person);
     }
 
     // ----- files -----

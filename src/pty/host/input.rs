@@ -6,15 +6,48 @@ use super::*;
 
 impl Host {
     /// Hands input to the terminal in arrival order, or queues it behind the
-    /// active transaction.
+    /// active transaction. A person's input ends an active send-if first:
+    /// DING's remaining steps were decided on a terminal the person has
+    /// since touched.
     pub(super) fn submit(&mut self, input: Input) {
+        if is_a_persons(&input) {
+            self.interrupt_send_if();
+        }
         if self.active.is_some() || !self.queued.is_empty() {
             self.queued_bytes += input_len(&input);
             self.queued.push_back(input);
+            self.advance(Instant::now());
             return;
         }
         self.begin(input);
         self.advance(Instant::now());
+    }
+
+    /// Drops the rest of the active send-if, if it has a write left, and
+    /// answers `interrupted` with what it had written. A transaction with
+    /// only its last bytes still landing is done, not interrupted.
+    fn interrupt_send_if(&mut self) {
+        let Some(tx) = self.active.as_ref() else {
+            return;
+        };
+        let writes_left = tx
+            .steps
+            .iter()
+            .any(|step| matches!(step, WireStep::Write(_)));
+        if tx.condition.is_none() || !writes_left {
+            return;
+        }
+        let Some(tx) = self.active.take() else { return };
+        self.log(json!({
+            "event": "send-if-interrupted",
+            "written": tx.written,
+            "revision": self.revision,
+        }));
+        let reply = SendIfReply::Interrupted {
+            revision: self.revision,
+            written: tx.written,
+        };
+        self.reply(tx.client, ServerLine::Reply(Reply::SendIf(reply)));
     }
 
     pub(super) fn begin(&mut self, input: Input) {
@@ -63,6 +96,10 @@ impl Host {
                 self.reply(tx.client, ServerLine::Reply(Reply::SendIf(reply)));
                 return;
             }
+            if let Some(reply) = self.unsettled(condition) {
+                self.reply(tx.client, ServerLine::Reply(Reply::SendIf(reply)));
+                return;
+            }
         }
         let peer = self.clients.get(&tx.client).map_or(0, |c| c.peer_pid);
         let bytes: usize = tx
@@ -84,6 +121,42 @@ impl Host {
             "revision": self.revision,
         }));
         self.active = Some(tx);
+    }
+
+    /// The time fence: the `unsettled` refusal if a person's input or the
+    /// program's output is more recent than the condition allows, input
+    /// first (a key not yet drawn is the worse surprise). Each part is
+    /// judged on the host's clock, now.
+    fn unsettled(&self, condition: &Condition) -> Option<SendIfReply> {
+        let now = self.clock_ms(Instant::now());
+        let parts = [
+            (
+                TerminalPart::Input,
+                condition.quiet_input_ms,
+                self.terminal.input_at_ms,
+            ),
+            (
+                TerminalPart::Output,
+                condition.settled_output_ms,
+                self.terminal.output_at_ms,
+            ),
+        ];
+        let short: Vec<(TerminalPart, u64, u64)> = parts
+            .into_iter()
+            .filter_map(|(part, wanted, at)| {
+                let quiet_for = now.saturating_sub(at?);
+                let wanted = wanted?;
+                (quiet_for < wanted).then(|| (part, quiet_for, wanted - quiet_for))
+            })
+            .collect();
+        let &(part, quiet_for_ms, _) = short.first()?;
+        let retry_in_ms = short.iter().map(|&(_, _, left)| left).max().unwrap_or(0);
+        Some(SendIfReply::Unsettled {
+            part,
+            quiet_for_ms,
+            retry_in_ms,
+            revision: self.revision,
+        })
     }
 
     /// Input other than DING's own deliveries reached the terminal now.
@@ -178,5 +251,14 @@ impl Host {
         self.screen.resize(size);
         self.bump();
         Ok(())
+    }
+}
+
+/// Whether `input` is a person's (an attached client's keys, an
+/// intervention), as opposed to DING's own delivery.
+fn is_a_persons(input: &Input) -> bool {
+    match input {
+        Input::Keys(_) => true,
+        Input::Transaction(tx) => tx.origin == Origin::Intervention && tx.condition.is_none(),
     }
 }

@@ -46,9 +46,10 @@ use crate::pty::screen::Screen;
 use crate::pty::socket;
 use crate::pty::transport::{self, WireStep};
 use crate::pty::wire::{
-    ChildState, ErrorKind, ErrorReply, FrameKind, HostStatus, IdentityPart, MAX_REQUEST_LINE,
-    NextRequest, Origin, Parsed, Push, Reply, Request, SendIfReply, ServerLine, Size,
-    TerminalTimes, decode_request, next_request, parse_frame, parse_resize, push_frame,
+    ChildState, ErrorKind, ErrorReply, FrameKind, HostStatus, IdentityPart, MAX_QUIET_MS,
+    MAX_REQUEST_LINE, NextRequest, Origin, Parsed, Push, Reply, Request, SendIfReply, ServerLine,
+    Size, TerminalPart, TerminalTimes, decode_request, next_request, parse_frame, parse_resize,
+    push_frame,
 };
 use crate::signals;
 
@@ -136,6 +137,10 @@ struct Condition {
     incarnation: String,
     generation: String,
     expected_revision: u64,
+    /// How long a person's input and the program's output must have been
+    /// quiet when the compare runs (the time fence); `None`: not asked.
+    quiet_input_ms: Option<u64>,
+    settled_output_ms: Option<u64>,
 }
 
 struct Host {

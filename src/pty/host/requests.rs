@@ -178,12 +178,24 @@ impl Host {
                 generation,
                 expected_revision,
                 steps,
+                quiet_input_ms,
+                settled_output_ms,
             } => {
+                if let Some(ms) = [quiet_input_ms, settled_output_ms]
+                    .into_iter()
+                    .flatten()
+                    .find(|&ms| ms > MAX_QUIET_MS)
+                {
+                    let message = format!("a quiet of {ms} ms is over {MAX_QUIET_MS} ms");
+                    return self.error(token, ErrorKind::InvalidArgument, message);
+                }
                 let condition = Condition {
                     session,
                     incarnation,
                     generation,
                     expected_revision,
+                    quiet_input_ms,
+                    settled_output_ms,
                 };
                 self.transaction(token, Some(condition), Origin::Delivery, steps);
             }
