@@ -60,6 +60,21 @@ fn ringing() -> Driver {
     driver
 }
 
+/// [`ringing`], and a person's key stopped the send after 120 bytes.
+fn interrupted() -> Driver {
+    let mut driver = ringing();
+    let request = driver.take().0.send_ifs[0].request;
+    driver.input(
+        Input::PtyInterrupted {
+            request,
+            written: 120,
+            actual: 13,
+        },
+        at(100),
+    );
+    driver
+}
+
 fn state_of_the_file(driver: &Driver) -> (MessageState, Option<HoldReason>) {
     let status = driver.engine.status(driver.now);
     let file = &status.messages[0];
@@ -141,16 +156,7 @@ fn a_refusal_after_the_terminal_moved_gives_no_lease_back() {
 
 #[test]
 fn an_interrupted_notice_stays_staged_until_the_composer_is_seen_empty_before_any_turn() {
-    let mut driver = ringing();
-    let request = driver.take().0.send_ifs[0].request;
-    driver.input(
-        Input::PtyInterrupted {
-            request,
-            written: 120,
-            actual: 13,
-        },
-        at(100),
-    );
+    let mut driver = interrupted();
     let (state, _) = state_of_the_file(&driver);
     assert!(
         matches!(
@@ -174,16 +180,7 @@ fn an_interrupted_notice_stays_staged_until_the_composer_is_seen_empty_before_an
 
 #[test]
 fn an_interrupted_notice_a_turn_may_have_taken_is_not_rung_again_at_the_next_empty_composer() {
-    let mut driver = ringing();
-    let request = driver.take().0.send_ifs[0].request;
-    driver.input(
-        Input::PtyInterrupted {
-            request,
-            written: 120,
-            actual: 13,
-        },
-        at(100),
-    );
+    let mut driver = interrupted();
     // The person sent what the composer held: a turn ran.
     driver.input(active(2), at(300));
     driver.input(idle(3, "empty", 30), at(5000));

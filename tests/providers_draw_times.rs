@@ -46,7 +46,7 @@ use ding::providers::{claude, codex};
 use ding::pty::client::Client;
 use ding::pty::wire::{HostStatus, Push, Snapshot, TerminalTimes};
 use support::real_pane::{ModelServer, PATIENCE, harness_binary, prepare_harness};
-use support::sidecar_agent::{Agent, DING};
+use support::sidecar_agent::Agent;
 use support::write;
 
 /// How long output must be quiet before a draw counts as finished and the
@@ -417,23 +417,12 @@ fn prepared(harness: &Harness, name: &str) -> (Agent, ModelServer) {
 /// `ding up` of a prepared agent, started, not awaited (its own process,
 /// in the agent's directory and environment).
 fn spawn_up(agent: &Agent) -> Child {
-    let mut command = Command::new(DING);
-    command
-        .args(["up", "agent.kdl"])
-        .current_dir(agent.dir.path())
-        .stdin(Stdio::null())
+    agent
+        .command(&["up", "agent.kdl"])
         .stdout(fs::File::create(agent.path("up.out")).expect("stdout file"))
-        .stderr(fs::File::create(agent.path("up.err")).expect("stderr file"));
-    for key in [
-        "DING_AGENT",
-        "DING_INBOX",
-        "DING_SESSION",
-        "DING_PTY_SOCKET",
-    ] {
-        command.env_remove(key);
-    }
-    command.envs(agent.env_vars());
-    command.spawn().expect("spawn ding up")
+        .stderr(fs::File::create(agent.path("up.err")).expect("stderr file"))
+        .spawn()
+        .expect("spawn ding up")
 }
 
 /// One fresh start of `harness`: the watcher connects as soon as the host's

@@ -13,6 +13,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use super::transport::millis;
+
 /// Which of the terminal's times was too recent for the fence.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -56,8 +58,4 @@ impl TimeFence {
         let ms = |span: Duration| u64::try_from(span.as_millis()).unwrap_or(u64::MAX);
         (ms(self.quiet_input), ms(self.settled_output))
     }
-}
-
-fn millis<S: serde::Serializer>(span: &Duration, serializer: S) -> Result<S::Ok, S::Error> {
-    serializer.serialize_u64(u64::try_from(span.as_millis()).unwrap_or(u64::MAX))
 }

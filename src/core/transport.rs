@@ -81,6 +81,10 @@ fn lossy_text<S: serde::Serializer>(bytes: &[u8], serializer: S) -> Result<S::Ok
     serializer.serialize_str(&String::from_utf8_lossy(bytes))
 }
 
-fn millis<S: serde::Serializer>(span: &Duration, serializer: S) -> Result<S::Ok, S::Error> {
+/// A duration as whole milliseconds (saturating), for the JSON of records.
+pub(super) fn millis<S: serde::Serializer>(
+    span: &Duration,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
     serializer.serialize_u64(u64::try_from(span.as_millis()).unwrap_or(u64::MAX))
 }

@@ -167,7 +167,8 @@ impl Agent {
     }
 
     /// `ding ARGS` in the agent's directory and environment, stdin closed.
-    fn command(&self, args: &[&str]) -> Command {
+    /// `ding ARGS` in the agent's directory and environment, stdin closed.
+    pub fn command(&self, args: &[&str]) -> Command {
         self.command_under(&[], args)
     }
 
