@@ -230,21 +230,19 @@ fn transport_of(policy: Policy, submit_delay: Duration) -> Transport {
 }
 
 #[test]
-fn both_policies_write_the_same_transport() {
+fn both_policies_paste_the_same_notice_and_the_careful_one_submits_it_apart() {
     let default = transport_of(Policy::Aggressive, Duration::from_millis(200));
     assert_eq!(default, expected_transport());
-    assert_eq!(
-        transport_of(Policy::TurnBoundaryFreshIdle, Duration::from_millis(200)),
-        default,
-        "the compare-and-send carries the same three steps"
-    );
-    // A declared submit-delay applies to both, and only to the wait.
+    // The careful policy's first compare-and-send is the same paste, alone:
+    // its Return is a second one, on evidence read after the paste.
+    let careful = transport_of(Policy::TurnBoundaryFreshIdle, Duration::from_millis(200));
+    assert_eq!(careful.steps, vec![default.steps[0].clone()]);
+    assert_eq!(Transport::submit().bytes(), b"\r");
+    // A declared submit-delay applies to the aggressive wait only (the
+    // careful Return waits at least as long after its paste).
     let slower = Duration::from_millis(450);
     let aggressive = transport_of(Policy::Aggressive, slower);
-    assert_eq!(
-        aggressive,
-        transport_of(Policy::TurnBoundaryFreshIdle, slower)
-    );
+    assert_eq!(transport_of(Policy::TurnBoundaryFreshIdle, slower), careful);
     assert_eq!(aggressive.steps[1], Step::Wait(slower));
     assert_eq!(aggressive.steps[0], default.steps[0]);
     assert_eq!(aggressive.steps[2], default.steps[2]);

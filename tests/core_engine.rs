@@ -33,6 +33,15 @@ fn idle_line(sequence: u64, incarnation: &str, composer: &str, revision: u64) ->
     .into_bytes()
 }
 
+/// Idle evidence that the composer holds exactly the notice pasted as
+/// `request`, at `revision`: what its Return waits for.
+fn typed_line(sequence: u64, incarnation: &str, revision: u64, request: u64) -> Vec<u8> {
+    format!(
+        r#"{{"v":1,"kind":"activity","session":"host.worker","incarnation":"{incarnation}","generation":"sha256:g","sequence":{sequence},"state":"idle","validForMs":1000,"composer":"nonempty","revision":{revision},"typed":{request}}}"#
+    )
+    .into_bytes()
+}
+
 fn receipt_line(sequence: u64, incarnation: &str, files: &[&str]) -> Vec<u8> {
     format!(
         r#"{{"v":1,"kind":"turn-boundary","session":"host.worker","incarnation":"{incarnation}","generation":"sha256:g","sequence":{sequence},"messages":{}}}"#,
@@ -80,6 +89,11 @@ fn journal_with_owned_work() -> Journal {
             revision: 11,
         },
         Time::from_millis(4),
+    );
+    first.submit_typed(
+        Input::AdapterLine(typed_line(3, "inc-1", 12, 1)),
+        Time::from_millis(300),
+        13,
     );
     let (emitted, _) = first.take();
     let journal = emitted
@@ -196,13 +210,17 @@ fn adapter_line(sequence: u64, incarnation: &str, rest: &str) -> Input {
 fn every_input_that_changes_ownership_emits_one_journal_changed() {
     let idle =
         |sequence, incarnation| Input::AdapterLine(idle_line(sequence, incarnation, "empty", 10));
+    let typed = |sequence, incarnation, request| {
+        Input::AdapterLine(typed_line(sequence, incarnation, 12, request))
+    };
     let sent = |request| Input::PtySent {
         request,
         revision: 11,
     };
     let re_ring = 10 * 60 * 1000;
     // Each input, when, and the owned files after it if it changed them
-    // (`None`: it must not emit JournalChanged).
+    // (`None`: it must not emit JournalChanged). A paste owns nothing yet:
+    // its files are staged when the Return it waited for is written.
     let script: Vec<(Input, u64, Option<&[&str]>)> = vec![
         (
             Input::InboxScan(vec![name("001.md"), name("002.md"), name("003.md")]),
@@ -215,48 +233,50 @@ fn every_input_that_changes_ownership_emits_one_journal_changed() {
             Some(&["001.md"]),
         ),
         (idle(2, "inc-1"), 3, None),
-        (sent(1), 4, Some(&["001.md", "002.md", "003.md"])),
-        (Input::InboxAdded(name("004.md")), 5, None),
-        (idle(3, "inc-1"), 6, None),
+        (sent(1), 4, None),
+        (typed(3, "inc-1", 1), 300, None),
+        (sent(2), 301, Some(&["001.md", "002.md", "003.md"])),
+        (Input::InboxAdded(name("004.md")), 305, None),
+        (idle(4, "inc-1"), 306, None),
         (
             Input::PtyConflict {
-                request: 2,
+                request: 3,
                 actual: 12,
             },
-            7,
+            307,
             None,
         ),
         (
             Input::InboxRemoved(name("002.md")),
-            8,
+            308,
             Some(&["001.md", "003.md"]),
         ),
         (
-            adapter_line(4, "inc-1", r#""kind":"claim","claim":1,"limit":1"#),
-            9,
+            adapter_line(5, "inc-1", r#""kind":"claim","claim":1,"limit":1"#),
+            309,
             Some(&["001.md", "003.md", "004.md"]),
         ),
         (
             Input::InboxRemoved(name("004.md")),
-            10,
+            310,
             Some(&["001.md", "003.md"]),
         ),
-        (Input::InboxAdded(name("005.md")), 11, None),
-        (Input::InboxRemoved(name("005.md")), 12, None),
+        (Input::InboxAdded(name("005.md")), 311, None),
+        (Input::InboxRemoved(name("005.md")), 312, None),
         (
-            adapter_line(5, "inc-1", r#""kind":"lifecycle","event":"clear""#),
-            13,
+            adapter_line(6, "inc-1", r#""kind":"lifecycle","event":"clear""#),
+            313,
             Some(&[]),
         ),
-        (idle(6, "inc-1"), 14, None),
+        (idle(7, "inc-1"), 314, None),
         // The host vanishes mid-transaction: staged, unconfirmed.
-        (Input::PtyUnreachable, 15, Some(&["001.md", "003.md"])),
+        (Input::PtyUnreachable, 315, Some(&["001.md", "003.md"])),
         (
             Input::PtyStatus {
                 identity: identity("inc-1"),
                 revision: 12,
             },
-            16,
+            316,
             None,
         ),
         (
@@ -264,13 +284,15 @@ fn every_input_that_changes_ownership_emits_one_journal_changed() {
                 identity: identity("inc-2"),
                 revision: 13,
             },
-            17,
+            317,
             Some(&[]),
         ),
-        (idle(7, "inc-2"), 18, None),
-        (sent(4), 19, Some(&["001.md", "003.md"])),
-        (Input::InboxAdded(name("006.md")), 20, None),
-        (idle(8, "inc-2"), 21, None),
+        (idle(8, "inc-2"), 318, None),
+        (sent(5), 319, None),
+        (typed(9, "inc-2", 5), 600, None),
+        (sent(6), 601, Some(&["001.md", "003.md"])),
+        (Input::InboxAdded(name("006.md")), 602, None),
+        (idle(10, "inc-2"), 603, None),
     ];
     let mut driver = started(None, "inc-1", 0);
     driver.take();
@@ -283,14 +305,14 @@ fn every_input_that_changes_ownership_emits_one_journal_changed() {
         check_journal_output(&mut driver, owned, &what);
     }
     // Timers change ownership too: the reply timeout stages, unconfirmed.
-    driver.run_until(Time::from_millis(21 + 5_000));
+    driver.run_until(Time::from_millis(603 + 5_000));
     check_journal_output(
         &mut driver,
         Some(&["001.md", "003.md", "006.md"]),
         "reply timeout",
     );
     // And the re-ring timer returns staged work to pending.
-    driver.run_until(Time::from_millis(19 + re_ring));
+    driver.run_until(Time::from_millis(601 + re_ring));
     check_journal_output(&mut driver, Some(&["006.md"]), "re-ring");
 }
 
@@ -678,9 +700,14 @@ fn a_release_gives_back_only_this_incarnations_hook_owned_files() {
         },
         Time::from_millis(4),
     );
+    driver.submit_typed(
+        Input::AdapterLine(typed_line(3, "inc-1", 12, request)),
+        Time::from_millis(300),
+        13,
+    );
     driver.input(
         Input::AdapterLine(release_line(
-            3,
+            4,
             "inc-1",
             &["003.md", "002.md", "001.md"],
             "no-receipt",
@@ -722,11 +749,11 @@ fn a_release_gives_back_only_this_incarnations_hook_owned_files() {
     );
     // Another incarnation's release changes nothing.
     driver.input(
-        Input::AdapterLine(receipt_line(4, "inc-1", &["001.md"])),
+        Input::AdapterLine(receipt_line(5, "inc-1", &["001.md"])),
         Time::from_millis(7),
     );
     driver.input(
-        Input::AdapterLine(release_line(5, "inc-0", &["001.md"], "hook-gone")),
+        Input::AdapterLine(release_line(6, "inc-0", &["001.md"], "hook-gone")),
         Time::from_millis(8),
     );
     let status = driver.engine.status(Time::from_millis(9));

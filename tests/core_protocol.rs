@@ -139,7 +139,7 @@ fn a_null_optional_field_takes_its_default() {
     assert_eq!(
         serde_json::to_value(&event.body).unwrap(),
         json!({"kind": "activity", "state": "idle", "validFor": 5,
-               "composer": "unknown", "revision": null, "reason": null})
+               "composer": "unknown", "revision": null, "typed": null, "reason": null})
     );
     let claim = json!({
         "v": 1, "kind": "claim", "session": "s", "incarnation": "i", "generation": "g",

@@ -42,6 +42,18 @@ fn line(sequence: u64, incarnation: &str, rest: &str) -> Input {
     )
 }
 
+/// Idle evidence that the composer holds exactly the notice pasted as
+/// `request`: what its Return waits for.
+fn typed(sequence: u64, revision: u64, request: u64) -> Input {
+    line(
+        sequence,
+        "inc-1",
+        &format!(
+            r#""kind":"activity","state":"idle","validForMs":2000,"composer":"nonempty","revision":{revision},"typed":{request}"#
+        ),
+    )
+}
+
 fn idle(sequence: u64, composer: &str, revision: u64) -> Input {
     line(
         sequence,
@@ -181,15 +193,16 @@ fn scope_pending_refuses_owned_files_and_scope_unread_surfaces_them_again() {
         },
         at(11),
     );
-    driver.input(Input::InboxAdded(name("004.md")), at(12));
+    driver.submit_typed(typed(2, 13, 1), at(300), 14);
+    driver.input(Input::InboxAdded(name("004.md")), at(312));
     driver.take();
     driver.input(
         line(
-            2,
+            4,
             "inc-1",
             r#""kind":"claim","claim":2,"messages":["001.md","004.md"]"#,
         ),
-        at(20),
+        at(320),
     );
     let answer = claimed(&mut driver);
     assert_eq!(answer.granted, names(&["004.md"]));
@@ -198,11 +211,11 @@ fn scope_pending_refuses_owned_files_and_scope_unread_surfaces_them_again() {
     // A compacted context gets the whole backlog again, staged work included.
     driver.input(
         line(
-            3,
+            5,
             "inc-1",
             r#""kind":"claim","claim":3,"limit":10,"scope":"unread""#,
         ),
-        at(30),
+        at(330),
     );
     let answer = claimed(&mut driver);
     assert_eq!(
@@ -230,19 +243,21 @@ fn scope_unread_leaves_out_a_file_rung_since_the_context_began_again() {
         },
         at(11),
     );
+    driver.submit_typed(typed(2, 13, 1), at(300), 14);
     driver.input(
-        line(2, "inc-1", r#""kind":"lifecycle","event":"compaction""#),
-        at(20),
+        line(3, "inc-1", r#""kind":"lifecycle","event":"compaction""#),
+        at(320),
     );
-    driver.input(Input::InboxAdded(name("002.md")), at(21));
-    driver.input(idle(3, "empty", 12), at(30));
+    driver.input(Input::InboxAdded(name("002.md")), at(321));
+    driver.input(idle(4, "empty", 14), at(330));
     driver.input(
         Input::PtySent {
-            request: 2,
-            revision: 14,
+            request: 3,
+            revision: 15,
         },
-        at(31),
+        at(331),
     );
+    driver.submit_typed(typed(5, 16, 3), at(600), 17);
     driver.take();
     assert!(matches!(
         state(&driver, "002.md"),
@@ -250,21 +265,21 @@ fn scope_unread_leaves_out_a_file_rung_since_the_context_began_again() {
     ));
     driver.input(
         line(
-            4,
+            6,
             "inc-1",
             r#""kind":"claim","claim":3,"limit":10,"scope":"unread""#,
         ),
-        at(40),
+        at(640),
     );
     let answer = claimed(&mut driver);
     assert_eq!(answer.granted, names(&["001.md"]), "{answer:?}");
     driver.input(
         line(
-            5,
+            7,
             "inc-1",
             r#""kind":"claim","claim":4,"messages":["002.md"],"scope":"unread""#,
         ),
-        at(41),
+        at(641),
     );
     let answer = claimed(&mut driver);
     assert!(answer.granted.is_empty(), "{answer:?}");
@@ -356,13 +371,19 @@ fn evidence_is_wanted_exactly_while_work_waits_for_the_terminal() {
         },
         at(21),
     );
+    let downlinks = driver.take().0.downlinks;
+    assert!(
+        matches!(downlinks.as_slice(), [Downlink::Typed { request: 1, .. }]),
+        "a pasted notice still wants evidence, for its Return: {downlinks:?}"
+    );
+    driver.submit_typed(typed(2, 13, 1), at(250), 14);
     assert_eq!(
         driver.take().0.downlinks,
         [Downlink::Evidence { wanted: false }]
     );
     assert_eq!(
         driver.engine.next_deadline(),
-        Some(at(21 + 600_000)),
+        Some(at(250 + 600_000)),
         "only the re-ring timer is armed"
     );
 }

@@ -53,16 +53,20 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use ding::core::config::{EngineConfig, Fence, Policy};
+use ding::core::decision::Decision;
 use ding::core::downlink::Downlink;
 use ding::core::engine::{Engine, Input, Output};
+use ding::core::fence::TimeFence;
 use ding::core::identity::Identity;
 use ding::core::journal::Journal;
 use ding::core::message::MessageName;
 use ding::core::ownership::MessageState;
 use ding::core::protocol::Composer;
 use ding::core::time::Time;
+use ding::core::transport::{PASTE_END, PASTE_START, RETURN, Step, Transport};
 use oracle::{
-    AdapterView, Body, File, LEASE_CAP_MS, Line, Oracle, REPLY_TIMEOUT_MS, SILENCE_MS, Wants,
+    AdapterView, Body, File, LEASE_CAP_MS, Line, Oracle, Part, REPLY_TIMEOUT_MS, SILENCE_MS,
+    Timing, Wants,
 };
 use serde_json::{Value, json};
 use support::rng::Rng;
@@ -99,6 +103,9 @@ struct Coverage {
     harness_exits: usize,
     restarts: usize,
     drive_sends: usize,
+    /// Returns of typed notices sent, and typed notices that got none.
+    returns: usize,
+    withheld: usize,
 }
 
 struct Sim {
@@ -134,6 +141,12 @@ impl Sim {
             config.tunables.fence = Fence::ReceiptUnsafe;
         }
         config.pty_reply_timeout = Duration::from_millis(REPLY_TIMEOUT_MS);
+        let tunables = &config.tunables;
+        let timing = Timing {
+            submit_delay_ms: millis(tunables.submit_delay),
+            quiet_input_ms: millis(tunables.quiet_input),
+            settled_output_ms: millis(tunables.settled_output),
+        };
         let engine = Engine::new(config.clone(), None, Time::ZERO);
         let mut sim = Sim {
             seed,
@@ -158,7 +171,7 @@ impl Sim {
                 next_claim: 1,
                 written: Journal::new(Vec::new()),
             },
-            oracle: Oracle::new(policy, max_files, re_ring_ms, unsafe_fence),
+            oracle: Oracle::new(policy, max_files, re_ring_ms, unsafe_fence, timing),
             trace: Vec::new(),
             coverage: Coverage::default(),
             driving: false,
@@ -232,10 +245,14 @@ impl Sim {
                 .push(format!("{} out {}", self.now, output_summary(&output)));
             match output {
                 Output::SendIf(send) => {
-                    let fence = Some((&send.identity, send.expected_revision));
-                    self.check_send(send.request, fence, names(&send.messages));
+                    let fence = Some((&send.identity, send.expected_revision, send.fence));
+                    let part = part_of(&send.transport);
+                    self.check_send(send.request, fence, part, names(&send.messages));
                 }
-                Output::Send(send) => self.check_send(send.request, None, names(&send.messages)),
+                Output::Send(send) => {
+                    let part = part_of(&send.transport);
+                    self.check_send(send.request, None, part, names(&send.messages));
+                }
                 Output::SpawnAdapter => spawns += 1,
                 Output::ToAdapter(line) => {
                     if let Downlink::Pty { identity } = &line {
@@ -247,15 +264,29 @@ impl Sim {
                     journals += 1;
                     self.world.written = self.engine.journal();
                 }
-                Output::StatusChanged | Output::Decision(_) => {}
+                Output::Decision(record) => {
+                    if matches!(record.decision, Decision::ReturnWithheld { .. }) {
+                        self.coverage.withheld += 1;
+                    }
+                }
+                Output::StatusChanged => {}
             }
         }
         self.check_step(spawns, &downlinks, journals);
     }
 
-    fn check_send(&mut self, request: u64, fence: Option<(&Identity, u64)>, messages: Vec<String>) {
+    fn check_send(
+        &mut self,
+        request: u64,
+        fence: Option<(&Identity, u64, TimeFence)>,
+        part: Part,
+        messages: Vec<String>,
+    ) {
         let now = self.now;
-        if let Err(what) = self.oracle.on_send(request, fence, messages, now) {
+        if part == Part::Return {
+            self.coverage.returns += 1;
+        }
+        if let Err(what) = self.oracle.on_send(request, fence, part, messages, now) {
             self.fail(&what);
         }
         self.coverage.sends += 1;
@@ -296,7 +327,10 @@ impl Sim {
         if deadline.is_some_and(|deadline| deadline < self.now) {
             self.fail(&format!("deadline {deadline:?} is earlier than now"));
         }
-        let expected = self.oracle.next_deadline();
+        if self.oracle.return_due(self.now) {
+            self.fail("a confirming lease is held and the typed notice's Return is due, but none was sent");
+        }
+        let expected = self.oracle.next_deadline(self.now);
         if deadline != expected {
             self.fail(&format!(
                 "next deadline {deadline:?}, the oracle's timers say {expected:?}"
@@ -506,8 +540,19 @@ impl Sim {
         if self.rng.chance(20) {
             line.insert("reason".into(), json!("prompt visible"));
         }
+        // Now and then the composer holds DING's typed notice, or another.
+        let typed = match (&self.oracle.typed, self.rng.below(10)) {
+            (Some(typed), 0..=4) => Some(typed.notice),
+            (_, 5) => Some(self.rng.below(20)),
+            _ => None,
+        };
+        if let Some(typed) = typed {
+            line.insert("typed".into(), json!(typed));
+        }
         Body::Activity {
             idle: state == "idle",
+            turn: state == "active" || state == "child",
+            typed,
             valid_for_ms,
             composer: match composer {
                 "empty" => Composer::Empty,
@@ -649,7 +694,7 @@ impl Sim {
                     request: None,
                     status: "exit code 1".into(),
                 },
-                |oracle, _| oracle.harness_exited(None),
+                |oracle, now| oracle.harness_exited(None, now),
             );
         }
     }
@@ -670,7 +715,7 @@ impl Sim {
                     request: Some(id),
                     status: "exit code 1".into(),
                 },
-                |oracle, _| oracle.harness_exited(Some(id)),
+                |oracle, now| oracle.harness_exited(Some(id), now),
             );
         }
         if flaky && self.rng.chance(10) {
@@ -744,7 +789,7 @@ impl Sim {
                     request: None,
                     status: "exit code 1".into(),
                 },
-                |oracle, _| oracle.harness_exited(None),
+                |oracle, now| oracle.harness_exited(None, now),
             );
         }
     }
@@ -904,7 +949,10 @@ impl Sim {
             for name in late {
                 self.report(&name);
             }
-            if self.oracle.in_flight.is_none() && self.oracle.pending().is_empty() {
+            if self.oracle.in_flight.is_none()
+                && self.oracle.typed.is_none()
+                && self.oracle.pending().is_empty()
+            {
                 return;
             }
             if self.world.harness_dead {
@@ -927,6 +975,21 @@ impl Sim {
                     self.advance(wait);
                 }
                 Err("adapter-starting") => self.answer_spawn(false),
+                // The harness draws the paste, the adapter reads it there
+                // alone, and time runs to the submit delay.
+                Err("awaiting-return") => {
+                    if self.oracle.identity.as_ref() == Some(&self.world.host) {
+                        self.world.host_revision += 1;
+                        self.fresh_idle_holding(self.oracle.typed.as_ref().map(|t| t.notice));
+                    }
+                    if self.oracle.typed.is_some() && self.oracle.in_flight.is_none() {
+                        let wait = self
+                            .engine
+                            .next_deadline()
+                            .map_or(0, |at| at.as_millis().saturating_sub(self.now.as_millis()));
+                        self.advance(wait.min(LEASE_CAP_MS / 2));
+                    }
+                }
                 Err("adapter-down") => {
                     if let AdapterView::Down { respawn_at } = self.oracle.adapter {
                         self.advance(respawn_at.as_millis() - self.now.as_millis());
@@ -946,6 +1009,12 @@ impl Sim {
     }
 
     fn fresh_idle(&mut self) {
+        self.fresh_idle_holding(None);
+    }
+
+    /// Fresh exact idle evidence: an empty composer, or one that holds
+    /// DING's typed notice `typed` alone.
+    fn fresh_idle_holding(&mut self, typed: Option<u64>) {
         let identity = self.world.host.clone();
         self.world.next_sequence += 1;
         let sequence = self.world.next_sequence;
@@ -954,17 +1023,27 @@ impl Sim {
         line.insert("kind".into(), json!("activity"));
         line.insert("state".into(), json!("idle"));
         line.insert("validForMs".into(), json!(1000));
-        line.insert("composer".into(), json!("empty"));
+        let composer = if typed.is_some() {
+            Composer::Nonempty
+        } else {
+            Composer::Empty
+        };
+        line.insert("composer".into(), json!(composer));
         line.insert("revision".into(), json!(revision));
+        if let Some(typed) = typed {
+            line.insert("typed".into(), json!(typed));
+        }
         let bytes = serde_json::to_vec(&Value::Object(line)).unwrap();
         let line = Line::Event {
             identity,
             sequence,
             body: Body::Activity {
                 idle: true,
+                turn: false,
                 valid_for_ms: 1000,
-                composer: Composer::Empty,
+                composer,
                 revision: Some(revision),
+                typed,
             },
         };
         self.feed(Input::AdapterLine(bytes), |oracle, now| {
@@ -994,6 +1073,26 @@ fn envelope(sequence: u64, identity: &Identity) -> serde_json::Map<String, Value
 
 fn message(name: &str) -> MessageName {
     MessageName::new(name).unwrap()
+}
+
+fn millis(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap()
+}
+
+/// What a transaction writes: a paste alone, a Return alone, or both.
+fn part_of(transport: &Transport) -> Part {
+    match transport.steps.as_slice() {
+        [Step::Write(bytes)] if bytes == RETURN => Part::Return,
+        [Step::Write(bytes)]
+            if bytes.starts_with(PASTE_START)
+                && bytes.ends_with(PASTE_END)
+                && bytes.len() >= PASTE_START.len() + PASTE_END.len() =>
+        {
+            let text = &bytes[PASTE_START.len()..bytes.len() - PASTE_END.len()];
+            Part::Paste(String::from_utf8(text.to_vec()).expect("a notice is UTF-8"))
+        }
+        _ => Part::Whole,
+    }
 }
 
 fn names(list: &[MessageName]) -> Vec<String> {
@@ -1067,6 +1166,8 @@ fn simulated_interleavings_keep_every_invariant() {
         total.harness_exits += coverage.harness_exits;
         total.restarts += coverage.restarts;
         total.drive_sends += coverage.drive_sends;
+        total.returns += coverage.returns;
+        total.withheld += coverage.withheld;
         // Determinism: the same seed must replay the same trace.
         if seed % 16 == 0 {
             let (again, _) = Sim::new(*seed).run();
@@ -1086,6 +1187,8 @@ fn simulated_interleavings_keep_every_invariant() {
         assert!(total.mismatch_replies > 20, "{total:?}");
         assert!(total.harness_exits > 100, "{total:?}");
         assert!(total.drive_sends > 500, "{total:?}");
+        assert!(total.returns > 500, "{total:?}");
+        assert!(total.withheld > 50, "{total:?}");
     }
 }
 
@@ -1127,13 +1230,16 @@ fn seed_898822569986_catches_a_transaction_naming_fewer_files_than_allowed() {
 /// harness unblocked by a later outage (984), a journal left stale when a
 /// restart's first status drops memories (989), evidence wanted for a
 /// transaction a hook emptied and a hook-owned arrival not journaled (993),
-/// a clear that kept a claim on a file not yet seen (570151).
+/// a clear that kept a claim on a file not yet seen (570151), and a Return
+/// asked of a restarted harness for a notice pasted into the one before
+/// (570021).
 #[test]
 fn seeds_that_found_engine_bugs_stay_green() {
     for seed in [
         898_822_569_984,
         898_822_569_989,
         898_822_569_993,
+        898_822_570_021,
         898_822_570_151,
     ] {
         replay(seed);

@@ -8,12 +8,10 @@ mod support;
 
 use std::time::Duration;
 
-use ding::core::config::{EngineConfig, Policy, QUIET_INPUT, SETTLED_OUTPUT};
-use ding::core::engine::{Engine, Input};
+use ding::core::config::{QUIET_INPUT, SETTLED_OUTPUT};
+use ding::core::engine::Input;
 use ding::core::fence::QuietPart;
 use ding::core::hold::HoldReason;
-use ding::core::identity::Identity;
-use ding::core::message::MessageName;
 use ding::core::ownership::MessageState;
 use ding::core::time::Time;
 use support::core_driver::Driver;
@@ -37,25 +35,7 @@ fn active(sequence: u64) -> Input {
 /// A careful engine, its adapter up, the PTY at revision 10, one file
 /// waiting and an idle lease at revision 10: one compare-and-send out.
 fn ringing() -> Driver {
-    let config = EngineConfig::new(Policy::TurnBoundaryFreshIdle, "worker", "inbox/new");
-    let mut driver = Driver::new(Engine::new(config, None, at(0)));
-    driver.input(Input::AdapterSpawned { pid: 9 }, at(0));
-    let identity = Identity {
-        session: "host.worker".into(),
-        incarnation: "i1".into(),
-        generation: "sha256:g".into(),
-    };
-    driver.input(
-        Input::PtyStatus {
-            identity,
-            revision: 10,
-        },
-        at(0),
-    );
-    driver.input(
-        Input::InboxScan(vec![MessageName::new("001.md").unwrap()]),
-        at(1),
-    );
+    let mut driver = Driver::careful_with_one_file();
     driver.input(idle(1, "empty", 10), at(2));
     driver
 }

@@ -260,7 +260,7 @@ fn killed_mid_scan_loses_nothing_and_repeats_nothing() {
 fn killed_after_a_claim_is_journaled_the_file_stays_hook_owned_and_surfaces_again() {
     let agent = Agent::new(
         "claimcrash",
-        &careful_decl_with_adapter("claimcrash", RECORDING_HARNESS, RECORDING_ADAPTER, ""),
+        &careful_decl_with_adapter("claimcrash", DRAWING_HARNESS, RECORDING_ADAPTER, ""),
     );
     agent.up_recording();
     agent.wait_adapter_up();
@@ -299,6 +299,7 @@ fn killed_after_a_claim_is_journaled_the_file_stays_hook_owned_and_surfaces_agai
         second,
         &agent.activity("idle", "empty", Some(agent.revision())),
     );
+    agent.confirm_typed(second);
     let all = wait_rings(&agent, 1);
     assert_eq!(named(&all[0], &["m1.md", "m2.md"]), ["m2.md"], "{all:#?}");
 

@@ -332,7 +332,7 @@ fn journal_inside(agent: &Agent, ns: &Namespace) -> Value {
 fn a_full_state_directory_keeps_claims_and_rings_going_and_shows_in_status() {
     let agent = Agent::new(
         "fullstate",
-        &careful_decl_with_adapter("fullstate", RECORDING_HARNESS, RECORDING_ADAPTER, ""),
+        &careful_decl_with_adapter("fullstate", DRAWING_HARNESS, RECORDING_ADAPTER, ""),
     );
     let state = agent.path("state");
     let Some(ns) = namespace("a_full_state_directory", &tmpfs(&state, "256k")) else {
@@ -368,6 +368,7 @@ fn a_full_state_directory_keeps_claims_and_rings_going_and_shows_in_status() {
         adapter,
         &agent.activity("idle", "empty", Some(agent.revision())),
     );
+    agent.confirm_typed(adapter);
     let chunks = agent.wait_out("the ring", |chunks| notices(chunks).len() == 1);
     let ring = notices(&chunks)[0];
     assert!(ring.contains("m2.md") && !ring.contains("m1.md"), "{ring}");
@@ -397,6 +398,7 @@ fn a_full_state_directory_keeps_claims_and_rings_going_and_shows_in_status() {
         second,
         &agent.activity("idle", "empty", Some(agent.revision())),
     );
+    agent.confirm_typed(second);
     let chunks = agent.wait_out("the probe's ring", |chunks| notices(chunks).len() == 2);
     let ring = notices(&chunks)[1];
     assert!(ring.contains("m3.md"), "{ring}");

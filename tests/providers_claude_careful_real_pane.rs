@@ -188,7 +188,11 @@ fn on_the_terminal_path_the_submitted_notice_is_its_own_receipt() {
         request["prompt"]
     );
     wait_hook_owned(&agent, &name);
-    assert_eq!(pty_writes(&agent).deliveries, 1, "one compare-and-send");
+    assert_eq!(
+        pty_writes(&agent).deliveries,
+        2,
+        "two compare-and-sends: the paste, then its Return on fresh evidence"
+    );
     let typed = pty_writes(&agent).delivery_bytes;
     settled("terminal path, idle", &agent, &model, 1, typed);
 }

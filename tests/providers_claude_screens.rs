@@ -9,7 +9,7 @@ use ding::core::protocol::{ActivityState, Composer};
 use ding::providers::claude::screen::read;
 use ding::pty::wire::Snapshot;
 use serde_json::Value;
-use support::provider_fixtures::check_every_capture;
+use support::provider_fixtures::{check_a_notice_glued_to_a_draft, check_every_capture};
 
 fn captures() -> Vec<(String, Value)> {
     support::fixture_files::json_values("fixtures/providers/claude/screens")
@@ -57,5 +57,54 @@ fn without_its_styled_runs_a_placeholder_is_not_empty() {
         assert_eq!(read(&snapshot).composer, Composer::Empty, "{name}");
         snapshot.runs.clear();
         assert_eq!(read(&snapshot).composer, Composer::Nonempty, "{name}");
+    }
+}
+
+/// The notice the capture's paste typed into the composer after a draft.
+const PASTED_NOTICE: &str = "[ding] 1 unread inbox message in /home/agent/rp/runs/cl-s2/inbox/new: 20261201T061944462504Z-81d-030ebd1c.md. Read each file, then archive it: ding archive cl-s2 FILE";
+
+fn capture(name: &str) -> Snapshot {
+    let (_, capture) = captures()
+        .into_iter()
+        .find(|(file, _)| file.trim_end_matches(".json") == name)
+        .unwrap_or_else(|| panic!("no capture {name}"));
+    serde_json::from_value(capture).expect("a snapshot")
+}
+
+/// The Return of a typed notice waits for a composer that holds it and
+/// nothing else: the real capture of a notice pasted after a draft holds
+/// the draft too, the same screen without the draft holds the notice
+/// alone, and a long paste's placeholder says only that a paste is there.
+#[test]
+fn the_composer_is_read_as_the_text_it_holds_for_confirming_a_typed_notice() {
+    use ding::adapter::screen::ComposerContent;
+    use ding::providers::claude::screen::composer_content;
+
+    let glued = capture("earlier-draft-plus-pasted-notice");
+    check_a_notice_glued_to_a_draft(
+        &glued,
+        "please refactor the parser",
+        PASTED_NOTICE,
+        composer_content,
+    );
+
+    let mut long = capture("draft");
+    let row = long
+        .rows
+        .iter()
+        .position(|row| row.contains("please refactor"))
+        .expect("the draft's row");
+    long.rows[row] = long.rows[row].replace("please refactor", "[Pasted text #1 +3 lines]");
+    assert_eq!(composer_content(&long), ComposerContent::Paste);
+    long.rows[row] = long.rows[row].replace("[Pasted text #1 +3 lines]", "[Pasted text #x]");
+    assert!(matches!(composer_content(&long), ComposerContent::Text(_)));
+
+    // Not a ready composer: nothing is read from it.
+    for name in ["permission-dialog", "busy-tool-running"] {
+        assert_eq!(
+            composer_content(&capture(name)),
+            ComposerContent::Unreadable,
+            "{name}"
+        );
     }
 }

@@ -323,7 +323,10 @@ fn on_the_terminal_path_the_submitted_notice_is_its_own_receipt() {
     );
     codex.wait_hook_owned(&name);
     let writes = pty_writes(&codex.agent);
-    assert_eq!(writes.deliveries, 1, "one compare-and-send");
+    assert_eq!(
+        writes.deliveries, 2,
+        "two compare-and-sends: the paste, then its Return on fresh evidence"
+    );
     codex.settled("terminal path, idle", 1, writes.delivery_bytes);
 }
 

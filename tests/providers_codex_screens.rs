@@ -15,7 +15,7 @@ use ding::providers::codex::activity::{Heard, HookActivity, combine};
 use ding::providers::codex::screen::{Screen, read};
 use ding::pty::wire::Snapshot;
 use serde_json::Value;
-use support::provider_fixtures::check_every_capture;
+use support::provider_fixtures::{check_a_notice_glued_to_a_draft, check_every_capture};
 
 const DIRS: [&str; 2] = [
     "fixtures/providers/codex/snapshots",
@@ -129,5 +129,54 @@ fn without_their_styled_runs_no_capture_reads_as_an_empty_composer() {
         if capture["_expect"]["screen"] == "dialog" {
             assert_ne!(view.composer, Composer::Empty, "{name}");
         }
+    }
+}
+
+/// The notice the capture's paste typed into the composer after a draft.
+const PASTED_NOTICE: &str = "[ding] 1 unread inbox message in /home/agent/rp/runs/cx-s2/inbox/new: 20261201T062201830066Z-12de-3d75f09a.md. Read each file, then archive it: ding archive cx-s2 FILE";
+
+fn capture(name: &str) -> Snapshot {
+    let (_, capture) = captures()
+        .into_iter()
+        .find(|(file, _)| file.trim_end_matches(".json") == name)
+        .unwrap_or_else(|| panic!("no capture {name}"));
+    snapshot(&capture)
+}
+
+/// The Return of a typed notice waits for a composer that holds it and
+/// nothing else: the real capture of a notice pasted after a draft holds
+/// the draft too, the same screen without the draft holds the notice
+/// alone, and a long paste's placeholder gives only its length.
+#[test]
+fn the_composer_is_read_as_the_text_it_holds_for_confirming_a_typed_notice() {
+    use ding::adapter::screen::ComposerContent;
+    use ding::providers::codex::screen::composer_content;
+
+    let glued = capture("draft-plus-pasted-notice");
+    check_a_notice_glued_to_a_draft(
+        &glued,
+        "please refactor the parser",
+        PASTED_NOTICE,
+        composer_content,
+    );
+
+    let mut long = capture("draft");
+    let row = usize::from(long.cursor.row);
+    long.rows[row] =
+        long.rows[row].replace("please refactor the parser", "[Pasted Content 1200 chars]");
+    assert_eq!(
+        composer_content(&long),
+        ComposerContent::Tail {
+            hidden: 1200,
+            tail: String::new()
+        }
+    );
+
+    for name in ["approval-dialog", "busy-command-running"] {
+        assert_eq!(
+            composer_content(&capture(name)),
+            ComposerContent::Unreadable,
+            "{name}"
+        );
     }
 }

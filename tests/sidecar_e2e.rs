@@ -197,7 +197,10 @@ fn status_shows_the_adapters_latest_reason_escaped() {
 
 #[test]
 fn careful_delivers_only_after_idle_with_an_empty_composer() {
-    let agent = Agent::new("careful", &careful_decl("careful", RECORDING_HARNESS, ""));
+    let agent = Agent::new(
+        "careful",
+        &careful_decl_with_adapter("careful", DRAWING_HARNESS, RECORDING_ADAPTER, ""),
+    );
     agent.up_recording();
     let adapter = agent.wait_adapter_up();
     agent.drop_message("m1.md", "first");
@@ -214,6 +217,7 @@ fn careful_delivers_only_after_idle_with_an_empty_composer() {
     assert_eq!(agent.out(), b"", "input over a draft");
 
     agent.feed(adapter, &agent.activity("idle", "empty", Some(revision)));
+    agent.confirm_typed(adapter);
     let chunks = agent.wait_out("the ring", |chunks| notices(chunks).len() == 1);
     assert_eq!(
         chunks.len(),
@@ -228,7 +232,10 @@ fn careful_delivers_only_after_idle_with_an_empty_composer() {
 
 #[test]
 fn typist_between_lease_and_send_makes_a_conflict_with_zero_bytes_then_next_lease_delivers() {
-    let agent = Agent::new("typist", &careful_decl("typist", RECORDING_HARNESS, ""));
+    let agent = Agent::new(
+        "typist",
+        &careful_decl_with_adapter("typist", DRAWING_HARNESS, RECORDING_ADAPTER, ""),
+    );
     agent.up_recording();
     let adapter = agent.wait_adapter_up();
     agent.drop_message("m1.md", "first");
@@ -245,13 +252,17 @@ fn typist_between_lease_and_send_makes_a_conflict_with_zero_bytes_then_next_leas
     agent.wait_out("the keystroke", |chunks| {
         chunks == [Chunk::Other(b"x".to_vec())]
     });
+    // The harness draws the key: the host's revision moves once more.
+    agent.wait_screen("READYx");
+    let drawn = agent.revision();
+    assert!(drawn > typed);
 
     // Its evidence arrives after the keystroke: the send-if must lose.
     agent.feed(adapter, &agent.activity("idle", "empty", Some(observed)));
     let status = agent.wait_held("m1.md", "revision-conflict");
     let hold = &message(&status, "m1.md").expect("m1")["hold"];
     assert_eq!(hold["expected"], observed, "{hold}");
-    assert_eq!(hold["actual"], typed, "{hold}");
+    assert_eq!(hold["actual"], drawn, "{hold}");
     assert_eq!(hold["source"], "pty", "{hold}");
     let line = status["lines"][0].as_str().expect("line");
     assert!(line.starts_with("m1.md  held: "), "{line}");
@@ -262,6 +273,7 @@ fn typist_between_lease_and_send_makes_a_conflict_with_zero_bytes_then_next_leas
         adapter,
         &agent.activity("idle", "empty", Some(agent.revision())),
     );
+    agent.confirm_typed(adapter);
     let chunks = agent.wait_out("the ring", |chunks| notices(chunks).len() == 1);
     assert_eq!(chunks.len(), 2, "{chunks:?}");
     assert_eq!(chunks[0], Chunk::Other(b"x".to_vec()));
@@ -270,7 +282,10 @@ fn typist_between_lease_and_send_makes_a_conflict_with_zero_bytes_then_next_leas
 
 #[test]
 fn killed_adapter_holds_work_as_adapter_down_and_respawns_with_backoff() {
-    let agent = Agent::new("fault", &careful_decl("fault", RECORDING_HARNESS, ""));
+    let agent = Agent::new(
+        "fault",
+        &careful_decl_with_adapter("fault", DRAWING_HARNESS, RECORDING_ADAPTER, ""),
+    );
     agent.up_recording();
     let first = agent.wait_adapter_up();
     agent.drop_message("m1.md", "first");
@@ -331,6 +346,7 @@ fn killed_adapter_holds_work_as_adapter_down_and_respawns_with_backoff() {
         second,
         &agent.activity("idle", "empty", Some(agent.revision())),
     );
+    agent.confirm_typed(second);
     let chunks = agent.wait_out("the ring", |chunks| notices(chunks).len() == 1);
     assert_eq!(chunks.len(), 1, "{chunks:?}");
     assert!(notices(&chunks)[0].contains("m1.md"));
@@ -340,7 +356,12 @@ fn killed_adapter_holds_work_as_adapter_down_and_respawns_with_backoff() {
 fn sigkilled_sidecar_restarts_without_loss_or_repeated_rings() {
     let agent = Agent::new(
         "crash",
-        &careful_decl("crash", RECORDING_HARNESS, "notice-max-files 2"),
+        &careful_decl_with_adapter(
+            "crash",
+            DRAWING_HARNESS,
+            RECORDING_ADAPTER,
+            "notice-max-files 2",
+        ),
     );
     agent.up_recording();
     let first = agent.wait_adapter_up();
@@ -354,6 +375,7 @@ fn sigkilled_sidecar_restarts_without_loss_or_repeated_rings() {
         first,
         &agent.activity("idle", "empty", Some(agent.revision())),
     );
+    agent.confirm_typed(first);
     let chunks = agent.wait_out("the first ring", |chunks| notices(chunks).len() == 1);
     let ring = notices(&chunks)[0].to_string();
     assert!(ring.contains("m1.md, m2.md (and 3 more)"), "{ring}");
@@ -405,6 +427,7 @@ fn sigkilled_sidecar_restarts_without_loss_or_repeated_rings() {
         second,
         &agent.activity("idle", "empty", Some(agent.revision())),
     );
+    agent.confirm_typed(second);
     let chunks = agent.wait_out("the second ring", |chunks| notices(chunks).len() == 2);
     assert_eq!(chunks.len(), 2, "{chunks:?}");
     let ring = notices(&chunks)[1];

@@ -260,6 +260,14 @@ pub trait Provider {
     /// combined with what the hooks last said.
     fn evidence(&mut self, snapshot: &Snapshot, now: Time) -> Reading;
 
+    /// What the composer on this screen holds, for confirming a typed
+    /// notice before its Return. Asked only of a screen the provider read
+    /// as idle with a nonempty composer; the default reads nothing, and a
+    /// notice nothing confirms is never submitted.
+    fn composer_content(&self, _snapshot: &Snapshot) -> screen::ComposerContent {
+        screen::ComposerContent::Unreadable
+    }
+
     /// A hook call arrived at `now`. The default answers nothing.
     fn on_hook(&mut self, _call: &HookCall, _agent: &AgentContext, _now: Time) -> HookPlan {
         HookPlan::nothing()

@@ -38,6 +38,43 @@ impl Screen {
     }
 }
 
+/// What a composer holds, as far as its harness draws it: what a typed
+/// notice's Return is confirmed against ([`holds_exactly`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ComposerContent {
+    /// The composer's whole text as drawn. Where the harness wraps it, the
+    /// line breaks and indentation of the wrapping are not content.
+    Text(String),
+    /// Only the end of the text is drawn; `hidden` characters come before
+    /// `tail` (a scrolled one-line editor; a paste placeholder that says
+    /// its length, with an empty tail).
+    Tail { hidden: usize, tail: String },
+    /// One paste placeholder, and nothing else, that does not say what it
+    /// holds.
+    Paste,
+    /// Nothing the grammar can read as the composer's content.
+    Unreadable,
+}
+
+/// Whether `content` is exactly `notice` and nothing else. Whitespace is
+/// not compared (a harness's wrapping adds and drops it); every other
+/// character is, in order. A placeholder that does not say what it holds
+/// counts: the Return's time fence already asks that no person's input
+/// reached the terminal since the paste, so the paste is DING's.
+pub fn holds_exactly(content: &ComposerContent, notice: &str) -> bool {
+    let visible =
+        |text: &str| -> Vec<char> { text.chars().filter(|c| !c.is_whitespace()).collect() };
+    match content {
+        ComposerContent::Text(text) => !text.trim().is_empty() && visible(text) == visible(notice),
+        ComposerContent::Tail { hidden, tail } => {
+            notice.chars().count() == hidden + tail.chars().count()
+                && notice.ends_with(tail.as_str())
+        }
+        ComposerContent::Paste => true,
+        ComposerContent::Unreadable => false,
+    }
+}
+
 /// The styled run that covers `(row, col)`, if any (none: default style).
 /// Columns count characters, as the snapshot's rows do.
 pub fn run_at(snapshot: &Snapshot, row: usize, col: usize) -> Option<&Run> {
@@ -108,6 +145,32 @@ pub mod testing {
 mod tests {
     use super::*;
     use crate::pty::wire::{Cursor, Size};
+
+    #[test]
+    fn a_composer_holds_a_notice_only_with_every_visible_character_in_order() {
+        let notice = "[ding] 1 unread inbox message in /in/new: a.md. Read it";
+        let wrapped = "[ding] 1 unread inbox message in /in/\n  new: a.md. Read it";
+        assert!(holds_exactly(
+            &ComposerContent::Text(wrapped.into()),
+            notice
+        ));
+        let glued = format!("p{notice}");
+        assert!(!holds_exactly(&ComposerContent::Text(glued), notice));
+        let short = "[ding] 1 unread inbox message in /in/new: a.md. Read i";
+        assert!(!holds_exactly(&ComposerContent::Text(short.into()), notice));
+        assert!(!holds_exactly(&ComposerContent::Text(" ".into()), " "));
+        let count = notice.chars().count();
+        let tail = |hidden: usize, tail: &str| ComposerContent::Tail {
+            hidden,
+            tail: tail.into(),
+        };
+        assert!(holds_exactly(&tail(count - 7, "Read it"), notice));
+        assert!(holds_exactly(&tail(count, ""), notice));
+        assert!(!holds_exactly(&tail(count - 6, "Read it"), notice));
+        assert!(!holds_exactly(&tail(count - 7, "Read ix"), notice));
+        assert!(holds_exactly(&ComposerContent::Paste, notice));
+        assert!(!holds_exactly(&ComposerContent::Unreadable, notice));
+    }
 
     #[test]
     fn a_cell_is_covered_by_the_run_that_spans_it_in_characters() {

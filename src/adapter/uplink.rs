@@ -36,6 +36,7 @@ impl Uplink {
         reading: &Reading,
         revision: u64,
         valid_for: Duration,
+        typed: Option<u64>,
     ) -> String {
         self.line(
             identity,
@@ -44,6 +45,7 @@ impl Uplink {
                 valid_for,
                 composer: reading.composer,
                 revision: Some(revision),
+                typed,
                 reason: Some(Cow::Borrowed(bounded(&reading.reason))),
             }),
         )
@@ -59,6 +61,7 @@ impl Uplink {
                 valid_for: Duration::ZERO,
                 composer: crate::core::protocol::Composer::Unknown,
                 revision: None,
+                typed: None,
                 reason: Some(Cow::Borrowed(bounded(why))),
             }),
         )
@@ -192,7 +195,7 @@ mod tests {
             composer: Composer::Empty,
             reason: "é".repeat(600).into(),
         };
-        pipe.push(&uplink.activity(&identity, &reading, 7, Duration::from_millis(900)));
+        pipe.push(&uplink.activity(&identity, &reading, 7, Duration::from_millis(900), None));
         pipe.push(&uplink.lifecycle(&identity, Lifecycle::Clear));
         pipe.push(&uplink.claim(
             &identity,

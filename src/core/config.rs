@@ -114,7 +114,26 @@ impl Tunables {
             settled_output: self.settled_output,
         }
     }
+
+    /// How long after its paste was asked for a typed notice may still get
+    /// its Return: the screen then has [`RETURN_WITHIN_BASE`] to show the
+    /// notice alone in the composer, besides the submit delay and one
+    /// settle period, never more than [`RETURN_WITHIN_MAX`].
+    pub fn return_within(&self) -> Duration {
+        (RETURN_WITHIN_BASE + self.submit_delay + self.settled_output).min(RETURN_WITHIN_MAX)
+    }
 }
+
+/// The time a typed notice's screen has to confirm it, beyond the submit
+/// delay and the settle period: startups keep drawing for up to 2.5 s
+/// after their first composer (docs/providers/draw-times.md), and a
+/// harness's once-a-session footer redraw comes 0.7-0.9 s after a key.
+pub const RETURN_WITHIN_BASE: Duration = Duration::from_secs(5);
+
+/// The latest a Return may follow its paste's request. The Return asks the
+/// PTY host for no person's input since that request, and the host judges
+/// quiet windows of at most 10 s (docs/pty-protocol.md §4).
+pub const RETURN_WITHIN_MAX: Duration = Duration::from_secs(9);
 
 impl Default for Tunables {
     fn default() -> Self {
@@ -269,6 +288,19 @@ mod tests {
             assert!(bound.min <= bound.max, "{} bounds inverted", bound.name);
         }
         assert!((NOTICE_MAX_FILES_MIN..=NOTICE_MAX_FILES_MAX).contains(&NOTICE_MAX_FILES_DEFAULT));
+    }
+
+    #[test]
+    fn a_return_may_wait_longer_than_any_settle_and_less_than_the_hosts_longest_quiet() {
+        let defaults = Tunables::default();
+        assert!(defaults.return_within() > SUBMIT_DELAY.max + SETTLED_OUTPUT.default * 4);
+        let slowest = Tunables {
+            submit_delay: SUBMIT_DELAY.max,
+            settled_output: SETTLED_OUTPUT.max,
+            ..Tunables::default()
+        };
+        assert!(slowest.return_within() <= RETURN_WITHIN_MAX);
+        assert!(RETURN_WITHIN_MAX < Duration::from_secs(10));
     }
 
     #[test]

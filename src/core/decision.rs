@@ -38,8 +38,9 @@ pub enum ReleaseCause {
     /// The hook never confirmed that it passed its answer on
     /// ([`Undelivered::NoReceipt`]).
     NoReceipt,
-    /// A person interrupted its typing, and the composer was then seen
-    /// empty with no turn in between: the notice is gone unsent.
+    /// A person interrupted its typing, or its Return was withheld, and the
+    /// composer was then seen empty with no turn in between: the notice is
+    /// gone unsent.
     InterruptedUnsent,
 }
 
@@ -81,7 +82,29 @@ pub enum Decision {
         conditional: bool,
         expected_revision: Option<u64>,
     },
-    /// The PTY host wrote the transaction; the named files are staged.
+    /// The PTY host wrote the notice's paste, without its Return; the
+    /// Return waits for evidence that the composer shows the notice.
+    Pasted {
+        request: RequestId,
+        revision: u64,
+        messages: Vec<MessageName>,
+    },
+    /// The Return of the notice pasted as `notice` was requested as
+    /// `request`, fenced on evidence read at `expected_revision`.
+    Submitting {
+        request: RequestId,
+        notice: RequestId,
+        expected_revision: u64,
+    },
+    /// No Return will be written for the notice pasted as `notice`: `why`.
+    /// Its files are staged, unconfirmed; the notice waits in the composer.
+    ReturnWithheld {
+        notice: RequestId,
+        why: String,
+        messages: Vec<MessageName>,
+    },
+    /// The PTY host wrote the transaction (for a typed notice: its
+    /// Return); the named files are staged.
     Sent {
         request: RequestId,
         revision: u64,

@@ -32,6 +32,8 @@ pub enum Downlink {
     Evidence { wanted: bool },
     /// The answer to the adapter's claim `claim`.
     Claimed(Claimed),
+    /// DING pasted `text` as request `request` and waits to press Return.
+    Typed { request: u64, text: String },
 }
 
 /// Which files a claim may inject, and which it may not.
@@ -130,6 +132,10 @@ mod tests {
                 }),
             },
             Downlink::Evidence { wanted: true },
+            Downlink::Typed {
+                request: 4,
+                text: "[ding] 1 unread inbox message".into(),
+            },
             Downlink::Claimed(Claimed {
                 claim: 7,
                 granted: vec![MessageName::new("a\n.md").unwrap()],

@@ -65,6 +65,9 @@ impl Activity<'_> {
         if let Some(revision) = self.revision {
             line.number("revision", revision);
         }
+        if let Some(typed) = self.typed {
+            line.number("typed", typed);
+        }
         if let Some(reason) = &self.reason {
             line.string("reason", reason);
         }
@@ -246,14 +249,16 @@ mod tests {
             any::<u32>(),
             composer,
             proptest::option::of(any::<u64>()),
+            proptest::option::of(any::<u64>()),
             proptest::option::of("\\PC{0,80}"),
         )
-            .prop_map(|(state, valid, composer, revision, reason)| {
+            .prop_map(|(state, valid, composer, revision, typed, reason)| {
                 Body::Activity(Activity {
                     state,
                     valid_for: Duration::from_millis(u64::from(valid)),
                     composer,
                     revision,
+                    typed,
                     reason: reason.map(Cow::Owned),
                 })
             });

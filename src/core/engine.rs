@@ -63,7 +63,8 @@ use super::protocol::{
 };
 use super::status::{EngineStatus, EvidenceView, HoldView, MessageStatus, PtyView};
 use super::time::Time;
-use super::transport::Transport;
+use super::transport::{PASTE_END, PASTE_START, Transport};
+use super::typed::TypedNotice;
 
 /// A fact from the world, stamped with the time it was observed.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -174,10 +175,28 @@ pub enum Output {
     Decision(Record),
 }
 
+/// Which part of a delivery a transaction writes.
+#[derive(Clone, Debug)]
+enum Phase {
+    /// The notice and its Return in one (the aggressive send).
+    Whole,
+    /// The notice's paste alone (the careful policy's first phase).
+    Paste { text: String },
+    /// The Return of the typed notice (the second phase), asked with
+    /// `fence` at `asked`.
+    Return { fence: TimeFence, asked: Time },
+}
+
 /// The transaction whose reply is awaited.
 #[derive(Clone, Debug)]
 struct InFlight {
     request: RequestId,
+    /// The request the files are in flight under: this one's, or for a
+    /// Return, its notice's paste.
+    owner: RequestId,
+    phase: Phase,
+    /// When the engine asked for it.
+    asked_at: Time,
     messages: Vec<MessageName>,
     expected_revision: Option<u64>,
     incarnation: Option<String>,
@@ -228,6 +247,8 @@ pub struct Engine {
     pty: PtyView,
     pty_block: Option<PtyBlock>,
     in_flight: Option<InFlight>,
+    /// A notice pasted and not yet submitted.
+    typed: Option<TypedNotice>,
     /// The hold last announced, so `Held` is recorded once per change.
     hold: Option<(HoldReason, Time)>,
     /// What the adapter was last told about wanting evidence; `None` until
@@ -267,6 +288,7 @@ impl Engine {
             pty: PtyView::default(),
             pty_block: None,
             in_flight: None,
+            typed: None,
             hold: None,
             demand: None,
             adapter_reason: None,
@@ -310,7 +332,19 @@ impl Engine {
         let respawn = self.adapter.retry_at();
         let re_ring = self.ownership.next_re_ring();
         let pty_retry = self.pty_block.as_ref().and_then(|block| block.retry_at);
-        [reply, respawn, re_ring, pty_retry]
+        // A typed notice waits on time for its submit delay and its bound.
+        let typed = self
+            .typed
+            .as_ref()
+            .filter(|_| self.in_flight.is_none())
+            .map(|typed| {
+                if self.now < typed.submit_after {
+                    typed.submit_after
+                } else {
+                    typed.return_by
+                }
+            });
+        [reply, respawn, re_ring, pty_retry, typed]
             .into_iter()
             .flatten()
             .min()
@@ -492,6 +526,7 @@ impl Engine {
         {
             self.pty_block = None;
         }
+        self.settle_typed();
         if self.adapter.retry_at().is_some_and(|due| due <= now) {
             self.adapter.starting(now);
             self.lease = LeaseSlot::ended(HoldReason::AdapterStarting, now);
@@ -689,6 +724,7 @@ impl Engine {
                     composer: activity.composer,
                     revision,
                     revision_source,
+                    typed: activity.typed,
                 };
                 self.record(Decision::LeaseGranted {
                     sequence: lease.sequence,
@@ -704,6 +740,9 @@ impl Engine {
             Body::Activity(activity) => {
                 // A turn may be running on the interrupted notice.
                 self.interrupted.clear();
+                if matches!(activity.state, ActivityState::Active | ActivityState::Child) {
+                    self.typed_sent_by_a_turn();
+                }
                 self.end_lease(HoldReason::NotIdle {
                     state: activity.state,
                 })
@@ -974,6 +1013,29 @@ impl Engine {
             .forget_memories_outside(&identity.incarnation);
         let stale = self.ownership.owned_outside(&identity.incarnation);
         self.release(stale, ReleaseCause::IncarnationChanged);
+        let returning = self
+            .in_flight
+            .as_ref()
+            .is_some_and(|flight| matches!(flight.phase, Phase::Return { .. }));
+        if !returning {
+            self.typed_in_a_gone_terminal();
+        }
+    }
+
+    /// The terminal the notice was pasted into is gone (a new identity):
+    /// no screen can confirm it now, and it was never sent, so its files
+    /// are pending again.
+    fn typed_in_a_gone_terminal(&mut self) {
+        let files = self.typed_files();
+        let Some(typed) = self.typed.take() else {
+            return;
+        };
+        self.record(Decision::ReturnWithheld {
+            notice: typed.notice,
+            why: "the terminal it was typed into is gone".into(),
+            messages: files.clone(),
+        });
+        self.release(files, ReleaseCause::IncarnationChanged);
     }
 
     fn take_flight(&mut self, request: RequestId) -> Option<(InFlight, Vec<MessageName>)> {
@@ -990,7 +1052,7 @@ impl Engine {
     /// owns: files archived or hook-owned meanwhile are no longer its own.
     fn end_flight(&mut self) -> Option<(InFlight, Vec<MessageName>)> {
         let flight = self.in_flight.take()?;
-        let request = flight.request;
+        let request = flight.owner;
         let still: Vec<MessageName> = flight
             .messages
             .iter()
@@ -1009,11 +1071,18 @@ impl Engine {
                 .revision
                 .map_or(revision, |known| known.max(revision)),
         );
+        self.pty_retry.succeeded();
+        match flight.phase {
+            Phase::Paste { text } => {
+                return self.on_pasted(flight.request, flight.asked_at, text, revision, messages);
+            }
+            Phase::Return { .. } => self.typed = None,
+            Phase::Whole => {}
+        }
         let staged = MessageState::Staged {
             incarnation: flight.incarnation,
             confirmed: true,
         };
-        self.pty_retry.succeeded();
         self.ownership.set(&messages, &staged, self.now);
         self.journal_dirty = true;
         self.record(Decision::Sent {
@@ -1023,13 +1092,105 @@ impl Engine {
         });
     }
 
+    /// The paste is in the composer; its Return waits for the adapter to
+    /// see it there, alone. The adapter is told what to look for.
+    fn on_pasted(
+        &mut self,
+        request: RequestId,
+        asked_at: Time,
+        text: String,
+        revision: u64,
+        messages: Vec<MessageName>,
+    ) {
+        let tunables = &self.config.tunables;
+        self.typed = Some(TypedNotice {
+            notice: request,
+            messages: messages.clone(),
+            incarnation: self
+                .pty
+                .identity
+                .as_ref()
+                .map(|identity| identity.incarnation.clone()),
+            written: PASTE_START.len() + text.len() + PASTE_END.len(),
+            asked_at,
+            pasted_at: self.now,
+            pasted_revision: revision,
+            return_by: asked_at.saturating_add(tunables.return_within()),
+            submit_after: self.now.saturating_add(tunables.submit_delay),
+        });
+        self.record(Decision::Pasted {
+            request,
+            revision,
+            messages,
+        });
+        if self.adapter.is_up() {
+            self.outputs
+                .push_back(Output::ToAdapter(Downlink::Typed { request, text }));
+        }
+    }
+
+    /// No Return for the typed notice: `why`. It waits in the composer,
+    /// unsent, for the person; its files are staged (unconfirmed) until an
+    /// empty idle composer before any turn says the notice is gone.
+    fn withhold_return(&mut self, why: String) {
+        if self.end_typed(why.clone(), true) {
+            self.end_lease(HoldReason::ReturnWithheld { why });
+        }
+    }
+
+    /// A turn began while the notice waited for its Return: the person
+    /// sent it (an Enter of theirs), so it went with that turn. Its files
+    /// are staged, unconfirmed, and nothing gives them back on an empty
+    /// composer. A Return in flight is settled by its reply instead.
+    fn typed_sent_by_a_turn(&mut self) {
+        let returning = self
+            .in_flight
+            .as_ref()
+            .is_some_and(|flight| matches!(flight.phase, Phase::Return { .. }));
+        if !returning {
+            self.end_typed(
+                "a turn began before the Return: the notice went with it".into(),
+                false,
+            );
+        }
+    }
+
+    /// Ends the typed notice without a Return of DING's: its files still
+    /// in flight under it are staged, unconfirmed, and when `unsent` they
+    /// wait for an empty composer to ring again. Whether there was one.
+    fn end_typed(&mut self, why: String, unsent: bool) -> bool {
+        let messages = self.typed_files();
+        let Some(typed) = self.typed.take() else {
+            return false;
+        };
+        let staged = MessageState::Staged {
+            incarnation: typed.incarnation,
+            confirmed: false,
+        };
+        self.ownership.set(&messages, &staged, self.now);
+        self.journal_dirty = true;
+        if unsent {
+            self.interrupted.extend(messages.iter().cloned());
+        }
+        self.record(Decision::ReturnWithheld {
+            notice: typed.notice,
+            why,
+            messages,
+        });
+        true
+    }
+
     fn on_conflict(&mut self, request: RequestId, actual: u64) {
         let Some((flight, messages)) = self.take_flight(request) else {
             return;
         };
         self.pty.revision = Some(actual);
-        self.ownership
-            .set(&messages, &MessageState::Pending, self.now);
+        // A Return's conflict leaves the notice typed: it waits for new
+        // evidence of the composer.
+        if !matches!(flight.phase, Phase::Return { .. }) {
+            self.ownership
+                .set(&messages, &MessageState::Pending, self.now);
+        }
         let expected = flight.expected_revision.unwrap_or_default();
         self.record(Decision::Conflict {
             request,
@@ -1057,9 +1218,17 @@ impl Engine {
             return;
         };
         self.pty.revision = Some(actual);
-        self.ownership
-            .set(&messages, &MessageState::Pending, self.now);
         let quiet_for_ms = u64::try_from(quiet_for.as_millis()).unwrap_or(u64::MAX);
+        if let (Phase::Return { fence, asked }, Some(typed)) = (&flight.phase, &self.typed)
+            && typed.typed_over(part, quiet_for, *fence, *asked)
+        {
+            let why = format!("a person typed after the paste ({quiet_for_ms} ms ago)");
+            return self.withhold_return(why);
+        }
+        if !matches!(flight.phase, Phase::Return { .. }) {
+            self.ownership
+                .set(&messages, &MessageState::Pending, self.now);
+        }
         self.record(Decision::Unsettled {
             request,
             part,
@@ -1099,6 +1268,9 @@ impl Engine {
             return;
         };
         self.pty.revision = Some(actual);
+        if matches!(flight.phase, Phase::Return { .. }) {
+            return self.withhold_return("a person typed during the Return".into());
+        }
         let staged = MessageState::Staged {
             incarnation: flight.incarnation,
             confirmed: false,
@@ -1135,11 +1307,15 @@ impl Engine {
     }
 
     fn on_pty_error(&mut self, request: RequestId, detail: String) {
-        let Some((_, messages)) = self.take_flight(request) else {
+        let Some((flight, messages)) = self.take_flight(request) else {
             return;
         };
-        self.ownership
-            .set(&messages, &MessageState::Pending, self.now);
+        // Zero bytes: a Return's notice is still typed, and may be
+        // confirmed again before its bound.
+        if !matches!(flight.phase, Phase::Return { .. }) {
+            self.ownership
+                .set(&messages, &MessageState::Pending, self.now);
+        }
         self.record(Decision::SendFailed {
             request,
             detail: detail.clone(),
@@ -1176,10 +1352,14 @@ impl Engine {
     }
 
     fn on_pty_mismatch(&mut self, request: RequestId, part: IdentityPart, actual: u64) {
-        let Some((_, messages)) = self.take_flight(request) else {
+        let Some((flight, messages)) = self.take_flight(request) else {
             return;
         };
         self.pty.revision = Some(actual);
+        if matches!(flight.phase, Phase::Return { .. }) {
+            self.typed_in_a_gone_terminal();
+            return self.end_lease(HoldReason::IdentityMismatch { part });
+        }
         self.ownership
             .set(&messages, &MessageState::Pending, self.now);
         self.record(Decision::SendFailed {
@@ -1194,15 +1374,20 @@ impl Engine {
 
     fn on_harness_exited(&mut self, request: Option<RequestId>, status: String) {
         if let Some(request) = request
-            && let Some((_, messages)) = self.take_flight(request)
+            && let Some((flight, messages)) = self.take_flight(request)
         {
-            self.ownership
-                .set(&messages, &MessageState::Pending, self.now);
+            if !matches!(flight.phase, Phase::Return { .. }) {
+                self.ownership
+                    .set(&messages, &MessageState::Pending, self.now);
+            }
             self.record(Decision::SendFailed {
                 request,
                 detail: "the harness has exited".into(),
                 messages,
             });
+        }
+        if self.typed.is_some() && self.in_flight.is_none() {
+            self.withhold_return("the harness exited".into());
         }
         let reason = HoldReason::HarnessExited {
             status: status.clone(),
@@ -1245,6 +1430,12 @@ impl Engine {
             return;
         };
         let request = flight.request;
+        if matches!(flight.phase, Phase::Return { .. }) {
+            // The Return may or may not be written: no turn after it says
+            // it was not.
+            self.typed = None;
+            self.interrupted.extend(messages.iter().cloned());
+        }
         let staged = MessageState::Staged {
             incarnation: flight.incarnation,
             confirmed: false,
@@ -1265,6 +1456,9 @@ impl Engine {
     fn gate(&self, now: Time) -> Result<Option<(Identity, u64)>, HoldReason> {
         if self.in_flight.is_some() {
             return Err(HoldReason::AwaitingReply);
+        }
+        if self.typed.is_some() {
+            return Err(HoldReason::AwaitingReturn);
         }
         if let Some(block) = &self.pty_block {
             return Err(block.reason.clone());
@@ -1313,6 +1507,9 @@ impl Engine {
     }
 
     fn deliver(&mut self) {
+        if self.typed.is_some() {
+            return self.submit_typed();
+        }
         if self.ownership.pending_len() == 0 {
             self.hold = None;
             return;
@@ -1331,7 +1528,20 @@ impl Engine {
         ) else {
             return;
         };
-        let transport = Transport::combined(&notice, tunables.submit_delay);
+        // The careful policy writes the paste alone; its Return is a
+        // compare-and-send of its own (`submit_typed`).
+        let (transport, phase) = match fence {
+            Some(_) => (
+                Transport::paste(&notice),
+                Phase::Paste {
+                    text: notice.text().to_owned(),
+                },
+            ),
+            None => (
+                Transport::combined(&notice, tunables.submit_delay),
+                Phase::Whole,
+            ),
+        };
         let time_fence = tunables.time_fence();
         let messages = notice.named().to_vec();
         let request = self.next_request;
@@ -1341,6 +1551,9 @@ impl Engine {
         let expected_revision = fence.as_ref().map(|(_, revision)| *revision);
         self.in_flight = Some(InFlight {
             request,
+            owner: request,
+            phase,
+            asked_at: self.now,
             messages: messages.clone(),
             expected_revision,
             incarnation: self
@@ -1382,6 +1595,110 @@ impl Engine {
         }
     }
 
+    /// Ends a typed notice that needs no Return any more: its files all
+    /// left (archived, or a hook received them: the person sent it), or
+    /// its bound passed (spec §4.2). A Return in flight is settled by its
+    /// reply instead.
+    fn settle_typed(&mut self) {
+        if self.in_flight.is_some() {
+            return;
+        }
+        let Some(typed) = &self.typed else {
+            return;
+        };
+        if self.typed_files().is_empty() {
+            self.typed = None;
+        } else if self.now >= typed.return_by {
+            let within = self.config.tunables.return_within().as_millis();
+            let why =
+                format!("no screen showed the notice alone in the composer within {within} ms");
+            self.withhold_return(why);
+        }
+    }
+
+    /// The typed notice's files still in flight under it.
+    fn typed_files(&self) -> Vec<MessageName> {
+        let Some(typed) = &self.typed else {
+            return Vec::new();
+        };
+        let owner = MessageState::InFlight {
+            request: typed.notice,
+        };
+        typed
+            .messages
+            .iter()
+            .filter(|name| self.ownership.state(name) == Some(&owner))
+            .cloned()
+            .collect()
+    }
+
+    /// The typed notice's Return, once fresh evidence confirms the notice
+    /// (spec §4.2): on the confirming lease's revision, with no person's
+    /// input since the paste was asked for. Without that by its bound, no
+    /// Return.
+    fn submit_typed(&mut self) {
+        if self.in_flight.is_some() {
+            return;
+        }
+        self.settle_typed();
+        let Some(typed) = &self.typed else {
+            return self.deliver();
+        };
+        let messages = self.typed_files();
+        if let Some(block) = &self.pty_block {
+            let reason = block.reason.clone();
+            return self.announce_hold(reason);
+        }
+        let confirmed = match (&self.lease, self.pty.identity.as_ref()) {
+            (LeaseSlot::Granted(lease), Some(current))
+                if self.now < lease.expires_at && lease.identity.mismatch(current).is_none() =>
+            {
+                typed
+                    .confirmed_by(lease)
+                    .map(|revision| (lease.clone(), revision))
+            }
+            _ => None,
+        };
+        let Some((lease, expected_revision)) = confirmed.filter(|_| self.now >= typed.submit_after)
+        else {
+            return self.announce_hold(HoldReason::AwaitingReturn);
+        };
+        let fence = typed.return_fence(self.config.tunables.time_fence(), self.now);
+        let notice = typed.notice;
+        let incarnation = typed.incarnation.clone();
+        let request = self.next_request;
+        self.next_request += 1;
+        self.in_flight = Some(InFlight {
+            request,
+            owner: notice,
+            phase: Phase::Return {
+                fence,
+                asked: self.now,
+            },
+            asked_at: self.now,
+            messages: messages.clone(),
+            expected_revision: Some(expected_revision),
+            incarnation,
+            deadline: self.now.saturating_add(self.config.pty_reply_timeout),
+            lease: Some(lease.clone()),
+        });
+        self.lease = LeaseSlot::ended(HoldReason::LeaseSpent, self.now);
+        self.hold = None;
+        self.record(Decision::Submitting {
+            request,
+            notice,
+            expected_revision,
+        });
+        self.outputs.push_back(Output::SendIf(SendIf {
+            request,
+            identity: lease.identity,
+            expected_revision,
+            fence,
+            transport: Transport::submit(),
+            messages,
+        }));
+    }
+
     /// Since when an adapter that is up has been silent: from its last
     /// line, its start, or the moment evidence became wanted, whichever is
     /// latest. An adapter owes nothing while nothing is wanted, so it may
@@ -1419,7 +1736,7 @@ impl Engine {
                 .iter()
                 .any(|name| self.ownership.state(name) == Some(&state))
         });
-        let wanted = self.ownership.pending_len() > 0 || in_flight;
+        let wanted = self.ownership.pending_len() > 0 || in_flight || self.typed.is_some();
         if self.demand.is_some_and(|demand| demand.wanted == wanted) {
             return;
         }

@@ -64,6 +64,13 @@ pub enum HoldReason {
     /// A person's input reached the terminal while DING's transaction ran:
     /// the host stopped it after `written` bytes, before any Return.
     TypingInterrupted { written: usize },
+    /// DING's notice is in the composer; its Return waits for evidence
+    /// read after the paste was drawn that the composer holds exactly the
+    /// notice (and for the terminal to be quiet).
+    AwaitingReturn,
+    /// No Return was written for a typed notice: `why`. The notice sits in
+    /// the composer, unsent.
+    ReturnWithheld { why: String },
     /// The PTY host cannot be reached.
     PtyUnreachable,
     /// The PTY host's identity has not been learned yet.
@@ -108,13 +115,16 @@ impl HoldReason {
             HoldReason::RevisionConflict { .. }
             | HoldReason::TerminalUnsettled { .. }
             | HoldReason::TypingInterrupted { .. }
+            | HoldReason::ReturnWithheld { .. }
             | HoldReason::PtyUnreachable
             | HoldReason::PtyUnknown
             | HoldReason::RevisionUnknown
             | HoldReason::PtyError { .. }
             | HoldReason::HarnessExited { .. }
             | HoldReason::AwaitingReply => HoldSource::Pty,
-            HoldReason::LeaseExpired | HoldReason::LeaseSpent => HoldSource::Engine,
+            HoldReason::LeaseExpired | HoldReason::LeaseSpent | HoldReason::AwaitingReturn => {
+                HoldSource::Engine
+            }
         }
     }
 
@@ -137,6 +147,8 @@ impl HoldReason {
             HoldReason::RevisionConflict { .. } => "revision-conflict",
             HoldReason::TerminalUnsettled { .. } => "terminal-unsettled",
             HoldReason::TypingInterrupted { .. } => "typing-interrupted",
+            HoldReason::AwaitingReturn => "awaiting-return",
+            HoldReason::ReturnWithheld { .. } => "return-withheld",
             HoldReason::PtyUnreachable => "pty-unreachable",
             HoldReason::PtyUnknown => "pty-unknown",
             HoldReason::RevisionUnknown => "revision-unknown",
@@ -248,6 +260,16 @@ pub const ADVICE: &[HoldAdvice] = &[
         "Send or clear what the composer holds (`ding attach NAME`): cleared, the files are pending again once the adapter sees the composer empty with no turn between; sent, the model has them.",
     ),
     advice(
+        "awaiting-return",
+        "DING pasted its notice into the composer and presses Return only once a screen read after the paste shows the composer holding exactly the notice, with the person and the screen quiet.",
+        "Nothing: this lasts a fraction of a second. Typing now stops the Return; the notice then stays in the composer for you to send or clear.",
+    ),
+    advice(
+        "return-withheld",
+        "DING pasted its notice but wrote no Return: a person typed after the paste, or no screen showed the notice alone in the composer in time (a dialog, a redraw that never settled, text the adapter cannot read). The notice sits in the composer, unsent.",
+        "Send or clear what the composer holds (`ding attach NAME`): cleared, the files are pending again once the adapter sees the composer empty with no turn between; sent, the model has them.",
+    ),
+    advice(
         "pty-unreachable",
         "The PTY host does not answer on its socket.",
         "`ding status NAME` shows whether it died; `ding up FILE` starts it again.",
@@ -342,6 +364,10 @@ impl fmt::Display for HoldReason {
                     "a person typed during delivery ({written} bytes written, no Return)"
                 )
             }
+            HoldReason::AwaitingReturn => {
+                f.write_str("notice typed; its Return waits for the composer to show it")
+            }
+            HoldReason::ReturnWithheld { why } => write!(f, "no Return written: {why}"),
             HoldReason::PtyUnreachable => f.write_str("pty unreachable"),
             HoldReason::PtyUnknown => f.write_str("pty identity not known yet"),
             HoldReason::RevisionUnknown => {
@@ -394,6 +420,8 @@ mod tests {
                 quiet_for_ms: 40,
             },
             HoldReason::TypingInterrupted { written: 30 },
+            HoldReason::AwaitingReturn,
+            HoldReason::ReturnWithheld { why: "x".into() },
             HoldReason::PtyUnreachable,
             HoldReason::PtyUnknown,
             HoldReason::RevisionUnknown,
@@ -423,12 +451,14 @@ mod tests {
             HoldReason::RevisionConflict { .. } => 13,
             HoldReason::TerminalUnsettled { .. } => 14,
             HoldReason::TypingInterrupted { .. } => 15,
-            HoldReason::PtyUnreachable => 16,
-            HoldReason::PtyUnknown => 17,
-            HoldReason::RevisionUnknown => 18,
-            HoldReason::PtyError { .. } => 19,
-            HoldReason::HarnessExited { .. } => 20,
-            HoldReason::AwaitingReply => 21,
+            HoldReason::AwaitingReturn => 16,
+            HoldReason::ReturnWithheld { .. } => 17,
+            HoldReason::PtyUnreachable => 18,
+            HoldReason::PtyUnknown => 19,
+            HoldReason::RevisionUnknown => 20,
+            HoldReason::PtyError { .. } => 21,
+            HoldReason::HarnessExited { .. } => 22,
+            HoldReason::AwaitingReply => 23,
         }
     }
 
@@ -453,7 +483,7 @@ mod tests {
     #[test]
     fn every_hold_code_has_advice_in_order() {
         let ordinals: Vec<usize> = every_variant().iter().map(ordinal).collect();
-        assert_eq!(ordinals, (0..22).collect::<Vec<_>>(), "one of each variant");
+        assert_eq!(ordinals, (0..24).collect::<Vec<_>>(), "one of each variant");
         let advised: Vec<&str> = ADVICE.iter().map(|advice| advice.code).collect();
         assert_eq!(advised, every_code());
         for advice in ADVICE {

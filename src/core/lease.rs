@@ -36,6 +36,10 @@ pub struct Lease {
     /// The revision the conditional send must expect, if one is known.
     pub revision: Option<u64>,
     pub revision_source: Option<RevisionSource>,
+    /// The typed notice (by its paste's request) that the evidence saw
+    /// alone in the composer: what may authorize that notice's Return.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub typed: Option<u64>,
 }
 
 /// The engine's one lease slot: a live lease, or why there is none.

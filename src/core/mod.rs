@@ -25,3 +25,4 @@ pub mod protocol;
 pub mod status;
 pub mod time;
 pub mod transport;
+pub mod typed;

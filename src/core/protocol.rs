@@ -135,6 +135,10 @@ pub struct Activity<'a> {
     /// The PTY revision at which the evidence was observed, if the adapter
     /// knows it.
     pub revision: Option<u64>,
+    /// The request of the notice DING typed that the composer holds,
+    /// exactly and alone, on this screen (told to the adapter by the
+    /// downlink's `typed`): the evidence a notice's Return waits for.
+    pub typed: Option<u64>,
     /// Provider-opaque diagnostics; shown, never interpreted.
     pub reason: Option<Cow<'a, str>>,
 }
@@ -245,6 +249,7 @@ struct RawLine<'a> {
     valid_for_ms: Option<Value<'a>>,
     composer: Option<Value<'a>>,
     revision: Option<Value<'a>>,
+    typed: Option<Value<'a>>,
     reason: Option<Value<'a>>,
     messages: Option<Value<'a>>,
     event: Option<Value<'a>>,
@@ -281,6 +286,7 @@ impl<'a> RawLine<'a> {
                 "validForMs" => &mut raw.valid_for_ms,
                 "composer" => &mut raw.composer,
                 "revision" => &mut raw.revision,
+                "typed" => &mut raw.typed,
                 "reason" => &mut raw.reason,
                 "messages" => &mut raw.messages,
                 "event" => &mut raw.event,
@@ -339,6 +345,9 @@ impl<'a> RawLine<'a> {
                 },
                 revision: present(self.revision)
                     .map(|value| uint("revision", value))
+                    .transpose()?,
+                typed: present(self.typed)
+                    .map(|value| uint("typed", value))
                     .transpose()?,
                 reason: match present(self.reason) {
                     None => None,
@@ -633,9 +642,27 @@ mod tests {
                 valid_for: Duration::from_millis(250),
                 composer: Composer::Empty,
                 revision: Some(42),
+                typed: None,
                 reason: Some("opaque".into()),
             })
         );
+    }
+
+    #[test]
+    fn an_activity_may_say_which_typed_notice_the_composer_holds() {
+        let text = line(
+            r#""kind":"activity","sequence":8,"state":"idle","validForMs":250,"composer":"nonempty","revision":43,"typed":5"#,
+        );
+        let Body::Activity(activity) = parse_line(&text).unwrap().body else {
+            panic!("not an activity");
+        };
+        assert_eq!(activity.typed, Some(5));
+        let bad =
+            line(r#""kind":"activity","sequence":8,"state":"idle","validForMs":250,"typed":"5""#);
+        assert!(matches!(
+            parse_line(&bad),
+            Err(ProtocolError::InvalidField { field, .. }) if field == "typed"
+        ));
     }
 
     #[test]

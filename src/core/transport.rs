@@ -1,8 +1,11 @@
 //! The bytes DING asks the PTY owner to write, as an opaque list of steps.
 //!
 //! The PTY owner does not interpret a transport: it writes the bytes and
-//! honours the waits, all as one uninterruptible transaction. Submit versus
-//! newline is decided here, by the fixed combined transport, never by the host.
+//! honours the waits, as one transaction (which only a person's input may
+//! stop, and only a compare-and-send's). Submit versus newline is decided
+//! here, never by the host: the aggressive policy sends the fixed combined
+//! transport; the careful one sends the paste, then Return as a second
+//! compare-and-send on evidence read after the paste was drawn.
 
 use std::time::Duration;
 
@@ -38,17 +41,28 @@ impl Transport {
     /// The fixed combined transport used by both policies: bracketed paste of
     /// the notice, a wait longer than paste-burst Enter suppression, Return.
     pub fn combined(notice: &Notice, submit_delay: Duration) -> Transport {
-        let mut paste =
-            Vec::with_capacity(PASTE_START.len() + notice.text().len() + PASTE_END.len());
-        paste.extend_from_slice(PASTE_START);
-        paste.extend_from_slice(notice.text().as_bytes());
-        paste.extend_from_slice(PASTE_END);
         Transport {
             steps: vec![
-                Step::Write(paste),
+                Step::Write(bracketed(notice)),
                 Step::Wait(submit_delay),
                 Step::Write(RETURN.to_vec()),
             ],
+        }
+    }
+
+    /// The notice's paste alone: the first phase of a fenced typed
+    /// delivery, whose Return is a transaction of its own
+    /// ([`Transport::submit`]).
+    pub fn paste(notice: &Notice) -> Transport {
+        Transport {
+            steps: vec![Step::Write(bracketed(notice))],
+        }
+    }
+
+    /// Return alone: the second phase of a fenced typed delivery.
+    pub fn submit() -> Transport {
+        Transport {
+            steps: vec![Step::Write(RETURN.to_vec())],
         }
     }
 
@@ -75,6 +89,15 @@ impl Transport {
             })
             .sum()
     }
+}
+
+/// The notice inside bracketed-paste markers.
+fn bracketed(notice: &Notice) -> Vec<u8> {
+    let mut paste = Vec::with_capacity(PASTE_START.len() + notice.text().len() + PASTE_END.len());
+    paste.extend_from_slice(PASTE_START);
+    paste.extend_from_slice(notice.text().as_bytes());
+    paste.extend_from_slice(PASTE_END);
+    paste
 }
 
 fn lossy_text<S: serde::Serializer>(bytes: &[u8], serializer: S) -> Result<S::Ok, S::Error> {

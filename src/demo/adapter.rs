@@ -19,6 +19,7 @@ use anyhow::Result;
 
 use crate::adapter::kit::{self, KitOptions};
 use crate::adapter::machine::Pacing;
+use crate::adapter::screen::ComposerContent;
 use crate::adapter::{
     AgentContext, ClaimRequest, HookAction, HookAnswer, HookCall, HookPlan, Park, Provider, Reading,
 };
@@ -27,7 +28,7 @@ use crate::core::identity::Identity;
 use crate::core::notice::{MAX_NOTICE_BYTES, Notice};
 use crate::core::protocol::{ActivityState, ClaimScope, ClaimWants, Composer};
 use crate::core::time::Time;
-use crate::demo::screen::{ComposerView, Observation, Screen, classify};
+use crate::demo::screen::{ComposerView, Observation, Screen, classify, composer_content};
 use crate::pty::wire::Snapshot;
 
 /// `ding demo-adapter` options.
@@ -79,6 +80,10 @@ impl Provider for DemoProvider {
 
     fn evidence(&mut self, snapshot: &Snapshot, _now: Time) -> Reading {
         report(classify(snapshot))
+    }
+
+    fn composer_content(&self, snapshot: &Snapshot) -> ComposerContent {
+        composer_content(snapshot)
     }
 
     /// The demo provider remembers nothing of a terminal: a restart leaves

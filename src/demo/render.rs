@@ -9,7 +9,9 @@
 //! row 1          (blank)
 //! rows 2..R-3    scrollback, then `queued: TEXT` lines, bottom-aligned
 //! row R-3        a rule of `-`
-//! row R-2        `> ` + composer text, or `> ` + dim placeholder
+//! row R-2        `> ` + composer text, or `> ` + dim placeholder; a text
+//!                too long for the row shows its tail after a dim
+//!                `[+N] `, N the characters scrolled out
 //! row R-1        footer (key hints)
 //! ```
 //!
@@ -166,8 +168,15 @@ pub fn frame(agent: &Agent, cols: u16, rows: u16) -> Frame {
     }
 }
 
+/// The mark before a scrolled composer's tail: `[+N] `, N characters
+/// scrolled out to its left.
+pub fn scrolled_mark(hidden: usize) -> String {
+    format!("[+{hidden}] ")
+}
+
 /// The composer row and the cursor column. A long draft shows its tail,
-/// as a one-line editor scrolls.
+/// as a one-line editor scrolls, after a dim mark that counts what
+/// scrolled out (so a reader of the screen knows the text's length).
 fn composer_spans(composer: &str, width: usize) -> (Vec<Span>, u16) {
     let prompt = Span {
         text: "> ".to_string(),
@@ -182,18 +191,28 @@ fn composer_spans(composer: &str, width: usize) -> (Vec<Span>, u16) {
     }
     let room = width - 3;
     let chars: Vec<char> = composer.chars().collect();
-    let shown: String = chars[chars.len().saturating_sub(room)..].iter().collect();
-    let col = u16::try_from(2 + shown.chars().count()).unwrap_or(0);
-    (
-        vec![
-            prompt,
-            Span {
-                text: shown,
-                style: Style::Plain,
-            },
-        ],
-        col,
-    )
+    let mut spans = vec![prompt];
+    let mut used = 0;
+    let mut shown_from = 0;
+    if chars.len() > room {
+        // The mark's own width depends on the count it shows: the longest
+        // it can be, for the whole text, is room enough.
+        let mark_room = scrolled_mark(chars.len()).chars().count();
+        shown_from = chars.len() - room.saturating_sub(mark_room);
+        let mark = scrolled_mark(shown_from);
+        used = mark.chars().count();
+        spans.push(Span {
+            text: mark,
+            style: Style::Dim,
+        });
+    }
+    let shown: String = chars[shown_from..].iter().collect();
+    let col = u16::try_from(2 + used + shown.chars().count()).unwrap_or(0);
+    spans.push(Span {
+        text: shown,
+        style: Style::Plain,
+    });
+    (spans, col)
 }
 
 /// The first `width` characters of `text`.
@@ -267,6 +286,14 @@ mod tests {
         let rows = frame.text_rows();
         assert!(rows[8].ends_with("END") && rows[8].chars().count() <= 30);
         assert!(rows.iter().all(|row| row.chars().count() <= 30));
+        // The dim mark counts the characters scrolled out.
+        let (mark, tail) = rows[8]
+            .strip_prefix("> [+")
+            .and_then(|rest| rest.split_once("] "))
+            .expect("a scrolled mark");
+        assert_eq!(mark.parse::<usize>().unwrap() + tail.chars().count(), 103);
+        assert_eq!(frame.rows[8][1].style, Style::Dim);
+        assert_eq!(usize::from(frame.cursor.1), rows[8].chars().count());
     }
 
     #[test]

@@ -9,6 +9,7 @@
 //! composer. Turning an observation into a protocol line is `adapter.rs`'s
 //! job.
 
+use crate::adapter::screen::ComposerContent;
 use crate::demo::render::{HEADER_NAME, MENU_QUESTION};
 use crate::pty::wire::Snapshot;
 
@@ -96,6 +97,42 @@ pub fn classify(snapshot: &Snapshot) -> Observation {
     Observation {
         screen,
         composer: composer(snapshot),
+    }
+}
+
+/// What a ready composer holds: its row's text after `> `, or, scrolled,
+/// the tail after the dim `[+N] ` mark and the count N.
+pub fn composer_content(snapshot: &Snapshot) -> ComposerContent {
+    let observation = classify(snapshot);
+    if observation.screen != Screen::Ready || observation.composer != ComposerView::Nonempty {
+        return ComposerContent::Unreadable;
+    }
+    let index = usize::from(snapshot.size.rows).saturating_sub(2);
+    let Some(text) = snapshot
+        .rows
+        .get(index)
+        .and_then(|row| row.strip_prefix("> "))
+    else {
+        return ComposerContent::Unreadable;
+    };
+    let row_number = u16::try_from(index).unwrap_or(u16::MAX);
+    let marked = snapshot
+        .runs
+        .iter()
+        .any(|run| run.row == row_number && run.col == 2 && run.dim && run.text.starts_with("[+"));
+    if !marked {
+        return ComposerContent::Text(text.to_owned());
+    }
+    let scrolled = text
+        .strip_prefix("[+")
+        .and_then(|rest| rest.split_once("] "))
+        .and_then(|(count, tail)| Some((count.parse::<usize>().ok()?, tail)));
+    match scrolled {
+        Some((hidden, tail)) => ComposerContent::Tail {
+            hidden,
+            tail: tail.to_owned(),
+        },
+        None => ComposerContent::Unreadable,
     }
 }
 

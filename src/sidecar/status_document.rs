@@ -438,6 +438,7 @@ mod tests {
                     composer: Composer::Empty,
                     revision: Some(12),
                     revision_source: Some(RevisionSource::Evidence),
+                    typed: None,
                 }),
                 freshness: Freshness::Fresh,
                 age_ms: Some(50),

@@ -30,7 +30,7 @@ use ding::providers::claude::timing::WAKE_RELAY_TIMEOUT_SECS;
 use ding::pty::wire::Snapshot;
 use serde_json::{Value, json};
 
-use crate::harness::{Happened, HarnessModel, View, captured};
+use crate::harness::{Happened, HarnessModel, View, captured, with_composer_text};
 use crate::support::rng::Rng;
 
 /// The captures each state is drawn with.
@@ -335,9 +335,13 @@ impl HarnessModel for ClaudeHarness {
     }
 
     fn snapshot(&mut self, revision: u64) -> Snapshot {
+        if self.phase == Phase::Idle && !self.composer.is_empty() {
+            let mut snapshot = with_composer_text(&screens()["idle-empty"], &self.composer, true);
+            snapshot.revision = revision;
+            return snapshot;
+        }
         let name = match self.phase {
-            Phase::Idle if self.composer.is_empty() => "idle-empty",
-            Phase::Idle => "draft",
+            Phase::Idle => "idle-empty",
             Phase::Dialog { .. } => "permission-dialog",
             Phase::Busy { .. } | Phase::Stopping { .. } if !self.composer.is_empty() => {
                 "busy-draft"

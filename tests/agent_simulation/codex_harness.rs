@@ -49,7 +49,7 @@ use ding::pty::wire::Snapshot;
 use serde_json::{Value, json};
 
 use crate::codex_app_server::AppServer;
-use crate::harness::{Happened, HarnessModel, View, captured};
+use crate::harness::{Happened, HarnessModel, View, captured, with_composer_text};
 use crate::support::rng::Rng;
 
 /// The captures each state is drawn with.
@@ -731,9 +731,27 @@ impl CodexHarness {
             blank.revision = revision;
             return blank;
         }
-        let mut snapshot = screens()[name].clone();
+        let mut snapshot = if name == "draft" {
+            // The composer as Codex draws what it holds, on the screen the
+            // idle state would show without it.
+            let base = self.screen_of_empty_composer();
+            with_composer_text(&screens()[base], &self.composer, false)
+        } else {
+            screens()[name].clone()
+        };
         snapshot.revision = revision;
         snapshot
+    }
+
+    /// The idle capture this state shows with an empty composer.
+    fn screen_of_empty_composer(&self) -> &'static str {
+        if self.session == Some("compact") {
+            "after-compaction"
+        } else if self.history {
+            "idle-after-turn"
+        } else {
+            "eval-idle-empty"
+        }
     }
 
     /// The capture a phase is drawn with (`""`: nothing drawn yet).
@@ -742,9 +760,7 @@ impl CodexHarness {
             Phase::Starting => "",
             Phase::Idle if self.composer.starts_with('/') => "slash-menu",
             Phase::Idle if !self.composer.is_empty() => "draft",
-            Phase::Idle if self.session == Some("compact") => "after-compaction",
-            Phase::Idle if self.history => "idle-after-turn",
-            Phase::Idle => "eval-idle-empty",
+            Phase::Idle => self.screen_of_empty_composer(),
             Phase::Dialog { .. } => "approval-dialog",
             _ if !self.composer.is_empty() => "busy-draft",
             Phase::Busy {

@@ -96,3 +96,75 @@ pub trait HarnessModel {
     /// Idle, nothing typed, nothing queued: waiting for the person.
     fn is_quiet(&self) -> bool;
 }
+
+/// `base`, a capture of an idle composer at its cursor's row, with `text`
+/// typed into it as the harness draws text: after the row's two-column
+/// prompt, `cols - 2` characters a row, continuation rows indented two
+/// columns, the rows above moved up to make room, the cursor after the
+/// last character. `cursor_cell`: the harness draws its cursor as an
+/// inverse cell (Claude Code); otherwise the hardware cursor shows it.
+pub fn with_composer_text(base: &Snapshot, text: &str, cursor_cell: bool) -> Snapshot {
+    let cols = usize::from(base.size.cols);
+    let width = cols.saturating_sub(2).max(1);
+    let prompt_row = usize::from(base.cursor.row);
+    let chars: Vec<char> = text.chars().collect();
+    let chunks: Vec<String> = if chars.is_empty() {
+        vec![String::new()]
+    } else {
+        chars
+            .chunks(width)
+            .map(|chunk| chunk.iter().collect())
+            .collect()
+    };
+    let extra = (chunks.len() - 1).min(prompt_row);
+    let chunks = &chunks[chunks.len() - 1 - extra..];
+    let first = prompt_row - extra;
+    let mut snapshot = base.clone();
+    let prompt: String = base.rows[prompt_row].chars().take(2).collect();
+    let mut rows: Vec<String> = base.rows[extra..prompt_row].to_vec();
+    for (index, chunk) in chunks.iter().enumerate() {
+        let lead = if index == 0 {
+            prompt.clone()
+        } else {
+            "  ".into()
+        };
+        rows.push(format!("{lead}{chunk}"));
+    }
+    rows.extend_from_slice(&base.rows[prompt_row + 1..]);
+    snapshot.rows = rows;
+    snapshot.runs = base
+        .runs
+        .iter()
+        .filter_map(|run| {
+            let row = usize::from(run.row);
+            let mut run = run.clone();
+            if row > prompt_row {
+                return Some(run);
+            }
+            if row < extra || (row == prompt_row && run.col >= 2) {
+                return None;
+            }
+            let moved = if row == prompt_row {
+                first
+            } else {
+                row - extra
+            };
+            run.row = u16::try_from(moved).ok()?;
+            Some(run)
+        })
+        .collect();
+    let last = chunks.last().map_or(0, |chunk| chunk.chars().count());
+    let col = u16::try_from((2 + last).min(cols.saturating_sub(1))).unwrap_or(0);
+    snapshot.cursor.row = base.cursor.row;
+    snapshot.cursor.col = col;
+    if cursor_cell && 2 + last < cols {
+        snapshot.runs.push(ding::pty::wire::Run {
+            row: base.cursor.row,
+            col,
+            text: " ".into(),
+            inverse: true,
+            ..Default::default()
+        });
+    }
+    snapshot
+}

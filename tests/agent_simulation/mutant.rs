@@ -2,6 +2,7 @@
 //! simulation runs it, faithful or with one defect a provider or the
 //! adapter's side of the seam could have.
 
+use ding::adapter::screen::ComposerContent;
 use ding::adapter::{
     AgentContext, ClaimRequest, HookAction, HookAnswer, HookCall, HookPlan, Provider, Reading,
 };
@@ -116,6 +117,10 @@ impl Provider for Mutant {
             (Some(Defect::StaleEvidence), _) => first,
             _ => reading,
         }
+    }
+
+    fn composer_content(&self, snapshot: &Snapshot) -> ComposerContent {
+        self.inner.composer_content(snapshot)
     }
 
     fn on_new_terminal(&mut self, identity: Option<&Identity>, now: Time) {

@@ -270,6 +270,8 @@ struct World {
     /// The files of the last compare-and-send, and of every one whose
     /// notice met a known-open race.
     typing: Vec<String>,
+    /// DING's paste of `typing` is in, its Return not yet written.
+    awaiting_return: bool,
     raced: std::collections::BTreeSet<String>,
     typed_at_ms: Option<u64>,
     claimed_at_ms: Option<u64>,
@@ -327,6 +329,7 @@ impl World {
             person_key_lands_ms: None,
             dialog_since_ms: None,
             typing: Vec::new(),
+            awaiting_return: false,
             raced: std::collections::BTreeSet::new(),
             typed_at_ms: None,
             claimed_at_ms: None,
@@ -740,12 +743,21 @@ impl World {
             "send-if {} at revision {} for {:?}",
             send.request, self.revision, send.messages
         ));
-        self.typed_at_ms = Some(self.now);
-        self.typing = send
-            .messages
+        // The Return of a typed notice acts on the notice the paste typed:
+        // a race with it is timed from that paste.
+        let steps = send.transport.steps.as_slice();
+        let is_return = matches!(steps, [Step::Write(bytes)] if bytes == RETURN);
+        self.awaiting_return = !steps
             .iter()
-            .map(|name| name.as_str().to_string())
-            .collect();
+            .any(|step| matches!(step, Step::Write(bytes) if bytes == RETURN));
+        if !is_return {
+            self.typed_at_ms = Some(self.now);
+            self.typing = send
+                .messages
+                .iter()
+                .map(|name| name.as_str().to_string())
+                .collect();
+        }
         self.transaction = Some(Transaction {
             request: send.request,
             steps: send.transport.steps.into_iter().collect(),
@@ -961,6 +973,8 @@ impl World {
             ..self.scenario.clone()
         };
         self.harness = harness_for(&scenario);
+        // A notice typed into the old one went with it.
+        self.awaiting_return = false;
         self.revision += 1;
         if self.watching {
             self.after(1, Due::Machine(ToMachine::PtyStarted));
@@ -1052,8 +1066,7 @@ impl World {
                 transaction.request, transaction.written
             ));
             // The notice now sits unsent in the composer, the person's key
-            // after it: what becomes of its files follows from this race
-            // (issue 20: the Return is not yet a phase of its own).
+            // after it: what becomes of its files follows from this race.
             self.raced.extend(self.typing.iter().cloned());
             let interrupted = ToEngine::PtyInterrupted {
                 request: transaction.request,
@@ -1061,6 +1074,11 @@ impl World {
                 actual: self.revision,
             };
             self.after(1, Due::Engine(interrupted));
+        }
+        if self.awaiting_return {
+            // The key joins DING's notice in the composer before its
+            // Return: what becomes of its files follows from this race.
+            self.raced.extend(self.typing.iter().cloned());
         }
         self.write(bytes, Writer::Person);
     }

@@ -15,6 +15,7 @@ use std::time::Duration;
 
 use ding::core::config::Policy;
 use ding::core::downlink::{ClaimRefusal, Claimed, Downlink, Refusal, RefusedState};
+use ding::core::fence::TimeFence;
 use ding::core::identity::Identity;
 use ding::core::journal::{Journal, JournalEntry, Owner};
 use ding::core::message::MessageName;
@@ -33,6 +34,48 @@ const RESPAWN_MAX_MS: u64 = 60_000;
 const RESPAWN_STABLE_MS: u64 = 60_000;
 /// Spec §6: a hook's name the watch has not reported is remembered 60 s.
 const UNSEEN_MEMORY_MS: u64 = 60_000;
+/// Spec §4.2: the Return of a typed notice is asked for within 5 s plus
+/// the submit delay and the settle period of its paste, at most 9 s.
+const RETURN_WITHIN_BASE_MS: u64 = 5000;
+const RETURN_WITHIN_MAX_MS: u64 = 9000;
+
+/// The time tunables the oracle is told (spec §4.2, §4.3).
+#[derive(Clone, Copy, Debug)]
+pub struct Timing {
+    pub submit_delay_ms: u64,
+    pub quiet_input_ms: u64,
+    pub settled_output_ms: u64,
+}
+
+impl Timing {
+    fn return_within_ms(&self) -> u64 {
+        (RETURN_WITHIN_BASE_MS + self.submit_delay_ms + self.settled_output_ms)
+            .min(RETURN_WITHIN_MAX_MS)
+    }
+}
+
+/// What one transaction writes (spec §4.2).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Part {
+    /// Notice and Return in one (aggressive).
+    Whole,
+    /// The careful policy's first phase: the notice's paste, its text.
+    Paste(String),
+    /// The second phase: Return alone.
+    Return,
+}
+
+/// A notice the host pasted whose Return is not written (spec §4.2).
+#[derive(Clone, Debug)]
+pub struct Typed {
+    pub notice: u64,
+    messages: Vec<String>,
+    incarnation: String,
+    asked_at: Time,
+    pasted_revision: u64,
+    return_by: Time,
+    submit_after: Time,
+}
 
 /// One unread file's state (spec §6).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -68,6 +111,8 @@ impl File {
 #[derive(Clone, Debug)]
 pub struct Request {
     pub id: u64,
+    pub part: Part,
+    pub asked_at: Time,
     pub conditional: bool,
     pub identity: Identity,
     pub expected: Option<u64>,
@@ -82,6 +127,8 @@ struct Granted {
     expires_at: Time,
     composer: Composer,
     revision: Option<u64>,
+    /// The notice the adapter says the composer holds, alone.
+    typed: Option<u64>,
 }
 
 /// The lease slot: a lease, or the hold code of the fact that ended the last.
@@ -138,9 +185,12 @@ pub enum Line {
 pub enum Body {
     Activity {
         idle: bool,
+        /// `active` or `child`: a turn is running.
+        turn: bool,
         valid_for_ms: u64,
         composer: Composer,
         revision: Option<u64>,
+        typed: Option<u64>,
     },
     Receipt(Vec<String>),
     /// `release`: a claim's hook never passed these on.
@@ -197,6 +247,12 @@ pub struct Oracle {
     /// Names a hook took before the watch reported them: (incarnation, at).
     unseen: BTreeMap<String, (String, Time)>,
     pub in_flight: Option<Request>,
+    timing: Timing,
+    /// The notice pasted and not yet submitted (spec §4.2).
+    pub typed: Option<Typed>,
+    /// Files whose Return was withheld, while no turn began since: an
+    /// empty idle composer says the notice was deleted (spec §4.2).
+    interrupted: BTreeSet<String>,
     pub expect: StepExpect,
 }
 
@@ -206,6 +262,7 @@ impl Oracle {
         max_files: usize,
         re_ring_ms: Option<u64>,
         unsafe_fence: bool,
+        timing: Timing,
     ) -> Oracle {
         let adapter = if policy.uses_adapter() {
             AdapterView::Starting
@@ -231,6 +288,9 @@ impl Oracle {
             restored: None,
             unseen: BTreeMap::new(),
             in_flight: None,
+            timing,
+            typed: None,
+            interrupted: BTreeSet::new(),
             expect: StepExpect {
                 spawns: usize::from(policy.uses_adapter()),
                 ..StepExpect::default()
@@ -246,6 +306,7 @@ impl Oracle {
             self.max_files,
             self.re_ring_ms,
             self.unsafe_fence,
+            self.timing,
         );
         let restored = journal
             .entries
@@ -296,6 +357,7 @@ impl Oracle {
             self.lease = Lease::Ended("adapter-starting");
             self.expect.spawns += 1;
         }
+        self.settle_typed(now);
         if let Some(after) = self.re_ring_ms {
             for file in self.files.values_mut() {
                 if let File::Staged { at, .. } = file
@@ -307,8 +369,84 @@ impl Oracle {
         }
     }
 
+    /// Spec §4.2: a typed notice whose files all left (archived, or a hook
+    /// received them) is done; one past its bound gets no Return. Neither
+    /// while its Return is in flight: the reply settles it.
+    fn settle_typed(&mut self, now: Time) {
+        let Some(typed) = &self.typed else {
+            return;
+        };
+        if self.in_flight.is_some() {
+            return;
+        }
+        if self.typed_files().is_empty() {
+            self.typed = None;
+        } else if now >= typed.return_by {
+            self.end_typed(now, true);
+            self.lease = Lease::Ended("return-withheld");
+        }
+    }
+
+    /// The typed notice's files still in flight under it.
+    fn typed_files(&self) -> Vec<String> {
+        let Some(typed) = &self.typed else {
+            return Vec::new();
+        };
+        typed
+            .messages
+            .iter()
+            .filter(|name| self.files.get(*name) == Some(&File::InFlight(typed.notice)))
+            .cloned()
+            .collect()
+    }
+
+    /// No Return of DING's for the typed notice: its files are staged,
+    /// unconfirmed; `unsent` ones wait for an empty composer to ring again.
+    fn end_typed(&mut self, now: Time, unsent: bool) {
+        let names = self.typed_files();
+        let Some(typed) = self.typed.take() else {
+            return;
+        };
+        let staged = File::Staged {
+            at: now,
+            incarnation: typed.incarnation,
+            confirmed: false,
+        };
+        self.set_all(&names, &staged);
+        if unsent {
+            self.interrupted.extend(names);
+        }
+    }
+
+    /// Spec §4.2: whether the typed notice's Return must be asked for now.
+    pub fn return_due(&self, now: Time) -> bool {
+        let Some(typed) = &self.typed else {
+            return false;
+        };
+        if self.in_flight.is_some() || self.exited || now < typed.submit_after {
+            return false;
+        }
+        match self.block {
+            Some(Block::Unreachable) => return false,
+            Some(Block::RetryAt(at)) if now < at => return false,
+            _ => {}
+        }
+        let Lease::Granted(lease) = &self.lease else {
+            return false;
+        };
+        self.identity.as_ref() == Some(&lease.identity)
+            && now < lease.expires_at
+            && lease.typed == Some(typed.notice)
+            && lease.composer != Composer::Empty
+            && lease
+                .revision
+                .is_some_and(|revision| revision > typed.pasted_revision)
+            && now < typed.return_by
+            && !self.typed_files().is_empty()
+    }
+
     /// When the engine must next be woken, per spec §1.2.
-    pub fn next_deadline(&self) -> Option<Time> {
+    pub fn next_deadline(&self, now: Time) -> Option<Time> {
         let reply = self.in_flight.as_ref().map(|request| request.deadline);
         let respawn = match self.adapter {
             AdapterView::Down { respawn_at } => Some(respawn_at),
@@ -327,7 +465,22 @@ impl Oracle {
                 })
                 .min()
         });
-        [reply, respawn, retry, re_ring].into_iter().flatten().min()
+        // A typed notice waits for its submit delay, then for its bound.
+        let typed = self
+            .typed
+            .as_ref()
+            .filter(|_| self.in_flight.is_none())
+            .map(|typed| {
+                if now < typed.submit_after {
+                    typed.submit_after
+                } else {
+                    typed.return_by
+                }
+            });
+        [reply, respawn, retry, re_ring, typed]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     // ----- the gate -----
@@ -337,6 +490,9 @@ impl Oracle {
     pub fn gate(&self, now: Time) -> Result<(), &'static str> {
         if self.in_flight.is_some() {
             return Err("awaiting-reply");
+        }
+        if self.typed.is_some() {
+            return Err("awaiting-return");
         }
         if self.exited {
             return Err("harness-exited");
@@ -416,6 +572,7 @@ impl Oracle {
         self.files
             .values()
             .any(|file| matches!(file, File::Pending | File::InFlight(_)))
+            || self.typed.is_some()
     }
 
     /// Settles the demand signal after an input or timeout, before delivery
@@ -439,7 +596,8 @@ impl Oracle {
     pub fn on_send(
         &mut self,
         id: u64,
-        fence: Option<(&Identity, u64)>,
+        fence: Option<(&Identity, u64, TimeFence)>,
+        part: Part,
         messages: Vec<String>,
         now: Time,
     ) -> Result<(), String> {
@@ -449,6 +607,14 @@ impl Oracle {
                 return Err("an unconditional send under turn-boundary+fresh-idle".into());
             }
             _ => {}
+        }
+        if self.typed.is_some() {
+            return self.on_return(id, fence, part, messages, now);
+        }
+        match (self.policy, &part) {
+            (Policy::Aggressive, Part::Whole) | (Policy::TurnBoundaryFreshIdle, Part::Paste(_)) => {
+            }
+            _ => return Err(format!("a {part:?} under {:?}", self.policy)),
         }
         if let Err(code) = self.gate(now) {
             return Err(format!("a transaction while the gate holds ({code})"));
@@ -464,7 +630,7 @@ impl Oracle {
             return Err("a transaction with no PTY identity".into());
         };
         let mut expected = None;
-        if let Some((identity, revision)) = fence {
+        if let Some((identity, revision, time_fence)) = fence {
             let Lease::Granted(lease) = &self.lease else {
                 return Err("a compare-and-send without a lease".into());
             };
@@ -480,6 +646,9 @@ impl Oracle {
                     lease.revision
                 ));
             }
+            if time_fence != self.usual_fence() {
+                return Err(format!("a paste fenced {time_fence:?}"));
+            }
             expected = Some(revision);
             // A lease authorizes one attempt.
             self.lease = Lease::Ended("lease-spent");
@@ -489,9 +658,79 @@ impl Oracle {
         }
         self.in_flight = Some(Request {
             id,
+            part,
+            asked_at: now,
             conditional: fence.is_some(),
             identity: current,
             expected,
+            messages,
+            deadline: now.saturating_add(Duration::from_millis(REPLY_TIMEOUT_MS)),
+        });
+        Ok(())
+    }
+
+    fn usual_fence(&self) -> TimeFence {
+        TimeFence {
+            quiet_input: Duration::from_millis(self.timing.quiet_input_ms),
+            settled_output: Duration::from_millis(self.timing.settled_output_ms),
+        }
+    }
+
+    /// Spec §4.2: the typed notice's Return, only on a lease that confirms
+    /// it, fenced on that lease's revision and on no person's input since
+    /// the paste was asked for.
+    fn on_return(
+        &mut self,
+        id: u64,
+        fence: Option<(&Identity, u64, TimeFence)>,
+        part: Part,
+        messages: Vec<String>,
+        now: Time,
+    ) -> Result<(), String> {
+        if part != Part::Return {
+            return Err(format!("a {part:?} while a notice waits for its Return"));
+        }
+        if !self.return_due(now) {
+            return Err("a Return the spec does not allow now".into());
+        }
+        let typed = self.typed.as_ref().expect("a typed notice");
+        let still = self.typed_files();
+        if messages != still {
+            return Err(format!(
+                "the Return names {messages:?}, the notice still holds {still:?}"
+            ));
+        }
+        let Lease::Granted(lease) = &self.lease else {
+            unreachable!("return_due holds a lease");
+        };
+        let Some((identity, revision, time_fence)) = fence else {
+            return Err("a Return without a fence".into());
+        };
+        if *identity != lease.identity || Some(revision) != lease.revision {
+            return Err(format!(
+                "a Return fenced on {identity} @{revision}, the lease is {} @{:?}",
+                lease.identity, lease.revision
+            ));
+        }
+        let usual = self.usual_fence();
+        let wanted = TimeFence {
+            quiet_input: usual.quiet_input.max(now.since(typed.asked_at)),
+            settled_output: usual.settled_output,
+        };
+        if time_fence != wanted {
+            return Err(format!(
+                "a Return fenced {time_fence:?}, the spec asks {wanted:?}"
+            ));
+        }
+        let identity = lease.identity.clone();
+        self.lease = Lease::Ended("lease-spent");
+        self.in_flight = Some(Request {
+            id,
+            part,
+            asked_at: now,
+            conditional: true,
+            identity,
+            expected: Some(revision),
             messages,
             deadline: now.saturating_add(Duration::from_millis(REPLY_TIMEOUT_MS)),
         });
@@ -519,6 +758,33 @@ impl Oracle {
             return;
         };
         self.retry_ms = PTY_RETRY_INITIAL_MS;
+        match request.part {
+            Part::Paste(text) => {
+                // Spec §4.2: the files stay in flight under the paste until
+                // its Return; the adapter is told what to look for.
+                if matches!(self.adapter, AdapterView::Up { .. }) {
+                    self.expect.downlinks.push(Downlink::Typed {
+                        request: request.id,
+                        text,
+                    });
+                }
+                self.typed = Some(Typed {
+                    notice: request.id,
+                    messages: request.messages,
+                    incarnation: request.identity.incarnation.clone(),
+                    asked_at: request.asked_at,
+                    pasted_revision: revision,
+                    return_by: request
+                        .asked_at
+                        .saturating_add(Duration::from_millis(self.timing.return_within_ms())),
+                    submit_after: now
+                        .saturating_add(Duration::from_millis(self.timing.submit_delay_ms)),
+                });
+                return;
+            }
+            Part::Return => self.typed = None,
+            Part::Whole => {}
+        }
         let staged = File::Staged {
             at: now,
             incarnation: request.identity.incarnation.clone(),
@@ -532,7 +798,10 @@ impl Oracle {
             return;
         };
         self.revision = Some(actual);
-        self.set_all(&request.messages, &File::Pending);
+        // A Return's conflict leaves the notice typed, waiting for evidence.
+        if request.part != Part::Return {
+            self.set_all(&request.messages, &File::Pending);
+        }
         self.lease = Lease::Ended("revision-conflict");
     }
 
@@ -541,6 +810,11 @@ impl Oracle {
             return;
         };
         self.revision = Some(actual);
+        // For a Return too: the terminal the notice was typed into is
+        // gone, and the notice was never sent.
+        if request.part == Part::Return {
+            self.typed = None;
+        }
         self.set_all(&request.messages, &File::Pending);
         self.lease = Lease::Ended("identity-mismatch");
     }
@@ -549,13 +823,23 @@ impl Oracle {
         let Some(request) = self.take_request(id) else {
             return;
         };
-        self.set_all(&request.messages, &File::Pending);
+        // Zero bytes: a Return's notice is still typed.
+        if request.part != Part::Return {
+            self.set_all(&request.messages, &File::Pending);
+        }
         self.block_for_retry(now);
     }
 
-    pub fn harness_exited(&mut self, id: Option<u64>) {
-        if let Some(request) = id.and_then(|id| self.take_request(id)) {
+    pub fn harness_exited(&mut self, id: Option<u64>, now: Time) {
+        if let Some(request) = id.and_then(|id| self.take_request(id))
+            && request.part != Part::Return
+        {
             self.set_all(&request.messages, &File::Pending);
+        }
+        // The notice in a dead terminal's composer gets no Return.
+        if self.in_flight.is_none() && self.typed.is_some() {
+            self.end_typed(now, true);
+            self.lease = Lease::Ended("return-withheld");
         }
         // Only a new harness lifts this block, and it ends every other one:
         // a retry timer armed before has nothing left to retry.
@@ -574,6 +858,12 @@ impl Oracle {
         let Some(request) = self.in_flight.take() else {
             return;
         };
+        if request.part == Part::Return {
+            // The Return may or may not be written: no turn after it says
+            // it was not.
+            self.typed = None;
+            self.interrupted.extend(request.messages.iter().cloned());
+        }
         let staged = File::Staged {
             at: now,
             incarnation: request.identity.incarnation.clone(),
@@ -620,6 +910,17 @@ impl Oracle {
             restored.retain(|_, file| file.incarnation() == Some(incarnation));
         }
         self.unseen.retain(|_, (owner, _)| owner == incarnation);
+        // Spec §4.2: a notice typed into the terminal that is gone was
+        // never sent; a Return in flight is settled by its reply.
+        let returning = self
+            .in_flight
+            .as_ref()
+            .is_some_and(|request| request.part == Part::Return);
+        if !returning && self.typed.is_some() {
+            let names = self.typed_files();
+            self.set_all(&names, &File::Pending);
+            self.typed = None;
+        }
         // Spec §7 rule 2: owned work of another incarnation rings again.
         for file in self.files.values_mut() {
             if file.is_owned() && file.incarnation() != Some(incarnation) {
@@ -765,6 +1066,8 @@ impl Oracle {
                 valid_for_ms,
                 composer,
                 revision,
+                typed,
+                ..
             } => {
                 let revision = match (revision, self.unsafe_fence) {
                     (Some(revision), _) => Some(*revision),
@@ -778,10 +1081,28 @@ impl Oracle {
                     ),
                     composer: *composer,
                     revision,
+                    typed: *typed,
                 });
+                if *composer == Composer::Empty {
+                    self.give_back_unsent();
+                }
             }
-            Body::Activity { idle: false, .. } => self.lease = Lease::Ended("not-idle"),
+            Body::Activity { turn, .. } => {
+                self.interrupted.clear();
+                // Spec §4.2: a turn began before DING's Return, so the
+                // person sent the notice; a Return in flight waits for its
+                // reply.
+                let returning = self
+                    .in_flight
+                    .as_ref()
+                    .is_some_and(|request| request.part == Part::Return);
+                if *turn && !returning {
+                    self.end_typed(now, false);
+                }
+                self.lease = Lease::Ended("not-idle");
+            }
             Body::Receipt(names) => {
+                self.interrupted.clear();
                 self.lease = Lease::Ended("turn-boundary");
                 for name in names {
                     self.take_for_hook(name, &incarnation, now);
@@ -799,6 +1120,7 @@ impl Oracle {
                 unread_scope,
                 name_bytes,
             } => {
+                self.interrupted.clear();
                 self.lease = Lease::Ended("turn-boundary");
                 let answer = self.claim(*id, wants, *unread_scope, *name_bytes, &incarnation, now);
                 self.expect.downlinks.push(Downlink::Claimed(answer));
@@ -817,6 +1139,19 @@ impl Oracle {
                     }
                     self.unseen.clear();
                 }
+            }
+        }
+    }
+
+    /// Spec §4.2: an empty idle composer with no turn since a Return was
+    /// withheld says the notice was deleted unsent: still staged, its
+    /// files are pending again.
+    fn give_back_unsent(&mut self) {
+        for name in std::mem::take(&mut self.interrupted) {
+            if let Some(file) = self.files.get_mut(&name)
+                && matches!(file, File::Staged { .. })
+            {
+                *file = File::Pending;
             }
         }
     }

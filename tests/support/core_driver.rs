@@ -1,10 +1,13 @@
 //! A driver for the sans-IO engine used by the fixture and simulation tests:
 //! feeds inputs, drains outputs after each, and keeps what they said.
 
+use ding::core::config::{EngineConfig, Policy};
 use ding::core::decision::Record;
 use ding::core::downlink::Downlink;
 use ding::core::engine::{Engine, Input, Output, Send, SendIf};
+use ding::core::identity::Identity;
 use ding::core::journal::Journal;
+use ding::core::message::MessageName;
 use ding::core::time::Time;
 
 /// Everything the engine emitted since the last `take`.
@@ -72,6 +75,32 @@ impl Driver {
         driver
     }
 
+    /// A careful engine, its adapter up, the PTY host `host.worker` /
+    /// `i1` / `sha256:g` at revision 10, and `001.md` waiting (the
+    /// evidence is the test's).
+    pub fn careful_with_one_file() -> Driver {
+        let config = EngineConfig::new(Policy::TurnBoundaryFreshIdle, "worker", "inbox/new");
+        let mut driver = Driver::new(Engine::new(config, None, Time::ZERO));
+        driver.input(Input::AdapterSpawned { pid: 9 }, Time::ZERO);
+        let identity = Identity {
+            session: "host.worker".into(),
+            incarnation: "i1".into(),
+            generation: "sha256:g".into(),
+        };
+        driver.input(
+            Input::PtyStatus {
+                identity,
+                revision: 10,
+            },
+            Time::ZERO,
+        );
+        driver.input(
+            Input::InboxScan(vec![MessageName::new("001.md").unwrap()]),
+            Time::from_millis(1),
+        );
+        driver
+    }
+
     pub fn input(&mut self, input: Input, at: Time) {
         self.now = self.now.max(at);
         self.engine.handle_input(input, self.now);
@@ -109,6 +138,29 @@ impl Driver {
             }
             self.order.push(output);
         }
+    }
+
+    /// The careful policy's second phase, as a test drives it once the
+    /// paste was written: `evidence` (an adapter line naming the pasted
+    /// notice in `typed`, at a revision after the paste) arrives at `at`,
+    /// which must be past the submit delay, and the host writes the Return
+    /// it authorizes at `revision`. Returns the Return's request.
+    pub fn submit_typed(&mut self, evidence: Input, at: Time, revision: u64) -> u64 {
+        let before = self.emitted.send_ifs.len();
+        self.input(evidence, at);
+        let submit = self.emitted.send_ifs[before..]
+            .last()
+            .cloned()
+            .unwrap_or_else(|| panic!("no Return after {:?}", self.emitted.records.last()));
+        assert_eq!(submit.transport.bytes(), b"\r", "a Return alone");
+        self.input(
+            Input::PtySent {
+                request: submit.request,
+                revision,
+            },
+            at,
+        );
+        submit.request
     }
 
     /// Returns and clears what was emitted since the last call.

@@ -2,7 +2,7 @@
 //! screen reading, a lifecycle fact and a claim scope; the file names a
 //! fixture lists; and checking what a hook printed against its fixture.
 
-use ding::adapter::screen::Screen;
+use ding::adapter::screen::{ComposerContent, Screen, holds_exactly};
 use std::fs;
 use std::path::PathBuf;
 
@@ -191,4 +191,30 @@ pub fn claimed_of(fixture: &Value) -> Claimed {
         refusal: None,
         not_granted: fixture["notGranted"].as_u64().unwrap_or(0) as usize,
     }
+}
+
+/// The real capture `glued` of DING's notice pasted after the person's
+/// draft `draft`, read by a provider's `content`: it holds the draft and
+/// the notice together, never the notice alone; the same screen without
+/// the draft holds the notice alone.
+pub fn check_a_notice_glued_to_a_draft(
+    glued: &Snapshot,
+    draft: &str,
+    notice: &str,
+    content: impl Fn(&Snapshot) -> ComposerContent,
+) {
+    let read = content(glued);
+    assert!(!holds_exactly(&read, notice), "{read:?}");
+    assert!(
+        holds_exactly(&read, &format!("{draft}{notice}")),
+        "{read:?}"
+    );
+    let mut alone = glued.clone();
+    let row = alone
+        .rows
+        .iter()
+        .position(|row| row.contains(draft))
+        .expect("the draft's row");
+    alone.rows[row] = alone.rows[row].replace(draft, "");
+    assert!(holds_exactly(&content(&alone), notice));
 }

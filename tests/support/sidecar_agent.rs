@@ -11,7 +11,8 @@
 //! the PTY host itself, so every line is exactly what a real adapter would
 //! have said at that moment.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
 use std::ffi::OsString;
 use std::fs;
 use std::io::Write;
@@ -59,6 +60,12 @@ mkfifo "$fifo" || exit 1
 exec cat 0<>"$fifo"
 "#;
 
+/// [`RECORDING_HARNESS`] that also draws what it receives, as a TUI draws a
+/// paste into its composer: the Return of a typed notice waits for
+/// evidence read after the paste was drawn ([`Agent::confirm_typed`]).
+pub const DRAWING_HARNESS: &str =
+    r#"command "sh" "-c" "stty raw -echo; printf READY; exec tee out""#;
+
 /// A harness that only waits.
 pub const SLEEPING_HARNESS: &str = r#"command "sleep" "600""#;
 
@@ -100,6 +107,9 @@ pub struct Agent {
     pub dir: tempfile::TempDir,
     pub name: String,
     sequence: Cell<u64>,
+    /// `typed` downlinks answered by [`Agent::confirm_typed`] so far, by
+    /// the adapter's pid.
+    typed_confirmed: RefCell<HashMap<i32, usize>>,
     /// Commands run under a deadline so far, to name their output files.
     runs: Cell<u64>,
 }
@@ -121,6 +131,7 @@ impl Agent {
             dir,
             name: name.to_string(),
             sequence: Cell::new(0),
+            typed_confirmed: RefCell::default(),
             runs: Cell::new(0),
         };
         agent.write_declaration(declaration);
@@ -570,6 +581,59 @@ impl Agent {
             .collect()
     }
 
+    /// Answers DING's next paste as an adapter reading the screen does:
+    /// waits for the recording adapter `adapter` to be told of a typed
+    /// notice, then for the harness (one that draws, [`DRAWING_HARNESS`])
+    /// to draw it, and reports an idle composer holding that notice at the
+    /// drawn screen's revision. Returns the notice's number.
+    pub fn confirm_typed(&self, adapter: i32) -> u64 {
+        let seen = self
+            .typed_confirmed
+            .borrow()
+            .get(&adapter)
+            .copied()
+            .unwrap_or(0);
+        let deadline = Instant::now() + DEADLINE;
+        let told: Vec<Value> = loop {
+            let told: Vec<Value> = self
+                .downlink(adapter)
+                .into_iter()
+                .filter(|line| line["kind"] == "typed")
+                .collect();
+            if told.len() > seen {
+                break told;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the adapter was never told of typed notice {}",
+                seen + 1
+            );
+            thread::sleep(Duration::from_millis(5));
+        };
+        let text = told[seen]["text"].as_str().expect("typed text");
+        let notice = told[seen]["request"].as_u64().expect("typed request");
+        // The same text may be typed again: its newest copy must be drawn.
+        let copies = told[..=seen].iter().filter(|t| t["text"] == text).count();
+        let wanted = squeezed(text);
+        let revision = loop {
+            let snapshot = self.pty().snapshot().expect("snapshot");
+            if squeezed(&snapshot.rows.concat()).matches(&wanted).count() >= copies {
+                break snapshot.revision;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the harness never drew notice {notice} {text:?}:\n{}",
+                snapshot.rows.join("\n")
+            );
+            thread::sleep(Duration::from_millis(5));
+        };
+        let mut line = self.activity("idle", "nonempty", Some(revision));
+        line["typed"] = json!(notice);
+        self.feed(adapter, &line);
+        self.typed_confirmed.borrow_mut().insert(adapter, seen + 1);
+        notice
+    }
+
     /// The `claimed` answers among them.
     pub fn claims_answered(&self, adapter: i32) -> Vec<Value> {
         self.downlink(adapter)
@@ -809,6 +873,12 @@ pub fn parse_out(mut out: &[u8]) -> Vec<Chunk> {
         }
     }
     chunks
+}
+
+/// `text` without its whitespace: a drawn notice wraps where the screen
+/// ends.
+fn squeezed(text: &str) -> String {
+    text.chars().filter(|c| !c.is_whitespace()).collect()
 }
 
 fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {

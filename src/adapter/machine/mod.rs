@@ -31,6 +31,7 @@ use claims::{Claims, Delivering, Waiting, due};
 
 use super::hook_wire::{HOOK_WIRE_VERSION, HookAnswer, HookCall, HookRefusal, MAX_CALL_BYTES};
 use super::parked::{self, Parked, Slots};
+use super::screen;
 use super::timing::{
     CLAIM_DEADLINE, HEARTBEAT, MIN_SNAPSHOT_GAP, PTY_RETRY, RECEIPT_DEADLINE, VALID_FOR,
 };
@@ -42,7 +43,7 @@ use super::{
 use crate::core::downlink::{ClaimRefusal, Claimed, Downlink};
 use crate::core::identity::Identity;
 use crate::core::message::MessageName;
-use crate::core::protocol::{ActivityState, Undelivered, check_identity};
+use crate::core::protocol::{ActivityState, Composer, Undelivered, check_identity};
 use crate::core::time::Time;
 use crate::pty::wire::{HostStatus, Snapshot};
 use crate::sidecar::lines::{Line, LineBuffer};
@@ -164,6 +165,10 @@ pub struct Machine<P: Provider> {
     fresh_idle: bool,
     /// Something moved since the last snapshot was asked for.
     moved: bool,
+    /// The notice DING last pasted and has not submitted (its request and
+    /// text), as the downlink's `typed` said: evidence names it when the
+    /// composer holds exactly it.
+    typed: Option<(u64, String)>,
     link: Link,
     last_snapshot: Option<Time>,
     next_heartbeat: Option<Time>,
@@ -199,6 +204,7 @@ impl<P: Provider> Machine<P> {
             wanted: false,
             fresh_idle: false,
             moved: false,
+            typed: None,
             link: Link::Closed,
             last_snapshot: None,
             next_heartbeat: None,
@@ -318,6 +324,11 @@ impl<P: Provider> Machine<P> {
                 Ok(Downlink::Pty { identity }) => self.on_identity(identity),
                 Ok(Downlink::Evidence { wanted }) => self.on_demand(wanted),
                 Ok(Downlink::Claimed(claimed)) => self.on_claimed(claimed),
+                Ok(Downlink::Typed { request, text }) => {
+                    // Read the screen again: the Return waits on it.
+                    self.typed = Some((request, text));
+                    self.moved = true;
+                }
                 Err(err) => self.emit(Output::Log(format!(
                     "adapter: ignoring a downlink line: {err}"
                 ))),
@@ -343,6 +354,7 @@ impl<P: Provider> Machine<P> {
     /// screen, or said by its hooks, holds for the new one.
     fn new_terminal(&mut self, identity: Option<&Identity>) {
         self.fresh_idle = false;
+        self.typed = None;
         self.provider.on_new_terminal(identity, self.now);
     }
 
@@ -653,12 +665,26 @@ impl<P: Provider> Machine<P> {
         self.link = Link::Open {
             snapshot_pending: false,
         };
-        let reading = self.provider.evidence(snapshot, self.now);
+        let mut reading = self.provider.evidence(snapshot, self.now);
         // The provider's own evidence, hooks and screen: a screen that
         // flashes idle between two states (a command's Return, then the
         // spinner) is not fresh idle.
         self.fresh_idle = parked::is_fresh_idle(&reading);
-        self.report(reading, snapshot.revision);
+        let typed = self.typed_on(snapshot, &reading);
+        if let Some(request) = typed {
+            reading.reason = format!("{}; it holds DING's notice {request}", reading.reason).into();
+        }
+        self.report(reading, snapshot.revision, typed);
+    }
+
+    /// The typed notice this screen shows alone in an idle composer, if
+    /// any: what its Return waits for.
+    fn typed_on(&self, snapshot: &Snapshot, reading: &Reading) -> Option<u64> {
+        let (request, text) = self.typed.as_ref()?;
+        let idle_with_text =
+            reading.state == ActivityState::Idle && reading.composer == Composer::Nonempty;
+        (idle_with_text && screen::holds_exactly(&self.provider.composer_content(snapshot), text))
+            .then_some(*request)
     }
 
     fn pty_lost(&mut self, why: &str) {
@@ -674,7 +700,7 @@ impl<P: Provider> Machine<P> {
         }
     }
 
-    fn report(&mut self, mut reading: Reading, revision: u64) {
+    fn report(&mut self, mut reading: Reading, revision: u64, mut typed: Option<u64>) {
         if !self.wanted {
             return;
         }
@@ -682,6 +708,7 @@ impl<P: Provider> Machine<P> {
             return;
         };
         if let Some(slot) = self.terminal_held_by() {
+            typed = None;
             reading.state = ActivityState::Unknown;
             reading.reason =
                 format!("a parked hook call ({slot}) delivers; {}", reading.reason).into();
@@ -690,9 +717,9 @@ impl<P: Provider> Machine<P> {
             reading.reason = format!("{}; {remark}", reading.reason).into();
             self.remarked = Some(remark);
         }
-        let line = self
-            .uplink
-            .activity(&identity, &reading, revision, self.pacing.valid_for);
+        let line =
+            self.uplink
+                .activity(&identity, &reading, revision, self.pacing.valid_for, typed);
         self.emit(Output::Uplink(line));
     }
 

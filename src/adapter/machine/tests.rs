@@ -17,6 +17,8 @@ struct Probe {
     /// Settings files it checks, and what it was given of them.
     settings: Vec<PathBuf>,
     settings_read: Vec<SettingsRead>,
+    /// What it reads in the composer (the default reads nothing).
+    composer: Option<String>,
 }
 
 impl Provider for Probe {
@@ -30,6 +32,13 @@ impl Provider for Probe {
             composer: Composer::Empty,
             reason: "ready".into(),
         })
+    }
+
+    fn composer_content(&self, _snapshot: &Snapshot) -> screen::ComposerContent {
+        match &self.composer {
+            Some(text) => screen::ComposerContent::Text(text.clone()),
+            None => screen::ComposerContent::Unreadable,
+        }
     }
 
     fn on_new_terminal(&mut self, identity: Option<&Identity>, _now: Time) {
@@ -270,6 +279,60 @@ fn evidence_is_stamped_with_the_snapshots_revision_and_only_while_wanted() {
     machine.handle_input(snapshot(8), at(31));
     assert_eq!(drain(&mut machine), []);
     assert_eq!(machine.next_deadline(), None);
+}
+
+/// The Return of a typed notice waits for evidence naming it: the machine
+/// names the notice the downlink told it of only on an idle screen whose
+/// composer holds that text and nothing else, and forgets it with the
+/// terminal.
+#[test]
+fn evidence_names_a_typed_notice_only_while_the_composer_holds_it_alone() {
+    let notice = "[ding] 1 unread inbox message in /in: a.md";
+    let mut machine = machine();
+    wanted_and_open(&mut machine, at(0));
+    machine.handle_input(
+        downlink(Downlink::Typed {
+            request: 4,
+            text: notice.into(),
+        }),
+        at(1),
+    );
+    let typed_of = |machine: &mut Machine<Probe>, revision: u64, now: Time| {
+        machine.handle_input(snapshot(revision), now);
+        let outputs = drain(machine);
+        match &uplinked(&outputs)[..] {
+            [Body::Activity(activity)] => activity.typed,
+            other => panic!("one activity: {other:?}"),
+        }
+    };
+    let nonempty = Reading {
+        state: ActivityState::Idle,
+        composer: Composer::Nonempty,
+        reason: "a draft".into(),
+    };
+    machine.provider.screen = Some(nonempty.clone());
+    machine.provider.composer = Some(format!("{notice} and more"));
+    assert_eq!(typed_of(&mut machine, 5, at(300)), None, "not alone");
+    machine.provider.composer = Some(notice.replace(' ', "\n  "));
+    assert_eq!(typed_of(&mut machine, 6, at(600)), Some(4), "wrapped");
+    machine.provider.screen = Some(Reading {
+        state: ActivityState::Unknown,
+        ..nonempty.clone()
+    });
+    assert_eq!(typed_of(&mut machine, 7, at(900)), None, "not idle");
+    machine.provider.screen = Some(nonempty);
+    machine.handle_input(
+        downlink(Downlink::Pty {
+            identity: Some(identity("j")),
+        }),
+        at(1_000),
+    );
+    drain(&mut machine);
+    assert_eq!(
+        typed_of(&mut machine, 8, at(1_300)),
+        None,
+        "a new terminal holds no notice of the old"
+    );
 }
 
 #[test]

@@ -18,6 +18,7 @@ use anyhow::{Result, bail};
 use crate::adapter::compile::IdlePath;
 use crate::adapter::hook_config::missing;
 use crate::adapter::kit::{self, KitOptions};
+use crate::adapter::screen::ComposerContent;
 use crate::adapter::{
     AgentContext, HookAnswer, HookCall, HookPlan, Incarnation, Provider, Reading, SettingsRead,
 };
@@ -149,6 +150,10 @@ impl Provider for Claude {
         }
         let ready_since = *self.ready_since.get_or_insert(now);
         combine(screen, self.heard_at(now, now.since(ready_since)))
+    }
+
+    fn composer_content(&self, snapshot: &Snapshot) -> ComposerContent {
+        screen::composer_content(snapshot)
     }
 
     fn on_new_terminal(&mut self, identity: Option<&Identity>, _now: Time) {

@@ -22,11 +22,18 @@
 //!   `Do you want to proceed?`, a selected row `❯ 1. Yes`, or a footer with
 //!   `Esc to cancel`. Any of them wins over everything else.
 //!
+//! * **A typed notice** (`earlier-draft-plus-pasted-notice.json`): pasted
+//!   text is in the default style, wrapped at word boundaries with its
+//!   continuation rows indented two columns; a paste longer than 800
+//!   characters (or of more than two lines) is drawn as the placeholder
+//!   `[Pasted text #N]` (`[Pasted text #N +K lines]`), which does not say
+//!   what it holds ([`composer_content`]).
+//!
 //! Anything else is unrecognized: `unknown`, never idle and never empty.
 
 use crate::adapter::Reading;
 pub use crate::adapter::screen::Screen;
-use crate::adapter::screen::{is_styled, run_at};
+use crate::adapter::screen::{ComposerContent, is_styled, run_at};
 use crate::core::protocol::Composer;
 use crate::pty::wire::Snapshot;
 
@@ -92,6 +99,58 @@ pub fn read(snapshot: &Snapshot) -> View {
         Composer::Unknown => "ready, composer not readable",
     };
     view(Screen::Ready, composer, why)
+}
+
+/// What an idle composer holds: its default-style text, row after row (the
+/// cursor cell counts as what it covers), or one paste placeholder. Any
+/// other style in it (a placeholder hint, a highlight) is unreadable.
+pub fn composer_content(snapshot: &Snapshot) -> ComposerContent {
+    if read(snapshot).screen != Screen::Ready {
+        return ComposerContent::Unreadable;
+    }
+    let Some((top, bottom)) = composer_rules(snapshot) else {
+        return ComposerContent::Unreadable;
+    };
+    let first = top + 1;
+    let mut text = String::new();
+    for row in first..bottom {
+        let Some(line) = snapshot.rows.get(row) else {
+            return ComposerContent::Unreadable;
+        };
+        // The first row's prompt and its no-break space are not content.
+        let skip = if row == first { 2 } else { 0 };
+        for (col, c) in line.chars().enumerate().skip(skip) {
+            match run_at(snapshot, row, col) {
+                None => text.push(c),
+                Some(run) if run.inverse && run.text.chars().count() == 1 => text.push(c),
+                Some(_) if c == ' ' => text.push(c),
+                Some(_) => return ComposerContent::Unreadable,
+            }
+        }
+        text.push('\n');
+    }
+    if is_paste_placeholder(text.trim()) {
+        ComposerContent::Paste
+    } else {
+        ComposerContent::Text(text)
+    }
+}
+
+/// `[Pasted text #N]` or `[Pasted text #N +K lines]`, as Claude Code draws
+/// a long paste.
+fn is_paste_placeholder(text: &str) -> bool {
+    let Some(inner) = text
+        .strip_prefix("[Pasted text #")
+        .and_then(|rest| rest.strip_suffix(']'))
+    else {
+        return false;
+    };
+    let (number, lines) = match inner.split_once(" +") {
+        Some((number, lines)) => (number, lines.strip_suffix(" lines")),
+        None => (inner, Some("0")),
+    };
+    let digits = |text: &str| !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit());
+    digits(number) && lines.is_some_and(digits)
 }
 
 /// Why the screen is a dialog or menu, if it is one.

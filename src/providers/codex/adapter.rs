@@ -17,6 +17,7 @@ use serde_json::Value;
 
 use crate::adapter::compile::IdlePath;
 use crate::adapter::kit::{self, KitOptions};
+use crate::adapter::screen::ComposerContent;
 use crate::adapter::{
     AgentContext, HookAnswer, HookCall, HookPlan, Incarnation, Provider, Reading,
 };
@@ -169,6 +170,10 @@ impl Codex {
 impl Provider for Codex {
     fn name(&self) -> &'static str {
         PROVIDER
+    }
+
+    fn composer_content(&self, snapshot: &Snapshot) -> ComposerContent {
+        screen::composer_content(snapshot)
     }
 
     fn evidence(&mut self, snapshot: &Snapshot, now: Time) -> Reading {

@@ -36,11 +36,18 @@
 //! hooks can say a turn ended (`activity.rs`). `fresh` (no prompt or reply
 //! above the composer) is the one state in which no turn can have run.
 //!
+//! * **A typed notice** (`shared/draft-plus-pasted-notice.json`): pasted
+//!   text is in the default style, wrapped at the character with its
+//!   continuation rows indented two columns, the cursor after its last
+//!   character; a paste of more than 1,000 characters is drawn as the
+//!   placeholder `[Pasted Content N chars]`, N its length in characters
+//!   ([`composer_content`]).
+//!
 //! Anything else is unrecognized: `unknown`, never idle and never empty.
 
 use crate::adapter::Reading;
 pub use crate::adapter::screen::Screen;
-use crate::adapter::screen::{is_styled, run_at};
+use crate::adapter::screen::{ComposerContent, is_styled, run_at};
 use crate::core::protocol::Composer;
 use crate::pty::wire::Snapshot;
 
@@ -122,6 +129,54 @@ pub fn read(snapshot: &Snapshot) -> View {
         Composer::Unknown => "ready, composer not readable",
     };
     view(Screen::Ready, composer, fresh, why)
+}
+
+/// What a ready composer holds: the rows from the prompt to the cursor, in
+/// the default style, or one paste placeholder that gives its length. Any
+/// other style in it is unreadable.
+pub fn composer_content(snapshot: &Snapshot) -> ComposerContent {
+    if read(snapshot).screen != Screen::Ready {
+        return ComposerContent::Unreadable;
+    }
+    let cursor_row = usize::from(snapshot.cursor.row);
+    let Some(first) = composer_row(snapshot, cursor_row) else {
+        return ComposerContent::Unreadable;
+    };
+    let mut text = String::new();
+    let mut styled = false;
+    for row in first..=cursor_row {
+        let Some(line) = snapshot.rows.get(row) else {
+            return ComposerContent::Unreadable;
+        };
+        // The prompt and the space after it are not content.
+        let skip = if row == first { 2 } else { 0 };
+        for (col, c) in line.chars().enumerate().skip(skip) {
+            styled |= c != ' ' && run_at(snapshot, row, col).is_some_and(is_styled);
+            text.push(c);
+        }
+        text.push('\n');
+    }
+    if let Some(chars) = pasted_content_chars(text.trim()) {
+        return ComposerContent::Tail {
+            hidden: chars,
+            tail: String::new(),
+        };
+    }
+    if styled {
+        return ComposerContent::Unreadable;
+    }
+    ComposerContent::Text(text)
+}
+
+/// N of `[Pasted Content N chars]`, as Codex draws a long paste.
+fn pasted_content_chars(text: &str) -> Option<usize> {
+    let count = text
+        .strip_prefix("[Pasted Content ")?
+        .strip_suffix(" chars]")?;
+    if count.is_empty() || !count.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    count.parse().ok()
 }
 
 /// Why the screen is a selection list or dialog, if it is one.

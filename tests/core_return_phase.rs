@@ -1,0 +1,312 @@
+//! The Return of a typed notice as its own fenced phase (spec §4.2,
+//! CORE-32): the careful policy pastes the notice under one compare, and
+//! writes its Return only under a second, on evidence read after the paste
+//! was drawn that names the notice as what the composer holds, with no
+//! person's input since the paste was asked for. Without that, no Return:
+//! the notice waits in the composer with a visible reason.
+
+mod support;
+
+use std::time::Duration;
+
+use ding::core::config::QUIET_INPUT;
+use ding::core::downlink::Downlink;
+use ding::core::engine::{Input, SendIf};
+use ding::core::fence::QuietPart;
+use ding::core::hold::HoldReason;
+use ding::core::identity::Identity;
+use ding::core::message::MessageName;
+use ding::core::ownership::MessageState;
+use ding::core::time::Time;
+use ding::core::transport::{RETURN, Step};
+use support::core_driver::Driver;
+
+fn at(ms: u64) -> Time {
+    Time::from_millis(ms)
+}
+
+fn idle(sequence: u64, composer: &str, revision: u64, typed: Option<u64>) -> Input {
+    let typed = typed.map_or(String::new(), |request| format!(r#","typed":{request}"#));
+    Input::AdapterLine(format!(
+        r#"{{"v":1,"kind":"activity","session":"host.worker","incarnation":"i1","generation":"sha256:g","sequence":{sequence},"state":"idle","validForMs":5000,"composer":"{composer}","revision":{revision}{typed}}}"#
+    ).into_bytes())
+}
+
+fn receipt(sequence: u64, name: &str) -> Input {
+    Input::AdapterLine(format!(
+        r#"{{"v":1,"kind":"turn-boundary","session":"host.worker","incarnation":"i1","generation":"sha256:g","sequence":{sequence},"messages":["{name}"]}}"#
+    ).into_bytes())
+}
+
+/// A careful engine whose paste of `001.md` the PTY host wrote at 10 ms,
+/// leaving the terminal at revision 11; the paste's request.
+fn pasted() -> (Driver, u64) {
+    let mut driver = Driver::careful_with_one_file();
+    driver.input(idle(1, "empty", 10, None), at(2));
+    let (emitted, _) = driver.take();
+    let [paste] = emitted.send_ifs.as_slice() else {
+        panic!("one paste: {:?}", emitted.send_ifs);
+    };
+    let request = paste.request;
+    driver.input(
+        Input::PtySent {
+            request,
+            revision: 11,
+        },
+        at(10),
+    );
+    (driver, request)
+}
+
+fn state_of_the_file(driver: &Driver) -> (MessageState, Option<HoldReason>) {
+    let status = driver.engine.status(driver.now);
+    let file = &status.messages[0];
+    (
+        file.state.clone(),
+        file.hold.as_ref().map(|hold| hold.reason.clone()),
+    )
+}
+
+fn only_send_if(driver: &mut Driver) -> Option<SendIf> {
+    let (emitted, _) = driver.take();
+    assert!(emitted.send_ifs.len() <= 1, "{:?}", emitted.send_ifs);
+    emitted.send_ifs.into_iter().next()
+}
+
+/// Whether the engine recorded a withheld Return since the last take.
+fn withheld(driver: &mut Driver) -> bool {
+    driver
+        .take()
+        .0
+        .records
+        .iter()
+        .any(|record| serde_json::to_value(record).unwrap()["decision"] == "return-withheld")
+}
+
+#[test]
+fn the_paste_goes_alone_and_the_adapter_is_told_what_to_look_for() {
+    let (mut driver, request) = pasted();
+    let (emitted, _) = driver.take();
+    let typed = emitted
+        .downlinks
+        .iter()
+        .find_map(|down| match down {
+            Downlink::Typed { request, text } => Some((*request, text.clone())),
+            _ => None,
+        })
+        .expect("the adapter is told of the typed notice");
+    assert_eq!(typed.0, request);
+    assert!(typed.1.starts_with("[ding] 1 unread"), "{}", typed.1);
+    assert!(emitted.send_ifs.is_empty(), "no Return without evidence");
+    assert_eq!(
+        state_of_the_file(&driver),
+        (MessageState::InFlight { request }, None)
+    );
+}
+
+#[test]
+fn a_return_is_refused_without_fresh_confirmation() {
+    let (mut driver, request) = pasted();
+    driver.take();
+    // Idle evidence that does not name the notice; evidence that names it
+    // but was read before the paste was drawn; one naming another notice.
+    driver.input(idle(2, "nonempty", 12, None), at(300));
+    driver.input(idle(3, "nonempty", 11, Some(request)), at(310));
+    driver.input(idle(4, "nonempty", 12, Some(request + 7)), at(320));
+    assert!(only_send_if(&mut driver).is_none());
+    let status = driver.engine.status(driver.now);
+    assert_eq!(status.messages[0].state, MessageState::InFlight { request });
+    // Named, at a revision after the paste: the Return, alone, fenced on it.
+    driver.input(idle(5, "nonempty", 12, Some(request)), at(330));
+    let submit = only_send_if(&mut driver).expect("the Return");
+    assert_eq!(submit.transport.steps, vec![Step::Write(RETURN.to_vec())]);
+    assert_eq!(submit.expected_revision, 12);
+    assert_eq!(submit.messages, vec![MessageName::new("001.md").unwrap()]);
+    // No person's input since the paste was asked for (at 2 ms).
+    assert!(submit.fence.quiet_input >= Duration::from_millis(328));
+    assert!(submit.fence.quiet_input >= QUIET_INPUT.default);
+    driver.input(
+        Input::PtySent {
+            request: submit.request,
+            revision: 13,
+        },
+        at(335),
+    );
+    assert!(matches!(
+        state_of_the_file(&driver).0,
+        MessageState::Staged {
+            confirmed: true,
+            ..
+        }
+    ));
+}
+
+#[test]
+fn the_return_waits_for_the_submit_delay_after_the_paste() {
+    let (mut driver, request) = pasted();
+    driver.take();
+    driver.input(idle(2, "nonempty", 12, Some(request)), at(60));
+    assert!(
+        only_send_if(&mut driver).is_none(),
+        "not 50 ms after a paste"
+    );
+    driver.run_until(at(210));
+    assert!(
+        only_send_if(&mut driver).is_some(),
+        "once the submit delay passed"
+    );
+}
+
+#[test]
+fn a_person_who_typed_after_the_paste_gets_no_return_and_the_notice_waits_for_them() {
+    let (mut driver, request) = pasted();
+    driver.take();
+    driver.input(idle(2, "nonempty", 12, Some(request)), at(400));
+    let submit = only_send_if(&mut driver).expect("the Return");
+    driver.input(
+        Input::PtyUnsettled {
+            request: submit.request,
+            part: QuietPart::Input,
+            quiet_for: Duration::from_millis(90),
+            retry_in: Duration::from_millis(210),
+            actual: 12,
+        },
+        at(401),
+    );
+    let (state, hold) = state_of_the_file(&driver);
+    assert_eq!(
+        state,
+        MessageState::Staged {
+            incarnation: Some("i1".into()),
+            confirmed: false
+        }
+    );
+    assert!(hold.is_none(), "a staged file is not pending");
+    assert!(withheld(&mut driver));
+    driver.run_until(at(9_000));
+    assert!(
+        only_send_if(&mut driver).is_none(),
+        "never a Return after it"
+    );
+    // The person cleared the composer with no turn between: pending again,
+    // and the next empty idle types it afresh.
+    driver.input(idle(3, "empty", 20, None), at(9_100));
+    let again = only_send_if(&mut driver).expect("typed again");
+    assert_eq!(again.transport.steps.len(), 1);
+    assert_eq!(again.expected_revision, 20);
+}
+
+#[test]
+fn without_confirmation_in_time_no_return_is_written() {
+    let (mut driver, _) = pasted();
+    driver.take();
+    driver.input(idle(2, "nonempty", 12, None), at(300));
+    let bound = driver.engine.next_deadline().expect("a bound");
+    assert!(bound <= at(9_002), "{bound:?}");
+    driver.run_until(at(9_500));
+    assert!(driver.emitted.send_ifs.is_empty());
+    assert!(withheld(&mut driver), "the withheld Return is recorded");
+    assert!(matches!(
+        state_of_the_file(&driver).0,
+        MessageState::Staged {
+            confirmed: false,
+            ..
+        }
+    ));
+    // Only the staged file's re-ring rule waits on time now.
+    assert!(driver.engine.next_deadline() > Some(at(60_000)));
+}
+
+#[test]
+fn a_return_refused_because_the_terminal_moved_waits_for_new_evidence() {
+    let (mut driver, request) = pasted();
+    driver.take();
+    driver.input(idle(2, "nonempty", 12, Some(request)), at(400));
+    let submit = only_send_if(&mut driver).expect("the Return");
+    driver.input(
+        Input::PtyConflict {
+            request: submit.request,
+            actual: 14,
+        },
+        at(401),
+    );
+    assert_eq!(
+        state_of_the_file(&driver).0,
+        MessageState::InFlight { request },
+        "still typed, never pending: pasting again would type it twice"
+    );
+    assert!(only_send_if(&mut driver).is_none());
+    driver.input(idle(3, "nonempty", 14, Some(request)), at(700));
+    let again = only_send_if(&mut driver).expect("a Return on the new evidence");
+    assert_eq!(again.expected_revision, 14);
+    assert_eq!(again.transport.steps, vec![Step::Write(RETURN.to_vec())]);
+}
+
+#[test]
+fn a_notice_the_person_sent_themselves_needs_no_return() {
+    let (mut driver, _) = pasted();
+    driver.take();
+    driver.input(receipt(2, "001.md"), at(300));
+    driver.input(idle(3, "empty", 15, None), at(600));
+    let (emitted, _) = driver.take();
+    assert!(emitted.send_ifs.is_empty(), "{:?}", emitted.send_ifs);
+    assert!(matches!(
+        state_of_the_file(&driver).0,
+        MessageState::HookOwned { .. }
+    ));
+}
+
+/// An Enter of the person's own sends the notice before DING's Return: a
+/// turn begins. The notice went with it, so nothing gives its file back
+/// when the composer is empty again, which would ring it a second time.
+#[test]
+fn a_turn_that_begins_before_the_return_took_the_notice_with_it() {
+    let (mut driver, _) = pasted();
+    driver.take();
+    driver.input(Input::AdapterLine(
+        br#"{"v":1,"kind":"activity","session":"host.worker","incarnation":"i1","generation":"sha256:g","sequence":2,"state":"active","validForMs":5000}"#.to_vec(),
+    ), at(300));
+    assert!(withheld(&mut driver), "no Return of DING's, and it says so");
+    assert!(matches!(
+        state_of_the_file(&driver).0,
+        MessageState::Staged {
+            confirmed: false,
+            ..
+        }
+    ));
+    driver.input(idle(3, "empty", 20, None), at(9_000));
+    assert!(only_send_if(&mut driver).is_none(), "not typed again");
+    assert!(matches!(
+        state_of_the_file(&driver).0,
+        MessageState::Staged { .. }
+    ));
+}
+
+/// The harness starts again between the paste and the Return: the notice
+/// is in a terminal that is gone, was never sent, and rings again in the
+/// new one (a Return there would press Enter on whatever it shows).
+#[test]
+fn a_notice_typed_into_a_terminal_that_restarted_rings_again_in_the_new_one() {
+    let (mut driver, _) = pasted();
+    driver.take();
+    let restarted = Identity {
+        session: "host.worker".into(),
+        incarnation: "i2".into(),
+        generation: "sha256:g".into(),
+    };
+    driver.input(
+        Input::PtyStatus {
+            identity: restarted,
+            revision: 30,
+        },
+        at(300),
+    );
+    assert!(withheld(&mut driver), "the lost notice is recorded");
+    assert_eq!(state_of_the_file(&driver).0, MessageState::Pending);
+    driver.input(Input::AdapterLine(
+        br#"{"v":1,"kind":"activity","session":"host.worker","incarnation":"i2","generation":"sha256:g","sequence":2,"state":"idle","validForMs":5000,"composer":"empty","revision":30}"#.to_vec(),
+    ), at(600));
+    let paste = only_send_if(&mut driver).expect("typed again, into the new terminal");
+    assert_eq!(paste.identity.incarnation, "i2");
+    assert_ne!(paste.transport.steps, vec![Step::Write(RETURN.to_vec())]);
+}
