@@ -9,7 +9,9 @@ use ding::core::protocol::{ActivityState, Composer};
 use ding::providers::claude::screen::read;
 use ding::pty::wire::Snapshot;
 use serde_json::Value;
-use support::provider_fixtures::{check_a_notice_glued_to_a_draft, check_every_capture};
+use support::provider_fixtures::{
+    check_a_notice_glued_to_a_draft, check_every_capture, snapshot_named,
+};
 
 fn captures() -> Vec<(String, Value)> {
     support::fixture_files::json_values("fixtures/providers/claude/screens")
@@ -64,11 +66,7 @@ fn without_its_styled_runs_a_placeholder_is_not_empty() {
 const PASTED_NOTICE: &str = "[ding] 1 unread inbox message in /home/agent/rp/runs/cl-s2/inbox/new: 20261201T061944462504Z-81d-030ebd1c.md. Read each file, then archive it: ding archive cl-s2 FILE";
 
 fn capture(name: &str) -> Snapshot {
-    let (_, capture) = captures()
-        .into_iter()
-        .find(|(file, _)| file.trim_end_matches(".json") == name)
-        .unwrap_or_else(|| panic!("no capture {name}"));
-    serde_json::from_value(capture).expect("a snapshot")
+    snapshot_named(captures(), name)
 }
 
 /// The Return of a typed notice waits for a composer that holds it and

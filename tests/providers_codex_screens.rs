@@ -15,7 +15,9 @@ use ding::providers::codex::activity::{Heard, HookActivity, combine};
 use ding::providers::codex::screen::{Screen, read};
 use ding::pty::wire::Snapshot;
 use serde_json::Value;
-use support::provider_fixtures::{check_a_notice_glued_to_a_draft, check_every_capture};
+use support::provider_fixtures::{
+    check_a_notice_glued_to_a_draft, check_every_capture, snapshot_named,
+};
 
 const DIRS: [&str; 2] = [
     "fixtures/providers/codex/snapshots",
@@ -136,11 +138,7 @@ fn without_their_styled_runs_no_capture_reads_as_an_empty_composer() {
 const PASTED_NOTICE: &str = "[ding] 1 unread inbox message in /home/agent/rp/runs/cx-s2/inbox/new: 20261201T062201830066Z-12de-3d75f09a.md. Read each file, then archive it: ding archive cx-s2 FILE";
 
 fn capture(name: &str) -> Snapshot {
-    let (_, capture) = captures()
-        .into_iter()
-        .find(|(file, _)| file.trim_end_matches(".json") == name)
-        .unwrap_or_else(|| panic!("no capture {name}"));
-    snapshot(&capture)
+    snapshot_named(captures(), name)
 }
 
 /// The Return of a typed notice waits for a composer that holds it and

@@ -63,7 +63,7 @@ use super::protocol::{
 };
 use super::status::{EngineStatus, EvidenceView, HoldView, MessageStatus, PtyView};
 use super::time::Time;
-use super::transport::{PASTE_END, PASTE_START, Transport};
+use super::transport::Transport;
 use super::typed::TypedNotice;
 
 /// A fact from the world, stamped with the time it was observed.
@@ -182,9 +182,8 @@ enum Phase {
     Whole,
     /// The notice's paste alone (the careful policy's first phase).
     Paste { text: String },
-    /// The Return of the typed notice (the second phase), asked with
-    /// `fence` at `asked`.
-    Return { fence: TimeFence, asked: Time },
+    /// The Return of the typed notice (the second phase).
+    Return,
 }
 
 /// The transaction whose reply is awaited.
@@ -1013,11 +1012,7 @@ impl Engine {
             .forget_memories_outside(&identity.incarnation);
         let stale = self.ownership.owned_outside(&identity.incarnation);
         self.release(stale, ReleaseCause::IncarnationChanged);
-        let returning = self
-            .in_flight
-            .as_ref()
-            .is_some_and(|flight| matches!(flight.phase, Phase::Return { .. }));
-        if !returning {
+        if !self.returning() {
             self.typed_in_a_gone_terminal();
         }
     }
@@ -1036,6 +1031,22 @@ impl Engine {
             messages: files.clone(),
         });
         self.release(files, ReleaseCause::IncarnationChanged);
+    }
+
+    /// Whether the transaction in flight is a typed notice's Return.
+    fn returning(&self) -> bool {
+        self.in_flight
+            .as_ref()
+            .is_some_and(|flight| matches!(flight.phase, Phase::Return))
+    }
+
+    /// `flight` wrote nothing: its `messages` are pending again, unless it
+    /// was a Return, whose files stay in flight under their typed notice.
+    fn unwritten(&mut self, flight: &InFlight, messages: &[MessageName]) {
+        if !matches!(flight.phase, Phase::Return) {
+            self.ownership
+                .set(messages, &MessageState::Pending, self.now);
+        }
     }
 
     fn take_flight(&mut self, request: RequestId) -> Option<(InFlight, Vec<MessageName>)> {
@@ -1076,7 +1087,7 @@ impl Engine {
             Phase::Paste { text } => {
                 return self.on_pasted(flight.request, flight.asked_at, text, revision, messages);
             }
-            Phase::Return { .. } => self.typed = None,
+            Phase::Return => self.typed = None,
             Phase::Whole => {}
         }
         let staged = MessageState::Staged {
@@ -1111,9 +1122,7 @@ impl Engine {
                 .identity
                 .as_ref()
                 .map(|identity| identity.incarnation.clone()),
-            written: PASTE_START.len() + text.len() + PASTE_END.len(),
             asked_at,
-            pasted_at: self.now,
             pasted_revision: revision,
             return_by: asked_at.saturating_add(tunables.return_within()),
             submit_after: self.now.saturating_add(tunables.submit_delay),
@@ -1143,11 +1152,7 @@ impl Engine {
     /// are staged, unconfirmed, and nothing gives them back on an empty
     /// composer. A Return in flight is settled by its reply instead.
     fn typed_sent_by_a_turn(&mut self) {
-        let returning = self
-            .in_flight
-            .as_ref()
-            .is_some_and(|flight| matches!(flight.phase, Phase::Return { .. }));
-        if !returning {
+        if !self.returning() {
             self.end_typed(
                 "a turn began before the Return: the notice went with it".into(),
                 false,
@@ -1187,10 +1192,7 @@ impl Engine {
         self.pty.revision = Some(actual);
         // A Return's conflict leaves the notice typed: it waits for new
         // evidence of the composer.
-        if !matches!(flight.phase, Phase::Return { .. }) {
-            self.ownership
-                .set(&messages, &MessageState::Pending, self.now);
-        }
+        self.unwritten(&flight, &messages);
         let expected = flight.expected_revision.unwrap_or_default();
         self.record(Decision::Conflict {
             request,
@@ -1219,16 +1221,13 @@ impl Engine {
         };
         self.pty.revision = Some(actual);
         let quiet_for_ms = u64::try_from(quiet_for.as_millis()).unwrap_or(u64::MAX);
-        if let (Phase::Return { fence, asked }, Some(typed)) = (&flight.phase, &self.typed)
-            && typed.typed_over(part, quiet_for, *fence, *asked)
+        if let (Phase::Return, Some(typed)) = (&flight.phase, &self.typed)
+            && typed.typed_over(part, quiet_for, flight.asked_at)
         {
             let why = format!("a person typed after the paste ({quiet_for_ms} ms ago)");
             return self.withhold_return(why);
         }
-        if !matches!(flight.phase, Phase::Return { .. }) {
-            self.ownership
-                .set(&messages, &MessageState::Pending, self.now);
-        }
+        self.unwritten(&flight, &messages);
         self.record(Decision::Unsettled {
             request,
             part,
@@ -1268,7 +1267,7 @@ impl Engine {
             return;
         };
         self.pty.revision = Some(actual);
-        if matches!(flight.phase, Phase::Return { .. }) {
+        if matches!(flight.phase, Phase::Return) {
             return self.withhold_return("a person typed during the Return".into());
         }
         let staged = MessageState::Staged {
@@ -1312,10 +1311,7 @@ impl Engine {
         };
         // Zero bytes: a Return's notice is still typed, and may be
         // confirmed again before its bound.
-        if !matches!(flight.phase, Phase::Return { .. }) {
-            self.ownership
-                .set(&messages, &MessageState::Pending, self.now);
-        }
+        self.unwritten(&flight, &messages);
         self.record(Decision::SendFailed {
             request,
             detail: detail.clone(),
@@ -1356,7 +1352,7 @@ impl Engine {
             return;
         };
         self.pty.revision = Some(actual);
-        if matches!(flight.phase, Phase::Return { .. }) {
+        if matches!(flight.phase, Phase::Return) {
             self.typed_in_a_gone_terminal();
             return self.end_lease(HoldReason::IdentityMismatch { part });
         }
@@ -1376,10 +1372,7 @@ impl Engine {
         if let Some(request) = request
             && let Some((flight, messages)) = self.take_flight(request)
         {
-            if !matches!(flight.phase, Phase::Return { .. }) {
-                self.ownership
-                    .set(&messages, &MessageState::Pending, self.now);
-            }
+            self.unwritten(&flight, &messages);
             self.record(Decision::SendFailed {
                 request,
                 detail: "the harness has exited".into(),
@@ -1430,7 +1423,7 @@ impl Engine {
             return;
         };
         let request = flight.request;
-        if matches!(flight.phase, Phase::Return { .. }) {
+        if matches!(flight.phase, Phase::Return) {
             // The Return may or may not be written: no turn after it says
             // it was not.
             self.typed = None;
@@ -1671,10 +1664,7 @@ impl Engine {
         self.in_flight = Some(InFlight {
             request,
             owner: notice,
-            phase: Phase::Return {
-                fence,
-                asked: self.now,
-            },
+            phase: Phase::Return,
             asked_at: self.now,
             messages: messages.clone(),
             expected_revision: Some(expected_revision),

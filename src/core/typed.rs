@@ -31,13 +31,9 @@ pub struct TypedNotice {
     pub notice: RequestId,
     pub messages: Vec<MessageName>,
     pub incarnation: Option<String>,
-    /// The bytes the paste wrote.
-    pub written: usize,
     /// When the paste was asked for: no person's input since then may
     /// come before the Return.
     pub asked_at: Time,
-    /// When the host's reply said the paste was written.
-    pub pasted_at: Time,
     /// The revision right after the paste: confirming evidence is newer.
     pub pasted_revision: u64,
     /// No Return is asked for at or after this time.
@@ -68,19 +64,12 @@ impl TypedNotice {
         }
     }
 
-    /// Whether a time-fence refusal of the Return, asked with `fence` at
-    /// `asked`, says that a person typed after the paste was asked for:
-    /// then what the composer holds is no longer DING's alone.
-    pub fn typed_over(
-        &self,
-        part: QuietPart,
-        quiet_for: Duration,
-        fence: TimeFence,
-        asked: Time,
-    ) -> bool {
-        part == QuietPart::Input
-            && quiet_for < fence.quiet_input
-            && quiet_for < asked.since(self.asked_at)
+    /// Whether a time-fence refusal of the Return asked at `asked` says
+    /// that a person typed after the paste was asked for: then what the
+    /// composer holds is no longer DING's alone. (The Return's fence asks
+    /// for quiet since then, so any other refusal is of the usual quiet.)
+    pub fn typed_over(&self, part: QuietPart, quiet_for: Duration, asked: Time) -> bool {
+        part == QuietPart::Input && quiet_for < asked.since(self.asked_at)
     }
 }
 
@@ -94,9 +83,7 @@ mod tests {
             notice: 7,
             messages: vec![MessageName::new("a.md").unwrap()],
             incarnation: Some("i-1".into()),
-            written: 120,
             asked_at: Time::from_millis(1_000),
-            pasted_at: Time::from_millis(1_010),
             pasted_revision: 40,
             return_by: Time::from_millis(6_000),
             submit_after: Time::from_millis(1_210),
@@ -156,8 +143,8 @@ mod tests {
         assert_eq!(later.quiet_input, Duration::from_millis(900));
         assert_eq!(later.settled_output, usual.settled_output);
         let asked = Time::from_millis(1_900);
-        assert!(typed.typed_over(QuietPart::Input, Duration::from_millis(200), later, asked));
-        assert!(!typed.typed_over(QuietPart::Output, Duration::from_millis(200), later, asked));
-        assert!(!typed.typed_over(QuietPart::Input, Duration::from_millis(950), later, asked));
+        assert!(typed.typed_over(QuietPart::Input, Duration::from_millis(200), asked));
+        assert!(!typed.typed_over(QuietPart::Output, Duration::from_millis(200), asked));
+        assert!(!typed.typed_over(QuietPart::Input, Duration::from_millis(950), asked));
     }
 }

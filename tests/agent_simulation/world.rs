@@ -270,7 +270,8 @@ struct World {
     /// The files of the last compare-and-send, and of every one whose
     /// notice met a known-open race.
     typing: Vec<String>,
-    /// DING's paste of `typing` is in, its Return not yet written.
+    /// DING's paste of `typing` is in the composer, its Return not yet
+    /// written and nothing submitted since.
     awaiting_return: bool,
     raced: std::collections::BTreeSet<String>,
     typed_at_ms: Option<u64>,
@@ -917,6 +918,8 @@ impl World {
     }
 
     fn submitted(&mut self, text: &str) {
+        // The composer is empty again: a key from now on joins no notice.
+        self.awaiting_return = false;
         let names = self.names_in(text);
         let dings = text.contains("[ding]");
         self.note(format!("submitted {:?}", clip(text)));

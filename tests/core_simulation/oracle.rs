@@ -656,17 +656,31 @@ impl Oracle {
         for name in &messages {
             self.files.insert(name.clone(), File::InFlight(id));
         }
+        self.ask(id, part, current, expected, messages, now);
+        Ok(())
+    }
+
+    /// The request `id` is in flight from `now`, fenced on `expected` if
+    /// it is a compare-and-send.
+    fn ask(
+        &mut self,
+        id: u64,
+        part: Part,
+        identity: Identity,
+        expected: Option<u64>,
+        messages: Vec<String>,
+        now: Time,
+    ) {
         self.in_flight = Some(Request {
             id,
             part,
             asked_at: now,
-            conditional: fence.is_some(),
-            identity: current,
+            conditional: expected.is_some(),
+            identity,
             expected,
             messages,
             deadline: now.saturating_add(Duration::from_millis(REPLY_TIMEOUT_MS)),
         });
-        Ok(())
     }
 
     fn usual_fence(&self) -> TimeFence {
@@ -724,16 +738,7 @@ impl Oracle {
         }
         let identity = lease.identity.clone();
         self.lease = Lease::Ended("lease-spent");
-        self.in_flight = Some(Request {
-            id,
-            part,
-            asked_at: now,
-            conditional: true,
-            identity,
-            expected: Some(revision),
-            messages,
-            deadline: now.saturating_add(Duration::from_millis(REPLY_TIMEOUT_MS)),
-        });
+        self.ask(id, part, identity, Some(revision), messages, now);
         Ok(())
     }
 

@@ -193,6 +193,16 @@ pub fn claimed_of(fixture: &Value) -> Claimed {
     }
 }
 
+/// The capture `name` (its file name without `.json`) among `captures`, as
+/// a snapshot.
+pub fn snapshot_named(captures: Vec<(String, Value)>, name: &str) -> Snapshot {
+    let (_, capture) = captures
+        .into_iter()
+        .find(|(file, _)| file.trim_end_matches(".json") == name)
+        .unwrap_or_else(|| panic!("no capture {name}"));
+    serde_json::from_value(capture).expect("a snapshot")
+}
+
 /// The real capture `glued` of DING's notice pasted after the person's
 /// draft `draft`, read by a provider's `content`: it holds the draft and
 /// the notice together, never the notice alone; the same screen without
