@@ -154,3 +154,26 @@ fn a_quiet_past_the_bound_is_an_invalid_argument() {
         .map(|error| error.kind);
     assert_eq!(kind, Some(ErrorKind::InvalidArgument), "{refused:#}");
 }
+
+/// A snapshot says how long the person had been quiet at least: its
+/// `clockMs` is the host's clock when the reply was built, never before
+/// the input it reports, and never after the host's clock at a later
+/// `status` (an adapter fences a turn it starts without bytes on it).
+#[test]
+fn a_snapshot_carries_the_hosts_clock_at_or_after_its_last_input() {
+    let host = Host::recording();
+    let (mut attached, _) = host.client().attach().expect("attach");
+    let mut frame = Vec::new();
+    push_frame(&mut frame, FrameKind::Data, b"k");
+    attached.write_all(&frame).expect("type");
+    host.wait_file("out", 1);
+    let snapshot = host.client().snapshot().expect("snapshot");
+    let input = snapshot.terminal.input_at_ms.expect("the key is input");
+    let built = snapshot.clock_ms.expect("the host's clock");
+    assert!(built >= input, "built at {built}, input at {input}");
+    let later = host.client().status().expect("status").clock_ms;
+    assert!(
+        later >= built,
+        "status at {later}, snapshot built at {built}"
+    );
+}

@@ -64,7 +64,9 @@ pub struct KitOptions {
 }
 
 impl KitOptions {
-    /// From `DING_PTY_SOCKET`, `DING_HOOK_SOCKET`, `DING_AGENT`, `DING_INBOX`.
+    /// From `DING_PTY_SOCKET`, `DING_HOOK_SOCKET`, `DING_AGENT`, `DING_INBOX`
+    /// and `DING_QUIET_INPUT_MS` (the declaration's `quiet-input`; the
+    /// default without it, and a value outside its range is clamped).
     pub fn from_env() -> Result<KitOptions> {
         let var = |name: &str| std::env::var_os(name).filter(|value| !value.is_empty());
         let Some(pty_socket) = var("DING_PTY_SOCKET") else {
@@ -79,9 +81,24 @@ impl KitOptions {
                     .unwrap_or_default(),
                 inbox: var("DING_INBOX").map(PathBuf::from).unwrap_or_default(),
             },
-            pacing: Pacing::default(),
+            pacing: Pacing {
+                quiet_input: quiet_input(var("DING_QUIET_INPUT_MS")),
+                ..Pacing::default()
+            },
         })
     }
+}
+
+/// The quiet a parked call waits for, from `DING_QUIET_INPUT_MS`: the
+/// default when unset or unreadable, else within the tunable's range.
+fn quiet_input(value: Option<std::ffi::OsString>) -> std::time::Duration {
+    use crate::core::config::QUIET_INPUT;
+    value
+        .and_then(|value| value.to_str()?.parse::<u64>().ok())
+        .map(std::time::Duration::from_millis)
+        .map_or(QUIET_INPUT.default, |quiet| {
+            quiet.clamp(QUIET_INPUT.min, QUIET_INPUT.max)
+        })
 }
 
 struct Kit<P: Provider> {
@@ -375,5 +392,22 @@ fn hook_input(event: ServerEvent) -> Input {
         ServerEvent::Gone { peer } => Input::HookGone { peer: Peer(peer.0) },
         ServerEvent::Receipt { peer } => Input::HookReceipt { peer: Peer(peer.0) },
         ServerEvent::NoReceipt { peer } => Input::HookNoReceipt { peer: Peer(peer.0) },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::config::QUIET_INPUT;
+    use std::time::Duration;
+
+    #[test]
+    fn the_declared_quiet_reaches_the_machine_within_its_range() {
+        let quiet = |text: &str| quiet_input(Some(text.into()));
+        assert_eq!(quiet("450"), Duration::from_millis(450));
+        assert_eq!(quiet("1"), QUIET_INPUT.min);
+        assert_eq!(quiet("99999999"), QUIET_INPUT.max);
+        assert_eq!(quiet("soon"), QUIET_INPUT.default);
+        assert_eq!(quiet_input(None), QUIET_INPUT.default);
     }
 }

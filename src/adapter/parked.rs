@@ -117,13 +117,13 @@ impl<P: Copy + Eq, C> Slots<P, C> {
         self.put_back(parked, fire_at)
     }
 
-    /// Puts back a due call that may not wake the harness on this screen
-    /// yet ([`may_wake`]): it is due again after its
-    /// settle time, when the screen may have changed. If a newer call took
-    /// its slot meanwhile, gives it back, as [`Slots::restore`] does.
-    pub fn hold(&mut self, parked: Parked<P, C>, now: Time) -> Option<Parked<P, C>> {
-        let fire_at = Some(now.saturating_add(parked.park.settle));
-        self.put_back(parked, fire_at)
+    /// Puts back a due call that may not wake the harness yet (the screen
+    /// is not fresh idle, [`may_wake`], or the person was not quiet long
+    /// enough): it is due again `again_at`, when that may have changed. If
+    /// a newer call took its slot meanwhile, gives it back, as
+    /// [`Slots::restore`] does.
+    pub fn hold(&mut self, parked: Parked<P, C>, again_at: Time) -> Option<Parked<P, C>> {
+        self.put_back(parked, Some(again_at))
     }
 
     /// Puts `parked` back in its slot, due at `fire_at`, unless a newer call
@@ -283,7 +283,7 @@ mod tests {
     }
 
     #[test]
-    fn a_held_call_is_due_again_after_its_settle_time_unless_replaced() {
+    fn a_held_call_is_due_again_when_asked_unless_replaced() {
         let now = Time::from_millis(1_000_000);
         let mut slots: Slots<u32, &str> = Slots::default();
         let at = deadline(&park("queue"), None, now);
@@ -296,10 +296,10 @@ mod tests {
         let due = slots.take_due(now + settle);
         assert_eq!(due.len(), 1);
         let held = due.into_iter().next().unwrap();
-        assert!(slots.hold(held, now + settle).is_none());
+        assert!(slots.hold(held, now + settle * 2).is_none());
         assert!(slots.take_due(now + settle).is_empty(), "not at once");
         let again = slots.take_due(now + settle * 2);
-        assert_eq!(again.len(), 1, "due again a settle time later");
+        assert_eq!(again.len(), 1, "due again when asked");
         let newer_took_the_slot = again.into_iter().next().unwrap();
         assert!(
             slots

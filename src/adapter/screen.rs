@@ -113,6 +113,7 @@ pub mod testing {
         Snapshot {
             revision: 1,
             terminal: Default::default(),
+            clock_ms: None,
             size: Size {
                 cols,
                 rows: rows.len() as u16,
@@ -177,6 +178,7 @@ mod tests {
         let snapshot = Snapshot {
             revision: 1,
             terminal: Default::default(),
+            clock_ms: None,
             size: Size { cols: 10, rows: 1 },
             cursor: Cursor {
                 row: 0,

@@ -192,6 +192,7 @@ mod tests {
         Snapshot {
             revision: 1,
             terminal: Default::default(),
+            clock_ms: None,
             size: Size {
                 cols: 40,
                 rows: height,

@@ -71,6 +71,7 @@ impl Screen {
             revision,
             // The host sets it: the screen model knows no clock.
             terminal: Default::default(),
+            clock_ms: None,
             size: Size {
                 cols: cols.get(),
                 rows: rows.get(),

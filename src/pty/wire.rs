@@ -294,6 +294,12 @@ pub struct Snapshot {
     /// The terminal's last input and output at this revision.
     #[serde(default)]
     pub terminal: TerminalTimes,
+    /// The host's clock when this revision's reply was built: at or after
+    /// the revision's last change, so `clockMs - inputAtMs` is how long the
+    /// person had been quiet at least (`None`: not said; nothing can then
+    /// be known of how long).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock_ms: Option<u64>,
     pub size: Size,
     pub cursor: Cursor,
     /// Each visible row as text; only the spaces of empty cells at its end

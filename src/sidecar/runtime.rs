@@ -685,6 +685,16 @@ impl Runtime {
                 "DING_SIDECAR_SOCKET".into(),
                 self.paths.sidecar_socket().into_os_string(),
             ),
+            (
+                "DING_QUIET_INPUT_MS".into(),
+                self.engine
+                    .config()
+                    .tunables
+                    .quiet_input
+                    .as_millis()
+                    .to_string()
+                    .into(),
+            ),
         ]
     }
 

@@ -490,7 +490,12 @@ impl World {
             }
             Due::TransactionGoesOn => self.run_transaction(),
             Due::Snapshot if self.watching => {
-                let snapshot = self.harness.snapshot(self.revision);
+                let mut snapshot = self.harness.snapshot(self.revision);
+                // As `ding pty` builds it: the terminal's times, and its
+                // clock (the host's clock is the world's).
+                snapshot.terminal.input_at_ms = self.person_input_at_ms;
+                snapshot.terminal.output_at_ms = self.output_at_ms;
+                snapshot.clock_ms = Some(self.now);
                 self.after(0, Due::Machine(ToMachine::PtySnapshot(Box::new(snapshot))));
             }
             // Asked for on a connection since closed: nobody reads it.

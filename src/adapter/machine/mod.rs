@@ -23,11 +23,13 @@
 //! wanted and no hook waiting, [`Machine::next_deadline`] is `None`.
 
 mod claims;
+mod quiet;
 
 use std::collections::VecDeque;
 use std::time::Duration;
 
 use claims::{Claims, Delivering, Waiting, due};
+use quiet::PersonQuiet;
 
 use super::hook_wire::{HOOK_WIRE_VERSION, HookAnswer, HookCall, HookRefusal, MAX_CALL_BYTES};
 use super::parked::{self, Parked, Slots};
@@ -40,6 +42,7 @@ use super::{
     AgentContext, ClaimRequest, HookAction, HookPlan, Park, ParkAnswer, ParkEnded, Provider,
     Reading, SettingsRead,
 };
+use crate::core::config::QUIET_INPUT;
 use crate::core::downlink::{ClaimRefusal, Claimed, Downlink};
 use crate::core::identity::Identity;
 use crate::core::message::MessageName;
@@ -126,6 +129,10 @@ pub struct Pacing {
     pub heartbeat: Duration,
     /// The least time between two snapshots while the screen keeps moving.
     pub min_snapshot_gap: Duration,
+    /// A parked call is claimed for only once no person's input reached
+    /// the terminal for this long (the declaration's `quiet-input`, which
+    /// fences the terminal path's compare-and-sends too).
+    pub quiet_input: Duration,
 }
 
 impl Default for Pacing {
@@ -134,6 +141,7 @@ impl Default for Pacing {
             valid_for: VALID_FOR,
             heartbeat: HEARTBEAT,
             min_snapshot_gap: MIN_SNAPSHOT_GAP,
+            quiet_input: QUIET_INPUT.default,
         }
     }
 }
@@ -163,6 +171,9 @@ pub struct Machine<P: Provider> {
     /// idle (`false` before one was read): what a parked wake that waits
     /// for fresh idle is judged by.
     fresh_idle: bool,
+    /// How long the person had left the terminal alone, as the last screen
+    /// read said: a parked call is claimed for only once it is long enough.
+    person: PersonQuiet,
     /// Something moved since the last snapshot was asked for.
     moved: bool,
     /// The notice DING last pasted and has not submitted (its request and
@@ -203,6 +214,7 @@ impl<P: Provider> Machine<P> {
             identity,
             wanted: false,
             fresh_idle: false,
+            person: PersonQuiet::Unknown,
             moved: false,
             typed: None,
             link: Link::Closed,
@@ -670,6 +682,7 @@ impl<P: Provider> Machine<P> {
         // flashes idle between two states (a command's Return, then the
         // spinner) is not fresh idle.
         self.fresh_idle = parked::is_fresh_idle(&reading);
+        self.person = PersonQuiet::of(snapshot, self.now);
         let typed = self.typed_on(snapshot, &reading);
         if let Some(request) = typed {
             reading.reason = format!("{}; it holds DING's notice {request}", reading.reason).into();
@@ -796,8 +809,19 @@ impl<P: Provider> Machine<P> {
             self.end_park(stale, ParkEnded::Expired);
         }
         for due in self.parked.take_due(now) {
-            if !parked::may_wake(&due.park, self.fresh_idle) {
-                if let Some(stale) = self.parked.hold(due, now) {
+            let screen_later = (!parked::may_wake(&due.park, self.fresh_idle))
+                .then(|| now.saturating_add(due.park.settle));
+            // A turn started without terminal input is fenced like a
+            // compare-and-send: the person's latest key may not be drawn
+            // yet (see `quiet.rs`).
+            let quiet_later = || {
+                due.park
+                    .waits_for_fresh_idle
+                    .then(|| self.person.not_before(self.pacing.quiet_input, now))
+                    .flatten()
+            };
+            if let Some(again_at) = screen_later.or_else(quiet_later) {
+                if let Some(stale) = self.parked.hold(due, again_at) {
                     self.end_park(stale, ParkEnded::Replaced);
                 }
                 continue;

@@ -495,6 +495,52 @@ fn a_parked_wake_claims_only_after_settling_on_fresh_idle_and_holds_the_terminal
 }
 
 #[test]
+fn a_parked_wake_waits_until_the_person_has_been_quiet_for_the_declared_time() {
+    let mut machine = machine();
+    call(&mut machine, 2, "wake", at(0));
+    wanted_and_open(&mut machine, at(1_000));
+    // Fresh idle, but a key reached the terminal 20 ms before the host
+    // built this reply (a key counted is not yet a key drawn).
+    let mut typed_just_now = testing::snapshot(10, &["ready"], Vec::new(), None);
+    typed_just_now.revision = 3;
+    typed_just_now.terminal.input_at_ms = Some(4_980);
+    typed_just_now.clock_ms = Some(5_000);
+    machine.handle_input(Input::PtySnapshot(Box::new(typed_just_now)), at(1_010));
+    let lines = uplinked(&drain(&mut machine)).len();
+    assert_eq!(lines, 1, "one activity line, held by the wake");
+    // Settled, but the person is not quiet yet: quiet since 990, so due at
+    // 990 + 300.
+    machine.handle_timeout(at(1_110));
+    assert!(uplinked(&drain(&mut machine)).is_empty(), "no claim yet");
+    assert_eq!(machine.next_deadline(), Some(at(1_290)));
+    machine.handle_timeout(at(1_289));
+    assert!(uplinked(&drain(&mut machine)).is_empty(), "no claim yet");
+    machine.handle_timeout(at(1_290));
+    let lines = uplinked(&drain(&mut machine)).len();
+    assert_eq!(lines, 1, "the claim, once quiet");
+}
+
+#[test]
+fn a_parked_wake_never_claims_on_input_whose_quiet_cannot_be_judged() {
+    let mut machine = machine();
+    call(&mut machine, 2, "wake", at(0));
+    wanted_and_open(&mut machine, at(1_000));
+    let mut no_clock = testing::snapshot(10, &["ready"], Vec::new(), None);
+    no_clock.revision = 3;
+    no_clock.terminal.input_at_ms = Some(1);
+    machine.handle_input(Input::PtySnapshot(Box::new(no_clock)), at(1_010));
+    drain(&mut machine);
+    for later in [1_200, 5_000, 30_000] {
+        machine.handle_timeout(at(later));
+        let claims = uplinked(&drain(&mut machine))
+            .into_iter()
+            .filter(|line| matches!(line, Body::Claim(_)))
+            .count();
+        assert_eq!(claims, 0, "at {later}");
+    }
+}
+
+#[test]
 fn a_newer_wake_replaces_the_parked_one_and_each_answer_says_what_became_of_it() {
     let mut machine = machine();
     for peer in [1, 2] {

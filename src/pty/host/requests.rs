@@ -327,6 +327,7 @@ impl Host {
         }
         let mut snapshot = self.screen.snapshot(self.revision);
         snapshot.terminal = self.terminal;
+        snapshot.clock_ms = Some(self.clock_ms(Instant::now()));
         // Serializing our own wire types cannot fail (see `send_line`).
         let mut line =
             serde_json::to_vec(&ServerLine::Reply(Reply::Snapshot(snapshot))).unwrap_or_default();
