@@ -304,6 +304,17 @@ pub trait Provider {
     /// The files [`Provider::settings_files`] named, as read.
     fn on_settings_read(&mut self, _read: &[SettingsRead]) {}
 
+    /// Why an idle screen with an empty composer is no lease for the
+    /// terminal path now, if it is not: the harness has a native idle path
+    /// of its own (a parked call DING answers to start a turn) that serves
+    /// idle work, or will once it is up. The machine then reports such a
+    /// screen as `unknown` with this reason, while a parked call still
+    /// judges the screen itself (it is the path that delivers). The
+    /// default: none, the terminal path serves idle work.
+    fn native_path_holds(&self) -> Option<&'static str> {
+        None
+    }
+
     /// A standing remark for people about the adapter's own setup (for
     /// example, whether the harness's hook configuration is in place),
     /// appended to every activity `reason`. When it changes while no

@@ -567,6 +567,10 @@ impl HarnessModel for CodexHarness {
         "codex"
     }
 
+    fn has_native_idle_path(&self) -> bool {
+        true
+    }
+
     fn hook_timeout_ms(&self, event: &str) -> u64 {
         match event {
             QUEUE => u64::try_from(QUEUE_CALL_TIMEOUT.as_millis()).unwrap_or(u64::MAX),

@@ -64,6 +64,11 @@ impl View {
 pub trait HarnessModel {
     /// The provider its hooks name (`ding hook NAME EVENT`).
     fn provider(&self) -> &'static str;
+    /// Whether a native idle path serves every delivery, so that DING
+    /// never needs to type (Codex's queue through its app-server).
+    fn has_native_idle_path(&self) -> bool {
+        false
+    }
     /// The adapter is up: the session starts (its first hooks).
     fn started(&mut self, now_ms: u64) -> Vec<Happened>;
     /// How long `ding hook` waits for `event`'s answer (its `--timeout`).

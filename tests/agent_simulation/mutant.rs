@@ -52,10 +52,15 @@ pub enum Defect {
     /// own queue (Codex: the filter of `on_claimed` left out), so the
     /// queued prompt and a backlog say it in one request.
     InjectsQueuedWorkAgain,
+    /// The provider's native idle path is forgotten (`native_path_holds`
+    /// not asked): an idle screen is a lease for the terminal path while
+    /// the queue would deliver (Codex between two launcher calls, or
+    /// before its first).
+    ForgetsItsNativePath,
 }
 
 impl Defect {
-    pub const ALL: [Defect; 12] = [
+    pub const ALL: [Defect; 13] = [
         Defect::IgnoresDrafts,
         Defect::MenuIsIdle,
         Defect::BusyIsIdle,
@@ -68,6 +73,7 @@ impl Defect {
         Defect::StampsAnOlderRevision,
         Defect::StampsTheCurrentRevision,
         Defect::InjectsQueuedWorkAgain,
+        Defect::ForgetsItsNativePath,
     ];
 }
 
@@ -121,6 +127,13 @@ impl Provider for Mutant {
 
     fn composer_content(&self, snapshot: &Snapshot) -> ComposerContent {
         self.inner.composer_content(snapshot)
+    }
+
+    fn native_path_holds(&self) -> Option<&'static str> {
+        if self.defect == Some(Defect::ForgetsItsNativePath) {
+            return None;
+        }
+        self.inner.native_path_holds()
     }
 
     fn on_new_terminal(&mut self, identity: Option<&Identity>, now: Time) {

@@ -46,6 +46,9 @@ pub enum Class {
     /// A file did not reach the model within the bound, the harness idle
     /// and the person quiet.
     Liveness,
+    /// DING wrote to the terminal of a harness whose native idle path
+    /// serves every delivery (Codex's queue, issue 20 item 6).
+    TypedOnNativePath,
 }
 
 #[derive(Clone, Debug)]
@@ -725,6 +728,17 @@ impl World {
 
     fn send_if(&mut self, send: SendIf) {
         let now = Time::from_millis(self.now);
+        if self.harness.has_native_idle_path() {
+            // Asked at all, whether or not a fence then refuses it: the
+            // native path leaves DING nothing to type.
+            self.violate(
+                Class::TypedOnNativePath,
+                format!(
+                    "DING asked to type {:?} with a native idle path",
+                    send.messages
+                ),
+            );
+        }
         if self.transaction.is_some() {
             panic!("a second transaction while one runs: {send:?}");
         }
@@ -749,6 +763,7 @@ impl World {
             "send-if {} at revision {} for {:?}",
             send.request, self.revision, send.messages
         ));
+
         // The Return of a typed notice acts on the notice the paste typed:
         // a race with it is timed from that paste.
         let steps = send.transport.steps.as_slice();

@@ -725,6 +725,13 @@ impl<P: Provider> Machine<P> {
             reading.state = ActivityState::Unknown;
             reading.reason =
                 format!("a parked hook call ({slot}) delivers; {}", reading.reason).into();
+        } else if let Some(why) = self.provider.native_path_holds()
+            && parked::is_fresh_idle(&reading)
+        {
+            // A draft stays the screen's own reason; an idle screen waits
+            // for the native path (the parked call it makes).
+            reading.state = ActivityState::Unknown;
+            reading.reason = format!("{}; {why}", reading.reason).into();
         }
         if let Some(remark) = self.provider.remark() {
             reading.reason = format!("{}; {remark}", reading.reason).into();

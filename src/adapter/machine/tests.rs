@@ -19,6 +19,8 @@ struct Probe {
     settings_read: Vec<SettingsRead>,
     /// What it reads in the composer (the default reads nothing).
     composer: Option<String>,
+    /// Why its native idle path holds an idle terminal, if it does.
+    native_holds: Option<&'static str>,
 }
 
 impl Provider for Probe {
@@ -85,6 +87,10 @@ impl Provider for Probe {
 
     fn settings_files(&self) -> Vec<PathBuf> {
         self.settings.clone()
+    }
+
+    fn native_path_holds(&self) -> Option<&'static str> {
+        self.native_holds
     }
 
     fn on_settings_read(&mut self, read: &[SettingsRead]) {
@@ -538,6 +544,45 @@ fn a_parked_wake_never_claims_on_input_whose_quiet_cannot_be_judged() {
             .count();
         assert_eq!(claims, 0, "at {later}");
     }
+}
+
+#[test]
+fn a_native_path_holds_an_idle_terminal_but_not_its_own_parked_call() {
+    let mut machine = machine();
+    machine.provider.native_holds = Some("the native path delivers");
+    wanted_and_open(&mut machine, at(1_000));
+    machine.handle_input(snapshot(3), at(1_010));
+    let outputs = drain(&mut machine);
+    let lines = uplinked(&outputs);
+    assert!(
+        matches!(&lines[..], [Body::Activity(a)] if a.state == ActivityState::Unknown && a.reason.as_deref().is_some_and(|why| why.contains("the native path delivers"))),
+        "{lines:?}"
+    );
+    // A draft stays the screen's own reason.
+    machine.provider.screen = Some(Reading {
+        state: ActivityState::Idle,
+        composer: Composer::Nonempty,
+        reason: "a draft".into(),
+    });
+    machine.handle_input(Input::PtyMoved, at(1_020));
+    drain(&mut machine);
+    machine.handle_input(snapshot(4), at(1_050));
+    let outputs = drain(&mut machine);
+    let lines = uplinked(&outputs);
+    assert!(
+        matches!(&lines[..], [Body::Activity(a)] if a.state == ActivityState::Idle),
+        "{lines:?}"
+    );
+    // The path's own parked call judges the screen itself: fresh idle, so
+    // it claims.
+    machine.provider.screen = None;
+    call(&mut machine, 2, "wake", at(1_100));
+    drain(&mut machine);
+    machine.handle_input(snapshot(5), at(1_110));
+    drain(&mut machine);
+    machine.handle_timeout(at(1_210));
+    let lines = uplinked(&drain(&mut machine)).len();
+    assert_eq!(lines, 1, "the parked call's claim");
 }
 
 #[test]

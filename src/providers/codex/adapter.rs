@@ -96,24 +96,31 @@ impl Codex {
         self.heard = HookActivity::Unheard;
         self.heard_at = now;
         self.memory = Memory::default();
+        // The new harness has a launcher of its own, which says again
+        // whether its queue can work.
         self.launcher_at = None;
+        self.native_unavailable = None;
     }
 
     fn on_launcher(&mut self, event: &str, payload: &Value, now: Time) {
         if event == LAUNCH {
             // A report that does not read declares nothing.
             let launch: Option<LaunchReport> = serde_json::from_value(payload.clone()).ok();
-            let declared = launch
-                .as_ref()
-                .and_then(|launch| launch.declared.clone())
-                .unwrap_or_default();
-            self.installed = Installed::Declared {
-                missing: HOOKS
-                    .iter()
-                    .map(|(event, _)| event.to_string())
-                    .filter(|event| !declared.contains(event))
-                    .collect(),
-            };
+            // A report that names no hooks (the native path going down)
+            // says nothing of them: what was said stays.
+            if let Some(declared) = launch.as_ref().and_then(|launch| launch.declared.clone()) {
+                self.installed = Installed::Declared {
+                    missing: HOOKS
+                        .iter()
+                        .map(|(event, _)| event.to_string())
+                        .filter(|event| !declared.contains(event))
+                        .collect(),
+                };
+            } else if launch.is_none() {
+                self.installed = Installed::Declared {
+                    missing: HOOKS.iter().map(|(event, _)| event.to_string()).collect(),
+                };
+            }
             self.native_unavailable = launch.and_then(|launch| launch.error);
             return;
         }
@@ -185,6 +192,22 @@ impl Provider for Codex {
                 delivery_waiting: self.delivery_waiting(now),
             },
         )
+    }
+
+    /// The terminal path is only for when the queue cannot work: a backlog
+    /// waiting at start, at a resume or after a restart, and work arriving
+    /// while the launcher is between two calls (a turn just ended), all go
+    /// through the queue (0 terminal bytes), as long as the native path is
+    /// on and the launcher has not said it cannot work here.
+    fn native_path_holds(&self) -> Option<&'static str> {
+        if !self.native || self.native_unavailable.is_some() {
+            return None;
+        }
+        Some(if self.launcher_at.is_none() {
+            "the native idle path is starting: the launcher has not reported for this harness yet"
+        } else {
+            "the native idle path delivers idle work (Codex's queue)"
+        })
     }
 
     /// What the hooks said, the deliveries given to the launcher and the
@@ -495,6 +518,64 @@ mod tests {
             refusal: None,
             not_granted: 0,
         }
+    }
+
+    const QUEUE_DELIVERS: &str = "the native idle path delivers idle work";
+    const STARTING: &str = "the native idle path is starting";
+
+    #[test]
+    fn the_native_path_holds_an_idle_terminal_while_it_is_on_or_starting() {
+        let mut codex = Codex::new(true);
+        assert!(
+            codex
+                .native_path_holds()
+                .is_some_and(|why| why.contains(STARTING))
+        );
+        // The launcher reports: its queue serves the idle thread, and
+        // between two of its calls (a turn just ended) nothing is typed.
+        let busy = json!({"threadId": "t", "status": "active", "queued": [], "failed": []});
+        codex.on_hook(&call(QUEUE, busy, "a"), &agent(), T);
+        assert!(
+            codex
+                .native_path_holds()
+                .is_some_and(|why| why.contains(QUEUE_DELIVERS))
+        );
+        // It cannot work here: the terminal path serves idle work.
+        let down =
+            json!({"mode": "native-unavailable", "error": "the app-server connection closed"});
+        codex.on_hook(&call(LAUNCH, down, "a"), &agent(), T);
+        assert_eq!(codex.native_path_holds(), None);
+        // A new harness has a launcher of its own, which reports anew.
+        codex.on_hook(&call("SessionStart", json!({}), "b"), &agent(), T);
+        assert!(
+            codex
+                .native_path_holds()
+                .is_some_and(|why| why.contains(STARTING))
+        );
+        // The terminal path is the only one when it is asked for.
+        assert_eq!(Codex::new(false).native_path_holds(), None);
+    }
+
+    #[test]
+    fn a_report_of_the_path_going_down_leaves_what_was_said_of_the_hooks() {
+        let mut codex = Codex::new(true);
+        let hooks: Vec<Value> = HOOKS
+            .iter()
+            .map(|(event, _)| json!({"event": event, "trust": "trusted"}))
+            .collect();
+        let report =
+            json!({"threadId": "t", "status": "idle", "queued": [], "failed": [], "hooks": hooks});
+        codex.on_hook(&call(QUEUE, report, "a"), &agent(), T);
+        let down =
+            json!({"mode": "native-unavailable", "error": "the app-server connection closed"});
+        codex.on_hook(&call(LAUNCH, down, "a"), &agent(), T);
+        let remark = codex.remark().expect("a remark");
+        assert!(remark.contains("codex hooks trusted"), "{remark}");
+        assert!(
+            !remark.contains("compile-agent"),
+            "no advice that does not apply: {remark}"
+        );
+        assert!(remark.contains("native idle path unavailable"), "{remark}");
     }
 
     #[test]

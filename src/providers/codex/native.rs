@@ -431,6 +431,17 @@ impl Native {
                         self.call_now(&mut actions, report);
                     }
                 }
+                // A hook said a turn runs: the thread is not idle, whatever
+                // the notifications said last (an Esc and a prompt at once
+                // can report the interrupt's idle after the new turn's
+                // start). Taken as said (nothing to call about), so that
+                // its next idle is a change and is reported.
+                Some(Some(ParkAnswer::Declined)) => {
+                    self.set_status("active", now);
+                    if let Some(reported) = self.reported.as_mut() {
+                        reported.status = self.status.clone();
+                    }
+                }
                 Some(_) => {}
             }
         }
@@ -731,6 +742,12 @@ mod tests {
         ] {
             assert!(calls(&native.on_answer(call, Some(&answer), later)).is_empty());
         }
+        // Declined because a turn runs: the thread's next idle is a
+        // change, even when the notifications last said idle (an Esc and a
+        // prompt at once).
+        let idle_again = calls(&native.on_message(&status("idle"), later));
+        assert_eq!(idle_again.len(), 1, "called again once idle");
+        let call = idle_again[0].0;
         // Expired, the offer still good: made again, at once.
         let again = calls(&native.on_answer(call, Some(&ended(ParkAnswer::Expired)), now));
         assert_eq!(again.len(), 1);
