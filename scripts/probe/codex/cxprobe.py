@@ -24,7 +24,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
-DING = os.path.join(REPO, "target", "debug", "ding")
+# PROBE_DING names another ding binary (say, one built with its own CARGO_TARGET_DIR).
+DING = os.environ.get("PROBE_DING") or os.path.join(REPO, "target", "debug", "ding")
 # Scratch runs live here, so that captured screens and payloads show neutral
 # paths (the same convention as the shared captures) without any rewriting.
 BASE = os.environ.get("PROBE_BASE", "/home/agent/cx")
