@@ -106,3 +106,18 @@ fn the_composer_is_read_as_the_text_it_holds_for_confirming_a_typed_notice() {
         );
     }
 }
+
+/// Claude Code's folder trust question at startup ("No, exit" preselected:
+/// a Return there ends the session, `claude-startup-findings.md`) and the
+/// screen it leaves after such a Return: never idle.
+#[test]
+fn the_startup_trust_question_is_never_idle() {
+    for name in ["trust-folder-dialog", "trust-folder-after-notice"] {
+        let view = read(&capture(name));
+        assert_ne!(
+            view.reading().state,
+            ActivityState::Idle,
+            "{name}: {view:?}"
+        );
+    }
+}

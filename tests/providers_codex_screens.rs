@@ -178,3 +178,29 @@ fn the_composer_is_read_as_the_text_it_holds_for_confirming_a_typed_notice() {
         );
     }
 }
+
+/// The dialogs Codex draws in its first seconds, after its first composer
+/// frame (findings §11): a person's own untrusted hooks to review, and an
+/// untrusted folder. None may be read as idle, whatever the hooks said; a
+/// new screen is not idle evidence until it has settled past them
+/// (`STARTUP_SETTLE`).
+#[test]
+fn the_startup_dialogs_are_never_idle() {
+    for name in [
+        "hooks-review-modal",
+        "hooks-review-modal-remote",
+        "hooks-review-after-notice-remote",
+        "trust-folder-dialog",
+    ] {
+        let snapshot = capture(name);
+        assert_eq!(read(&snapshot).screen, Screen::Dialog, "{name}");
+        for activity in [HookActivity::Unheard, HookActivity::Idle] {
+            let reading = combine(read(&snapshot), heard(activity));
+            assert_ne!(
+                reading.state,
+                ActivityState::Idle,
+                "{name} after {activity:?}"
+            );
+        }
+    }
+}

@@ -304,6 +304,14 @@ pub trait Provider {
     /// The files [`Provider::settings_files`] named, as read.
     fn on_settings_read(&mut self, _read: &[SettingsRead]) {}
 
+    /// How long a new terminal's screen must read idle without a break
+    /// before it counts as idle evidence: the dialogs a harness draws in
+    /// its first seconds come after its first composer frame (see
+    /// `machine/startup.rs`). The default: no wait.
+    fn startup_settle(&self) -> Duration {
+        Duration::ZERO
+    }
+
     /// Why an idle screen with an empty composer is no lease for the
     /// terminal path now, if it is not: the harness has a native idle path
     /// of its own (a parked call DING answers to start a turn) that serves

@@ -129,6 +129,10 @@ impl Provider for Mutant {
         self.inner.composer_content(snapshot)
     }
 
+    fn startup_settle(&self) -> std::time::Duration {
+        self.inner.startup_settle()
+    }
+
     fn native_path_holds(&self) -> Option<&'static str> {
         if self.defect == Some(Defect::ForgetsItsNativePath) {
             return None;

@@ -24,12 +24,14 @@
 
 mod claims;
 mod quiet;
+mod startup;
 
 use std::collections::VecDeque;
 use std::time::Duration;
 
 use claims::{Claims, Delivering, Waiting, due};
 use quiet::PersonQuiet;
+use startup::Startup;
 
 use super::hook_wire::{HOOK_WIRE_VERSION, HookAnswer, HookCall, HookRefusal, MAX_CALL_BYTES};
 use super::parked::{self, Parked, Slots};
@@ -174,6 +176,10 @@ pub struct Machine<P: Provider> {
     /// How long the person had left the terminal alone, as the last screen
     /// read said: a parked call is claimed for only once it is long enough.
     person: PersonQuiet,
+    /// Whether this terminal's screen has settled since it was new (see
+    /// `startup.rs`), and when to read it again to see that it has.
+    startup: Startup,
+    settle_check_at: Option<Time>,
     /// Something moved since the last snapshot was asked for.
     moved: bool,
     /// The notice DING last pasted and has not submitted (its request and
@@ -215,6 +221,8 @@ impl<P: Provider> Machine<P> {
             wanted: false,
             fresh_idle: false,
             person: PersonQuiet::Unknown,
+            startup: Startup::New,
+            settle_check_at: None,
             moved: false,
             typed: None,
             link: Link::Closed,
@@ -264,6 +272,7 @@ impl<P: Provider> Machine<P> {
             self.pty_retry_at,
             self.claims.next_deadline(),
             self.parked.next_deadline(),
+            self.settle_check_at.filter(|_| self.wanted),
         ]
         .into_iter()
         .flatten()
@@ -367,6 +376,8 @@ impl<P: Provider> Machine<P> {
     fn new_terminal(&mut self, identity: Option<&Identity>) {
         self.fresh_idle = false;
         self.typed = None;
+        self.startup = Startup::New;
+        self.settle_check_at = None;
         self.provider.on_new_terminal(identity, self.now);
     }
 
@@ -678,6 +689,21 @@ impl<P: Provider> Machine<P> {
             snapshot_pending: false,
         };
         let mut reading = self.provider.evidence(snapshot, self.now);
+        let settle = self.provider.startup_settle();
+        let settled = self
+            .startup
+            .observe(reading.state == ActivityState::Idle, settle, self.now);
+        self.settle_check_at = self.startup.settles_at(settle);
+        if !settled && parked::is_fresh_idle(&reading) {
+            // A dialog of the harness's first seconds may still come.
+            reading.state = ActivityState::Unknown;
+            reading.reason = format!(
+                "{}; the harness's screen is new: it counts as idle once it has read idle for {} ms",
+                reading.reason,
+                settle.as_millis()
+            )
+            .into();
+        }
         // The provider's own evidence, hooks and screen: a screen that
         // flashes idle between two states (a command's Return, then the
         // spinner) is not fresh idle.
@@ -838,6 +864,11 @@ impl<P: Provider> Machine<P> {
             self.claim_for(due.peer, due.call, request, restore);
         }
         if self.wanted {
+            if self.settle_check_at.is_some_and(|at| at <= now) {
+                // The new screen may have settled: read it again.
+                self.settle_check_at = None;
+                self.moved = true;
+            }
             if self.pty_retry_at.is_some_and(|at| at <= now) {
                 self.pty_retry_at = None;
                 self.open_pty();

@@ -21,6 +21,8 @@ struct Probe {
     composer: Option<String>,
     /// Why its native idle path holds an idle terminal, if it does.
     native_holds: Option<&'static str>,
+    /// How long a new screen must read idle before it counts.
+    startup_settle: Duration,
 }
 
 impl Provider for Probe {
@@ -91,6 +93,10 @@ impl Provider for Probe {
 
     fn native_path_holds(&self) -> Option<&'static str> {
         self.native_holds
+    }
+
+    fn startup_settle(&self) -> Duration {
+        self.startup_settle
     }
 
     fn on_settings_read(&mut self, read: &[SettingsRead]) {
@@ -583,6 +589,77 @@ fn a_native_path_holds_an_idle_terminal_but_not_its_own_parked_call() {
     machine.handle_timeout(at(1_210));
     let lines = uplinked(&drain(&mut machine)).len();
     assert_eq!(lines, 1, "the parked call's claim");
+}
+
+/// The activity states among `outputs`.
+fn states(outputs: &[Output]) -> Vec<ActivityState> {
+    uplinked(outputs)
+        .into_iter()
+        .filter_map(|line| match line {
+            Body::Activity(activity) => Some(activity.state),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_new_screen_counts_as_idle_only_once_it_has_read_idle_for_the_settle_time() {
+    let mut machine = machine();
+    machine.provider.startup_settle = Duration::from_millis(1_500);
+    call(&mut machine, 2, "wake", at(0));
+    wanted_and_open(&mut machine, at(1_000));
+    // The first composer frame: not idle yet, and no wake claims on it.
+    machine.handle_input(snapshot(3), at(1_010));
+    assert_eq!(states(&drain(&mut machine)), [ActivityState::Unknown]);
+    machine.handle_timeout(at(1_200));
+    assert!(uplinked(&drain(&mut machine)).is_empty(), "no claim");
+    // A dialog replaces it: the wait starts again at the next idle screen.
+    machine.provider.screen = Some(Reading {
+        state: ActivityState::Unknown,
+        composer: Composer::Unknown,
+        reason: "a selection list".into(),
+    });
+    machine.handle_input(Input::PtyMoved, at(1_300));
+    drain(&mut machine);
+    machine.handle_input(snapshot(4), at(1_310));
+    drain(&mut machine);
+    machine.provider.screen = None;
+    machine.handle_input(Input::PtyMoved, at(3_000));
+    drain(&mut machine);
+    machine.handle_input(snapshot(5), at(3_010));
+    assert_eq!(states(&drain(&mut machine)), [ActivityState::Unknown]);
+    // Read again once it would have settled, unasked: now idle (held by
+    // the wake, which claims).
+    machine.handle_timeout(at(4_509));
+    let early = drain(&mut machine);
+    assert!(!early.contains(&Output::PtySnapshot), "{early:?}");
+    assert!(uplinked(&early).is_empty(), "no claim yet: {early:?}");
+    assert_eq!(machine.next_deadline(), Some(at(4_510)));
+    machine.handle_timeout(at(4_510));
+    assert_eq!(drain(&mut machine), [Output::PtySnapshot]);
+    machine.handle_input(snapshot(5), at(4_520));
+    assert_eq!(states(&drain(&mut machine)), [ActivityState::Unknown]);
+    machine.handle_timeout(at(4_620));
+    let claims = uplinked(&drain(&mut machine))
+        .into_iter()
+        .filter(|line| matches!(line, Body::Claim(_)))
+        .count();
+    assert_eq!(claims, 1, "the wake claims on the settled screen");
+    // A new terminal is new again.
+    machine.handle_input(
+        downlink(Downlink::Pty {
+            identity: Some(identity("j")),
+        }),
+        at(5_000),
+    );
+    drain(&mut machine);
+    machine.handle_input(snapshot(6), at(5_010));
+    let outputs = drain(&mut machine);
+    let lines = uplinked(&outputs);
+    assert!(
+        lines.iter().any(|line| matches!(line, Body::Activity(a) if a.reason.as_deref().is_some_and(|why| why.contains("screen is new")))),
+        "{lines:?}"
+    );
 }
 
 #[test]

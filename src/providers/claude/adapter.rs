@@ -205,6 +205,10 @@ impl Provider for Claude {
         }
     }
 
+    fn startup_settle(&self) -> Duration {
+        super::timing::STARTUP_SETTLE
+    }
+
     fn remark(&self) -> Option<String> {
         let file = || {
             self.settings

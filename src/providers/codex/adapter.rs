@@ -296,6 +296,10 @@ impl Provider for Codex {
         check_harness(harness, self.native)
     }
 
+    fn startup_settle(&self) -> Duration {
+        super::timing::STARTUP_SETTLE
+    }
+
     fn remark(&self) -> Option<String> {
         let firing = if self.fired {
             "firing"
