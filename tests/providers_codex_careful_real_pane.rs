@@ -23,7 +23,7 @@ use ding::providers::codex::screen::{Screen, read};
 use ding::pty::wire::Snapshot;
 use serde_json::Value;
 use support::real_pane::*;
-use support::sidecar_agent::{Agent, adapter_says};
+use support::sidecar_agent::{Agent, adapter_says, message};
 
 /// The key is a secret by its name: it reaches the harness from the
 /// environment of `ding up`, never from the declaration.
@@ -118,6 +118,76 @@ impl Drop for Careful {
             );
         }
     }
+}
+
+/// Issue 20: in Codex's default setup, a message waiting at `ding up` was
+/// typed on the first composer frame, and the Return then answered the
+/// "Hooks need review" modal that a person's own untrusted hook makes
+/// Codex draw over it about 0.2 s later (3 of 3). Here the folder is not
+/// trusted either, and a message waits before the agent starts: DING
+/// types nothing, no key reaches the modal, and once the person has
+/// answered it ("3. Continue without trusting") the backlog goes through
+/// Codex's own queue: one model call, 0 bytes typed.
+#[test]
+fn a_startup_backlog_waits_for_the_hooks_review_modal_and_goes_through_the_queue() {
+    let binary = harness_binary("DING_HARNESS_CODEX");
+    let agent = Agent::new("cx-startup", "");
+    let model = ModelServer::start("openai", &agent.path("model"));
+    let launch = prepare_harness(&agent, "codex", &binary, &model);
+    let codex_home = PathBuf::from(launch["env"]["CODEX_HOME"].as_str().expect("home"));
+    // The person's own state: a hook they never reviewed, and a folder
+    // they never trusted.
+    let hooks =
+        r#"{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"true","timeout":5}]}]}}"#;
+    std::fs::write(codex_home.join("hooks.json"), hooks).expect("the user's hook");
+    let config = std::fs::read_to_string(codex_home.join("config.toml")).expect("config");
+    let untrusted: Vec<&str> = config
+        .lines()
+        .filter(|line| !line.starts_with("[projects.") && !line.starts_with("trust_level"))
+        .collect();
+    std::fs::write(codex_home.join("config.toml"), untrusted.join("\n")).expect("config");
+    compile(&agent, "codex", &launch, "native", API_KEY);
+    // Sent before the agent ever ran: its inbox is made for it.
+    std::fs::write(agent.path("task.md"), "waiting since before the start\n").expect("message");
+    let name = agent
+        .ding_ok(&[
+            "send",
+            &agent.name,
+            "task.md",
+            "--decl",
+            "agent.kdl",
+            "--create",
+        ])
+        .trim()
+        .to_string();
+    up(&agent, API_KEY);
+    let codex = Careful {
+        agent,
+        model,
+        codex_home,
+    };
+    let modal = |snapshot: &Snapshot| {
+        shows(snapshot, "Hooks need review") && read(snapshot).screen == Screen::Dialog
+    };
+    wait_screen(&codex.agent, "the hooks review modal", modal);
+    let status = codex.agent.wait_status(&format!("{name} held"), |status| {
+        message(status, &name)
+            .is_some_and(|m| m["state"] == "pending" && m["hold"]["code"].is_string())
+    });
+    assert_eq!(pty_writes(&codex.agent).delivery_bytes, 0, "{status}");
+    // The person answers it; their hook stays untrusted, DING's run.
+    answer_with(&codex.agent, "3", modal);
+    let request = wait_carrying(&codex.model, &name);
+    assert_eq!(
+        request["class"],
+        "prompt",
+        "{}",
+        summary(&codex.model.requests())
+    );
+    wait_screen(&codex.agent, "the reply, then idle", |snapshot| {
+        shows(snapshot, "mock reply to turn 1.") && ready_and_empty(snapshot)
+    });
+    codex.settled("startup backlog behind the hooks review modal", 1, 0);
 }
 
 #[test]

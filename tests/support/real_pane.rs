@@ -345,13 +345,20 @@ pub fn press_enter(agent: &Agent) {
 /// (a Return 0.3 s after it showed was dropped; one after 1.5 s was taken),
 /// so a person pressing at once presses twice. At most three times.
 pub fn answer_with_enter(agent: &Agent, open: impl Fn(&Snapshot) -> bool) {
+    answer_with(agent, "\r", open);
+}
+
+/// A person answers the open dialog with `key`, pressing again (at most
+/// three times) while it is still there a moment later, as
+/// [`answer_with_enter`] does.
+pub fn answer_with(agent: &Agent, key: &str, open: impl Fn(&Snapshot) -> bool) {
     for _ in 0..3 {
-        press_enter(agent);
+        agent.ding_ok(&["intervene", &agent.name, key, "--no-enter"]);
         if closes_within(agent, Duration::from_secs(2), &open) {
             return;
         }
     }
-    panic!("the dialog never took the Return");
+    panic!("the dialog never took {key:?}");
 }
 
 /// Whether the screen stops satisfying `open` within `patience`, checked
@@ -545,6 +552,20 @@ pub fn compile_and_up(
     idle_path: &str,
     secret: (&str, &str),
 ) {
+    compile(agent, harness, launch, idle_path, secret);
+    up(agent, secret);
+}
+
+/// The documented setup before `ding up`: `ding hooks install`, then
+/// `ding compile-agent HARNESS` with the launch's environment as `--env`
+/// (the secret left out) and its argv after `--`.
+pub fn compile(
+    agent: &Agent,
+    harness: &str,
+    launch: &Value,
+    idle_path: &str,
+    secret: (&str, &str),
+) {
     let hooks = agent.path("hooks");
     agent.ding_ok(&["hooks", "install", hooks.to_str().expect("utf-8")]);
     let mut args = vec![
@@ -586,6 +607,11 @@ pub fn compile_and_up(
         declaration.contains(&format!("\"$ST_HOOKS/{harness}-ding-adapter\"")),
         "{declaration}"
     );
+}
+
+/// `ding up` of the compiled declaration, the secret only in its
+/// environment.
+pub fn up(agent: &Agent, secret: (&str, &str)) {
     let env = format!("{}={}", secret.0, secret.1);
     let up = agent.ding_under(&["env", &env], &["up", "agent.kdl"]);
     assert!(up.status.success(), "ding up: {up:?}");

@@ -561,6 +561,20 @@ mod tests {
     }
 
     #[test]
+    fn a_report_of_the_path_going_down_ends_the_parked_queue_call() {
+        let mut codex = Codex::new(true);
+        let report = json!({"threadId": "t", "status": "idle", "queued": [], "failed": []});
+        let plan = codex.on_hook(&call(QUEUE, report, "a"), &agent(), T);
+        assert!(matches!(plan.action, HookAction::Park(_)), "{plan:?}");
+        let down = json!({"mode": "native-unavailable", "error": "the app-server exited"});
+        let plan = codex.on_hook(&call(LAUNCH, down, "a"), &agent(), T);
+        assert_eq!(plan.end_parked, [QUEUE], "no claim into the dead path");
+        let embedded = json!({"mode": "embedded", "declared": []});
+        let plan = codex.on_hook(&call(LAUNCH, embedded, "a"), &agent(), T);
+        assert!(plan.end_parked.is_empty(), "{plan:?}");
+    }
+
+    #[test]
     fn a_report_of_the_path_going_down_leaves_what_was_said_of_the_hooks() {
         let mut codex = Codex::new(true);
         let hooks: Vec<Value> = HOOKS

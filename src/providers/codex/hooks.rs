@@ -32,7 +32,7 @@ use crate::core::message::MessageName;
 use crate::core::protocol::{ClaimScope, ClaimWants, Lifecycle};
 
 use super::activity::HookActivity;
-use super::launcher_wire::{self, QueueAnswer, QueueReport};
+use super::launcher_wire::{self, LaunchMode, LaunchReport, QueueAnswer, QueueReport};
 use super::timing::{QUEUE_HOLD, QUEUE_SETTLE};
 
 /// The most characters one injected text takes: Codex spills a longer
@@ -97,10 +97,19 @@ pub fn plan(event: &str, payload: &Value, agent: &AgentContext, memory: &Memory)
         .activity
         .is_some_and(|activity| activity != HookActivity::Idle);
     let parks = matches!(planned.plan.action, HookAction::Park(_));
-    if busy || (event == QUEUE && !parks) {
+    if busy || (event == QUEUE && !parks) || (event == LAUNCH && path_is_down(payload)) {
+        // A launcher whose native path went down has nothing to queue
+        // into: a call of its still parked would claim work for it.
         planned.plan.end_parked.push(QUEUE);
     }
     planned
+}
+
+/// Whether a `launch` report says the native idle path cannot work (any
+/// more).
+fn path_is_down(payload: &Value) -> bool {
+    serde_json::from_value::<LaunchReport>(payload.clone())
+        .is_ok_and(|launch| launch.mode == LaunchMode::NativeUnavailable)
 }
 
 fn plan_for(event: &str, payload: &Value, agent: &AgentContext, memory: &Memory) -> Planned {
