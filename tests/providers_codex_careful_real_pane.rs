@@ -190,6 +190,60 @@ fn a_startup_backlog_waits_for_the_hooks_review_modal_and_goes_through_the_queue
     codex.settled("startup backlog behind the hooks review modal", 1, 0);
 }
 
+/// Issue 20: after a `kill -9` of the launcher's app-server the TUI showed
+/// "Reconnecting to server…" forever while status said running, and a
+/// message sent 6 s later was claimed by a queue call still parked for the
+/// dead path. Now the launcher hears the loss at once, starts the
+/// app-server again on the same socket (the thread has a turn, so the TUI
+/// reconnects and carries on: findings §12), and the TUI's "Reconnecting"
+/// screen is never idle: a message sent meanwhile is held, never claimed
+/// into the dead path, and reaches the model once the TUI is back, with
+/// one model call and 0 bytes typed.
+#[test]
+fn a_killed_app_server_is_started_again_and_the_work_waits_for_it() {
+    let codex = Careful::start("cx-dead", "native");
+    let first = codex.send("a first turn, so the thread has a rollout\n");
+    wait_carrying(&codex.model, &first);
+    wait_screen(&codex.agent, "the first reply, then idle", |snapshot| {
+        shows(snapshot, "mock reply to turn 1.") && ready_and_empty(snapshot)
+    });
+    let servers = processes_with("CODEX_HOME", &codex.codex_home, "app-server");
+    assert_eq!(servers.len(), 1, "one app-server: {servers:?}");
+    let killed = nix::unistd::Pid::from_raw(servers[0]);
+    nix::sys::signal::kill(killed, nix::sys::signal::Signal::SIGKILL).expect("kill -9");
+    wait_screen(&codex.agent, "the TUI reconnecting", |snapshot| {
+        shows(snapshot, "Reconnecting to server")
+    });
+    let name = codex.send("sent while the TUI reconnects\n");
+    // Held, and status says why: the TUI lost its app-server (or, for a
+    // moment, that the native path is down while it is started again).
+    codex
+        .agent
+        .wait_status(&format!("{name} held, and why"), |status| {
+            let held = message(status, &name)
+                .is_some_and(|m| m["state"] == "pending" && m["hold"]["code"].is_string());
+            let says = adapter_says(status);
+            held && (says.contains("lost its app-server")
+                || says.contains("native idle path is down"))
+        });
+    let request = wait_carrying(&codex.model, &name);
+    assert_eq!(
+        request["class"],
+        "prompt",
+        "{}",
+        summary(&codex.model.requests())
+    );
+    let again = processes_with("CODEX_HOME", &codex.codex_home, "app-server");
+    assert!(
+        again.len() == 1 && again[0] != servers[0],
+        "a new app-server: {again:?}"
+    );
+    wait_screen(&codex.agent, "the reply, then idle", |snapshot| {
+        shows(snapshot, "mock reply to turn 2.") && ready_and_empty(snapshot)
+    });
+    codex.settled("a message across an app-server restart", 2, 0);
+}
+
 #[test]
 fn an_idle_session_gets_the_message_with_one_model_call_and_no_terminal_input() {
     let codex = Careful::start("cx-idle", "native");

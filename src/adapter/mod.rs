@@ -319,7 +319,7 @@ pub trait Provider {
     /// screen as `unknown` with this reason, while a parked call still
     /// judges the screen itself (it is the path that delivers). The
     /// default: none, the terminal path serves idle work.
-    fn native_path_holds(&self) -> Option<&'static str> {
+    fn native_path_holds(&self) -> Option<String> {
         None
     }
 

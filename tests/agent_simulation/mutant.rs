@@ -133,7 +133,7 @@ impl Provider for Mutant {
         self.inner.startup_settle()
     }
 
-    fn native_path_holds(&self) -> Option<&'static str> {
+    fn native_path_holds(&self) -> Option<String> {
         if self.defect == Some(Defect::ForgetsItsNativePath) {
             return None;
         }

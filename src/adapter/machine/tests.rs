@@ -91,8 +91,8 @@ impl Provider for Probe {
         self.settings.clone()
     }
 
-    fn native_path_holds(&self) -> Option<&'static str> {
-        self.native_holds
+    fn native_path_holds(&self) -> Option<String> {
+        self.native_holds.map(String::from)
     }
 
     fn startup_settle(&self) -> Duration {

@@ -28,7 +28,7 @@ use crate::pty::wire::Snapshot;
 
 use super::activity::{Heard, HookActivity, combine};
 use super::hooks::{self, Delivery, LAUNCH, Memory, QUEUE};
-use super::launcher_wire::{LaunchReport, QueueReport};
+use super::launcher_wire::{LaunchMode, LaunchReport, QueueReport};
 use super::screen;
 use super::trust::{HOOKS, PROVIDER};
 
@@ -56,6 +56,9 @@ pub struct Codex {
     installed: Installed,
     /// Why the native idle path is off, if the launcher said it is.
     native_unavailable: Option<String>,
+    /// Why the native idle path is down for now (its app-server died under
+    /// the TUI), until the launcher reports again.
+    native_down: Option<String>,
     /// Whether any harness hook has called since the adapter started.
     fired: bool,
     /// The harness incarnation what was heard is about.
@@ -75,6 +78,7 @@ impl Codex {
             launcher_at: None,
             installed: Installed::NotReported,
             native_unavailable: None,
+            native_down: None,
             fired: false,
             incarnation: Incarnation::default(),
             delivery_prefix: format!("ding-{}", std::process::id()),
@@ -100,6 +104,7 @@ impl Codex {
         // whether its queue can work.
         self.launcher_at = None;
         self.native_unavailable = None;
+        self.native_down = None;
     }
 
     fn on_launcher(&mut self, event: &str, payload: &Value, now: Time) {
@@ -121,7 +126,20 @@ impl Codex {
                     missing: HOOKS.iter().map(|(event, _)| event.to_string()).collect(),
                 };
             }
-            self.native_unavailable = launch.and_then(|launch| launch.error);
+            match launch {
+                Some(LaunchReport {
+                    mode: LaunchMode::NativeDown,
+                    error,
+                    ..
+                }) => {
+                    // The turn it ran (if any) died with it, no Stop said:
+                    // what the hooks said no longer holds.
+                    self.native_down =
+                        Some(error.unwrap_or_else(|| "the app-server is gone".into()));
+                    self.hear(HookActivity::Unheard, now);
+                }
+                launch => self.native_unavailable = launch.and_then(|launch| launch.error),
+            }
             return;
         }
         let report = QueueReport::from_payload(payload);
@@ -164,6 +182,26 @@ impl Codex {
         }
     }
 
+    /// The first `queue` report of an app-server started again after the
+    /// last one died: a delivery it does not list as queued died with the
+    /// old one, and its files are owed to the next claim (the launcher's
+    /// parked call's among them). Before the call is planned, so that its
+    /// park claims them.
+    fn after_the_server_came_back(&mut self, payload: &Value) {
+        if self.native_down.take().is_none() {
+            return;
+        }
+        let report = QueueReport::from_payload(payload);
+        let (lost, kept): (Vec<Delivery>, Vec<Delivery>) =
+            std::mem::take(&mut self.memory.deliveries)
+                .into_iter()
+                .partition(|delivery| !report.queued.contains(&delivery.id));
+        for delivery in lost {
+            self.memory.owed.extend(delivery.names);
+        }
+        self.memory.deliveries = kept;
+    }
+
     /// Since the launcher last spoke, if one of DING's deliveries waits to
     /// start.
     fn delivery_waiting(&self, now: Time) -> Option<Duration> {
@@ -199,14 +237,18 @@ impl Provider for Codex {
     /// while the launcher is between two calls (a turn just ended), all go
     /// through the queue (0 terminal bytes), as long as the native path is
     /// on and the launcher has not said it cannot work here.
-    fn native_path_holds(&self) -> Option<&'static str> {
+    fn native_path_holds(&self) -> Option<String> {
         if !self.native || self.native_unavailable.is_some() {
             return None;
         }
+        if let Some(why) = &self.native_down {
+            return Some(format!("the native idle path is down ({why})"));
+        }
         Some(if self.launcher_at.is_none() {
             "the native idle path is starting: the launcher has not reported for this harness yet"
+                .into()
         } else {
-            "the native idle path delivers idle work (Codex's queue)"
+            "the native idle path delivers idle work (Codex's queue)".into()
         })
     }
 
@@ -221,6 +263,9 @@ impl Provider for Codex {
     fn on_hook(&mut self, call: &HookCall, agent: &AgentContext, now: Time) -> HookPlan {
         if let Some(identity) = &call.identity {
             self.new_terminal(Some(&identity.incarnation), now);
+        }
+        if call.event == QUEUE {
+            self.after_the_server_came_back(&call.payload);
         }
         let planned = hooks::plan(&call.event, &call.payload, agent, &self.memory);
         if call.event == QUEUE || call.event == LAUNCH {
@@ -249,7 +294,7 @@ impl Provider for Codex {
         agent: &AgentContext,
         now: Time,
     ) -> HookAnswer {
-        if call.event != QUEUE && !self.memory.owed.is_empty() {
+        if !self.memory.owed.is_empty() {
             // That claim was for the owed files (see `hooks::injection`).
             self.memory.owed.clear();
         }
@@ -323,6 +368,11 @@ impl Provider for Codex {
                 problems.join(", ")
             ),
         };
+        if let Some(why) = &self.native_down {
+            remark.push_str(&format!(
+                "; native idle path down ({why}): nothing is queued or typed until it is back"
+            ));
+        }
         if let Some(error) = &self.native_unavailable {
             remark.push_str(&format!(
                 "; native idle path unavailable ({error}): idle work is typed under a fresh idle lease"
@@ -572,6 +622,55 @@ mod tests {
         let embedded = json!({"mode": "embedded", "declared": []});
         let plan = codex.on_hook(&call(LAUNCH, embedded, "a"), &agent(), T);
         assert!(plan.end_parked.is_empty(), "{plan:?}");
+    }
+
+    #[test]
+    fn a_dead_app_server_holds_the_terminal_and_what_died_in_its_queue_is_owed() {
+        let mut codex = Codex::new(true);
+        let hooks: Vec<Value> = HOOKS
+            .iter()
+            .map(|(event, _)| json!({"event": event, "trust": "trusted"}))
+            .collect();
+        let report =
+            json!({"threadId": "t", "status": "idle", "queued": [], "failed": [], "hooks": hooks});
+        let queue = call(QUEUE, report.clone(), "a");
+        codex.on_hook(&queue, &agent(), T);
+        codex.on_claimed(&queue, &claimed(&["a.md"]), &agent(), T);
+        codex.on_hook(&call("PreModelRequest", json!({}), "a"), &agent(), T);
+        let down = json!({"mode": "native-down", "error": "the app-server exited (signal: 9); starting it again (1 of 3)"});
+        let plan = codex.on_hook(&call(LAUNCH, down, "a"), &agent(), T);
+        assert_eq!(plan.end_parked, [QUEUE]);
+        let holds = codex.native_path_holds().expect("held");
+        assert!(
+            holds.contains("is down") && holds.contains("signal: 9"),
+            "{holds}"
+        );
+        let remark = codex.remark().expect("a remark");
+        assert!(remark.contains("native idle path down"), "{remark}");
+        assert!(
+            !remark.contains("unavailable") && !remark.contains("compile-agent"),
+            "{remark}"
+        );
+        // The new app-server lists nothing of DING's: the delivery died
+        // with the old one, and its file is claimed by the next park.
+        let plan = codex.on_hook(&call(QUEUE, report, "a"), &agent(), T);
+        let HookAction::Park(park) = plan.action else {
+            panic!("parked: {plan:?}");
+        };
+        assert_eq!(
+            park.claim.wants,
+            ClaimWants::Named(vec![MessageName::new("a.md").expect("name")])
+        );
+        assert!(
+            codex
+                .native_path_holds()
+                .is_some_and(|why| why.contains(QUEUE_DELIVERS))
+        );
+        assert_eq!(
+            evidence(&mut codex, &ready(true)),
+            ActivityState::Idle,
+            "the lost turn is forgotten"
+        );
     }
 
     #[test]

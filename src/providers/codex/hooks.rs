@@ -76,15 +76,21 @@ pub type Planned = crate::adapter::Planned<HookActivity>;
 /// The claim a hook that injects makes: the owed files if any, else the
 /// oldest pending (or, with `scope` unread, unread) ones that fit.
 fn injection(agent: &AgentContext, memory: &Memory, scope: ClaimScope) -> HookAction {
-    let mut request = claim_for(agent, CONTEXT_CAP, scope);
-    if !memory.owed.is_empty() {
-        request = ClaimRequest {
-            wants: ClaimWants::Named(memory.owed.clone()),
-            scope: ClaimScope::Unread,
-            ..request
-        };
+    HookAction::Claim(injection_request(agent, memory, scope))
+}
+
+/// The claim of [`injection`] (and of the launcher's parked call, which
+/// carries owed files as well: a delivery that died with its app-server).
+fn injection_request(agent: &AgentContext, memory: &Memory, scope: ClaimScope) -> ClaimRequest {
+    let request = claim_for(agent, CONTEXT_CAP, scope);
+    if memory.owed.is_empty() {
+        return request;
     }
-    HookAction::Claim(request)
+    ClaimRequest {
+        wants: ClaimWants::Named(memory.owed.clone()),
+        scope: ClaimScope::Unread,
+        ..request
+    }
 }
 
 /// The plan for one hook call. A hook that says a turn runs also ends the
@@ -108,8 +114,12 @@ pub fn plan(event: &str, payload: &Value, agent: &AgentContext, memory: &Memory)
 /// Whether a `launch` report says the native idle path cannot work (any
 /// more).
 fn path_is_down(payload: &Value) -> bool {
-    serde_json::from_value::<LaunchReport>(payload.clone())
-        .is_ok_and(|launch| launch.mode == LaunchMode::NativeUnavailable)
+    serde_json::from_value::<LaunchReport>(payload.clone()).is_ok_and(|launch| {
+        matches!(
+            launch.mode,
+            LaunchMode::NativeUnavailable | LaunchMode::NativeDown
+        )
+    })
 }
 
 fn plan_for(event: &str, payload: &Value, agent: &AgentContext, memory: &Memory) -> Planned {
@@ -175,7 +185,7 @@ fn plan_for(event: &str, payload: &Value, agent: &AgentContext, memory: &Memory)
             let mut plan = if report.may_deliver() {
                 HookPlan::act(HookAction::Park(Park {
                     slot: QUEUE,
-                    claim: claim_for(agent, CONTEXT_CAP, ClaimScope::Pending),
+                    claim: injection_request(agent, memory, ClaimScope::Pending),
                     settle: QUEUE_SETTLE,
                     hold_for: QUEUE_HOLD,
                     holds_terminal: true,

@@ -11,7 +11,11 @@
 //!   native idle path (`native.rs`) as a second client of the app-server.
 //!   Hooks run in the app-server, so it is started here, under the PTY
 //!   host. When the TUI exits, DING's leftover queue items are deleted and
-//!   the app-server is ended by its pid; the exit status is the TUI's.
+//!   the app-server is ended by its pid; the exit status is the TUI's. An
+//!   app-server that dies under the TUI is started again on the same
+//!   socket (the TUI reconnects to it) while the thread has a turn to
+//!   resume, at most `SERVER_RESTARTS` times; otherwise the TUI is ended
+//!   and the launcher exits with status 1 (`native::after_server_lost`).
 //! * **terminal**: tells the adapter which hooks it declares, then becomes
 //!   `CODEX HOOK-ARGS ARGS...` (embedded: the TUI runs the hooks itself).
 //!   Any `-c` argument also keeps Codex from starting its shared daemon.
@@ -40,8 +44,8 @@ use crate::wait::{POLL_EVERY, RETRY_EVERY, wait_for, wait_until};
 
 use super::hooks::{LAUNCH, QUEUE};
 use super::launcher_wire::{LaunchMode, LaunchReport};
-use super::native::{Action, Native};
-use super::timing::{LAUNCH_CALL_TIMEOUT, LISTEN_DEADLINE, QUEUE_CALL_TIMEOUT};
+use super::native::{Action, Native, Recovery, after_server_lost};
+use super::timing::{LAUNCH_CALL_TIMEOUT, LISTEN_DEADLINE, QUEUE_CALL_TIMEOUT, SERVER_RESTARTS};
 use super::trust::{PROVIDER, config_args, declared_events};
 use super::websocket;
 
@@ -152,8 +156,16 @@ fn embedded(request: &LaunchRequest, log: &mut Log) -> Result<()> {
 }
 
 enum Event {
-    Rpc(String),
-    RpcClosed(String),
+    /// A message from the app-server, on connection `link`.
+    Rpc {
+        link: u64,
+        text: String,
+    },
+    /// Connection `link` to the app-server closed.
+    RpcClosed {
+        link: u64,
+        why: String,
+    },
     Answer {
         call: u64,
         answer: Option<HookAnswer>,
@@ -161,39 +173,102 @@ enum Event {
     TuiExited(std::io::Result<ExitStatus>),
 }
 
-/// The native path: app-server, TUI, and the RPC client between them and
-/// the adapter. Returns the TUI's exit status.
-fn native(request: &LaunchRequest, runtime: &Path, log: &mut Log) -> Result<ExitStatus> {
-    let socket = runtime.join(SOCKET_NAME);
-    let _ = std::fs::remove_file(&socket);
-    let url = format!("unix://{}", socket.display());
-    let config = config_of(&request.args);
-    let server_log_path = runtime.join("codex-app-server.log");
-    let server_log = File::create(&server_log_path).context("create the app-server log")?;
-    let mut server = Command::new(&request.program)
-        .args(["app-server", "--listen", &url])
-        .args(config_args(&request.ding))
-        .args(&config)
+/// The app-server the launcher runs, and how to run it again on the same
+/// socket.
+struct AppServer {
+    child: Child,
+    argv: Vec<String>,
+    socket: PathBuf,
+    log_path: PathBuf,
+}
+
+impl AppServer {
+    /// Starts it and waits until it listens.
+    fn start(request: &LaunchRequest, runtime: &Path, log: &mut Log) -> Result<AppServer> {
+        let socket = runtime.join(SOCKET_NAME);
+        let _ = std::fs::remove_file(&socket);
+        let url = format!("unix://{}", socket.display());
+        let mut argv = vec![
+            request.program.clone(),
+            "app-server".into(),
+            "--listen".into(),
+            url,
+        ];
+        argv.extend(config_args(&request.ding));
+        argv.extend(config_of(&request.args));
+        let child = spawn_server(&argv, &runtime.join("codex-app-server.log"))?;
+        let mut server = AppServer {
+            child,
+            argv,
+            socket,
+            log_path: runtime.join("codex-app-server.log"),
+        };
+        log.line(&format!(
+            "app-server {} on {}",
+            server.child.id(),
+            server.url()
+        ));
+        if let Err(err) = wait_listening(&server.socket, &mut server.child, &server.log_path) {
+            end(&mut server.child);
+            return Err(err);
+        }
+        Ok(server)
+    }
+
+    fn url(&self) -> &str {
+        &self.argv[3]
+    }
+
+    /// How it ended, once it has (reaped now if it exited meanwhile).
+    fn ended(&mut self) -> String {
+        let waited = wait_for(Duration::from_secs(1), POLL_EVERY, || {
+            self.child.try_wait().ok().flatten()
+        });
+        match waited {
+            Some(status) => format!("the app-server exited ({status})"),
+            None => "the app-server's connection closed".into(),
+        }
+    }
+
+    /// Starts it again on the same socket (it binds over the stale socket
+    /// file) and waits until it listens.
+    fn restart(&mut self, log: &mut Log) -> Result<()> {
+        end(&mut self.child);
+        self.child = spawn_server(&self.argv, &self.log_path)?;
+        log.line(&format!("app-server started again: {}", self.child.id()));
+        wait_listening(&self.socket, &mut self.child, &self.log_path)
+    }
+}
+
+fn spawn_server(argv: &[String], log_path: &Path) -> Result<Child> {
+    let server_log = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(log_path)
+        .context("open the app-server log")?;
+    Command::new(&argv[0])
+        .args(&argv[1..])
         .stdin(Stdio::null())
         .stdout(server_log.try_clone().context("app-server log")?)
         .stderr(server_log)
         .spawn()
-        .with_context(|| format!("start {} app-server", request.program))?;
-    log.line(&format!("app-server {} on {url}", server.id()));
-    if let Err(err) = wait_listening(&socket, &mut server, &server_log_path) {
-        end(&mut server);
-        return Err(err);
-    }
+        .with_context(|| format!("start {} app-server", argv[0]))
+}
+
+/// The native path: app-server, TUI, and the RPC client between them and
+/// the adapter. Returns the TUI's exit status.
+fn native(request: &LaunchRequest, runtime: &Path, log: &mut Log) -> Result<ExitStatus> {
+    let mut server = AppServer::start(request, runtime, log)?;
     let mut tui = Command::new(&request.program)
-        .args(["--remote", &url])
+        .args(["--remote", server.url()])
         .args(&request.args)
         .spawn()
         .with_context(|| format!("start {} --remote", request.program));
     let status = match tui.as_mut() {
-        Ok(tui) => drive(tui, &socket, log),
+        Ok(tui) => drive(tui, &mut server, log),
         Err(_) => None,
     };
-    end(&mut server);
+    end(&mut server.child);
     match (tui, status) {
         (Ok(_), Some(status)) => Ok(status),
         (Ok(mut tui), None) => tui.wait().context("wait for the TUI"),
@@ -249,70 +324,72 @@ fn end(child: &mut Child) {
     let _ = child.wait();
 }
 
-/// Runs the native path until the TUI exits; its status. `None` if the TUI
-/// could not be waited for here.
-fn drive(tui: &mut Child, socket: &Path, log: &mut Log) -> Option<ExitStatus> {
-    let clock = Clock::start();
-    let (events, inbox) = mpsc::channel::<Event>();
-    // The TUI: its exit ends everything.
-    let pid = tui.id();
-    {
-        let events = events.clone();
+/// The launcher's end of its conversations: the app-server connection
+/// (numbered, so that a closed one's last words are told from the new
+/// one's), the hook channel, and the events both feed.
+struct Shell {
+    events: mpsc::Sender<Event>,
+    hook_socket: Option<PathBuf>,
+    sender: Option<websocket::Sender>,
+    link: u64,
+}
+
+impl Shell {
+    /// Connects to the app-server and starts reading it; the native path's
+    /// first requests, or `None` (said to the adapter) if it cannot.
+    fn connect(&mut self, socket: &Path, log: &mut Log) -> Option<(Native, Vec<Action>)> {
+        if let Some(old) = self.sender.take() {
+            old.shutdown();
+        }
+        self.link += 1;
+        let (sender, mut receiver) = match websocket::connect(socket) {
+            Ok(connection) => connection,
+            Err(err) => {
+                log.line(&format!("no RPC connection: {err}"));
+                let why = format!("connect to the app-server: {err}");
+                self.tell(LaunchMode::NativeUnavailable, &why, log);
+                return None;
+            }
+        };
+        let (events, link) = (self.events.clone(), self.link);
         thread::spawn(move || {
-            let status = nix::sys::wait::waitpid(nix::unistd::Pid::from_raw(pid as i32), None)
-                .map(|status| match status {
-                    nix::sys::wait::WaitStatus::Exited(_, code) => exit_status(code << 8),
-                    nix::sys::wait::WaitStatus::Signaled(_, signal, _) => {
-                        exit_status(signal as i32)
-                    }
-                    _ => exit_status(1 << 8),
-                })
-                .map_err(std::io::Error::from);
-            let _ = events.send(Event::TuiExited(status));
-        });
-    }
-    let hook_socket = relay::socket_from_env();
-    let connection = websocket::connect(socket);
-    let (sender, native, actions) = match connection {
-        Ok((sender, mut receiver)) => {
-            let events = events.clone();
-            thread::spawn(move || {
-                loop {
-                    match receiver.next_text() {
-                        Ok(text) => {
-                            if events.send(Event::Rpc(text)).is_err() {
-                                return;
-                            }
-                        }
-                        Err(err) => {
-                            let _ = events.send(Event::RpcClosed(err.to_string()));
-                            return;
-                        }
-                    }
+            loop {
+                let event = match receiver.next_text() {
+                    Ok(text) => Event::Rpc { link, text },
+                    Err(err) => Event::RpcClosed {
+                        link,
+                        why: err.to_string(),
+                    },
+                };
+                let closed = matches!(event, Event::RpcClosed { .. });
+                if events.send(event).is_err() || closed {
+                    return;
                 }
-            });
-            let cwd = std::env::current_dir()
-                .map(|dir| dir.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            let (native, actions) = Native::start(&cwd);
-            (Some(sender), Some(native), actions)
-        }
-        Err(err) => {
-            log.line(&format!("no RPC connection: {err}"));
-            unavailable(
-                &hook_socket,
-                &format!("connect to the app-server: {err}"),
-                log,
-            );
-            (None, None, Vec::new())
-        }
-    };
-    let perform = |actions: Vec<Action>, native: &mut Option<Native>, log: &mut Log| {
+            }
+        });
+        self.sender = Some(sender);
+        let cwd = std::env::current_dir()
+            .map(|dir| dir.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        Some(Native::start(&cwd))
+    }
+
+    /// Says to the adapter what became of the native path.
+    fn tell(&self, mode: LaunchMode, why: &str, log: &mut Log) {
+        let report = LaunchReport {
+            mode,
+            declared: None,
+            error: Some(why.to_string()),
+        };
+        tell_adapter(&self.hook_socket, &report, log);
+    }
+
+    fn perform(&self, actions: Vec<Action>, native: &mut Option<Native>, log: &mut Log) {
         for action in actions {
             match action {
                 Action::Send(line) => {
                     log.line(&format!("-> {}", abbreviated(&line)));
-                    if let Some(sender) = &sender
+                    if let Some(sender) = &self.sender
                         && let Err(err) = sender.send_text(&line)
                     {
                         log.line(&format!("send failed: {err}"));
@@ -321,10 +398,10 @@ fn drive(tui: &mut Child, socket: &Path, log: &mut Log) -> Option<ExitStatus> {
                 Action::Call { call, report } => {
                     let payload = report.to_payload();
                     log.line(&format!("call {call}: {payload}"));
-                    let Some(hook_socket) = hook_socket.clone() else {
+                    let Some(hook_socket) = self.hook_socket.clone() else {
                         continue;
                     };
-                    let events = events.clone();
+                    let events = self.events.clone();
                     thread::spawn(move || {
                         let answer = relay::call(
                             &hook_socket,
@@ -351,14 +428,53 @@ fn drive(tui: &mut Child, socket: &Path, log: &mut Log) -> Option<ExitStatus> {
                 }
                 Action::Unavailable(why) => {
                     log.line(&format!("native idle path unavailable: {why}"));
-                    unavailable(&hook_socket, &why, log);
+                    self.tell(LaunchMode::NativeUnavailable, &why, log);
                     *native = None;
                 }
             }
         }
+    }
+}
+
+/// Runs the native path until the TUI exits; its status. `None` if the TUI
+/// could not be waited for here. An app-server that dies under the TUI is
+/// started again on the same socket (the TUI reconnects to it) when the
+/// thread has a turn to resume, at most [`SERVER_RESTARTS`] times;
+/// otherwise the TUI is ended and the launcher exits with failure.
+fn drive(tui: &mut Child, server: &mut AppServer, log: &mut Log) -> Option<ExitStatus> {
+    let clock = Clock::start();
+    let (events, inbox) = mpsc::channel::<Event>();
+    // The TUI: its exit ends everything.
+    let pid = tui.id();
+    {
+        let events = events.clone();
+        thread::spawn(move || {
+            let status = nix::sys::wait::waitpid(nix::unistd::Pid::from_raw(pid as i32), None)
+                .map(|status| match status {
+                    nix::sys::wait::WaitStatus::Exited(_, code) => exit_status(code << 8),
+                    nix::sys::wait::WaitStatus::Signaled(_, signal, _) => {
+                        exit_status(signal as i32)
+                    }
+                    _ => exit_status(1 << 8),
+                })
+                .map_err(std::io::Error::from);
+            let _ = events.send(Event::TuiExited(status));
+        });
+    }
+    let mut shell = Shell {
+        events,
+        hook_socket: relay::socket_from_env(),
+        sender: None,
+        link: 0,
     };
-    let mut native = native;
-    perform(actions, &mut native, log);
+    let mut native = None;
+    if let Some((started, actions)) = shell.connect(&server.socket, log) {
+        native = Some(started);
+        shell.perform(actions, &mut native, log);
+    }
+    let mut restarts = 0;
+    // Set once the launcher ended the TUI itself: it then exits with failure.
+    let mut ended_it = false;
     let status = loop {
         let timeout = native
             .as_ref()
@@ -371,7 +487,7 @@ fn drive(tui: &mut Child, socket: &Path, log: &mut Log) -> Option<ExitStatus> {
         let now = clock.now();
         let actions = match event {
             Ok(Event::TuiExited(status)) => break status.ok(),
-            Ok(Event::Rpc(text)) => {
+            Ok(Event::Rpc { link, text }) if link == shell.link => {
                 if worth_logging(&text) {
                     log.line(&format!("<- {}", abbreviated(&text)));
                 }
@@ -380,15 +496,43 @@ fn drive(tui: &mut Child, socket: &Path, log: &mut Log) -> Option<ExitStatus> {
                     .map(|native| native.on_message(&text, now))
                     .unwrap_or_default()
             }
-            Ok(Event::RpcClosed(why)) => {
-                if native.is_some() {
-                    vec![Action::Unavailable(format!(
-                        "the app-server connection closed: {why}"
-                    ))]
-                } else {
-                    Vec::new()
+            Ok(Event::RpcClosed { link, why }) if link == shell.link && native.is_some() => {
+                let had_turn = native.as_ref().is_some_and(Native::had_turn);
+                native = None;
+                let lost = format!("{} ({why})", server.ended());
+                log.line(&lost);
+                match after_server_lost(&lost, had_turn, restarts, SERVER_RESTARTS) {
+                    Recovery::Restart => {
+                        restarts += 1;
+                        let why =
+                            format!("{lost}; starting it again ({restarts} of {SERVER_RESTARTS})");
+                        shell.tell(LaunchMode::NativeDown, &why, log);
+                        match server.restart(log) {
+                            Ok(()) => {
+                                if let Some((started, actions)) = shell.connect(&server.socket, log)
+                                {
+                                    native = Some(started);
+                                    shell.perform(actions, &mut native, log);
+                                }
+                            }
+                            Err(err) => {
+                                let why = format!(
+                                    "{lost}; it could not be started again: {err:#}; ending the TUI"
+                                );
+                                end_the_tui(tui, &shell, &why, log);
+                                ended_it = true;
+                            }
+                        }
+                        Vec::new()
+                    }
+                    Recovery::EndTheTui(why) => {
+                        end_the_tui(tui, &shell, &why, log);
+                        ended_it = true;
+                        Vec::new()
+                    }
                 }
             }
+            Ok(Event::Rpc { .. } | Event::RpcClosed { .. }) => Vec::new(),
             Ok(Event::Answer { call, answer }) => {
                 log.line(&format!(
                     "answer {call}: {}",
@@ -405,12 +549,12 @@ fn drive(tui: &mut Child, socket: &Path, log: &mut Log) -> Option<ExitStatus> {
             Err(RecvTimeoutError::Timeout) => Vec::new(),
             Err(RecvTimeoutError::Disconnected) => break None,
         };
-        perform(actions, &mut native, log);
+        shell.perform(actions, &mut native, log);
         let due = native
             .as_mut()
             .map(|native| native.on_time(clock.now()))
             .unwrap_or_default();
-        perform(due, &mut native, log);
+        shell.perform(due, &mut native, log);
     };
     if let Some(mut left) = native.take() {
         // DING's items still queued would run if this thread were resumed
@@ -418,10 +562,10 @@ fn drive(tui: &mut Child, socket: &Path, log: &mut Log) -> Option<ExitStatus> {
         let leftovers = left.leftovers();
         if !leftovers.is_empty() {
             log.line(&format!("deleting {} leftover deliveries", leftovers.len()));
-            perform(leftovers, &mut None, log);
+            shell.perform(leftovers, &mut None, log);
             let deadline = Instant::now() + Duration::from_secs(1);
             while !left.settled() {
-                let Ok(Event::Rpc(text)) =
+                let Ok(Event::Rpc { text, .. }) =
                     inbox.recv_timeout(deadline.saturating_duration_since(Instant::now()))
                 else {
                     break;
@@ -430,26 +574,32 @@ fn drive(tui: &mut Child, socket: &Path, log: &mut Log) -> Option<ExitStatus> {
             }
         }
     }
-    if let Some(sender) = &sender {
+    if let Some(sender) = &shell.sender {
         sender.shutdown();
     }
-    status
+    // A TUI the launcher ended is a failure, whatever its signal says.
+    status.map(|status| {
+        if ended_it {
+            exit_status(1 << 8)
+        } else {
+            status
+        }
+    })
+}
+
+/// Ends the TUI whose app-server is gone for good: says why to the adapter,
+/// the launcher's log and (the TUI gone) the terminal.
+fn end_the_tui(tui: &mut Child, shell: &Shell, why: &str, log: &mut Log) {
+    log.line(why);
+    shell.tell(LaunchMode::NativeDown, why, log);
+    let pid = nix::unistd::Pid::from_raw(tui.id() as i32);
+    let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
+    eprintln!("ding: {why}");
 }
 
 fn exit_status(raw: i32) -> ExitStatus {
     use std::os::unix::process::ExitStatusExt;
     ExitStatus::from_raw(raw)
-}
-
-/// Tells the adapter that the native path is off (it reports it, and holds
-/// no terminal for it).
-fn unavailable(hook_socket: &Option<PathBuf>, why: &str, log: &mut Log) {
-    let report = LaunchReport {
-        mode: LaunchMode::NativeUnavailable,
-        declared: None,
-        error: Some(why.to_string()),
-    };
-    tell_adapter(hook_socket, &report, log);
 }
 
 /// One `launch` call, answered at once. The sidecar may start the adapter a

@@ -23,6 +23,10 @@ pub enum LaunchMode {
     Embedded,
     /// The native idle path cannot work here (`error` says why).
     NativeUnavailable,
+    /// The app-server died under the TUI (`error` says how, and what the
+    /// launcher does about it): nothing can be queued until it reports
+    /// again, and the TUI submits nothing meanwhile.
+    NativeDown,
 }
 
 /// The `launch` call's payload.

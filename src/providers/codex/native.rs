@@ -48,6 +48,34 @@ use crate::core::time::Time;
 /// The prefix of DING's `clientUserMessageId`s.
 pub const ID_PREFIX: &str = "ding-";
 
+/// What the launcher does when the app-server died under the TUI.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Recovery {
+    /// Start it again on the same socket: the TUI reconnects to it.
+    Restart,
+    /// End the TUI (the harness exits), saying why.
+    EndTheTui(String),
+}
+
+/// The launcher's choice once its app-server is gone (`why`), the thread
+/// having had a turn or not, after `restarts` restarts already. Only a
+/// thread with a turn has a rollout a new app-server can load: a fresh one
+/// stays read-only for good (findings §12), and so does a TUI whose server
+/// keeps dying.
+pub fn after_server_lost(why: &str, had_turn: bool, restarts: u32, most: u32) -> Recovery {
+    if !had_turn {
+        return Recovery::EndTheTui(format!(
+            "{why}; the conversation had no turn yet, so no new app-server can resume it: ending the TUI"
+        ));
+    }
+    if restarts >= most {
+        return Recovery::EndTheTui(format!(
+            "{why}; it was started again {restarts} times already: ending the TUI"
+        ));
+    }
+    Recovery::Restart
+}
+
 /// What the launcher does next.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Action {
@@ -100,6 +128,9 @@ pub struct Native {
     /// The report of the newest call, while it may still be open.
     reported: Option<QueueReport>,
     retry_at: Option<Time>,
+    /// The thread has run a turn: it has a rollout a restarted app-server
+    /// can load.
+    had_turn: bool,
 }
 
 impl Native {
@@ -122,6 +153,7 @@ impl Native {
             call: 0,
             reported: None,
             retry_at: None,
+            had_turn: false,
         };
         let mut actions = Vec::new();
         native.request(
@@ -227,7 +259,13 @@ impl Native {
                     self.probe(actions);
                 }
             }
-            Purpose::Probe => self.ready = true,
+            Purpose::Probe => {
+                // DING's deliveries already in the queue (an app-server
+                // started again after the last one died: the queue is kept
+                // per thread) are this launcher's to watch and report.
+                self.ours.extend(ours_queued(&result));
+                self.ready = true;
+            }
             Purpose::Add(client_id) => {
                 if let Some(queued) = self
                     .ours
@@ -284,7 +322,13 @@ impl Native {
         }
     }
 
+    /// Whether the thread has run a turn (see [`after_server_lost`]).
+    pub fn had_turn(&self) -> bool {
+        self.had_turn
+    }
+
     fn set_status(&mut self, status: &str, now: Time) {
+        self.had_turn |= status == "active";
         if status != self.status {
             self.status = status.to_string();
             self.idle_since = (status == "idle").then_some(now);
@@ -329,6 +373,23 @@ impl Native {
                 if !self.ready {
                     self.probe(actions);
                 }
+            }
+            // A thread none was loaded for when asked: an app-server
+            // started again loads the TUI's thread only once the TUI has
+            // reconnected (findings §12). Ask again which it is.
+            "thread/status/changed"
+                if self.thread.is_none()
+                    && !self
+                        .pending
+                        .values()
+                        .any(|purpose| *purpose == Purpose::LoadedList) =>
+            {
+                self.request(
+                    actions,
+                    Purpose::LoadedList,
+                    "thread/loaded/list",
+                    json!({}),
+                );
             }
             "thread/status/changed" if params["threadId"].as_str() == self.thread.as_deref() => {
                 let status = params["status"]["type"].as_str().unwrap_or("unknown");
@@ -515,6 +576,22 @@ impl Native {
         }
         actions
     }
+}
+
+/// DING's deliveries in a `thread/queue/list` answer.
+fn ours_queued(result: &Value) -> Vec<Queued> {
+    result["data"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|item| {
+            let client_id = item["clientUserMessageId"].as_str()?;
+            client_id.starts_with(ID_PREFIX).then(|| Queued {
+                client_id: client_id.to_string(),
+                server_id: item["id"].as_str().map(String::from),
+            })
+        })
+        .collect()
 }
 
 /// DING's hooks in a `hooks/list` answer.
@@ -759,6 +836,67 @@ mod tests {
         // An answer to an older call changes nothing.
         let expired = ended(ParkAnswer::Expired);
         assert!(native.on_answer(call, Some(&expired), later).is_empty());
+    }
+
+    #[test]
+    fn a_server_lost_under_a_thread_with_a_turn_is_started_again_a_few_times() {
+        let why = "the app-server exited (signal: 9)";
+        assert_eq!(after_server_lost(why, true, 0, 3), Recovery::Restart);
+        assert_eq!(after_server_lost(why, true, 2, 3), Recovery::Restart);
+        let Recovery::EndTheTui(said) = after_server_lost(why, true, 3, 3) else {
+            panic!("gives up");
+        };
+        assert!(said.starts_with(why) && said.contains("3 times"), "{said}");
+        let Recovery::EndTheTui(said) = after_server_lost(why, false, 0, 3) else {
+            panic!("a fresh thread cannot be resumed");
+        };
+        assert!(said.contains("no turn yet"), "{said}");
+    }
+
+    #[test]
+    fn a_thread_has_had_a_turn_once_it_was_active_and_a_new_server_s_queue_is_adopted() {
+        let now = Time::from_millis(1_000);
+        let (mut native, _) = ready(now);
+        assert!(!native.had_turn());
+        native.on_message(&status("active"), now);
+        native.on_message(&status("idle"), now);
+        assert!(native.had_turn());
+        // A launcher started again finds DING's delivery still queued.
+        let (mut native, actions) = Native::start("/srv/project");
+        let init = &sent(&actions)[0];
+        let requests = sent(&native.on_message(&reply(&init["id"], json!({})), now));
+        let loaded = reply(&requests[2]["id"], json!({"data": [THREAD]}));
+        let probe = sent(&native.on_message(&loaded, now)).remove(0);
+        let listed = json!({"data": [
+            {"id": "q7", "clientUserMessageId": "ding-41-3"},
+            {"id": "q8", "clientUserMessageId": "someone-else"}
+        ]});
+        let (_, report) = calls(&native.on_message(&reply(&probe["id"], listed), now))
+            .pop()
+            .expect("the first call");
+        assert_eq!(report["queued"], json!(["ding-41-3"]));
+    }
+
+    #[test]
+    fn a_thread_loaded_only_after_the_start_is_found_when_it_changes() {
+        let now = Time::from_millis(1_000);
+        let (mut native, actions) = Native::start("/srv/project");
+        let init = &sent(&actions)[0];
+        let requests = sent(&native.on_message(&reply(&init["id"], json!({})), now));
+        // A new app-server: the TUI has not reconnected yet.
+        let none = reply(&requests[2]["id"], json!({"data": []}));
+        assert!(native.on_message(&none, now).is_empty());
+        // The TUI is back: its thread turns idle, and is asked for again.
+        let asked = sent(&native.on_message(&status("idle"), now));
+        assert_eq!(asked[0]["method"], "thread/loaded/list");
+        assert!(
+            sent(&native.on_message(&status("idle"), now)).is_empty(),
+            "once"
+        );
+        let loaded = reply(&asked[0]["id"], json!({"data": [THREAD]}));
+        let probe = sent(&native.on_message(&loaded, now));
+        assert_eq!(probe[0]["method"], "thread/queue/list");
+        assert_eq!(native.thread(), Some(THREAD));
     }
 
     #[test]

@@ -65,6 +65,16 @@ const DIALOG_FOOTERS: [&str; 4] = [
 /// Text that shows a turn running.
 const BUSY_MARKS: [&str; 2] = ["esc to interrupt", "tab to queue message"];
 
+/// Text that shows the TUI without its app-server (findings §12): while
+/// it reconnects a Return submits nothing (`Reconnecting to server… (2s)`,
+/// `app-server-gone-reconnecting.json`), and a fresh thread the new server
+/// does not know stays read-only for good.
+const SERVER_GONE_MARKS: [&str; 3] = [
+    "Reconnecting to server",
+    "This conversation is unavailable",
+    "This conversation is read-only or unavailable",
+];
+
 /// One snapshot's reading.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct View {
@@ -101,6 +111,13 @@ pub fn read(snapshot: &Snapshot) -> View {
     }
     if !snapshot.cursor.visible {
         return unrecognized("the cursor is hidden: no composer has the keys");
+    }
+    let server_gone = snapshot
+        .rows
+        .iter()
+        .any(|text| SERVER_GONE_MARKS.iter().any(|mark| text.contains(mark)));
+    if server_gone {
+        return unrecognized("the TUI has lost its app-server: nothing it is given is sent");
     }
     let cursor_row = usize::from(snapshot.cursor.row);
     let Some(row) = composer_row(snapshot, cursor_row) else {

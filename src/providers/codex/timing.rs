@@ -12,6 +12,12 @@ use std::time::Duration;
 /// so nearly three times the longest.
 pub const STARTUP_SETTLE: Duration = Duration::from_millis(1_500);
 
+/// How many times one launcher starts the app-server again after it died
+/// under the TUI (findings §12: the TUI reconnects to the new one on the
+/// same socket within about 4 s, the conversation intact); past that it
+/// ends the TUI, and the harness exits.
+pub const SERVER_RESTARTS: u32 = 3;
+
 /// How long `Stop` may take to decide (its claim's deadline is 3 s) before
 /// a ready screen outweighs it.
 pub const STOP_GRACE: Duration = Duration::from_secs(4);
