@@ -56,6 +56,155 @@ fn send(agent: &Agent, body: &str) -> String {
     send_message(agent, body)
 }
 
+/// Waits until `ready` holds on a screen that then stays unchanged (no
+/// new revision) for `quiet`, as a person reads a screen before acting on
+/// it; returns that screen. Waits on revision pushes; the only timed wait
+/// is the rest of the quiet window.
+fn wait_unchanged(
+    agent: &Agent,
+    what: &str,
+    quiet: std::time::Duration,
+    ready: impl Fn(&Snapshot) -> bool,
+) -> Snapshot {
+    let socket = agent.paths().pty_socket();
+    let mut watcher = ding::pty::client::Client::connect(&socket).expect("connect");
+    let mut revision = watcher.watch().expect("watch");
+    let deadline = std::time::Instant::now() + PATIENCE;
+    loop {
+        let snapshot = wait_screen(agent, what, &ready);
+        // The watch began before the snapshot: a change after it is a
+        // revision above the snapshot's.
+        let window = quiet.min(deadline.saturating_duration_since(std::time::Instant::now()));
+        match watcher
+            .wait_revision_above(revision.max(snapshot.revision), window)
+            .expect("watch")
+        {
+            None => return snapshot,
+            Some(seen) => revision = seen,
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the screen never stayed on {what}"
+        );
+    }
+}
+
+/// Issue 20: a harness's first seconds may ask something before any work
+/// can be done. Claude Code asks whether to trust a new folder, with "No,
+/// exit" preselected (a Return there ends the session). A message waits
+/// before the agent starts, in a folder never trusted: DING types nothing
+/// into the question, and once the person has trusted the folder (Down,
+/// Return) the backlog reaches the model through the native path: one
+/// model call, 0 bytes typed.
+///
+/// The person reads the question before answering. Claude Code 2.1.328
+/// re-initialises the dialog 0.14 to 0.19 s after its first frame (7 of
+/// 7 starts, with or without a project `settings.local.json`): a Down
+/// pressed at once moves the pointer to "Yes", then it jumps back to "No,
+/// exit", and a Return pressed in that moment is not taken (the folder
+/// stays untrusted, the question stays); a second Return would then
+/// choose "No, exit" and end Claude. Nothing is drawn when that happens
+/// with no key pressed, so the person waits until the question has been
+/// on screen, unchanged, for 1.5 s, and presses Return only while "Yes"
+/// is selected.
+#[test]
+fn a_startup_backlog_waits_for_the_trust_question_and_goes_through_the_native_path() {
+    let binary = harness_binary("DING_HARNESS_CLAUDE");
+    let agent = Agent::new("cl-startup", "");
+    let model = ModelServer::start("anthropic", &agent.path("model"));
+    let launch = prepare_harness(&agent, "claude", &binary, &model);
+    // The person never trusted this folder.
+    let config_path = agent.path("home").join(".claude.json");
+    let cwd = launch["cwd"].as_str().expect("cwd");
+    let read_config = || -> serde_json::Value {
+        serde_json::from_slice(&std::fs::read(&config_path).expect("config")).expect("JSON")
+    };
+    let mut config = read_config();
+    if let Some(project) = config["projects"][cwd].as_object_mut() {
+        project.remove("hasTrustDialogAccepted");
+    }
+    std::fs::write(&config_path, config.to_string()).expect("config");
+    compile(&agent, "claude", &launch, "native", API_KEY);
+    std::fs::write(agent.path("task.md"), "waiting since before the start\n").expect("message");
+    let name = agent
+        .ding_ok(&[
+            "send",
+            &agent.name,
+            "task.md",
+            "--decl",
+            "agent.kdl",
+            "--create",
+        ])
+        .trim()
+        .to_string();
+    up(&agent, API_KEY);
+    let question = |snapshot: &Snapshot| {
+        shows(snapshot, "Yes, I trust this folder") && read(snapshot).screen == Screen::Dialog
+    };
+    let yes_selected = |snapshot: &Snapshot| {
+        snapshot
+            .rows
+            .iter()
+            .any(|row| row.contains('\u{276f}') && row.contains("Yes, I trust this folder"))
+    };
+    wait_screen(&agent, "the trust question", question);
+    assert_eq!(
+        pty_writes(&agent).delivery_bytes,
+        0,
+        "nothing typed into it"
+    );
+    // The person reads it.
+    wait_unchanged(
+        &agent,
+        "the trust question, read",
+        std::time::Duration::from_millis(1500),
+        question,
+    );
+    assert_eq!(
+        pty_writes(&agent).delivery_bytes,
+        0,
+        "nothing typed into it while it was read"
+    );
+    // Down to "Yes, I trust this folder", then Return while it is selected;
+    // a key not taken is pressed again (`answer_with`), and should the
+    // pointer be back on "No, exit", Down first again. Never a Return on
+    // "No, exit".
+    for _ in 0..3 {
+        let shown = agent.pty().snapshot().expect("snapshot");
+        if !question(&shown) {
+            break;
+        }
+        if !yes_selected(&shown) {
+            answer_with(&agent, "\u{1b}[B", |snapshot| {
+                question(snapshot) && !yes_selected(snapshot)
+            });
+            continue;
+        }
+        answer_with(&agent, "\r", |snapshot| {
+            question(snapshot) && yes_selected(snapshot)
+        });
+    }
+    wait_screen(&agent, "Claude past the trust question", |snapshot| {
+        !question(snapshot)
+    });
+    wait_until("the folder trusted", PATIENCE, || {
+        (read_config()["projects"][cwd]["hasTrustDialogAccepted"] == true).then_some(())
+    });
+    let request = wait_carrying(&model, &name);
+    assert_eq!(request["class"], "prompt", "{}", summary(&model.requests()));
+    wait_screen(&agent, "the reply, then idle", |snapshot| {
+        shows(snapshot, "mock reply to turn 1.") && idle_and_empty(snapshot)
+    });
+    settled(
+        "startup backlog behind the trust question",
+        &agent,
+        &model,
+        1,
+        0,
+    );
+    let _ = agent.ding(&["down", &agent.name]);
+}
+
 #[test]
 fn an_idle_session_gets_the_message_with_one_model_call_and_no_terminal_input() {
     let (agent, model) = careful_claude("cl-idle");
