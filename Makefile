@@ -1,7 +1,7 @@
 # The README's commands. `make test` is exactly what CI runs (.ci/run).
 CARGO ?= cargo
 
-.PHONY: test fmt-check clippy unit demo bench build harnesses fuzz install eval measure-draw
+.PHONY: test fmt-check clippy unit demo bench build harnesses fuzz install eval measure-draw offsets
 
 build:
 	$(CARGO) build --release --bins
@@ -63,3 +63,12 @@ eval:
 # table. DING_DRAW_SCALE=25 runs a quarter of the trials.
 measure-draw: harnesses
 	$(CARGO) test --release --test providers_draw_times -- --ignored --nocapture
+
+# A person pressing a key at offsets from -100 to +300 ms around each of
+# DING's acts (a typed notice's paste and its Return, Claude Code's wake,
+# Codex's queued turn) on the real harnesses: DING_OFFSET_TRIALS (20)
+# trials per act, one act at a time, each judged on what the terminal and
+# the model server saw (tests/real_pane_offsets.rs; `make test` runs 2 per
+# act). About fifteen minutes; prints each act's offsets and counts.
+offsets: harnesses
+	DING_OFFSET_TRIALS=$${DING_OFFSET_TRIALS:-20} $(CARGO) test --test real_pane_offsets -- --test-threads=1 --nocapture

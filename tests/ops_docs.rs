@@ -113,7 +113,7 @@ fn the_readme_commands_work_as_pasted() {
         String::from_utf8_lossy(&install.stdout).contains("cargo install --locked --path ."),
         "{install:?}"
     );
-    for target in ["demo", "test"] {
+    for target in ["demo", "test", "eval", "offsets"] {
         let dry = Command::new("make")
             .args(["-n", target])
             .current_dir(env!("CARGO_MANIFEST_DIR"))

@@ -56,39 +56,6 @@ fn send(agent: &Agent, body: &str) -> String {
     send_message(agent, body)
 }
 
-/// Waits until `ready` holds on a screen that then stays unchanged (no
-/// new revision) for `quiet`, as a person reads a screen before acting on
-/// it; returns that screen. Waits on revision pushes; the only timed wait
-/// is the rest of the quiet window.
-fn wait_unchanged(
-    agent: &Agent,
-    what: &str,
-    quiet: std::time::Duration,
-    ready: impl Fn(&Snapshot) -> bool,
-) -> Snapshot {
-    let socket = agent.paths().pty_socket();
-    let mut watcher = ding::pty::client::Client::connect(&socket).expect("connect");
-    let mut revision = watcher.watch().expect("watch");
-    let deadline = std::time::Instant::now() + PATIENCE;
-    loop {
-        let snapshot = wait_screen(agent, what, &ready);
-        // The watch began before the snapshot: a change after it is a
-        // revision above the snapshot's.
-        let window = quiet.min(deadline.saturating_duration_since(std::time::Instant::now()));
-        match watcher
-            .wait_revision_above(revision.max(snapshot.revision), window)
-            .expect("watch")
-        {
-            None => return snapshot,
-            Some(seen) => revision = seen,
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the screen never stayed on {what}"
-        );
-    }
-}
-
 /// Issue 20: a harness's first seconds may ask something before any work
 /// can be done. Claude Code asks whether to trust a new folder, with "No,
 /// exit" preselected (a Return there ends the session). A message waits

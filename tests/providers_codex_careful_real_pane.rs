@@ -226,7 +226,26 @@ fn a_killed_app_server_is_started_again_and_the_work_waits_for_it() {
             held && (says.contains("lost its app-server")
                 || says.contains("native idle path is down"))
         });
-    let request = wait_carrying(&codex.model, &name);
+    // Should it never come, the launcher's log says where it stopped.
+    let launch_log = codex.agent.paths().runtime_dir().join("codex-launch.log");
+    let deadline = std::time::Instant::now() + PATIENCE;
+    let request = loop {
+        let found = codex
+            .model
+            .requests()
+            .into_iter()
+            .find(|request| carries(request, &name));
+        if let Some(request) = found {
+            break request;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{name} never reached the model; the launcher's log:\n{}\nthe screen: {:#?}",
+            std::fs::read_to_string(&launch_log).unwrap_or_default(),
+            codex.agent.pty().snapshot().map(|snapshot| snapshot.rows)
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    };
     assert_eq!(
         request["class"],
         "prompt",

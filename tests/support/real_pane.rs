@@ -748,3 +748,36 @@ pub fn a_draft_holds_the_delivery_and_the_work_rides_its_prompt(
     );
     wait_hook_owned(agent, &name);
 }
+
+/// Waits until `ready` holds on a screen that then stays unchanged (no
+/// new revision) for `quiet`, as a person reads a screen before acting on
+/// it; returns that screen. Waits on revision pushes; the only timed wait
+/// is the rest of the quiet window.
+pub fn wait_unchanged(
+    agent: &Agent,
+    what: &str,
+    quiet: std::time::Duration,
+    ready: impl Fn(&Snapshot) -> bool,
+) -> Snapshot {
+    let socket = agent.paths().pty_socket();
+    let mut watcher = ding::pty::client::Client::connect(&socket).expect("connect");
+    let mut revision = watcher.watch().expect("watch");
+    let deadline = std::time::Instant::now() + PATIENCE;
+    loop {
+        let snapshot = wait_screen(agent, what, &ready);
+        // The watch began before the snapshot: a change after it is a
+        // revision above the snapshot's.
+        let window = quiet.min(deadline.saturating_duration_since(std::time::Instant::now()));
+        match watcher
+            .wait_revision_above(revision.max(snapshot.revision), window)
+            .expect("watch")
+        {
+            None => return snapshot,
+            Some(seen) => revision = seen,
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the screen never stayed on {what}"
+        );
+    }
+}

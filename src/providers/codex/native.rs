@@ -376,14 +376,9 @@ impl Native {
             }
             // A thread none was loaded for when asked: an app-server
             // started again loads the TUI's thread only once the TUI has
-            // reconnected (findings §12). Ask again which it is.
-            "thread/status/changed"
-                if self.thread.is_none()
-                    && !self
-                        .pending
-                        .values()
-                        .any(|purpose| *purpose == Purpose::LoadedList) =>
-            {
+            // reconnected (findings §12). Ask again which it is, each time
+            // (an answer asked for just before would not say).
+            "thread/status/changed" if self.thread.is_none() => {
                 self.request(
                     actions,
                     Purpose::LoadedList,
@@ -889,14 +884,12 @@ mod tests {
         // The TUI is back: its thread turns idle, and is asked for again.
         let asked = sent(&native.on_message(&status("idle"), now));
         assert_eq!(asked[0]["method"], "thread/loaded/list");
-        assert!(
-            sent(&native.on_message(&status("idle"), now)).is_empty(),
-            "once"
-        );
         let loaded = reply(&asked[0]["id"], json!({"data": [THREAD]}));
         let probe = sent(&native.on_message(&loaded, now));
         assert_eq!(probe[0]["method"], "thread/queue/list");
         assert_eq!(native.thread(), Some(THREAD));
+        // Found: a change is no longer a question.
+        assert!(sent(&native.on_message(&status("active"), now)).is_empty());
     }
 
     #[test]
