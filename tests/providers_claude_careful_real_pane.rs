@@ -92,18 +92,11 @@ fn a_startup_backlog_waits_for_the_trust_question_and_goes_through_the_native_pa
     }
     std::fs::write(&config_path, config.to_string()).expect("config");
     compile(&agent, "claude", &launch, "native", API_KEY);
-    std::fs::write(agent.path("task.md"), "waiting since before the start\n").expect("message");
-    let name = agent
-        .ding_ok(&[
-            "send",
-            &agent.name,
-            "task.md",
-            "--decl",
-            "agent.kdl",
-            "--create",
-        ])
-        .trim()
-        .to_string();
+    let name = send_before_up(
+        &agent,
+        "waiting since before the start
+",
+    );
     up(&agent, API_KEY);
     let question = |snapshot: &Snapshot| {
         shows(snapshot, "Yes, I trust this folder") && read(snapshot).screen == Screen::Dialog

@@ -147,19 +147,11 @@ fn a_startup_backlog_waits_for_the_hooks_review_modal_and_goes_through_the_queue
         .collect();
     std::fs::write(codex_home.join("config.toml"), untrusted.join("\n")).expect("config");
     compile(&agent, "codex", &launch, "native", API_KEY);
-    // Sent before the agent ever ran: its inbox is made for it.
-    std::fs::write(agent.path("task.md"), "waiting since before the start\n").expect("message");
-    let name = agent
-        .ding_ok(&[
-            "send",
-            &agent.name,
-            "task.md",
-            "--decl",
-            "agent.kdl",
-            "--create",
-        ])
-        .trim()
-        .to_string();
+    let name = send_before_up(
+        &agent,
+        "waiting since before the start
+",
+    );
     up(&agent, API_KEY);
     let codex = Careful {
         agent,

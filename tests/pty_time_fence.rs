@@ -34,14 +34,19 @@ fn host_clock_passes(host: &Host, at: u64, ms: u64) {
     assert!(passed, "the host's clock did not pass {at} + {ms} ms");
 }
 
-#[test]
-fn a_send_if_soon_after_a_persons_key_writes_nothing_and_says_when_it_would_pass() {
-    let host = Host::recording();
+/// A person's key through `attach`, once the child has read it.
+fn a_person_types_a_key(host: &Host) {
     let (mut attached, _) = host.client().attach().expect("attach");
     let mut frame = Vec::new();
     push_frame(&mut frame, FrameKind::Data, b"k");
     attached.write_all(&frame).expect("type");
     host.wait_file("out", 1);
+}
+
+#[test]
+fn a_send_if_soon_after_a_persons_key_writes_nothing_and_says_when_it_would_pass() {
+    let host = Host::recording();
+    a_person_types_a_key(&host);
     // The revision matches: only the time fence can refuse.
     let (identity, revision) = host.identity();
     let reply = host
@@ -162,11 +167,7 @@ fn a_quiet_past_the_bound_is_an_invalid_argument() {
 #[test]
 fn a_snapshot_carries_the_hosts_clock_at_or_after_its_last_input() {
     let host = Host::recording();
-    let (mut attached, _) = host.client().attach().expect("attach");
-    let mut frame = Vec::new();
-    push_frame(&mut frame, FrameKind::Data, b"k");
-    attached.write_all(&frame).expect("type");
-    host.wait_file("out", 1);
+    a_person_types_a_key(&host);
     let snapshot = host.client().snapshot().expect("snapshot");
     let input = snapshot.terminal.input_at_ms.expect("the key is input");
     let built = snapshot.clock_ms.expect("the host's clock");

@@ -626,6 +626,23 @@ pub fn send_message(agent: &Agent, body: &str) -> String {
         .to_string()
 }
 
+/// Sends one message before the agent ever ran (`ding send --create`
+/// makes its inbox); returns its filename.
+pub fn send_before_up(agent: &Agent, body: &str) -> String {
+    fs::write(agent.path("task.md"), body).expect("message");
+    agent
+        .ding_ok(&[
+            "send",
+            &agent.name,
+            "task.md",
+            "--decl",
+            "agent.kdl",
+            "--create",
+        ])
+        .trim()
+        .to_string()
+}
+
 /// Sends `count` messages as fast as `ding send` goes; their filenames.
 pub fn send_burst(agent: &Agent, count: usize) -> Vec<String> {
     (0..count)

@@ -574,6 +574,15 @@ mod tests {
         }
     }
 
+    /// What Codex's `hooks/list` says of DING's hooks, all trusted, as the
+    /// launcher's first call reports it.
+    fn all_hooks_trusted() -> Vec<Value> {
+        HOOKS
+            .iter()
+            .map(|(event, _)| json!({"event": event, "trust": "trusted"}))
+            .collect()
+    }
+
     const QUEUE_DELIVERS: &str = "the native idle path delivers idle work";
     const STARTING: &str = "the native idle path is starting";
 
@@ -627,10 +636,7 @@ mod tests {
     #[test]
     fn a_dead_app_server_holds_the_terminal_and_what_died_in_its_queue_is_owed() {
         let mut codex = Codex::new(true);
-        let hooks: Vec<Value> = HOOKS
-            .iter()
-            .map(|(event, _)| json!({"event": event, "trust": "trusted"}))
-            .collect();
+        let hooks = all_hooks_trusted();
         let report =
             json!({"threadId": "t", "status": "idle", "queued": [], "failed": [], "hooks": hooks});
         let queue = call(QUEUE, report.clone(), "a");
@@ -676,10 +682,7 @@ mod tests {
     #[test]
     fn a_report_of_the_path_going_down_leaves_what_was_said_of_the_hooks() {
         let mut codex = Codex::new(true);
-        let hooks: Vec<Value> = HOOKS
-            .iter()
-            .map(|(event, _)| json!({"event": event, "trust": "trusted"}))
-            .collect();
+        let hooks = all_hooks_trusted();
         let report =
             json!({"threadId": "t", "status": "idle", "queued": [], "failed": [], "hooks": hooks});
         codex.on_hook(&call(QUEUE, report, "a"), &agent(), T);
