@@ -255,6 +255,48 @@ fn a_killed_app_server_is_started_again_and_the_work_waits_for_it() {
     codex.settled("a message across an app-server restart", 2, 0);
 }
 
+/// Issue 20: a `kill -9` of the launcher itself. The PTY host sees its
+/// harness exit and hangs up what the launcher started (the TUI and the
+/// app-server end with it); status says the harness exited, with the
+/// signal; a message sent meanwhile is held, never claimed into the dead
+/// path; `ding restart` starts a new incarnation, whose launcher delivers
+/// it through the queue: 0 bytes typed.
+#[test]
+fn a_killed_launcher_leaves_the_work_held_until_the_restart_delivers_it() {
+    let codex = Careful::start("cx-launcher", "native");
+    let status = codex.agent.pty().status().expect("pty status");
+    let ding::pty::wire::ChildState::Running { pid } = status.child else {
+        panic!("the launcher runs: {status:?}");
+    };
+    let launcher = nix::unistd::Pid::from_raw(pid);
+    nix::sys::signal::kill(launcher, nix::sys::signal::Signal::SIGKILL).expect("kill -9");
+    codex.agent.wait_status("the harness exited", |status| {
+        status["engine"]["pty"]["reachable"] == true
+            && codex
+                .agent
+                .pty()
+                .status()
+                .is_ok_and(|host| matches!(host.child, ding::pty::wire::ChildState::Killed { .. }))
+    });
+    let name = codex.send("sent while the harness is down\n");
+    codex.agent.wait_status(&format!("{name} held"), |status| {
+        message(status, &name)
+            .is_some_and(|m| m["state"] == "pending" && m["hold"]["code"].is_string())
+    });
+    codex.agent.ding_ok(&["restart", &codex.agent.name]);
+    let request = wait_carrying(&codex.model, &name);
+    assert_eq!(
+        request["class"],
+        "prompt",
+        "{}",
+        summary(&codex.model.requests())
+    );
+    wait_screen(&codex.agent, "the reply, then idle", |snapshot| {
+        shows(snapshot, "mock reply to turn 1.") && ready_and_empty(snapshot)
+    });
+    codex.settled("a message across a killed launcher and a restart", 1, 0);
+}
+
 #[test]
 fn an_idle_session_gets_the_message_with_one_model_call_and_no_terminal_input() {
     let codex = Careful::start("cx-idle", "native");
