@@ -23,7 +23,7 @@ use ding::providers::codex::screen::{Screen, read};
 use ding::pty::wire::Snapshot;
 use serde_json::Value;
 use support::real_pane::*;
-use support::sidecar_agent::{Agent, adapter_says, message};
+use support::sidecar_agent::{Agent, adapter_says};
 
 /// The key is a secret by its name: it reaches the harness from the
 /// environment of `ding up`, never from the declaration.
@@ -69,6 +69,18 @@ impl Careful {
 
     fn send(&self, body: &str) -> String {
         send_message(&self.agent, body)
+    }
+
+    /// Waits until the message `name` reaches the model as a prompt of its
+    /// own (a queued turn's).
+    fn reaches_the_model_as_a_prompt(&self, name: &str) {
+        let request = wait_carrying(&self.model, name);
+        assert_eq!(
+            request["class"],
+            "prompt",
+            "{}",
+            summary(&self.model.requests())
+        );
     }
 
     fn wait_hook_owned(&self, name: &str) -> Value {
@@ -163,19 +175,12 @@ fn a_startup_backlog_waits_for_the_hooks_review_modal_and_goes_through_the_queue
     };
     wait_screen(&codex.agent, "the hooks review modal", modal);
     let status = codex.agent.wait_status(&format!("{name} held"), |status| {
-        message(status, &name)
-            .is_some_and(|m| m["state"] == "pending" && m["hold"]["code"].is_string())
+        held_for_a_reason(status, &name)
     });
     assert_eq!(pty_writes(&codex.agent).delivery_bytes, 0, "{status}");
     // The person answers it; their hook stays untrusted, DING's run.
     answer_with(&codex.agent, "3", modal);
-    let request = wait_carrying(&codex.model, &name);
-    assert_eq!(
-        request["class"],
-        "prompt",
-        "{}",
-        summary(&codex.model.requests())
-    );
+    codex.reaches_the_model_as_a_prompt(&name);
     wait_screen(&codex.agent, "the reply, then idle", |snapshot| {
         shows(snapshot, "mock reply to turn 1.") && ready_and_empty(snapshot)
     });
@@ -212,38 +217,12 @@ fn a_killed_app_server_is_started_again_and_the_work_waits_for_it() {
     codex
         .agent
         .wait_status(&format!("{name} held, and why"), |status| {
-            let held = message(status, &name)
-                .is_some_and(|m| m["state"] == "pending" && m["hold"]["code"].is_string());
             let says = adapter_says(status);
-            held && (says.contains("lost its app-server")
-                || says.contains("native idle path is down"))
+            held_for_a_reason(status, &name)
+                && (says.contains("lost its app-server")
+                    || says.contains("native idle path is down"))
         });
-    // Should it never come, the launcher's log says where it stopped.
-    let launch_log = codex.agent.paths().runtime_dir().join("codex-launch.log");
-    let deadline = std::time::Instant::now() + PATIENCE;
-    let request = loop {
-        let found = codex
-            .model
-            .requests()
-            .into_iter()
-            .find(|request| carries(request, &name));
-        if let Some(request) = found {
-            break request;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "{name} never reached the model; the launcher's log:\n{}\nthe screen: {:#?}",
-            std::fs::read_to_string(&launch_log).unwrap_or_default(),
-            codex.agent.pty().snapshot().map(|snapshot| snapshot.rows)
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    };
-    assert_eq!(
-        request["class"],
-        "prompt",
-        "{}",
-        summary(&codex.model.requests())
-    );
+    codex.reaches_the_model_as_a_prompt(&name);
     let again = processes_with("CODEX_HOME", &codex.codex_home, "app-server");
     assert!(
         again.len() == 1 && again[0] != servers[0],
@@ -280,17 +259,10 @@ fn a_killed_launcher_leaves_the_work_held_until_the_restart_delivers_it() {
     });
     let name = codex.send("sent while the harness is down\n");
     codex.agent.wait_status(&format!("{name} held"), |status| {
-        message(status, &name)
-            .is_some_and(|m| m["state"] == "pending" && m["hold"]["code"].is_string())
+        held_for_a_reason(status, &name)
     });
     codex.agent.ding_ok(&["restart", &codex.agent.name]);
-    let request = wait_carrying(&codex.model, &name);
-    assert_eq!(
-        request["class"],
-        "prompt",
-        "{}",
-        summary(&codex.model.requests())
-    );
+    codex.reaches_the_model_as_a_prompt(&name);
     wait_screen(&codex.agent, "the reply, then idle", |snapshot| {
         shows(snapshot, "mock reply to turn 1.") && ready_and_empty(snapshot)
     });

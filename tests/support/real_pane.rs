@@ -650,6 +650,12 @@ pub fn send_burst(agent: &Agent, count: usize) -> Vec<String> {
         .collect()
 }
 
+/// Whether status shows the message `name` pending and held, whatever the
+/// hold's reason.
+pub fn held_for_a_reason(status: &Value, name: &str) -> bool {
+    message(status, name).is_some_and(|m| m["state"] == "pending" && m["hold"]["code"].is_string())
+}
+
 /// Waits until the message `name` is hook-owned (in a context).
 pub fn wait_hook_owned(agent: &Agent, name: &str) -> Value {
     agent.wait_status_every(

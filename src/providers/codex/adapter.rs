@@ -32,6 +32,18 @@ use super::launcher_wire::{LaunchMode, LaunchReport, QueueReport};
 use super::screen;
 use super::trust::{HOOKS, PROVIDER};
 
+/// What the launcher last said of the native idle path, beyond its calls.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum NativePath {
+    /// Nothing against it: it works, or is starting.
+    Working,
+    /// Its app-server died under the TUI (why, and what the launcher does),
+    /// until the launcher reports again.
+    Down(String),
+    /// It cannot work here (why): idle work takes the terminal path.
+    Unavailable(String),
+}
+
 /// What the launcher said about DING's hooks.
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Installed {
@@ -54,11 +66,7 @@ pub struct Codex {
     /// waited in Codex's queue then.
     launcher_at: Option<Time>,
     installed: Installed,
-    /// Why the native idle path is off, if the launcher said it is.
-    native_unavailable: Option<String>,
-    /// Why the native idle path is down for now (its app-server died under
-    /// the TUI), until the launcher reports again.
-    native_down: Option<String>,
+    path: NativePath,
     /// Whether any harness hook has called since the adapter started.
     fired: bool,
     /// The harness incarnation what was heard is about.
@@ -77,8 +85,7 @@ impl Codex {
             memory: Memory::default(),
             launcher_at: None,
             installed: Installed::NotReported,
-            native_unavailable: None,
-            native_down: None,
+            path: NativePath::Working,
             fired: false,
             incarnation: Incarnation::default(),
             delivery_prefix: format!("ding-{}", std::process::id()),
@@ -103,8 +110,7 @@ impl Codex {
         // The new harness has a launcher of its own, which says again
         // whether its queue can work.
         self.launcher_at = None;
-        self.native_unavailable = None;
-        self.native_down = None;
+        self.path = NativePath::Working;
     }
 
     fn on_launcher(&mut self, event: &str, payload: &Value, now: Time) {
@@ -112,8 +118,14 @@ impl Codex {
             // A report that does not read declares nothing.
             let launch: Option<LaunchReport> = serde_json::from_value(payload.clone()).ok();
             // A report that names no hooks (the native path going down)
-            // says nothing of them: what was said stays.
-            if let Some(declared) = launch.as_ref().and_then(|launch| launch.declared.clone()) {
+            // says nothing of them: what was said stays. One that does not
+            // read declares none.
+            let declared = match &launch {
+                Some(LaunchReport { declared: None, .. }) => None,
+                Some(LaunchReport { declared, .. }) => Some(declared.clone().unwrap_or_default()),
+                None => Some(Vec::new()),
+            };
+            if let Some(declared) = declared {
                 self.installed = Installed::Declared {
                     missing: HOOKS
                         .iter()
@@ -121,12 +133,8 @@ impl Codex {
                         .filter(|event| !declared.contains(event))
                         .collect(),
                 };
-            } else if launch.is_none() {
-                self.installed = Installed::Declared {
-                    missing: HOOKS.iter().map(|(event, _)| event.to_string()).collect(),
-                };
             }
-            match launch {
+            self.path = match launch {
                 Some(LaunchReport {
                     mode: LaunchMode::NativeDown,
                     error,
@@ -134,12 +142,14 @@ impl Codex {
                 }) => {
                     // The turn it ran (if any) died with it, no Stop said:
                     // what the hooks said no longer holds.
-                    self.native_down =
-                        Some(error.unwrap_or_else(|| "the app-server is gone".into()));
                     self.hear(HookActivity::Unheard, now);
+                    NativePath::Down(error.unwrap_or_else(|| "the app-server is gone".into()))
                 }
-                launch => self.native_unavailable = launch.and_then(|launch| launch.error),
-            }
+                Some(LaunchReport {
+                    error: Some(why), ..
+                }) => NativePath::Unavailable(why),
+                _ => NativePath::Working,
+            };
             return;
         }
         let report = QueueReport::from_payload(payload);
@@ -159,7 +169,7 @@ impl Codex {
                 })
                 .collect();
             self.installed = Installed::Listed { problems };
-            self.native_unavailable = None;
+            self.path = NativePath::Working;
         }
         self.launcher_at = Some(now);
         if report.status == "idle" && self.heard == HookActivity::Unheard {
@@ -188,9 +198,10 @@ impl Codex {
     /// parked call's among them). Before the call is planned, so that its
     /// park claims them.
     fn after_the_server_came_back(&mut self, payload: &Value) {
-        if self.native_down.take().is_none() {
+        if !matches!(self.path, NativePath::Down(_)) {
             return;
         }
+        self.path = NativePath::Working;
         let report = QueueReport::from_payload(payload);
         let (lost, kept): (Vec<Delivery>, Vec<Delivery>) =
             std::mem::take(&mut self.memory.deliveries)
@@ -238,11 +249,11 @@ impl Provider for Codex {
     /// through the queue (0 terminal bytes), as long as the native path is
     /// on and the launcher has not said it cannot work here.
     fn native_path_holds(&self) -> Option<String> {
-        if !self.native || self.native_unavailable.is_some() {
-            return None;
-        }
-        if let Some(why) = &self.native_down {
-            return Some(format!("the native idle path is down ({why})"));
+        match &self.path {
+            _ if !self.native => return None,
+            NativePath::Unavailable(_) => return None,
+            NativePath::Down(why) => return Some(format!("the native idle path is down ({why})")),
+            NativePath::Working => {}
         }
         Some(if self.launcher_at.is_none() {
             "the native idle path is starting: the launcher has not reported for this harness yet"
@@ -368,12 +379,12 @@ impl Provider for Codex {
                 problems.join(", ")
             ),
         };
-        if let Some(why) = &self.native_down {
+        if let NativePath::Down(why) = &self.path {
             remark.push_str(&format!(
                 "; native idle path down ({why}): nothing is queued or typed until it is back"
             ));
         }
-        if let Some(error) = &self.native_unavailable {
+        if let NativePath::Unavailable(error) = &self.path {
             remark.push_str(&format!(
                 "; native idle path unavailable ({error}): idle work is typed under a fresh idle lease"
             ));
@@ -583,6 +594,11 @@ mod tests {
             .collect()
     }
 
+    /// A launcher's report of an idle thread with nothing of DING's queued.
+    fn idle_report() -> Value {
+        json!({"threadId": "t", "status": "idle", "queued": [], "failed": []})
+    }
+
     const QUEUE_DELIVERS: &str = "the native idle path delivers idle work";
     const STARTING: &str = "the native idle path is starting";
 
@@ -622,7 +638,7 @@ mod tests {
     #[test]
     fn a_report_of_the_path_going_down_ends_the_parked_queue_call() {
         let mut codex = Codex::new(true);
-        let report = json!({"threadId": "t", "status": "idle", "queued": [], "failed": []});
+        let report = idle_report();
         let plan = codex.on_hook(&call(QUEUE, report, "a"), &agent(), T);
         assert!(matches!(plan.action, HookAction::Park(_)), "{plan:?}");
         let down = json!({"mode": "native-unavailable", "error": "the app-server exited"});
@@ -636,9 +652,8 @@ mod tests {
     #[test]
     fn a_dead_app_server_holds_the_terminal_and_what_died_in_its_queue_is_owed() {
         let mut codex = Codex::new(true);
-        let hooks = all_hooks_trusted();
-        let report =
-            json!({"threadId": "t", "status": "idle", "queued": [], "failed": [], "hooks": hooks});
+        let mut report = idle_report();
+        report["hooks"] = json!(all_hooks_trusted());
         let queue = call(QUEUE, report.clone(), "a");
         codex.on_hook(&queue, &agent(), T);
         codex.on_claimed(&queue, &claimed(&["a.md"]), &agent(), T);
@@ -682,9 +697,8 @@ mod tests {
     #[test]
     fn a_report_of_the_path_going_down_leaves_what_was_said_of_the_hooks() {
         let mut codex = Codex::new(true);
-        let hooks = all_hooks_trusted();
-        let report =
-            json!({"threadId": "t", "status": "idle", "queued": [], "failed": [], "hooks": hooks});
+        let mut report = idle_report();
+        report["hooks"] = json!(all_hooks_trusted());
         codex.on_hook(&call(QUEUE, report, "a"), &agent(), T);
         let down =
             json!({"mode": "native-unavailable", "error": "the app-server connection closed"});
@@ -740,7 +754,7 @@ mod tests {
     #[test]
     fn a_delivery_holds_the_terminal_until_its_prompt_is_the_receipt() {
         let mut codex = Codex::new(true);
-        let report = json!({"threadId": "t", "status": "idle", "queued": [], "failed": []});
+        let report = idle_report();
         let queue = call(QUEUE, report, "a");
         let plan = codex.on_hook(&queue, &agent(), T);
         assert!(
@@ -764,7 +778,7 @@ mod tests {
     #[test]
     fn a_file_waiting_in_the_queue_is_not_injected_into_the_same_request_again() {
         let mut codex = Codex::new(true);
-        let report = json!({"threadId": "t", "status": "idle", "queued": [], "failed": []});
+        let report = idle_report();
         let queue = call(QUEUE, report, "a");
         codex.on_hook(&queue, &agent(), T);
         codex.on_claimed(&queue, &claimed(&["a.md"]), &agent(), T);
@@ -784,7 +798,7 @@ mod tests {
     #[test]
     fn a_delivery_that_could_not_be_queued_is_claimed_again_by_the_next_hook() {
         let mut codex = Codex::new(true);
-        let report = json!({"threadId": "t", "status": "idle", "queued": [], "failed": []});
+        let report = idle_report();
         let queue = call(QUEUE, report, "a");
         codex.on_hook(&queue, &agent(), T);
         let answer = codex.on_claimed(&queue, &claimed(&["a.md"]), &agent(), T);

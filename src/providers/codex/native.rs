@@ -664,6 +664,15 @@ mod tests {
         json!({"method": "thread/status/changed", "params": {"threadId": THREAD, "status": {"type": kind, "activeFlags": []}}}).to_string()
     }
 
+    /// Started and initialized: the requests that follow (`initialized`,
+    /// `hooks/list`, `thread/loaded/list`).
+    fn initialized(now: Time) -> (Native, Vec<Value>) {
+        let (mut native, actions) = Native::start("/srv/project");
+        let init = &sent(&actions)[0];
+        let requests = sent(&native.on_message(&reply(&init["id"], json!({})), now));
+        (native, requests)
+    }
+
     /// Up to the first call: initialize, hooks, the thread, the probe.
     fn ready(now: Time) -> (Native, u64) {
         let (mut native, actions) = Native::start("/srv/project");
@@ -857,9 +866,7 @@ mod tests {
         native.on_message(&status("idle"), now);
         assert!(native.had_turn());
         // A launcher started again finds DING's delivery still queued.
-        let (mut native, actions) = Native::start("/srv/project");
-        let init = &sent(&actions)[0];
-        let requests = sent(&native.on_message(&reply(&init["id"], json!({})), now));
+        let (mut native, requests) = initialized(now);
         let loaded = reply(&requests[2]["id"], json!({"data": [THREAD]}));
         let probe = sent(&native.on_message(&loaded, now)).remove(0);
         let listed = json!({"data": [
@@ -875,9 +882,7 @@ mod tests {
     #[test]
     fn a_thread_loaded_only_after_the_start_is_found_when_it_changes() {
         let now = Time::from_millis(1_000);
-        let (mut native, actions) = Native::start("/srv/project");
-        let init = &sent(&actions)[0];
-        let requests = sent(&native.on_message(&reply(&init["id"], json!({})), now));
+        let (mut native, requests) = initialized(now);
         // A new app-server: the TUI has not reconnected yet.
         let none = reply(&requests[2]["id"], json!({"data": []}));
         assert!(native.on_message(&none, now).is_empty());
@@ -895,9 +900,7 @@ mod tests {
     #[test]
     fn without_the_experimental_queue_the_native_path_is_unavailable() {
         let now = Time::from_millis(1_000);
-        let (mut native, actions) = Native::start("/srv/project");
-        let init = &sent(&actions)[0];
-        let requests = sent(&native.on_message(&reply(&init["id"], json!({})), now));
+        let (mut native, requests) = initialized(now);
         let loaded = reply(&requests[2]["id"], json!({"data": [THREAD]}));
         let probe = sent(&native.on_message(&loaded, now)).remove(0);
         let refused = json!({"id": probe["id"], "error": {"code": -32600, "message": "thread/queue/list requires experimentalApi capability"}});
