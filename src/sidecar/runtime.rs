@@ -873,11 +873,19 @@ impl Runtime {
 
     // ----- status -----
 
+    /// Answers the requests that arrived. Every request of one call is
+    /// answered at the same `now`, so the document is built once for all
+    /// of them: a flood of askers (up to the accept budget a call) costs one
+    /// rendering of a many-thousand-message status, not one each, and the
+    /// asker behind them waits for a few renderings, not for dozens.
     fn on_status_peer(&mut self, token: Token, now: Time) {
         let registry = self.poll.registry();
+        let mut document = None;
         for (peer, request) in self.status.on_ready(registry, token) {
-            let reply = match request {
-                StatusRequest::Status {} => status_document(self, now),
+            let reply: &[u8] = match request {
+                StatusRequest::Status {} => {
+                    document.get_or_insert_with(|| status_document(self, now))
+                }
             };
             self.status.reply(self.poll.registry(), peer, reply);
         }

@@ -97,8 +97,8 @@ impl StatusServer {
     }
 
     /// Queues `reply` (one line, no newline) for the peer and writes what it can.
-    pub fn reply(&mut self, registry: &Registry, token: Token, reply: Vec<u8>) {
-        self.server.reply(registry, token, &reply);
+    pub fn reply(&mut self, registry: &Registry, token: Token, reply: &[u8]) {
+        self.server.reply(registry, token, reply);
     }
 }
 
