@@ -402,7 +402,7 @@ fn every_deliberate_defect_is_caught() {
             Defect::ForgetsItsNativePath,
             Harness::Codex,
             Class::TypedOnNativePath,
-            17,
+            36,
         ),
         (
             Defect::DropsGrantedFiles,
@@ -642,6 +642,31 @@ fn a_notice_after_a_compaction_is_not_said_again_by_its_backlog() {
     );
 }
 
+/// Real pane, Codex 0.169.0 (issue 20's brief: after a `kill -9` of the
+/// launcher's app-server the TUI showed "Reconnecting to server…" forever
+/// while status said running, and a message sent 6 s later was claimed by
+/// a queue call still parked for the dead path). At seed 99 the app-server
+/// dies at 10.3 s with the thread idle after a turn: the launcher says so
+/// (`launch` `native-down`), which ends its parked call; a file arriving
+/// 0.5 s later is held while the TUI reconnects (nothing typed, nothing
+/// claimed), and once it is back on the app-server the launcher started
+/// again, the new queue call carries the file as a queued turn.
+#[test]
+fn real_pane_a_dead_app_server_claims_nothing_and_its_successor_delivers() {
+    holds_without(
+        Harness::Codex,
+        99,
+        Class::TypedOnNativePath,
+        &[
+            "10316 hook launch",
+            "10327 hook queue answered, naming []",
+            "10836 arrives m0004.md",
+            "hook queue answered, naming [\"m0004.md\"]",
+            "a queued turn starts on \"[ding] 1 unread",
+        ],
+    );
+}
+
 /// Real pane, Codex 0.169.0 in its default setup (issue 20's brief: any
 /// message waiting at startup, resume or crash restart was typed, 190 to
 /// 274 bytes, 20 of 20, although the queue serves every later message
@@ -681,15 +706,19 @@ fn real_pane_a_backlog_after_a_restart_goes_through_the_queue() {
 /// native path holds an idle terminal until the launcher reports (issue
 /// 20, item 6) nothing is even asked to be typed: the modal comes, and the
 /// file goes through Codex's own queue once the person answered it, 0
-/// bytes typed, no key into the dialog.
+/// bytes typed, no key into the dialog. (Found at seed 8465, where the
+/// modal no longer opens before the backlog's turn since the app-server
+/// can die in the simulation; at seed 81 a file arrives with the modal
+/// open, and the person closes it.)
 #[test]
 fn real_pane_the_startup_backlog_waits_for_the_hooks_review_modal() {
     holds_without(
         Harness::Codex,
-        8465,
+        81,
         Class::TypedOnNativePath,
         &[
-            "person types \"2\"",
+            "1033 arrives m0001.md",
+            "1669 person types \"2\"",
             "a queued turn starts on \"[ding] 2 unread",
         ],
     );

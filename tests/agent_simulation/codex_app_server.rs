@@ -29,6 +29,9 @@ pub struct AppServer {
     pub paused: bool,
     pub queue: Vec<Item>,
     next_item: u64,
+    /// The TUI's thread is loaded: an app-server started again after the
+    /// last one died loads it only once the TUI has reconnected.
+    pub loaded: bool,
 }
 
 /// What a message to the app-server did.
@@ -49,7 +52,23 @@ impl AppServer {
             paused: false,
             queue: Vec::new(),
             next_item: 1,
+            loaded: true,
         }
+    }
+
+    /// Started again on the same socket after the last one died: the
+    /// thread and its queue are on disk (the thread had a turn), nothing
+    /// runs, and the thread is loaded once the TUI reconnects.
+    pub fn restarted(&mut self) {
+        self.active = false;
+        self.loaded = false;
+    }
+
+    /// The TUI reconnected and resumed its thread: its status, said.
+    pub fn reconnected(&mut self) -> Option<String> {
+        self.loaded = true;
+        let thread = self.thread.clone()?;
+        Some(json!({"method": "thread/status/changed", "params": {"threadId": thread, "status": {"type": "idle"}}}).to_string())
     }
 
     /// A new thread (the TUI's first, or `/clear`): its `thread/started`.
@@ -120,7 +139,10 @@ impl AppServer {
                     .collect();
                 json!({"data": [{"hooks": hooks}]})
             }
-            "thread/loaded/list" => json!({"data": self.thread.iter().collect::<Vec<_>>()}),
+            "thread/loaded/list" => {
+                let loaded = self.thread.iter().filter(|_| self.loaded);
+                json!({"data": loaded.collect::<Vec<_>>()})
+            }
             "thread/queue/list" => {
                 let items: Vec<Value> = self
                     .queue

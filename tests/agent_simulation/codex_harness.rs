@@ -33,7 +33,13 @@
 //!   `UserPromptSubmit` runs);
 //! * the app-server's queue starts a queued delivery 20 to 50 ms after the
 //!   thread is idle, unless paused; that turn's `UserPromptSubmit` carries
-//!   exactly the queued text.
+//!   exactly the queued text;
+//! * in some runs the app-server dies under the TUI once the thread has
+//!   had a turn (findings §12): a running turn ends with no `Stop`, the
+//!   TUI shows "Reconnecting to server" (keys go into the composer, a
+//!   Return sends nothing) until it reconnects 3.2 to 4 s later to the
+//!   app-server the launcher started again, whose thread and queue are the
+//!   old one's, loaded once the TUI is back.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::OnceLock;
@@ -42,7 +48,7 @@ use std::time::Duration;
 use ding::adapter::HookAnswer;
 use ding::core::time::Time;
 use ding::demo::keys::{Key, KeyDecoder};
-use ding::providers::codex::hooks::QUEUE;
+use ding::providers::codex::hooks::{LAUNCH, QUEUE};
 use ding::providers::codex::native::{Action, Native};
 use ding::providers::codex::timing::QUEUE_CALL_TIMEOUT;
 use ding::pty::wire::Snapshot;
@@ -53,7 +59,8 @@ use crate::harness::{Happened, HarnessModel, View, captured, with_composer_text}
 use crate::support::rng::Rng;
 
 /// The captures each state is drawn with.
-const SCREENS: [&str; 12] = [
+const SCREENS: [&str; 13] = [
+    "app-server-gone-reconnecting",
     "hooks-review-modal",
     "hooks-browser",
     "eval-idle-empty",
@@ -135,6 +142,12 @@ enum Event {
     ToLauncher(String),
     /// The queue looks for an item to start.
     Kick,
+    /// The app-server is killed (a `kill -9`).
+    ServerDies,
+    /// The launcher's new app-server listens, and it is connected.
+    ServerBack,
+    /// The TUI has reconnected to it.
+    TuiBack,
 }
 
 pub struct CodexHarness {
@@ -157,6 +170,10 @@ pub struct CodexHarness {
     hook_running: bool,
     hooks_waiting: VecDeque<Happened>,
     modal: Modal,
+    /// When the app-server dies under the TUI, if it does (after start).
+    dies_after: Option<u64>,
+    /// The TUI has lost its app-server and shows "Reconnecting".
+    reconnecting: bool,
 }
 
 impl CodexHarness {
@@ -169,7 +186,12 @@ impl CodexHarness {
         } else {
             Modal::None
         };
+        // Drawn apart too: whether its app-server dies under it.
+        let mut death = Rng(seed ^ 0xdead);
+        let dies_after = death.chance(15).then(|| death.between(2_000, 15_000));
         CodexHarness {
+            dies_after,
+            reconnecting: false,
             rng: Rng(seed ^ 0xc0de),
             turn_ms: u64::try_from(turn.as_millis()).unwrap_or(1_000),
             phase: Phase::Starting,
@@ -207,7 +229,7 @@ impl CodexHarness {
         let mut now = Vec::new();
         for happening in happened {
             match happening {
-                Happened::Hook { event, .. } if event != QUEUE => {
+                Happened::Hook { event, .. } if event != QUEUE && event != LAUNCH => {
                     if self.hook_running {
                         self.hooks_waiting.push_back(happening);
                     } else {
@@ -236,6 +258,19 @@ impl CodexHarness {
                     call,
                 }),
                 Action::Unavailable(why) => panic!("the native path went unavailable: {why}"),
+                Action::ServerLost { why, restart } => {
+                    assert!(
+                        restart,
+                        "the model kills only a server with a turn to resume"
+                    );
+                    happened.push(Happened::Hook {
+                        event: LAUNCH,
+                        payload: json!({"mode": "native-down", "error": why}),
+                        call: 0,
+                    });
+                    let listens = self.rng.between(50, 150);
+                    self.schedule(now + listens, Event::ServerBack);
+                }
             }
         }
         happened
@@ -358,6 +393,20 @@ impl CodexHarness {
         if let Modal::Open { browsing } = self.modal {
             return self.modal_key(browsing, key);
         }
+        if self.reconnecting {
+            // Text goes into the composer; a Return sends nothing.
+            return match key {
+                Key::Text(text) | Key::Paste(text) => {
+                    self.composer.push_str(&text);
+                    self.drew()
+                }
+                Key::Backspace => {
+                    self.composer.pop();
+                    self.drew()
+                }
+                _ => Vec::new(),
+            };
+        }
         match (self.phase, key) {
             (Phase::Dialog { left, continued }, Key::Enter) => self.approved(left, continued, now),
             (Phase::Dialog { left, continued }, Key::Text(text)) if text == "1" => {
@@ -452,7 +501,52 @@ impl CodexHarness {
                 None => Vec::new(),
             },
             Event::Kick => Vec::new(),
+            Event::ServerDies if !self.native.had_turn() || self.hook_running => {
+                // A thread with no turn cannot be resumed (the launcher
+                // would end the TUI, which the model does not play), and a
+                // hook of Codex's running dies with the server: later.
+                self.schedule(now + 2_000, Event::ServerDies);
+                Vec::new()
+            }
+            Event::ServerDies => self.server_dies(now),
+            Event::ServerBack => {
+                self.server.restarted();
+                let actions = self.native.reconnected();
+                self.launcher_did(actions, now)
+            }
+            Event::TuiBack => {
+                self.reconnecting = false;
+                let line = self.server.reconnected();
+                self.tell_launcher(line.into_iter().collect(), now);
+                let after = self.rng.between(20, 50);
+                self.schedule(now + after, Event::Kick);
+                vec![Happened::Drew]
+            }
         }
+    }
+
+    /// The app-server is killed: what it was saying is lost, a turn it ran
+    /// ends with no `Stop`, and the TUI shows "Reconnecting" until it is
+    /// back (it retries about 3.2 s after the loss, then every 4 s).
+    fn server_dies(&mut self, now: u64) -> Vec<Happened> {
+        self.events.retain(|_, event| {
+            !matches!(
+                event,
+                Event::ToServer(_) | Event::ToLauncher(_) | Event::Kick
+            )
+        });
+        if self.phase != Phase::Starting {
+            self.phase = Phase::Idle;
+        }
+        self.reconnecting = true;
+        let back = self.rng.between(3_200, 4_000);
+        self.schedule(now + back, Event::TuiBack);
+        let actions = self
+            .native
+            .on_closed("the app-server exited (signal: 9 (SIGKILL))");
+        let mut happened = self.launcher_did(actions, now);
+        happened.push(Happened::Drew);
+        happened
     }
 
     fn turn_timeout(&mut self, now: u64) -> Vec<Happened> {
@@ -593,6 +687,9 @@ impl HarnessModel for CodexHarness {
         let actions = std::mem::take(&mut self.launcher_starts);
         let up = self.rng.between(300, 700);
         self.schedule(now_ms + up, Event::ComposerUp);
+        if let Some(after) = self.dies_after.take() {
+            self.schedule(now_ms + after, Event::ServerDies);
+        }
         let happened = self.launcher_did(actions, now_ms);
         self.one_hook_at_a_time(happened)
     }
@@ -648,7 +745,7 @@ impl HarnessModel for CodexHarness {
         now_ms: u64,
     ) -> Vec<Happened> {
         let mut happened = Vec::new();
-        if event != QUEUE {
+        if event != QUEUE && event != LAUNCH {
             // The next hook runs once this one has returned.
             self.hook_running = false;
             happened.extend(self.hooks_waiting.drain(..));
@@ -724,7 +821,7 @@ impl CodexHarness {
 
     fn screen(&self, revision: u64) -> Snapshot {
         let name = match (self.phase, self.modal) {
-            (_, Modal::Open { browsing: false }) => "hooks-review-modal",
+            _ if self.reconnecting => "app-server-gone-reconnecting",
             (_, Modal::Open { browsing: true }) => "hooks-browser",
             (phase, _) => self.screen_of(phase),
         };

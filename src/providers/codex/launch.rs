@@ -44,8 +44,8 @@ use crate::wait::{POLL_EVERY, RETRY_EVERY, wait_for, wait_until};
 
 use super::hooks::{LAUNCH, QUEUE};
 use super::launcher_wire::{LaunchMode, LaunchReport};
-use super::native::{Action, Native, Recovery, after_server_lost};
-use super::timing::{LAUNCH_CALL_TIMEOUT, LISTEN_DEADLINE, QUEUE_CALL_TIMEOUT, SERVER_RESTARTS};
+use super::native::{Action, Native};
+use super::timing::{LAUNCH_CALL_TIMEOUT, LISTEN_DEADLINE, QUEUE_CALL_TIMEOUT};
 use super::trust::{PROVIDER, config_args, declared_events};
 use super::websocket;
 
@@ -332,12 +332,15 @@ struct Shell {
     hook_socket: Option<PathBuf>,
     sender: Option<websocket::Sender>,
     link: u64,
+    /// What the native path said of a lost app-server, for the loop to
+    /// carry out: start it again (`true`) or end the TUI.
+    lost: Vec<(String, bool)>,
 }
 
 impl Shell {
-    /// Connects to the app-server and starts reading it; the native path's
-    /// first requests, or `None` (said to the adapter) if it cannot.
-    fn connect(&mut self, socket: &Path, log: &mut Log) -> Option<(Native, Vec<Action>)> {
+    /// Connects to the app-server and starts reading it; `false` (said to
+    /// the adapter) if it cannot.
+    fn connect(&mut self, socket: &Path, log: &mut Log) -> bool {
         if let Some(old) = self.sender.take() {
             old.shutdown();
         }
@@ -348,7 +351,7 @@ impl Shell {
                 log.line(&format!("no RPC connection: {err}"));
                 let why = format!("connect to the app-server: {err}");
                 self.tell(LaunchMode::NativeUnavailable, &why, log);
-                return None;
+                return false;
             }
         };
         let (events, link) = (self.events.clone(), self.link);
@@ -368,10 +371,7 @@ impl Shell {
             }
         });
         self.sender = Some(sender);
-        let cwd = std::env::current_dir()
-            .map(|dir| dir.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        Some(Native::start(&cwd))
+        true
     }
 
     /// Says to the adapter what became of the native path.
@@ -384,7 +384,7 @@ impl Shell {
         tell_adapter(&self.hook_socket, &report, log);
     }
 
-    fn perform(&self, actions: Vec<Action>, native: &mut Option<Native>, log: &mut Log) {
+    fn perform(&mut self, actions: Vec<Action>, native: &mut Option<Native>, log: &mut Log) {
         for action in actions {
             match action {
                 Action::Send(line) => {
@@ -431,6 +431,11 @@ impl Shell {
                     self.tell(LaunchMode::NativeUnavailable, &why, log);
                     *native = None;
                 }
+                Action::ServerLost { why, restart } => {
+                    log.line(&why);
+                    self.tell(LaunchMode::NativeDown, &why, log);
+                    self.lost.push((why, restart));
+                }
             }
         }
     }
@@ -438,9 +443,9 @@ impl Shell {
 
 /// Runs the native path until the TUI exits; its status. `None` if the TUI
 /// could not be waited for here. An app-server that dies under the TUI is
-/// started again on the same socket (the TUI reconnects to it) when the
-/// thread has a turn to resume, at most [`SERVER_RESTARTS`] times;
-/// otherwise the TUI is ended and the launcher exits with failure.
+/// started again on the same socket (the TUI reconnects to it), or the TUI
+/// ended, as the native path decides ([`Native::on_closed`]); a TUI the
+/// launcher ended makes it exit with failure.
 fn drive(tui: &mut Child, server: &mut AppServer, log: &mut Log) -> Option<ExitStatus> {
     let clock = Clock::start();
     let (events, inbox) = mpsc::channel::<Event>();
@@ -466,13 +471,17 @@ fn drive(tui: &mut Child, server: &mut AppServer, log: &mut Log) -> Option<ExitS
         hook_socket: relay::socket_from_env(),
         sender: None,
         link: 0,
+        lost: Vec::new(),
     };
     let mut native = None;
-    if let Some((started, actions)) = shell.connect(&server.socket, log) {
+    if shell.connect(&server.socket, log) {
+        let cwd = std::env::current_dir()
+            .map(|dir| dir.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let (started, actions) = Native::start(&cwd);
         native = Some(started);
         shell.perform(actions, &mut native, log);
     }
-    let mut restarts = 0;
     // Set once the launcher ended the TUI itself: it then exits with failure.
     let mut ended_it = false;
     let status = loop {
@@ -496,41 +505,12 @@ fn drive(tui: &mut Child, server: &mut AppServer, log: &mut Log) -> Option<ExitS
                     .map(|native| native.on_message(&text, now))
                     .unwrap_or_default()
             }
-            Ok(Event::RpcClosed { link, why }) if link == shell.link && native.is_some() => {
-                let had_turn = native.as_ref().is_some_and(Native::had_turn);
-                native = None;
+            Ok(Event::RpcClosed { link, why }) if link == shell.link => {
                 let lost = format!("{} ({why})", server.ended());
-                log.line(&lost);
-                match after_server_lost(&lost, had_turn, restarts, SERVER_RESTARTS) {
-                    Recovery::Restart => {
-                        restarts += 1;
-                        let why =
-                            format!("{lost}; starting it again ({restarts} of {SERVER_RESTARTS})");
-                        shell.tell(LaunchMode::NativeDown, &why, log);
-                        match server.restart(log) {
-                            Ok(()) => {
-                                if let Some((started, actions)) = shell.connect(&server.socket, log)
-                                {
-                                    native = Some(started);
-                                    shell.perform(actions, &mut native, log);
-                                }
-                            }
-                            Err(err) => {
-                                let why = format!(
-                                    "{lost}; it could not be started again: {err:#}; ending the TUI"
-                                );
-                                end_the_tui(tui, &shell, &why, log);
-                                ended_it = true;
-                            }
-                        }
-                        Vec::new()
-                    }
-                    Recovery::EndTheTui(why) => {
-                        end_the_tui(tui, &shell, &why, log);
-                        ended_it = true;
-                        Vec::new()
-                    }
-                }
+                native
+                    .as_mut()
+                    .map(|native| native.on_closed(&lost))
+                    .unwrap_or_default()
             }
             Ok(Event::Rpc { .. } | Event::RpcClosed { .. }) => Vec::new(),
             Ok(Event::Answer { call, answer }) => {
@@ -550,6 +530,29 @@ fn drive(tui: &mut Child, server: &mut AppServer, log: &mut Log) -> Option<ExitS
             Err(RecvTimeoutError::Disconnected) => break None,
         };
         shell.perform(actions, &mut native, log);
+        for (why, restart) in std::mem::take(&mut shell.lost) {
+            if !restart {
+                end_the_tui(tui, &why);
+                ended_it = true;
+                continue;
+            }
+            match server.restart(log) {
+                Ok(()) if shell.connect(&server.socket, log) => {
+                    let actions = native.as_mut().map(Native::reconnected).unwrap_or_default();
+                    shell.perform(actions, &mut native, log);
+                }
+                // Connecting said why to the adapter: the path is down
+                // for good.
+                Ok(()) => native = None,
+                Err(err) => {
+                    let why = format!("{why}, but it could not be: {err:#}; ending the TUI");
+                    log.line(&why);
+                    shell.tell(LaunchMode::NativeDown, &why, log);
+                    end_the_tui(tui, &why);
+                    ended_it = true;
+                }
+            }
+        }
         let due = native
             .as_mut()
             .map(|native| native.on_time(clock.now()))
@@ -587,11 +590,10 @@ fn drive(tui: &mut Child, server: &mut AppServer, log: &mut Log) -> Option<ExitS
     })
 }
 
-/// Ends the TUI whose app-server is gone for good: says why to the adapter,
-/// the launcher's log and (the TUI gone) the terminal.
-fn end_the_tui(tui: &mut Child, shell: &Shell, why: &str, log: &mut Log) {
-    log.line(why);
-    shell.tell(LaunchMode::NativeDown, why, log);
+/// Ends the TUI whose app-server is gone for good (the adapter and the
+/// launcher's log were told why), saying why on the terminal, which the
+/// TUI leaves.
+fn end_the_tui(tui: &mut Child, why: &str) {
     let pid = nix::unistd::Pid::from_raw(tui.id() as i32);
     let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
     eprintln!("ding: {why}");

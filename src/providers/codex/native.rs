@@ -40,7 +40,7 @@ use std::collections::HashMap;
 
 use super::launcher_wire::{ListedHook, QueueAnswer, QueueReport};
 use super::rpc::{self, Incoming};
-use super::timing::{CALL_RETRY, RESUME_AFTER};
+use super::timing::{CALL_RETRY, RESUME_AFTER, SERVER_RESTARTS};
 use super::trust::is_ours;
 use crate::adapter::{HookAnswer, ParkAnswer};
 use crate::core::time::Time;
@@ -86,6 +86,11 @@ pub enum Action {
     Call { call: u64, report: QueueReport },
     /// The native path cannot work here: say why, and stop.
     Unavailable(String),
+    /// The app-server died under the TUI: say so to the adapter (`why`),
+    /// then start it again on the same socket and, once it listens,
+    /// connect and hand over [`Native::reconnected`]'s actions (`restart`),
+    /// or end the TUI (see [`after_server_lost`]).
+    ServerLost { why: String, restart: bool },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -131,6 +136,8 @@ pub struct Native {
     /// The thread has run a turn: it has a rollout a restarted app-server
     /// can load.
     had_turn: bool,
+    /// How many times the app-server was started again.
+    restarts: u32,
 }
 
 impl Native {
@@ -154,9 +161,15 @@ impl Native {
             reported: None,
             retry_at: None,
             had_turn: false,
+            restarts: 0,
         };
+        let actions = native.initialize();
+        (native, actions)
+    }
+
+    fn initialize(&mut self) -> Vec<Action> {
         let mut actions = Vec::new();
-        native.request(
+        self.request(
             &mut actions,
             Purpose::Initialize,
             "initialize",
@@ -165,7 +178,60 @@ impl Native {
                 "capabilities": {"experimentalApi": true},
             }),
         );
-        (native, actions)
+        actions
+    }
+
+    /// The connection to the app-server closed (`why`: how it ended). A
+    /// thread with a turn gets a new app-server, at most
+    /// [`SERVER_RESTARTS`] times; else the TUI is ended and the path stops.
+    /// Either way nothing is asked of, or reported about, the old one.
+    pub fn on_closed(&mut self, why: &str) -> Vec<Action> {
+        if self.stopped {
+            return Vec::new();
+        }
+        match after_server_lost(why, self.had_turn, self.restarts, SERVER_RESTARTS) {
+            Recovery::Restart => {
+                self.restarts += 1;
+                // What the old server was asked or told is void; DING's
+                // deliveries still in its queue are found again when the
+                // new one lists it.
+                self.thread = None;
+                self.status = "unknown".into();
+                self.idle_since = None;
+                self.resumed = false;
+                self.ours.clear();
+                self.failed.clear();
+                self.hooks = None;
+                self.ready = false;
+                self.pending.clear();
+                self.reported = None;
+                self.retry_at = None;
+                vec![Action::ServerLost {
+                    why: format!(
+                        "{why}; starting it again ({} of {SERVER_RESTARTS})",
+                        self.restarts
+                    ),
+                    restart: true,
+                }]
+            }
+            Recovery::EndTheTui(why) => {
+                self.stopped = true;
+                vec![Action::ServerLost {
+                    why,
+                    restart: false,
+                }]
+            }
+        }
+    }
+
+    /// The new app-server listens and the launcher is connected to it:
+    /// the conversation starts again (the TUI's thread is found once the
+    /// TUI has reconnected).
+    pub fn reconnected(&mut self) -> Vec<Action> {
+        if self.stopped {
+            return Vec::new();
+        }
+        self.initialize()
     }
 
     /// The thread the TUI shows, once known.
@@ -855,6 +921,40 @@ mod tests {
             panic!("a fresh thread cannot be resumed");
         };
         assert!(said.contains("no turn yet"), "{said}");
+    }
+
+    /// The native path decides what a lost app-server means: a thread
+    /// with a turn gets a new one (its conversation starts again from
+    /// `initialize` once connected), a few times; then, or for a fresh
+    /// thread, the TUI is ended, and nothing more is asked or said.
+    #[test]
+    fn a_lost_server_is_replaced_while_the_thread_can_resume_and_the_tui_ended_after() {
+        let now = Time::from_millis(1_000);
+        let lost = |native: &mut Native| match native.on_closed("exited (signal: 9)").as_slice() {
+            [Action::ServerLost { why, restart }] => (why.clone(), *restart),
+            other => panic!("{other:?}"),
+        };
+        let (mut fresh, _) = ready(now);
+        let (why, restart) = lost(&mut fresh);
+        assert!(!restart && why.contains("no turn yet"), "{why}");
+        assert!(fresh.on_closed("again").is_empty(), "stopped for good");
+        assert!(fresh.on_time(now + RESUME_AFTER).is_empty());
+
+        let (mut native, _) = ready(now);
+        native.on_message(&status("active"), now);
+        native.on_message(&status("idle"), now);
+        for restarts in 1..=SERVER_RESTARTS {
+            let (why, restart) = lost(&mut native);
+            assert!(restart, "restart {restarts}: {why}");
+            assert!(why.contains(&format!("({restarts} of {SERVER_RESTARTS})")), "{why}");
+            // Nothing is reported of the old server's thread meanwhile.
+            assert!(calls(&native.on_message(&status("idle"), now)).is_empty());
+            let again = sent(&native.reconnected());
+            assert_eq!(again[0]["method"], "initialize");
+        }
+        let (why, restart) = lost(&mut native);
+        assert!(!restart && why.contains("times"), "{why}");
+        assert!(native.reconnected().is_empty());
     }
 
     #[test]

@@ -146,6 +146,9 @@ impl Seen {
                     self.last_call = Some(call);
                     self.calls += 1;
                 }
+                Action::ServerLost { .. } => {
+                    panic!("the server is lost only when its connection closes")
+                }
                 Action::Unavailable(why) => {
                     assert!(!self.unavailable, "unavailable twice: {why}");
                     assert!(!why.is_empty());
