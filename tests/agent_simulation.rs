@@ -102,7 +102,7 @@ pub const LIVENESS_BOUND_MS: u64 = 30_000;
 const KNOWN_OPEN: [(Class, &str); 3] = [
     (
         Class::Draft,
-        "issue 20: a key typed after DING's paste and before its Return joins the notice in the composer; DING withholds its Return, and the person's own Enter sends both",
+        "issue 20: a key that is not text alone (a Return, Backspace, Esc) typed after DING's paste and before its Return ends the host's hold of the person's text: what was held and the key go on behind the notice, DING withholds its Return, and the person's own Enter sends both",
     ),
     (
         Class::Liveness,
@@ -560,39 +560,30 @@ fn real_pane_a_queued_delivery_is_not_said_again_by_the_compacted_backlog() {
 
 /// The Return of a typed notice is a phase of its own (issue 20, item 3;
 /// on the real panes a key pressed between the paste and the Return was
-/// sent with the notice by DING's Return). At seed 6 on the demo agent
-/// DING pastes a notice at 3158 ms; its Return is refused at 3359 ms (the
-/// paste's draw had not settled), and the person types `l` at 3360 ms.
-/// The adapter still sees the notice alone on a screen read before the
-/// key was drawn, but the Return's fence asks for no person's input since
-/// the paste: no Return of DING's is written after the key, and the
-/// prompt the person sends later is theirs to send (the known-open race).
+/// sent with the notice by DING's Return, and since the Return's fence the
+/// key joined the notice in the composer, the Return withheld: 14 of 20
+/// paste trials on Claude Code, 13 of 20 on Codex). At seed 6 on the demo
+/// agent DING pastes a notice at 3158 ms; its Return is refused at 3359 ms
+/// (the paste's draw had not settled), and the person types `l` at
+/// 3360 ms. The paste asked the host to hold a person's typed text: the
+/// `l` waits, the Return asked again at 3417 ms is compared on the paste's
+/// revision and written, the notice goes alone, and the `l` lands after
+/// it in the person's own composer.
 #[test]
-fn a_key_between_the_paste_and_its_return_gets_no_return_of_dings() {
-    let outcome = run(Scenario::on(Harness::Demo, 6));
-    assert!(
-        outcome.violations.iter().all(is_known_open),
-        "{:?}",
-        outcome.violations
-    );
-    let trace = &outcome.trace;
-    let find = |from: usize, mark: &str| {
-        trace[from..]
-            .iter()
-            .position(|line| line.contains(mark))
-            .map(|at| from + at)
-            .unwrap_or_else(|| panic!("no {mark:?} after line {from}:\n{}", trace.join("\n")))
-    };
-    let paste = find(0, "send-if 5 at revision 20");
-    let key = find(paste, "person types \"l\"");
-    let sent = find(key, "submitted \"[ding] 2 unread");
-    let written: Vec<&String> = trace[paste + 1..sent]
-        .iter()
-        .filter(|line| line.contains(" at revision "))
-        .collect();
-    assert!(
-        written.is_empty(),
-        "DING wrote after its paste: {written:?}"
+fn a_key_between_the_paste_and_its_return_waits_for_dings_return() {
+    holds_without(
+        Harness::Demo,
+        6,
+        Class::Draft,
+        &[
+            "3158 send-if 5 at revision 20",
+            "3359 send-if 6 refused: PtyUnsettled",
+            "3360 person types \"l\"",
+            "3360 the host holds the key behind DING's paste",
+            "3417 send-if 7 at revision 22",
+            "3417 the host lets 1 held keys go on: after DING's next transaction",
+            "submitted \"[ding] 2 unread inbox messages in inbox/new: m0009.md, m0010\"",
+        ],
     );
 }
 

@@ -9,7 +9,7 @@ mod support;
 
 use std::time::Duration;
 
-use ding::core::config::QUIET_INPUT;
+use ding::core::config::{QUIET_INPUT, Tunables};
 use ding::core::downlink::Downlink;
 use ding::core::engine::{Input, SendIf};
 use ding::core::fence::QuietPart;
@@ -48,6 +48,8 @@ fn pasted() -> (Driver, u64) {
         panic!("one paste: {:?}", emitted.send_ifs);
     };
     let request = paste.request;
+    // A person's typed text waits behind the paste for its Return.
+    assert_eq!(paste.hold_input, Some(Tunables::default().input_hold()));
     driver.input(
         Input::PtySent {
             request,
@@ -120,6 +122,7 @@ fn a_return_is_refused_without_fresh_confirmation() {
     driver.input(idle(5, "nonempty", 12, Some(request)), at(330));
     let submit = only_send_if(&mut driver).expect("the Return");
     assert_eq!(submit.transport.steps, vec![Step::Write(RETURN.to_vec())]);
+    assert_eq!(submit.hold_input, None, "the Return ends the hold");
     assert_eq!(submit.expected_revision, 12);
     assert_eq!(submit.messages, vec![MessageName::new("001.md").unwrap()]);
     // No person's input since the paste was asked for (at 2 ms).

@@ -181,6 +181,7 @@ fn a_wait_b(identity: &ding::core::identity::Identity, revision: u64, fenced: bo
         steps,
         quiet_input_ms: None,
         settled_output_ms: None,
+        hold_input_ms: None,
     }
 }
 

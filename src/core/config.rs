@@ -122,7 +122,28 @@ impl Tunables {
     pub fn return_within(&self) -> Duration {
         (RETURN_WITHIN_BASE + self.submit_delay + self.settled_output).min(RETURN_WITHIN_MAX)
     }
+
+    /// How long the PTY host may hold a person's typed text behind a typed
+    /// notice's paste, so that their Return-less keys go after DING's
+    /// Return instead of joining the notice in the composer: the time a
+    /// Return usually takes to follow (the submit delay and one settle
+    /// period, then a screen read), with [`INPUT_HOLD_SLACK`] for a loaded
+    /// machine, never more than [`INPUT_HOLD_MAX`]. A Return slower than
+    /// that finds the keys already written, and is withheld.
+    pub fn input_hold(&self) -> Duration {
+        (self.submit_delay + self.settled_output + INPUT_HOLD_SLACK).min(INPUT_HOLD_MAX)
+    }
 }
+
+/// What a typed notice's input hold allows beyond the submit delay and the
+/// settle period: the Return followed its paste by 270-320 ms on both real
+/// harnesses (docs/evaluation.md, `make offsets`), 20-70 ms past those two.
+pub const INPUT_HOLD_SLACK: Duration = Duration::from_millis(500);
+
+/// The longest a person's keys are held behind a typed notice: a delay a
+/// person typing notices, but not one that loses their train of thought.
+/// Below the PTY host's own bound (docs/pty-protocol.md §4).
+pub const INPUT_HOLD_MAX: Duration = Duration::from_secs(2);
 
 /// The time a typed notice's screen has to confirm it, beyond the submit
 /// delay and the settle period: startups keep drawing for up to 2.5 s
@@ -301,6 +322,23 @@ mod tests {
         };
         assert!(slowest.return_within() <= RETURN_WITHIN_MAX);
         assert!(RETURN_WITHIN_MAX < Duration::from_secs(10));
+    }
+
+    /// The hold outlasts the Return it waits for (the submit delay and a
+    /// settle period), and stays within the host's bound however the two
+    /// are tuned.
+    #[test]
+    fn the_input_hold_outlasts_a_usual_return_and_stays_short() {
+        let defaults = Tunables::default();
+        assert!(defaults.input_hold() > defaults.submit_delay + defaults.settled_output);
+        let slowest = Tunables {
+            submit_delay: SUBMIT_DELAY.max,
+            settled_output: SETTLED_OUTPUT.max,
+            ..Tunables::default()
+        };
+        assert_eq!(slowest.input_hold(), INPUT_HOLD_MAX);
+        assert!(INPUT_HOLD_MAX < defaults.return_within());
+        assert!(INPUT_HOLD_MAX.as_millis() as u64 <= crate::pty::wire::MAX_HOLD_INPUT_MS);
     }
 
     #[test]

@@ -141,6 +141,10 @@ pub struct SendIf {
     pub fence: TimeFence,
     pub transport: Transport,
     pub messages: Vec<MessageName>,
+    /// Once written, the host holds a person's typed text for at most this
+    /// long, until DING's next transaction has run, which then goes first
+    /// (a typed notice's paste: its Return; docs/pty-protocol.md §4).
+    pub hold_input: Option<Duration>,
 }
 
 /// An unconditional send (the aggressive policy).
@@ -1536,6 +1540,7 @@ impl Engine {
             ),
         };
         let time_fence = tunables.time_fence();
+        let input_hold = tunables.input_hold();
         let messages = notice.named().to_vec();
         let request = self.next_request;
         self.next_request += 1;
@@ -1578,6 +1583,9 @@ impl Engine {
                     fence: time_fence,
                     transport,
                     messages,
+                    // The paste's Return comes next: a person's typed text
+                    // waits for it instead of joining the notice.
+                    hold_input: Some(input_hold),
                 }));
             }
             None => self.outputs.push_back(Output::Send(Send {
@@ -1686,6 +1694,7 @@ impl Engine {
             fence,
             transport: Transport::submit(),
             messages,
+            hold_input: None,
         }));
     }
 

@@ -169,6 +169,20 @@ impl Client {
         steps: &[WireStep],
         quiet: Quiet,
     ) -> Result<SendIfReply> {
+        self.send_if_holding(identity, expected_revision, steps, quiet, None)
+    }
+
+    /// [`Client::send_if_quiet`], and once written a person's typed text is
+    /// held for at most `hold_input_ms`, until this client's next
+    /// transaction has run (docs/pty-protocol.md §4).
+    pub fn send_if_holding(
+        &mut self,
+        identity: &Identity,
+        expected_revision: u64,
+        steps: &[WireStep],
+        quiet: Quiet,
+        hold_input_ms: Option<u64>,
+    ) -> Result<SendIfReply> {
         let request = Request::SendIf {
             session: identity.session.clone(),
             incarnation: identity.incarnation.clone(),
@@ -177,6 +191,7 @@ impl Client {
             steps: steps.to_vec(),
             quiet_input_ms: quiet.input_ms,
             settled_output_ms: quiet.output_ms,
+            hold_input_ms,
         };
         match self.request(&request)? {
             Reply::SendIf(result) => Ok(result),

@@ -41,6 +41,12 @@ pub enum Request {
         quiet_input_ms: Option<u64>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         settled_output_ms: Option<u64>,
+        /// Once the steps are written in full, hold a person's typed text
+        /// (no control character) for at most this long, until this
+        /// client's next transaction has run: it goes first (a typed
+        /// notice's Return; docs/pty-protocol.md §4).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        hold_input_ms: Option<u64>,
     },
     /// Unconditional send. `origin` says who types, for the host's log: a
     /// supervisor's intervention (the default) or DING's own delivery (the
@@ -265,6 +271,17 @@ pub struct Quiet {
 
 /// The longest quiet a send-if may ask for, of either kind.
 pub const MAX_QUIET_MS: u64 = 10_000;
+
+/// The longest a send-if may ask a person's typed text to be held.
+pub const MAX_HOLD_INPUT_MS: u64 = 3_000;
+
+/// Whether a person's `bytes` are typed text as a send-if's `holdInputMs`
+/// means it: valid UTF-8 with no control character (C0, DEL, C1), so no
+/// Return, Esc, arrow, Backspace or Ctrl key a harness acts on.
+pub fn is_typed_text(bytes: &[u8]) -> bool {
+    std::str::from_utf8(bytes)
+        .is_ok_and(|text| !text.is_empty() && !text.chars().any(char::is_control))
+}
 
 /// Which part of a send-if tuple differs first, in fence order: the same
 /// type the engine fences with, so the two can never disagree on a name.

@@ -125,6 +125,9 @@ impl PtyLink {
             steps: wire_steps(&send.transport),
             quiet_input_ms: Some(quiet_input_ms),
             settled_output_ms: Some(settled_output_ms),
+            hold_input_ms: send
+                .hold_input
+                .map(|hold| u64::try_from(hold.as_millis()).unwrap_or(u64::MAX)),
         };
         self.transact(
             registry,

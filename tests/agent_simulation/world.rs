@@ -15,6 +15,7 @@ use ding::core::identity::Identity;
 use ding::core::message::MessageName;
 use ding::core::time::Time;
 use ding::core::transport::{PASTE_END, PASTE_START, RETURN, Step};
+use ding::pty::wire::is_typed_text;
 use serde_json::Value;
 
 use crate::LIVENESS_BOUND_MS;
@@ -192,6 +193,8 @@ enum Due {
     Engine(ToEngine),
     /// The PTY transaction's wait ended.
     TransactionGoesOn,
+    /// The hold of this number has had its time.
+    HoldEnds(u64),
     /// The snapshot the machine asked for is taken now.
     Snapshot,
     Arrival(usize),
@@ -203,6 +206,19 @@ struct Transaction {
     request: u64,
     steps: VecDeque<Step>,
     written: usize,
+    /// Once written in full, the person's typed text is held this long.
+    hold_input_ms: Option<u64>,
+}
+
+/// A person's typed text the host holds behind DING's paste, as `ding
+/// pty` does (docs/pty-protocol.md §4): until DING's next transaction has
+/// run, its time is up, or a key that is not text alone comes.
+struct InputHold {
+    /// Told apart, so that the deadline of an ended hold ends nothing.
+    number: u64,
+    held: Vec<Vec<u8>>,
+    /// DING's next transaction began: the hold ends once it is done.
+    ending: bool,
 }
 
 struct HookCallRecord {
@@ -246,6 +262,8 @@ struct World {
     /// Whether the adapter watches the terminal (its connection is open).
     watching: bool,
     transaction: Option<Transaction>,
+    hold: Option<InputHold>,
+    holds: u64,
     /// When, on the host's clock, a person's input last reached the
     /// terminal, and output last came from the harness: the time fence's
     /// facts (docs/pty-protocol.md §3).
@@ -335,6 +353,8 @@ impl World {
             typing: Vec::new(),
             awaiting_return: false,
             raced: std::collections::BTreeSet::new(),
+            hold: None,
+            holds: 0,
             typed_at_ms: None,
             claimed_at_ms: None,
             violations: Vec::new(),
@@ -492,6 +512,15 @@ impl World {
                 self.carry_out_engine();
             }
             Due::TransactionGoesOn => self.run_transaction(),
+            Due::HoldEnds(number) => {
+                if self
+                    .hold
+                    .as_ref()
+                    .is_some_and(|hold| hold.number == number && !hold.ending)
+                {
+                    self.release_hold("its time was up");
+                }
+            }
             Due::Snapshot if self.watching => {
                 let mut snapshot = self.harness.snapshot(self.revision);
                 // As `ding pty` builds it: the terminal's times, and its
@@ -742,6 +771,11 @@ impl World {
         if self.transaction.is_some() {
             panic!("a second transaction while one runs: {send:?}");
         }
+        // DING's next transaction after a holding paste: compared on a
+        // revision the held keys have not moved, and they go on after it.
+        if let Some(hold) = self.hold.as_mut() {
+            hold.ending = true;
+        }
         if send.identity != self.identity || send.expected_revision != self.revision {
             self.note(format!(
                 "send-if {} refused: revision {} expected {}",
@@ -751,11 +785,16 @@ impl World {
                 request: send.request,
                 actual: self.revision,
             };
+            self.release_hold("after DING's next transaction");
             self.engine.handle_input(conflict, now);
             return self.carry_out_engine();
         }
         if let Some(unsettled) = self.unsettled(&send) {
             self.note(format!("send-if {} refused: {unsettled:?}", send.request));
+            // Asked again shortly: the hold goes on for it.
+            if let Some(hold) = self.hold.as_mut() {
+                hold.ending = false;
+            }
             self.engine.handle_input(unsettled, now);
             return self.carry_out_engine();
         }
@@ -783,6 +822,9 @@ impl World {
             request: send.request,
             steps: send.transport.steps.into_iter().collect(),
             written: 0,
+            hold_input_ms: send
+                .hold_input
+                .map(|hold| u64::try_from(hold.as_millis()).unwrap_or(u64::MAX)),
         });
         self.run_transaction();
     }
@@ -823,12 +865,23 @@ impl World {
                 }
                 None => {
                     let request = transaction.request;
+                    let hold_input_ms = transaction.hold_input_ms;
                     self.transaction = None;
                     let sent = ToEngine::PtySent {
                         request,
                         revision: self.revision,
                     };
                     self.after(1, Due::Engine(sent));
+                    self.release_hold("after DING's next transaction");
+                    if let Some(ms) = hold_input_ms.filter(|ms| *ms > 0) {
+                        self.holds += 1;
+                        self.hold = Some(InputHold {
+                            number: self.holds,
+                            held: Vec::new(),
+                            ending: false,
+                        });
+                        self.after(ms, Due::HoldEnds(self.holds));
+                    }
                     return;
                 }
             }
@@ -1070,13 +1123,44 @@ impl World {
         self.after(next, Due::PersonLooks);
     }
 
-    /// What a person types goes through the PTY host straight to the
-    /// terminal; a compare-and-send still running stops where it is.
+    /// What a person types goes through the PTY host to the terminal:
+    /// held while a hold is in force and it is text alone, else straight
+    /// on, ending any hold first.
     fn person_types(&mut self, bytes: Vec<u8>) {
         self.note(format!(
             "person types {:?}",
             String::from_utf8_lossy(&bytes)
         ));
+        if let Some(hold) = self.hold.as_mut() {
+            if is_typed_text(&bytes) {
+                hold.held.push(bytes);
+                return self.note("the host holds the key behind DING's paste".into());
+            }
+            self.release_hold("a key that is not text alone");
+        }
+        self.persons_input_goes_on(bytes);
+    }
+
+    /// Ends the hold in force: what it held goes on, in order.
+    fn release_hold(&mut self, why: &str) {
+        let Some(hold) = self.hold.take() else {
+            return;
+        };
+        if hold.held.is_empty() {
+            return;
+        }
+        self.note(format!(
+            "the host lets {} held keys go on: {why}",
+            hold.held.len()
+        ));
+        for bytes in hold.held {
+            self.persons_input_goes_on(bytes);
+        }
+    }
+
+    /// A person's input reaches the terminal; a compare-and-send still
+    /// running stops where it is.
+    fn persons_input_goes_on(&mut self, bytes: Vec<u8>) {
         let writes_left = self.transaction.as_ref().is_some_and(|transaction| {
             transaction
                 .steps

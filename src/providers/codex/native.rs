@@ -946,7 +946,10 @@ mod tests {
         for restarts in 1..=SERVER_RESTARTS {
             let (why, restart) = lost(&mut native);
             assert!(restart, "restart {restarts}: {why}");
-            assert!(why.contains(&format!("({restarts} of {SERVER_RESTARTS})")), "{why}");
+            assert!(
+                why.contains(&format!("({restarts} of {SERVER_RESTARTS})")),
+                "{why}"
+            );
             // Nothing is reported of the old server's thread meanwhile.
             assert!(calls(&native.on_message(&status("idle"), now)).is_empty());
             let again = sent(&native.reconnected());

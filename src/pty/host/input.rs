@@ -2,16 +2,25 @@
 //! transaction, the send-if compare, and running transaction steps (writes
 //! and timer-driven waits) to completion.
 
+use super::hold::UnderHold;
 use super::*;
 
 impl Host {
     /// Hands input to the terminal in arrival order, or queues it behind the
     /// active transaction. A person's input ends an active send-if first:
     /// DING's remaining steps were decided on a terminal the person has
-    /// since touched.
+    /// since touched. A person's typed text that a hold keeps waits for
+    /// DING's next transaction instead (`hold`).
     pub(super) fn submit(&mut self, input: Input) {
         if is_a_persons(&input) {
+            if self.holds(&input) {
+                self.queued_bytes += input_len(&input);
+                self.queued.push_back(input);
+                return;
+            }
             self.interrupt_send_if();
+        } else if let Input::Transaction(tx) = &input {
+            self.hold_owner_acts(tx.client);
         }
         if self.active.is_some() || !self.queued.is_empty() {
             self.queued_bytes += input_len(&input);
@@ -98,6 +107,8 @@ impl Host {
             }
             if let Some(reply) = self.unsettled(condition) {
                 self.reply(tx.client, ServerLine::Reply(Reply::SendIf(reply)));
+                // Asked again once settled: a hold goes on for it.
+                self.keep_hold_for(tx.client);
                 return;
             }
         }
@@ -181,6 +192,14 @@ impl Host {
     pub(super) fn advance(&mut self, now: Instant) {
         loop {
             let Some(tx) = self.active.as_mut() else {
+                match self.under_hold() {
+                    UnderHold::Begin(next) => {
+                        self.begin(next);
+                        continue;
+                    }
+                    UnderHold::Wait => return,
+                    UnderHold::Over => {}
+                }
                 let Some(next) = self.queued.pop_front() else {
                     return;
                 };
@@ -232,6 +251,9 @@ impl Host {
                         None => Reply::Send { revision, written },
                     };
                     self.reply(tx.client, ServerLine::Reply(reply));
+                    if let Some(ms) = tx.hold_input_ms {
+                        self.start_hold(tx.client, ms, now);
+                    }
                 }
             }
         }

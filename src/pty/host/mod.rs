@@ -17,7 +17,9 @@
 //!
 //! This file holds the state and the loop; `lifecycle` starts, reaps and
 //! restarts the child, `terminal` reads and writes the PTY master, `input`
-//! orders input and runs transactions, `requests` serves the clients.
+//! orders input and runs transactions, `hold` keeps a person's typed text
+//! behind a typed notice's paste until DING's Return, `requests` serves
+//! the clients.
 //! Shapes on the wire live in `wire`; the screen model in `screen`; the
 //! socket checks in `socket`; spawning on a PTY in `child`.
 
@@ -46,13 +48,14 @@ use crate::pty::screen::Screen;
 use crate::pty::socket;
 use crate::pty::transport::{self, WireStep};
 use crate::pty::wire::{
-    ChildState, ErrorKind, ErrorReply, FrameKind, HostStatus, IdentityPart, MAX_QUIET_MS,
-    MAX_REQUEST_LINE, NextRequest, Origin, Parsed, Push, Reply, Request, SendIfReply, ServerLine,
-    Size, TerminalPart, TerminalTimes, decode_request, next_request, parse_frame, parse_resize,
-    push_frame,
+    ChildState, ErrorKind, ErrorReply, FrameKind, HostStatus, IdentityPart, MAX_HOLD_INPUT_MS,
+    MAX_QUIET_MS, MAX_REQUEST_LINE, NextRequest, Origin, Parsed, Push, Reply, Request, SendIfReply,
+    ServerLine, Size, TerminalPart, TerminalTimes, decode_request, next_request, parse_frame,
+    parse_resize, push_frame,
 };
 use crate::signals;
 
+mod hold;
 mod input;
 mod lifecycle;
 mod requests;
@@ -130,6 +133,9 @@ struct Transaction {
     steps: VecDeque<WireStep>,
     written: usize,
     wait_until: Option<Instant>,
+    /// Once written in full, hold a person's typed text for at most this
+    /// many milliseconds (see `hold`).
+    hold_input_ms: Option<u64>,
 }
 
 struct Condition {
@@ -172,6 +178,8 @@ struct Host {
     active: Option<Transaction>,
     queued: VecDeque<Input>,
     queued_bytes: usize,
+    /// A person's typed text held behind a typed notice's paste.
+    hold: Option<hold::InputHold>,
     restart_waiter: Option<Token>,
     /// When a restart's SIGHUP is followed by SIGKILL.
     restart_kill_at: Option<Instant>,
@@ -236,6 +244,7 @@ impl Host {
             active: None,
             queued: VecDeque::new(),
             queued_bytes: 0,
+            hold: None,
             restart_waiter: None,
             restart_kill_at: None,
             job_end_at: None,
@@ -312,16 +321,24 @@ impl Host {
     /// restart's escalation to SIGKILL, or the end of an exited child's job.
     fn next_deadline(&self) -> Option<Instant> {
         let wait = self.active.as_ref().and_then(|tx| tx.wait_until);
-        [wait, self.exit_at, self.restart_kill_at, self.job_end_at]
-            .into_iter()
-            .flatten()
-            .min()
+        let hold = self.hold_deadline();
+        [
+            wait,
+            hold,
+            self.exit_at,
+            self.restart_kill_at,
+            self.job_end_at,
+        ]
+        .into_iter()
+        .flatten()
+        .min()
     }
 
     /// Work that follows every batch of events: timers, resumed reads,
     /// watch pushes, flushing, and interest derived from the new state.
     fn after_events(&mut self) {
         let now = Instant::now();
+        self.check_hold(now);
         self.advance(now);
         if self.exit_at.is_some_and(|at| at <= now) {
             self.quit = Some(self.child_exit_code());
@@ -381,6 +398,11 @@ impl Host {
             if self.restart_waiter == Some(token) {
                 self.restart_waiter = None;
             }
+        }
+        // A hold whose client is gone lets what it held go on now.
+        if self.hold.is_some() {
+            self.check_hold(now);
+            self.advance(now);
         }
         for (token, client) in self.clients.iter_mut() {
             let wanted = client.wanted_interest();

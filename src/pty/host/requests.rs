@@ -180,6 +180,7 @@ impl Host {
                 steps,
                 quiet_input_ms,
                 settled_output_ms,
+                hold_input_ms,
             } => {
                 if let Some(ms) = [quiet_input_ms, settled_output_ms]
                     .into_iter()
@@ -187,6 +188,10 @@ impl Host {
                     .find(|&ms| ms > MAX_QUIET_MS)
                 {
                     let message = format!("a quiet of {ms} ms is over {MAX_QUIET_MS} ms");
+                    return self.error(token, ErrorKind::InvalidArgument, message);
+                }
+                if let Some(ms) = hold_input_ms.filter(|&ms| ms > MAX_HOLD_INPUT_MS) {
+                    let message = format!("a hold of {ms} ms is over {MAX_HOLD_INPUT_MS} ms");
                     return self.error(token, ErrorKind::InvalidArgument, message);
                 }
                 let condition = Condition {
@@ -197,9 +202,15 @@ impl Host {
                     quiet_input_ms,
                     settled_output_ms,
                 };
-                self.transaction(token, Some(condition), Origin::Delivery, steps);
+                self.transaction(
+                    token,
+                    Some(condition),
+                    Origin::Delivery,
+                    steps,
+                    hold_input_ms,
+                );
             }
-            Request::Send { steps, origin } => self.transaction(token, None, origin, steps),
+            Request::Send { steps, origin } => self.transaction(token, None, origin, steps, None),
             Request::Watch {} => {
                 let revision = self.revision;
                 if let Some(client) = self.clients.get_mut(&token) {
@@ -241,6 +252,7 @@ impl Host {
         condition: Option<Condition>,
         origin: Origin,
         steps: Vec<WireStep>,
+        hold_input_ms: Option<u64>,
     ) {
         let bytes = match transport::validate(&steps) {
             Ok(bytes) => bytes,
@@ -264,6 +276,7 @@ impl Host {
             steps: steps.into(),
             written: 0,
             wait_until: None,
+            hold_input_ms,
         }));
     }
 

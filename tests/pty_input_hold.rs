@@ -1,0 +1,195 @@
+//! A person's typed text held behind a typed notice's paste
+//! (docs/pty-protocol.md §4): a send-if that asks for `holdInputMs` makes
+//! the host keep a person's text from the terminal until the same client's
+//! next transaction has run, which goes first; anything but text ends the
+//! hold at once, and so do its time and its client's hang-up. Proven by
+//! what the child read: it records every byte raw into `out`.
+
+mod support;
+
+use std::io::Write;
+use std::os::unix::net::UnixStream;
+
+use ding::core::identity::Identity;
+use ding::pty::client::Client;
+use ding::pty::wire::{ErrorKind, FrameKind, Quiet, SendIfReply, push_frame};
+use ding::wait::wait_until;
+use support::{Host, PATIENCE, write};
+
+const PASTE: &[u8] = b"NOTICE";
+
+/// A person typing through `attach`: each call sends one data frame.
+struct Typist(UnixStream);
+
+impl Typist {
+    fn new(host: &Host) -> Typist {
+        let (stream, _) = host.client().attach().expect("attach");
+        Typist(stream)
+    }
+
+    fn type_bytes(&mut self, bytes: &[u8]) {
+        let mut frame = Vec::new();
+        push_frame(&mut frame, FrameKind::Data, bytes);
+        self.0.write_all(&frame).expect("type");
+    }
+}
+
+/// DING's paste, holding a person's text for `hold_ms` once written; the
+/// revision after it.
+fn paste_holding(sender: &mut Client, host: &Host, hold_ms: u64) -> (Identity, u64) {
+    let (identity, revision) = host.identity();
+    let reply = sender
+        .send_if_holding(
+            &identity,
+            revision,
+            &[write(PASTE)],
+            Quiet::default(),
+            Some(hold_ms),
+        )
+        .expect("paste");
+    let SendIfReply::Sent { revision, .. } = reply else {
+        panic!("the paste: {reply:?}");
+    };
+    (identity, revision)
+}
+
+/// How many of the host's log records are of `event`.
+fn logged(host: &Host, event: &str) -> usize {
+    let needle = format!("\"event\":\"{event}\"");
+    host.stderr_text().matches(&needle).count()
+}
+
+/// Waits until the host has logged `count` records of `event`.
+fn wait_logged(host: &Host, event: &str, count: usize) {
+    assert!(
+        wait_until(PATIENCE, || logged(host, event) >= count),
+        "no {count} {event} records: {}",
+        host.stderr_text()
+    );
+}
+
+#[test]
+fn text_typed_after_a_holding_paste_goes_after_dings_return() {
+    let host = Host::recording();
+    let mut sender = host.client();
+    let (identity, pasted) = paste_holding(&mut sender, &host, 2_000);
+    let mut typist = Typist::new(&host);
+    typist.type_bytes("\u{e9}".as_bytes());
+    typist.type_bytes(b"ab");
+    wait_logged(&host, "input-held", 2);
+    // The held keys moved nothing: the Return is compared on the paste's
+    // revision and goes first.
+    let reply = sender
+        .send_if(&identity, pasted, &[write(b"\r")])
+        .expect("return");
+    assert!(matches!(reply, SendIfReply::Sent { .. }), "{reply:?}");
+    let out = host.wait_file("out", PASTE.len() + 1 + 2 + 2);
+    assert_eq!(out, "NOTICE\r\u{e9}ab".as_bytes());
+    wait_logged(&host, "input-released", 1);
+    // The hold is over: the next key goes on at once.
+    typist.type_bytes(b"z");
+    assert_eq!(
+        host.wait_file("out", out.len() + 1),
+        "NOTICE\r\u{e9}abz".as_bytes()
+    );
+}
+
+#[test]
+fn a_return_with_nothing_held_ends_the_hold_at_once() {
+    let host = Host::recording();
+    let mut sender = host.client();
+    let (identity, pasted) = paste_holding(&mut sender, &host, 3_000);
+    let reply = sender
+        .send_if(&identity, pasted, &[write(b"\r")])
+        .expect("return");
+    assert!(matches!(reply, SendIfReply::Sent { .. }), "{reply:?}");
+    // A key after DING's Return is the person's own, and goes on at once.
+    Typist::new(&host).type_bytes(b"z");
+    assert_eq!(host.wait_file("out", PASTE.len() + 2), b"NOTICE\rz");
+    assert_eq!(logged(&host, "input-held"), 0, "{}", host.stderr_text());
+}
+
+#[test]
+fn a_key_that_is_not_text_ends_the_hold_and_dings_return_is_refused() {
+    for key in [&b"\x1b"[..], b"\r", b"\x7f", b"\x1b[A", b"x\x03"] {
+        let host = Host::recording();
+        let mut sender = host.client();
+        let (identity, pasted) = paste_holding(&mut sender, &host, 2_000);
+        let mut typist = Typist::new(&host);
+        typist.type_bytes(b"p");
+        wait_logged(&host, "input-held", 1);
+        typist.type_bytes(key);
+        // In the person's order, at once, with no time of the hold's left.
+        let mut wanted = PASTE.to_vec();
+        wanted.push(b'p');
+        wanted.extend_from_slice(key);
+        assert_eq!(host.wait_file("out", wanted.len()), wanted, "{key:?}");
+        let reply = sender
+            .send_if(&identity, pasted, &[write(b"\r")])
+            .expect("return");
+        assert!(
+            matches!(reply, SendIfReply::Conflict { .. }),
+            "{key:?}: {reply:?}"
+        );
+    }
+}
+
+#[test]
+fn a_hold_ends_when_its_time_is_up_or_its_client_hangs_up() {
+    let host = Host::recording();
+    let mut sender = host.client();
+    let (identity, pasted) = paste_holding(&mut sender, &host, 300);
+    let mut typist = Typist::new(&host);
+    typist.type_bytes(b"p");
+    // Nothing else happens: the key goes on once the hold's time is up.
+    assert_eq!(host.wait_file("out", PASTE.len() + 1), b"NOTICEp");
+    assert!(host.stderr_text().contains("its time was up"));
+    let reply = sender
+        .send_if(&identity, pasted, &[write(b"\r")])
+        .expect("return");
+    assert!(matches!(reply, SendIfReply::Conflict { .. }), "{reply:?}");
+
+    let mut sender = host.client();
+    paste_holding(&mut sender, &host, 3_000);
+    typist.type_bytes(b"q");
+    wait_logged(&host, "input-held", 2);
+    drop(sender);
+    assert_eq!(
+        host.wait_file("out", 2 * PASTE.len() + 2),
+        b"NOTICEpNOTICEq"
+    );
+    assert!(host.stderr_text().contains("DING's connection closed"));
+}
+
+#[test]
+fn a_supervisors_typed_text_is_held_too_and_a_hold_past_the_bound_is_refused() {
+    let host = Host::recording();
+    let mut sender = host.client();
+    let (identity, pasted) = paste_holding(&mut sender, &host, 2_000);
+    let supervisor = std::thread::spawn({
+        let mut client = host.client();
+        move || client.send(&[write(b"typed")]).expect("intervene")
+    });
+    wait_logged(&host, "input-held", 1);
+    let reply = sender
+        .send_if(&identity, pasted, &[write(b"\r")])
+        .expect("return");
+    assert!(matches!(reply, SendIfReply::Sent { .. }), "{reply:?}");
+    supervisor.join().expect("the supervisor's send");
+    assert_eq!(host.wait_file("out", PASTE.len() + 6), b"NOTICE\rtyped");
+
+    let (identity, revision) = host.identity();
+    let refused = sender.send_if_holding(
+        &identity,
+        revision,
+        &[write(b"x")],
+        Quiet::default(),
+        Some(ding::pty::wire::MAX_HOLD_INPUT_MS + 1),
+    );
+    let err = refused.expect_err("refused");
+    assert!(
+        format!("{err:#}").contains(&format!("{:?}", ErrorKind::InvalidArgument).to_lowercase())
+            || format!("{err:#}").contains("hold of"),
+        "{err:#}"
+    );
+}
