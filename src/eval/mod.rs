@@ -33,6 +33,7 @@
 //! homes) and `docs/evaluation.md` (the method and the latest table).
 
 pub mod arm;
+pub mod confidence;
 pub mod evidence;
 pub mod http;
 pub mod launch;
@@ -49,6 +50,7 @@ pub mod script;
 pub mod sender;
 pub mod trial;
 pub mod typist;
+pub mod verdict;
 
 /// The wall clock in Unix milliseconds: the model server stamps its log
 /// with it, and the evaluation compares against it.

@@ -15,6 +15,7 @@ use serde::Serialize;
 use super::arm::Arm;
 use super::row::Row;
 use super::trial::{Outcome, TrialFacts};
+use super::verdict::{Conclusion, RowVerdict, harness_conclusion, row_verdict};
 
 /// One harness as it was evaluated.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -251,7 +252,8 @@ fn cell(harness: &str, row: u32, arm: &str, trials: &[&TrialFacts]) -> Cell {
         .copied();
     cell.latency_max_ms = latencies.last().copied();
     if cell.delivered > 0 {
-        cell.calls_per_delivered = Some(cell.delivery_calls as f64 / cell.delivered as f64);
+        // The verdict's measure: every turn's model calls, titles apart.
+        cell.calls_per_delivered = Some(cell.turn_calls as f64 / cell.delivered as f64);
         cell.ding_bytes_per_delivered = Some(cell.ding_bytes as f64 / cell.delivered as f64);
     }
     cell
@@ -305,6 +307,15 @@ fn ratio(value: Option<f64>) -> String {
             format!("{v:.2}")
         }
     })
+}
+
+/// DING's terminal bytes per delivered message; with nothing delivered,
+/// what it wrote all the same (never hidden behind a dash).
+fn bytes_per_delivered(cell: &Cell) -> String {
+    match cell.ding_bytes_per_delivered {
+        Some(_) => ratio(cell.ding_bytes_per_delivered),
+        None => format!("{} written, 0 delivered", cell.ding_bytes),
+    }
 }
 
 fn row_name(number: u32) -> String {
@@ -401,7 +412,7 @@ fn matrix_table<'a>(out: &mut String, cells: impl Iterator<Item = &'a &'a Cell>)
             cell.turn_calls,
             cell.titles,
             ratio(cell.calls_per_delivered),
-            ratio(cell.ding_bytes_per_delivered),
+            bytes_per_delivered(cell),
             cell.duplicates,
         );
     }
@@ -432,7 +443,7 @@ fn intervention_table<'a>(out: &mut String, cells: impl Iterator<Item = &'a Cell
             cell.supervisor_bytes,
             cell.delivered,
             cell.sent,
-            ratio(cell.ding_bytes_per_delivered),
+            bytes_per_delivered(cell),
             cell.turn_calls,
             cell.titles,
         );
@@ -464,16 +475,21 @@ fn notes(out: &mut String, cells: &[&Cell]) {
     }
 }
 
-/// The design's done condition, per harness: equal delivery, strictly
-/// fewer corrupted drafts and dialogs answered, no extra model calls per
-/// delivered message. The raw difference in model calls is shown beside
-/// it: where the aggressive arm lost a message or broke the typist's work,
-/// it also made the calls of that work, so fewer calls there is no economy.
+/// The design's done condition, row by row and per harness
+/// (`verdict`): rates with their 95% intervals, the careful arm's extra
+/// model calls per delivered message seed by seed, and what the counts
+/// cannot decide said as such. Per harness the careful arm must also
+/// collide strictly less than the aggressive arm (drafts corrupted and
+/// dialogs answered, over the rows compared).
 fn comparison(out: &mut String, report: &Report) {
     let _ = writeln!(out, "\n## Careful against aggressive\n");
     let _ = writeln!(
         out,
-        "| harness | rows compared | delivered (careful / aggressive) | drafts corrupted (careful / aggressive) | dialogs answered by DING (careful / aggressive) | extra model calls (all turns) | verdict |"
+        "Rates with their 95% Wilson intervals; model calls per delivered message compared seed by seed (careful minus aggressive: the mean, with its 95% t interval). A row meets the done condition only if every trial does; one the counts cannot decide says so.\n"
+    );
+    let _ = writeln!(
+        out,
+        "| harness | row | delivered (careful / aggressive) | drafts corrupted (careful) | dialogs answered by DING (careful) | extra calls per delivered message | verdict |"
     );
     let _ = writeln!(out, "|---|---|---|---|---|---|---|");
     for harness in &report.meta.harnesses {
@@ -485,17 +501,10 @@ fn comparison(out: &mut String, report: &Report) {
                 .collect()
         };
         let (careful, aggressive) = (of(Arm::Careful), of(Arm::Aggressive));
-        // A careful trial that could not be driven to its end still counts:
-        // its row is compared, and the verdict says so.
-        let compared: Vec<(&Cell, &Cell)> = careful
+        let compared: Vec<(&Cell, Option<&Cell>)> = careful
             .iter()
-            .filter(|c| c.not_run.is_none() && (c.ran > 0 || !c.errors.is_empty()))
-            .filter_map(|c| {
-                aggressive
-                    .iter()
-                    .find(|a| a.row == c.row && a.ran > 0)
-                    .map(|a| (*c, *a))
-            })
+            .filter(|c| c.not_run.is_none())
+            .map(|c| (*c, aggressive.iter().find(|a| a.row == c.row).copied()))
             .collect();
         if compared.is_empty() {
             let reason = careful
@@ -504,77 +513,61 @@ fn comparison(out: &mut String, report: &Report) {
                 .unwrap_or_else(|| "the careful arm did not run".into());
             let _ = writeln!(
                 out,
-                "| {} | 0 | – | – | – | – | no comparison: {reason}; no benefit is claimed |",
+                "| {} | – | – | – | – | – | no comparison: {reason}; no benefit is claimed |",
                 harness.name
             );
             continue;
         }
-        let sum = |f: &dyn Fn(&Cell) -> usize, side: usize| -> usize {
-            compared
-                .iter()
-                .map(|pair| f(if side == 0 { pair.0 } else { pair.1 }))
+        let verdicts: Vec<RowVerdict> = compared
+            .iter()
+            .map(|(c, a)| row_verdict(c, *a, &report.trials))
+            .collect();
+        for verdict in &verdicts {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} / {} | {} | {} | {} | {} |",
+                harness.name,
+                row_name(verdict.row),
+                verdict.delivered.0.show(),
+                verdict.delivered.1.show(),
+                verdict.drafts_corrupted.show(),
+                verdict.dialogs_answered.show(),
+                verdict
+                    .calls
+                    .as_ref()
+                    .map_or("– (no seed delivered on both)".into(), |calls| calls
+                        .show()),
+                verdict.conclusion.show(),
+            );
+        }
+        let collisions = |cells: &mut dyn Iterator<Item = &Cell>| -> usize {
+            cells
+                .map(|c| c.drafts_corrupted + c.dialogs_answered_by_ding)
                 .sum()
         };
-        let delivered = (sum(&|c| c.delivered, 0), sum(&|c| c.delivered, 1));
-        let sent = (sum(&|c| c.sent, 0), sum(&|c| c.sent, 1));
-        let corrupted = (
-            sum(&|c| c.drafts_corrupted, 0),
-            sum(&|c| c.drafts_corrupted, 1),
-        );
-        let dialogs = (
-            sum(&|c| c.dialogs_answered_by_ding, 0),
-            sum(&|c| c.dialogs_answered_by_ding, 1),
-        );
-        let extra: i64 = compared.iter().filter_map(|(c, _)| c.extra_calls).sum();
-        let mut failures = Vec::new();
-        if sent.0 - delivered.0 > 0 {
-            failures.push(format!("{} message(s) lost", sent.0 - delivered.0));
+        let ours = collisions(&mut compared.iter().map(|(c, _)| *c));
+        let theirs = collisions(&mut compared.iter().filter_map(|(_, a)| *a));
+        let mut overall = harness_conclusion(&verdicts);
+        if ours >= theirs {
+            let why =
+                format!("not strictly fewer collisions than aggressive ({ours} against {theirs})");
+            overall = match overall {
+                Conclusion::Fails(mut list) => {
+                    list.push(why);
+                    Conclusion::Fails(list)
+                }
+                Conclusion::CannotTell(list) => {
+                    Conclusion::Fails(std::iter::once(why).chain(list).collect())
+                }
+                Conclusion::Meets => Conclusion::Fails(vec![why]),
+            };
         }
-        if delivered.0 < delivered.1 {
-            failures.push("delivered fewer than aggressive".to_string());
-        }
-        if corrupted.0 > 0 {
-            failures.push(format!("{} draft(s) corrupted", corrupted.0));
-        }
-        if dialogs.0 > 0 {
-            failures.push(format!("{} dialog(s) answered by DING", dialogs.0));
-        }
-        for (c, _) in &compared {
-            if !c.errors.is_empty() {
-                failures.push(format!(
-                    "row {}: {} careful trial(s) not driven to the end",
-                    c.row,
-                    c.errors.len()
-                ));
-            }
-            if let Some(more) = c.extra_calls_per_delivered.filter(|more| *more > 1e-9) {
-                failures.push(format!(
-                    "row {}: {more:.2} more model call(s) per delivered message",
-                    c.row
-                ));
-            }
-        }
-        if corrupted.0 + dialogs.0 >= corrupted.1 + dialogs.1 {
-            failures.push("not strictly fewer collisions than aggressive".to_string());
-        }
-        let verdict = if failures.is_empty() {
-            "meets the done condition on these rows".to_string()
-        } else {
-            format!("does not meet it: {}", failures.join("; "))
-        };
         let _ = writeln!(
             out,
-            "| {} | {} | {}/{} / {}/{} | {} / {} | {} / {} | {extra:+} | {verdict} |",
+            "| {} | all {} compared | | {ours} (aggressive {theirs}) collisions | | | **{}** |",
             harness.name,
-            compared.len(),
-            delivered.0,
-            sent.0,
-            delivered.1,
-            sent.1,
-            corrupted.0,
-            corrupted.1,
-            dialogs.0,
-            dialogs.1,
+            verdicts.len(),
+            overall.show(),
         );
     }
 }
@@ -702,8 +695,14 @@ mod tests {
         );
     }
 
+    fn on_seed(mut trial: TrialFacts, index: u32) -> TrialFacts {
+        trial.trial = index;
+        trial.seed = 7 + u64::from(index);
+        trial
+    }
+
     #[test]
-    fn extra_calls_compare_the_same_seed_and_the_verdict_names_each_failure() {
+    fn extra_calls_compare_the_same_seed_and_one_pair_decides_nothing() {
         let trials = vec![
             facts("aggressive", 7, Outcome::Ran, Some(metrics(1, true))),
             facts("careful", 7, Outcome::Ran, Some(metrics(2, false))),
@@ -717,14 +716,16 @@ mod tests {
         assert_eq!(careful.extra_calls, Some(1));
         let text = markdown(&report);
         assert!(
-            text.contains("does not meet it: row 5: 1.00 more model call(s) per delivered message"),
+            text.contains("cannot tell: more model calls per delivered message on some seed: +1.00 over 1 pair"),
             "{text}"
         );
         let fair = vec![
             facts("aggressive", 7, Outcome::Ran, Some(metrics(1, true))),
             facts("careful", 7, Outcome::Ran, Some(metrics(1, false))),
         ];
-        assert!(markdown(&build(meta(), fair)).contains("meets the done condition"));
+        let text = markdown(&build(meta(), fair));
+        assert!(text.contains("| h | 5 draft | 1/1 (95%: 21–100%) / 1/1 (95%: 21–100%) | 0/1 (95%: 0–79%) | 0/0 | +0.00 over 1 pair | meets the done condition |"), "{text}");
+        assert!(text.contains("**meets the done condition**"), "{text}");
         // Calls the aggressive arm saved by losing the message are no
         // economy: per delivered message there is nothing to compare.
         let mut lost = metrics(1, true);
@@ -742,7 +743,46 @@ mod tests {
             (Some(2), None)
         );
         let text = markdown(&report);
-        assert!(text.contains("| +2 | meets the done condition"), "{text}");
+        assert!(
+            text.contains("cannot tell: no seed delivered on both arms"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn more_calls_on_every_seed_fail_and_mixed_seeds_cannot_tell() {
+        let run = |careful_calls: &[usize]| {
+            let mut trials = Vec::new();
+            for (index, calls) in careful_calls.iter().enumerate() {
+                let index = index as u32;
+                trials.push(on_seed(
+                    facts("aggressive", 0, Outcome::Ran, Some(metrics(1, true))),
+                    index,
+                ));
+                trials.push(on_seed(
+                    facts("careful", 0, Outcome::Ran, Some(metrics(*calls, false))),
+                    index,
+                ));
+            }
+            markdown(&build(meta(), trials))
+        };
+        let text = run(&[2, 2, 2, 2, 2]);
+        assert!(
+            text.contains("does not meet it: more model calls per delivered message: +1.00 over 5 pairs (95%: +1.00 to +1.00)"),
+            "{text}"
+        );
+        assert!(text.contains("**does not meet it: row 5 fail**"), "{text}");
+        let text = run(&[1, 2, 1, 1, 1]);
+        assert!(
+            text.contains("cannot tell: more model calls per delivered message on some seed: +0.20 over 5 pairs (95%: -0.36 to +0.76)"),
+            "{text}"
+        );
+        assert!(
+            text.contains("**cannot tell: row 5 undecided at 95%; more trials may decide**"),
+            "{text}"
+        );
+        let text = run(&[1, 1, 1, 1, 1]);
+        assert!(text.contains("**meets the done condition**"), "{text}");
     }
 
     #[test]
@@ -762,11 +802,84 @@ mod tests {
         ];
         let text = markdown(&build(meta(), trials));
         assert!(
-            text.contains("| h | 1 | 0/1 / 1/1 |")
-                && text.contains("1 message(s) lost")
-                && text.contains("row 5: 1 careful trial(s) not driven to the end"),
+            text.contains("| h | 5 draft | 0/1 (95%: 0–79%) / 1/1 (95%: 21–100%) |")
+                && text.contains(
+                    "does not meet it: 1 message(s) lost; 1 careful trial(s) not driven to the end"
+                ),
             "{text}"
         );
+    }
+
+    /// The holes of issue 21: an aggressive trial that errored is never
+    /// dropped from the comparison, a `/clear` or `/compact` without a
+    /// sure effect fails its trial, a supervisor intervention that did not
+    /// reach the model exactly and a duplicate fail the row, and what DING
+    /// wrote is shown even when nothing was delivered.
+    #[test]
+    fn an_errored_baseline_an_unsure_command_an_inexact_intervention_and_a_duplicate_fail_visibly()
+    {
+        let errored = vec![
+            facts(
+                "aggressive",
+                7,
+                Outcome::Error("the pane hung".into()),
+                Some(metrics(1, true)),
+            ),
+            facts("careful", 7, Outcome::Ran, Some(metrics(1, false))),
+        ];
+        let text = markdown(&build(meta(), errored));
+        assert!(
+            text.contains(
+                "does not meet it: not compared: 1 aggressive trial(s) not driven to the end"
+            ),
+            "{text}"
+        );
+        let mut unsure = metrics(1, false);
+        unsure.commands = vec![crate::eval::evidence::CommandFact {
+            text: "/clear".into(),
+            took_effect: None,
+        }];
+        let text = markdown(&build(
+            meta(),
+            vec![
+                facts("aggressive", 7, Outcome::Ran, Some(metrics(1, true))),
+                facts("careful", 7, Outcome::Ran, Some(unsure)),
+            ],
+        ));
+        assert!(
+            text.contains("1 careful /clear or /compact without a sure effect"),
+            "{text}"
+        );
+        let mut inexact = metrics(1, false);
+        inexact.duplicates = 1;
+        inexact.interventions = vec![crate::eval::evidence::InterventionFact {
+            text: "stop".into(),
+            reached_exactly: false,
+        }];
+        let text = markdown(&build(
+            meta(),
+            vec![
+                facts("aggressive", 7, Outcome::Ran, Some(metrics(1, true))),
+                facts("careful", 7, Outcome::Ran, Some(inexact)),
+            ],
+        ));
+        assert!(
+            text.contains("1 duplicate delivery(ies)")
+                && text.contains("1 intervention(s) not reaching the model exactly"),
+            "{text}"
+        );
+        let mut wrote = metrics(1, false);
+        wrote.delivered = 0;
+        wrote.messages[0].delivered = false;
+        wrote.lost = 1;
+        let text = markdown(&build(
+            meta(),
+            vec![
+                facts("aggressive", 7, Outcome::Ran, Some(metrics(1, true))),
+                facts("careful", 7, Outcome::Ran, Some(wrote)),
+            ],
+        ));
+        assert!(text.contains("| 200 written, 0 delivered |"), "{text}");
     }
 
     #[test]

@@ -1,0 +1,207 @@
+//! The design's done condition, row by row, decided on the trials' counts
+//! and how sure they let us be (`confidence`), and then per harness.
+//!
+//! A row of the careful arm meets it when, in every trial, no message was
+//! lost, no draft corrupted, no dialog answered by DING, no duplicate
+//! delivered, every supervisor intervention reached the model exactly,
+//! every trial was driven to its end and every `/clear` or `/compact`
+//! surely took effect; when it delivered at least what the aggressive arm
+//! did; and when on no seed it made more model calls per delivered message
+//! than the aggressive arm on the same seed. A row the counts cannot decide
+//! says so, with the interval that could not: its delivery fell short of
+//! the aggressive arm's within the intervals, or its extra calls per
+//! delivered message have an interval that holds 0. A row whose aggressive
+//! trials could not all be driven to their end is not compared, and fails
+//! visibly: its baseline is unknown.
+
+use super::arm::Arm;
+use super::confidence::{PairedDifference, Rate};
+use super::report::Cell;
+use super::trial::{Outcome, TrialFacts};
+
+/// What the counts of a row (or a harness) allow us to say.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Conclusion {
+    Meets,
+    /// Nothing failed for sure, but these could not be decided.
+    CannotTell(Vec<String>),
+    /// These failed (and any undecided are listed after them).
+    Fails(Vec<String>),
+}
+
+impl Conclusion {
+    pub fn show(&self) -> String {
+        match self {
+            Conclusion::Meets => "meets the done condition".into(),
+            Conclusion::CannotTell(why) => format!("cannot tell: {}", why.join("; ")),
+            Conclusion::Fails(why) => format!("does not meet it: {}", why.join("; ")),
+        }
+    }
+}
+
+/// One row of one harness, careful against aggressive.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RowVerdict {
+    pub row: u32,
+    /// Messages delivered of those sent, careful and aggressive.
+    pub delivered: (Rate, Rate),
+    /// The careful arm's drafts corrupted of those typed, and dialogs it
+    /// answered of those drawn.
+    pub drafts_corrupted: Rate,
+    pub dialogs_answered: Rate,
+    /// Careful minus aggressive model calls per delivered message, seed by
+    /// seed, over the seeds where both delivered.
+    pub calls: Option<PairedDifference>,
+    pub conclusion: Conclusion,
+}
+
+/// The verdict of one row: `careful` and `aggressive` are its cells,
+/// `trials` every trial of the run.
+pub fn row_verdict(careful: &Cell, aggressive: Option<&Cell>, trials: &[TrialFacts]) -> RowVerdict {
+    let zero = Rate::new(0, 0);
+    let delivered = (
+        Rate::new(careful.delivered, careful.sent),
+        aggressive.map_or(zero, |a| Rate::new(a.delivered, a.sent)),
+    );
+    let calls = PairedDifference::of(&paired_calls(trials, careful));
+    let mut failed = Vec::new();
+    let mut undecided = Vec::new();
+    let careful_fails = [
+        (careful.lost, "message(s) lost"),
+        (careful.drafts_corrupted, "draft(s) corrupted"),
+        (
+            careful.dialogs_answered_by_ding,
+            "dialog(s) answered by DING",
+        ),
+        (careful.duplicates, "duplicate delivery(ies)"),
+        (
+            careful.interventions - careful.interventions_exact,
+            "intervention(s) not reaching the model exactly",
+        ),
+        (
+            careful.errors.len(),
+            "careful trial(s) not driven to the end",
+        ),
+        (
+            careful.commands_without_effect,
+            "careful /clear or /compact without a sure effect (a failed trial)",
+        ),
+    ];
+    for (count, what) in careful_fails {
+        if count > 0 {
+            failed.push(format!("{count} {what}"));
+        }
+    }
+    match aggressive {
+        None => failed.push("no aggressive trial to compare with".into()),
+        Some(a) if !a.errors.is_empty() || a.commands_without_effect > 0 => failed.push(format!(
+            "not compared: {} aggressive trial(s) not driven to the end, {} aggressive /clear or /compact without a sure effect",
+            a.errors.len(),
+            a.commands_without_effect
+        )),
+        Some(_) => {
+            let (ours, theirs) = delivered;
+            if ours.value() < theirs.value() {
+                let said = format!(
+                    "delivered {} against the aggressive arm's {}",
+                    ours.show(),
+                    theirs.show()
+                );
+                if ours.surely_below(theirs) {
+                    failed.push(said);
+                } else {
+                    undecided.push(format!("{said}: the intervals overlap"));
+                }
+            }
+            match &calls {
+                None if careful.delivered > 0 => undecided.push(
+                    "no seed delivered on both arms: calls per delivered message not compared"
+                        .into(),
+                ),
+                None => {}
+                Some(calls) if calls.max <= 1e-9 => {}
+                Some(calls) if calls.interval.is_some_and(|(low, _)| low > 1e-9) => failed
+                    .push(format!(
+                        "more model calls per delivered message: {}",
+                        calls.show()
+                    )),
+                Some(calls) => undecided.push(format!(
+                    "more model calls per delivered message on some seed: {}",
+                    calls.show()
+                )),
+            }
+        }
+    }
+    let conclusion = match (failed.is_empty(), undecided.is_empty()) {
+        (true, true) => Conclusion::Meets,
+        (true, false) => Conclusion::CannotTell(undecided),
+        (false, _) => Conclusion::Fails(failed.into_iter().chain(undecided).collect()),
+    };
+    RowVerdict {
+        row: careful.row,
+        delivered,
+        drafts_corrupted: Rate::new(careful.drafts_corrupted, careful.drafts),
+        dialogs_answered: Rate::new(careful.dialogs_answered_by_ding, careful.dialogs),
+        calls,
+        conclusion,
+    }
+}
+
+/// Careful minus aggressive model calls per delivered message, for each
+/// seed of `careful`'s harness and row that both arms ran to the end and
+/// on which both delivered.
+fn paired_calls(trials: &[TrialFacts], careful: &Cell) -> Vec<f64> {
+    let per_delivered = |arm: Arm, seed: u64| {
+        trials
+            .iter()
+            .find(|t| {
+                t.harness == careful.harness
+                    && t.row == careful.row
+                    && t.arm == arm.as_str()
+                    && t.seed == seed
+                    && t.outcome == Outcome::Ran
+            })
+            .and_then(|t| t.metrics.as_ref())
+            .filter(|m| m.delivered > 0)
+            .map(|m| m.calls.turn_calls as f64 / m.delivered as f64)
+    };
+    trials
+        .iter()
+        .filter(|t| {
+            t.harness == careful.harness && t.row == careful.row && t.arm == Arm::Careful.as_str()
+        })
+        .filter_map(|t| {
+            Some(per_delivered(Arm::Careful, t.seed)? - per_delivered(Arm::Aggressive, t.seed)?)
+        })
+        .collect()
+}
+
+/// A harness's conclusion from its rows: fails if a row fails, cannot
+/// tell if a row cannot, meets only if every row meets (and there is one).
+pub fn harness_conclusion(rows: &[RowVerdict]) -> Conclusion {
+    if rows.is_empty() {
+        return Conclusion::CannotTell(vec!["no row was compared".into()]);
+    }
+    let listed = |pick: fn(&Conclusion) -> bool| -> Vec<String> {
+        rows.iter()
+            .filter(|row| pick(&row.conclusion))
+            .map(|row| format!("row {}", row.row))
+            .collect()
+    };
+    let failed = listed(|c| matches!(c, Conclusion::Fails(_)));
+    let undecided = listed(|c| matches!(c, Conclusion::CannotTell(_)));
+    if !failed.is_empty() {
+        let mut why = vec![format!("{} fail", failed.join(", "))];
+        if !undecided.is_empty() {
+            why.push(format!("{} undecided", undecided.join(", ")));
+        }
+        Conclusion::Fails(why)
+    } else if !undecided.is_empty() {
+        Conclusion::CannotTell(vec![format!(
+            "{} undecided at 95%; more trials may decide",
+            undecided.join(", ")
+        )])
+    } else {
+        Conclusion::Meets
+    }
+}
