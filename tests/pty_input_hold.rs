@@ -1,5 +1,5 @@
 //! A person's typed text held behind a typed notice's paste
-//! (docs/pty-protocol.md §4): a send-if that asks for `holdInputMs` makes
+//! (docs/pty-protocol.md §3, item 6): a send-if that asks for `holdInputMs` makes
 //! the host keep a person's text from the terminal until the same client's
 //! next transaction has run, which goes first; anything but text ends the
 //! hold at once, and so do its time and its client's hang-up. Proven by
@@ -7,32 +7,13 @@
 
 mod support;
 
-use std::io::Write;
-use std::os::unix::net::UnixStream;
-
 use ding::core::identity::Identity;
 use ding::pty::client::Client;
-use ding::pty::wire::{ErrorKind, FrameKind, Quiet, SendIfReply, push_frame};
+use ding::pty::wire::{ErrorKind, Quiet, SendIfReply};
 use ding::wait::wait_until;
-use support::{Host, PATIENCE, write};
+use support::{Host, PATIENCE, Typist, write};
 
 const PASTE: &[u8] = b"NOTICE";
-
-/// A person typing through `attach`: each call sends one data frame.
-struct Typist(UnixStream);
-
-impl Typist {
-    fn new(host: &Host) -> Typist {
-        let (stream, _) = host.client().attach().expect("attach");
-        Typist(stream)
-    }
-
-    fn type_bytes(&mut self, bytes: &[u8]) {
-        let mut frame = Vec::new();
-        push_frame(&mut frame, FrameKind::Data, bytes);
-        self.0.write_all(&frame).expect("type");
-    }
-}
 
 /// DING's paste, holding a person's text for `hold_ms` once written; the
 /// revision after it.

@@ -4,34 +4,13 @@
 
 mod support;
 
-use std::io::Write;
-use std::os::unix::net::UnixStream;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
 use std::time::Duration;
 
-use ding::pty::wire::{
-    ChildState, FrameKind, IdentityPart, Origin, Push, Request, SendIfReply, Size, push_frame,
-};
-use support::{Host, PATIENCE, identity_of, write};
-
-/// An attach connection that types like a person: each call sends one data
-/// frame.
-struct Typist(UnixStream);
-
-impl Typist {
-    fn new(host: &Host) -> Typist {
-        let (stream, _) = host.client().attach().expect("attach");
-        Typist(stream)
-    }
-
-    fn type_bytes(&mut self, bytes: &[u8]) {
-        let mut frame = Vec::new();
-        push_frame(&mut frame, FrameKind::Data, bytes);
-        self.0.write_all(&frame).expect("type");
-    }
-}
+use ding::pty::wire::{ChildState, IdentityPart, Origin, Push, Request, SendIfReply, Size};
+use support::{Host, PATIENCE, Typist, identity_of, write};
 
 #[test]
 fn stale_send_if_writes_zero_bytes() {

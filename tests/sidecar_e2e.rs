@@ -443,3 +443,32 @@ fn sigkilled_sidecar_restarts_without_loss_or_repeated_rings() {
         states(s) == ["staged", "staged", "hook-owned", "staged", "staged"]
     });
 }
+
+/// The adapter is told the declaration's `quiet-input` (KIT-13: a parked
+/// call waits for that long a quiet before it starts a turn), in
+/// milliseconds, as `DING_QUIET_INPUT_MS` in its environment.
+#[test]
+fn the_adapter_is_told_the_declarations_quiet_input() {
+    let adapter =
+        r#"command "sh" "-c" "env > \"$FEEDS/adapter.env\"; exec sh \"$ST_HOOKS/adapter.sh\"""#;
+    let agent = Agent::new(
+        "quiet",
+        &careful_decl_with_adapter(
+            "quiet",
+            RECORDING_HARNESS,
+            adapter,
+            r#"quiet-input "450ms""#,
+        ),
+    );
+    agent.up_recording();
+    agent.wait_adapter_up();
+    let env = agent.path("feeds/adapter.env");
+    wait_for("the adapter's environment", || {
+        fs::read_to_string(&env).is_ok_and(|text| text.contains("DING_AGENT="))
+    });
+    let text = fs::read_to_string(&env).expect("the adapter's environment");
+    assert!(
+        text.lines().any(|line| line == "DING_QUIET_INPUT_MS=450"),
+        "{text}"
+    );
+}

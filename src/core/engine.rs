@@ -143,7 +143,7 @@ pub struct SendIf {
     pub messages: Vec<MessageName>,
     /// Once written, the host holds a person's typed text for at most this
     /// long, until DING's next transaction has run, which then goes first
-    /// (a typed notice's paste: its Return; docs/pty-protocol.md §4).
+    /// (a typed notice's paste: its Return; docs/pty-protocol.md §3, item 6).
     pub hold_input: Option<Duration>,
 }
 

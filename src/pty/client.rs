@@ -174,7 +174,7 @@ impl Client {
 
     /// [`Client::send_if_quiet`], and once written a person's typed text is
     /// held for at most `hold_input_ms`, until this client's next
-    /// transaction has run (docs/pty-protocol.md §4).
+    /// transaction has run (docs/pty-protocol.md §3, item 6).
     pub fn send_if_holding(
         &mut self,
         identity: &Identity,

@@ -44,7 +44,7 @@ pub enum Request {
         /// Once the steps are written in full, hold a person's typed text
         /// (no control character) for at most this long, until this
         /// client's next transaction has run: it goes first (a typed
-        /// notice's Return; docs/pty-protocol.md §4).
+        /// notice's Return; docs/pty-protocol.md §3, item 6).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         hold_input_ms: Option<u64>,
     },

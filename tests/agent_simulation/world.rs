@@ -211,7 +211,7 @@ struct Transaction {
 }
 
 /// A person's typed text the host holds behind DING's paste, as `ding
-/// pty` does (docs/pty-protocol.md §4): until DING's next transaction has
+/// pty` does (docs/pty-protocol.md §3, item 6): until DING's next transaction has
 /// run, its time is up, or a key that is not text alone comes.
 struct InputHold {
     /// Told apart, so that the deadline of an ended hold ends nothing.

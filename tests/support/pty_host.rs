@@ -3,6 +3,8 @@
 //! blocking client, and wait on watch pushes instead of sleeping.
 
 use std::fs;
+use std::io::Write;
+use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::thread;
@@ -11,7 +13,7 @@ use std::time::{Duration, Instant};
 use ding::core::identity::Identity;
 use ding::pty::client::Client;
 use ding::pty::transport::WireStep;
-use ding::pty::wire::{HostStatus, Snapshot};
+use ding::pty::wire::{FrameKind, HostStatus, Snapshot, push_frame};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 
@@ -242,4 +244,21 @@ pub fn eventually(what: &str, check: impl Fn() -> bool) {
 
 pub fn file_exists(path: &Path) -> bool {
     fs::symlink_metadata(path).is_ok()
+}
+
+/// An attach connection that types like a person: each call sends one data
+/// frame.
+pub struct Typist(UnixStream);
+
+impl Typist {
+    pub fn new(host: &Host) -> Typist {
+        let (stream, _) = host.client().attach().expect("attach");
+        Typist(stream)
+    }
+
+    pub fn type_bytes(&mut self, bytes: &[u8]) {
+        let mut frame = Vec::new();
+        push_frame(&mut frame, FrameKind::Data, bytes);
+        self.0.write_all(&frame).expect("type");
+    }
 }
