@@ -326,13 +326,14 @@ fn first_seed_catching(harness: Harness, defect: Defect, class: Class, limit: u6
 fn every_deliberate_defect_is_caught() {
     const CAUGHT: [(Defect, Harness, Class, u64); 27] = [
         (Defect::IgnoresDrafts, Harness::Demo, Class::Draft, 3),
-        // Seed 1 no longer shows it: its person is still typing when the
-        // wake would claim, and a wake waits for their quiet (issue 20).
+        // Seed 1 showed it first, then 4 once a wake waits for the
+        // person's quiet (issue 20), and 1 again since the Claude model
+        // runs `/compact` (its draws moved).
         (
             Defect::IgnoresDrafts,
             Harness::Claude,
             Class::WakeOnDraft,
-            4,
+            1,
         ),
         (
             Defect::WakesWithoutFreshIdle,
@@ -714,4 +715,26 @@ fn real_pane_the_startup_backlog_waits_for_the_hooks_review_modal() {
         ],
     );
     holds_without(Harness::Codex, 8465, Class::Dialog, &[]);
+}
+
+/// Real pane, Claude Code 2.1.328 (issue 21, row 9 of the evaluation):
+/// after a `/compact`, `SessionStart` (`compact`) claimed the whole unread
+/// backlog, new files included, into a compacted context that no request
+/// carried until the person's next prompt. At seed 244 files arrive while
+/// the person compacts; with scope `unread` the hook took them and, the
+/// person quiet after, they never reached the model. Scope `delivered`
+/// leaves them to the wake, which starts the turn at once.
+#[test]
+fn real_pane_files_arriving_around_a_compaction_are_left_to_the_wake() {
+    holds_without(
+        Harness::Claude,
+        244,
+        Class::Liveness,
+        &[
+            "10085 arrives m0003.md",
+            "12707 person types \"/compact\"",
+            "20109 hook SessionStart answered, naming []",
+            "20364 hook wake answered, naming [\"m0003.md\", \"m0004.md\", \"m0005.md\"]",
+        ],
+    );
 }

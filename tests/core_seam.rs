@@ -286,6 +286,67 @@ fn scope_unread_leaves_out_a_file_rung_since_the_context_began_again() {
     assert_eq!(answer.refused[0].state, RefusedState::Staged);
 }
 
+/// Scope `delivered` (issue 21: after a `/compact` at idle, `SessionStart`
+/// claimed the whole backlog, new files included, into a context no
+/// request carried until the person's next prompt): only files already
+/// rung or injected come back; a pending file, and a named one not seen
+/// yet, are refused `pending` and stay for the idle path.
+#[test]
+fn scope_delivered_surfaces_what_was_given_and_leaves_new_work_to_the_idle_path() {
+    let mut driver = started(&["001.md"]);
+    driver.input(idle(1, "empty", 10), at(10));
+    driver.input(
+        Input::PtySent {
+            request: 1,
+            revision: 12,
+        },
+        at(11),
+    );
+    driver.submit_typed(typed(2, 13, 1), at(300), 14);
+    driver.input(
+        line(3, "inc-1", r#""kind":"lifecycle","event":"compaction""#),
+        at(320),
+    );
+    driver.input(Input::InboxAdded(name("002.md")), at(321));
+    driver.take();
+    driver.input(
+        line(
+            4,
+            "inc-1",
+            r#""kind":"claim","claim":3,"limit":10,"scope":"delivered""#,
+        ),
+        at(340),
+    );
+    let answer = claimed(&mut driver);
+    assert_eq!(answer.granted, names(&["001.md"]), "{answer:?}");
+    assert_eq!(state(&driver, "002.md"), Some(MessageState::Pending));
+    driver.input(
+        line(
+            5,
+            "inc-1",
+            r#""kind":"claim","claim":4,"messages":["002.md","009.md"],"scope":"delivered""#,
+        ),
+        at(341),
+    );
+    let answer = claimed(&mut driver);
+    assert!(answer.granted.is_empty(), "{answer:?}");
+    let refused: Vec<(&str, RefusedState)> = answer
+        .refused
+        .iter()
+        .map(|refusal| (refusal.name.as_str(), refusal.state))
+        .collect();
+    assert_eq!(
+        refused,
+        [
+            ("002.md", RefusedState::Pending),
+            ("009.md", RefusedState::Pending)
+        ]
+    );
+    // Not remembered as a hook's: once seen, it is pending work.
+    driver.input(Input::InboxAdded(name("009.md")), at(342));
+    assert_eq!(state(&driver, "009.md"), Some(MessageState::Pending));
+}
+
 #[test]
 fn a_claim_is_refused_whole_for_another_incarnation_an_unknown_pty_or_a_stale_sequence() {
     let mut driver = started(&["001.md"]);

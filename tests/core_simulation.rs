@@ -61,7 +61,7 @@ use ding::core::identity::Identity;
 use ding::core::journal::Journal;
 use ding::core::message::MessageName;
 use ding::core::ownership::MessageState;
-use ding::core::protocol::Composer;
+use ding::core::protocol::{ClaimScope, Composer};
 use ding::core::time::Time;
 use ding::core::transport::{PASTE_END, PASTE_START, RETURN, Step, Transport};
 use oracle::{
@@ -582,15 +582,19 @@ impl Sim {
             line.insert("limit".into(), json!(limit));
             Wants::Oldest(limit as usize)
         };
-        let unread_scope = match self.rng.below(3) {
-            0 => false,
+        let scope = match self.rng.below(4) {
+            0 => ClaimScope::Pending,
             1 => {
                 line.insert("scope".into(), json!("pending"));
-                false
+                ClaimScope::Pending
+            }
+            2 => {
+                line.insert("scope".into(), json!("unread"));
+                ClaimScope::Unread
             }
             _ => {
-                line.insert("scope".into(), json!("unread"));
-                true
+                line.insert("scope".into(), json!("delivered"));
+                ClaimScope::Delivered
             }
         };
         // Now and then a budget of escaped name bytes small enough to bite.
@@ -601,7 +605,7 @@ impl Sim {
         Body::Claim {
             id,
             wants,
-            unread_scope,
+            scope,
             name_bytes,
         }
     }

@@ -15,7 +15,7 @@ use ding::core::protocol::Composer;
 use ding::providers::claude::screen::{Screen, read};
 use ding::pty::wire::Snapshot;
 use support::real_pane::*;
-use support::sidecar_agent::Agent;
+use support::sidecar_agent::{Agent, message};
 
 /// The key is a secret by its name: it reaches the harness from the
 /// environment of `ding up`, never from the declaration.
@@ -371,6 +371,50 @@ fn clear_and_compact_bring_the_unread_backlog_into_the_new_context() {
         next["texts"]
     );
     settled("clear and compact", &agent, &model, 3, 0);
+}
+
+/// Issue 21 (row 9 of the evaluation): after a `/compact` at idle,
+/// `SessionStart` (`compact`) claimed the whole unread backlog, new work
+/// included, into a compacted context that no request carried until the
+/// person's next prompt. Here a message arrives while the person has
+/// `/compact` typed (the wake holds for the draft), then the compaction
+/// runs: `SessionStart` claims only what was delivered already (scope
+/// `delivered`), and the wake starts the turn for the message with no
+/// prompt of the person's, as a notice typed at idle would. Two model
+/// calls of turns in all (the first message's, this one's), 0 bytes typed.
+#[test]
+fn a_message_that_waits_through_a_compaction_is_delivered_by_the_wake() {
+    let (agent, model) = careful_claude("cl-compact");
+    let first = send(&agent, "please look at the parser\n");
+    wait_carrying(&model, &first);
+    wait_screen(&agent, "the reply, then idle", |snapshot| {
+        shows(snapshot, "mock reply to turn 1.") && idle_and_empty(snapshot)
+    });
+    agent.ding_ok(&["intervene", &agent.name, "/compact", "--no-enter"]);
+    // Claude Code opens its command menu over the composer: no wake fires.
+    wait_screen(&agent, "/compact in the composer", |snapshot| {
+        shows(snapshot, "/compact")
+    });
+    let name = send(&agent, "work that waits through the compaction\n");
+    agent.wait_status("the message seen, pending", |status| {
+        message(status, &name).is_some_and(|m| m["state"] == "pending")
+    });
+    press_enter(&agent);
+    model.wait_request("the compaction", |request| request["class"] == "compaction");
+    let request = wait_carrying(&model, &name);
+    assert!(
+        request["prompt"]
+            .as_str()
+            .is_none_or(|prompt| !prompt.contains("/compact")),
+        "a turn of its own: {}",
+        summary(&model.requests())
+    );
+    wait_hook_owned(&agent, &name);
+    let reply = format!("mock reply to turn {}.", request["turn"]);
+    wait_screen(&agent, "its reply, then idle", |snapshot| {
+        shows(snapshot, &reply) && idle_and_empty(snapshot)
+    });
+    settled("a message through a compaction", &agent, &model, 2, 0);
 }
 
 /// A burst of five at idle settles into one wake: one model call names all

@@ -69,6 +69,9 @@ pub enum RefusedState {
     Staged,
     /// Already injected into this context (scope `pending` only).
     HookOwned,
+    /// Not handed to the harness yet (scope `delivered` only): the idle
+    /// path delivers it.
+    Pending,
     /// Its name did not fit the claim's `nameBytes` after the files before
     /// it; claim it again.
     OverBudget,

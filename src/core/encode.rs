@@ -135,6 +135,7 @@ impl ClaimScope {
         match self {
             ClaimScope::Pending => "pending",
             ClaimScope::Unread => "unread",
+            ClaimScope::Delivered => "delivered",
         }
     }
 }
@@ -268,7 +269,11 @@ mod tests {
             Just(Lifecycle::Crash)
         ]
         .prop_map(|event| Body::Lifecycle { event });
-        let scope = prop_oneof![Just(ClaimScope::Pending), Just(ClaimScope::Unread)];
+        let scope = prop_oneof![
+            Just(ClaimScope::Pending),
+            Just(ClaimScope::Unread),
+            Just(ClaimScope::Delivered)
+        ];
         let wants = prop_oneof![
             names().prop_map(ClaimWants::Named),
             (1..=crate::core::protocol::MAX_CLAIM_LIMIT).prop_map(ClaimWants::Oldest)

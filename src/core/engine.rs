@@ -846,6 +846,11 @@ impl Engine {
                 names.sort();
                 for name in names {
                     match self.ownership.state_since(&name) {
+                        // Not seen yet, so never handed over either.
+                        None if claim.scope == ClaimScope::Delivered => refused.push(Refusal {
+                            name,
+                            state: RefusedState::Pending,
+                        }),
                         None => unseen.push(name),
                         Some((state, since)) => {
                             match claimable(state, since, claim.scope, self.context_since) {
@@ -860,7 +865,7 @@ impl Engine {
                 let limit = usize::try_from(limit).unwrap_or(usize::MAX);
                 granted = match claim.scope {
                     ClaimScope::Pending => self.ownership.pending().take(limit).cloned().collect(),
-                    ClaimScope::Unread => self
+                    ClaimScope::Unread | ClaimScope::Delivered => self
                         .ownership
                         .iter()
                         .filter(|(_, state, since)| {
@@ -1811,14 +1816,18 @@ fn claimable(
 ) -> Result<(), RefusedState> {
     let typed_into_this_context = context_since.is_some_and(|began| since >= began);
     match (state, scope) {
-        (MessageState::Staged { .. }, ClaimScope::Unread) if typed_into_this_context => {
+        (MessageState::Staged { .. }, ClaimScope::Unread | ClaimScope::Delivered)
+            if typed_into_this_context =>
+        {
             Err(RefusedState::Staged)
         }
+        (MessageState::Pending, ClaimScope::Delivered) => Err(RefusedState::Pending),
         (MessageState::Pending, _) => Ok(()),
         (MessageState::InFlight { .. }, _) => Err(RefusedState::InFlight),
-        (MessageState::Staged { .. } | MessageState::HookOwned { .. }, ClaimScope::Unread) => {
-            Ok(())
-        }
+        (
+            MessageState::Staged { .. } | MessageState::HookOwned { .. },
+            ClaimScope::Unread | ClaimScope::Delivered,
+        ) => Ok(()),
         (MessageState::Staged { .. }, ClaimScope::Pending) => Err(RefusedState::Staged),
         (MessageState::HookOwned { .. }, ClaimScope::Pending) => Err(RefusedState::HookOwned),
     }

@@ -121,6 +121,11 @@ pub enum ClaimScope {
     /// the whole durable backlog again (save a file rung since the context
     /// began again: it was typed into the new one).
     Unread,
+    /// Only files already handed to the harness (rung or injected) and
+    /// still unread, as `unread` takes them: a context compacted with no
+    /// request coming surfaces again what it was given, and leaves work no
+    /// one owns yet to the idle path, which starts a turn for it.
+    Delivered,
 }
 
 /// Activity evidence about the harness and its composer.
@@ -549,9 +554,13 @@ fn claim_scope(value: Value<'_>) -> Result<ClaimScope, ProtocolError> {
     match string("scope", value)?.as_ref() {
         "pending" => Ok(ClaimScope::Pending),
         "unread" => Ok(ClaimScope::Unread),
+        "delivered" => Ok(ClaimScope::Delivered),
         other => Err(invalid(
             "scope",
-            format!("expected pending|unread, found {:?}", truncated(other)),
+            format!(
+                "expected pending|unread|delivered, found {:?}",
+                truncated(other)
+            ),
         )),
     }
 }

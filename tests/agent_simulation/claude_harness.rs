@@ -18,7 +18,11 @@
 //!   `UserPromptSubmit` and `Stop`, and runs in the background; exit 2
 //!   wakes an idle session into a turn of its own (a `<task-notification>`
 //!   prompt, `stop_hook_active` on its `Stop`), leaves a draft untouched,
-//!   and rides a running turn or an open dialog at no turn of its own.
+//!   and rides a running turn or an open dialog at no turn of its own;
+//! * `/compact` at idle fires `PreCompact`, compacts for a while (a busy
+//!   screen), then fires `SessionStart` (`compact`) and arms the wake
+//!   again; what that hook prints reaches the model only with the next
+//!   turn's first request, whenever the person or the wake starts one.
 
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
@@ -67,7 +71,14 @@ enum Phase {
         left: u64,
         continued: bool,
     },
+    /// `/compact` runs until `ends_at`.
+    Compacting {
+        ends_at: u64,
+    },
 }
+
+/// The commands a person types whole.
+const COMMANDS: [&str; 1] = ["/compact"];
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Tool {
@@ -90,6 +101,10 @@ pub struct ClaudeHarness {
     composer: String,
     queued: Vec<String>,
     decoder: KeyDecoder,
+    /// `SessionStart` (`compact`) was fired and not answered yet.
+    compact_start_asked: bool,
+    /// What that hook printed, for the next turn's first request.
+    context: Option<String>,
 }
 
 impl ClaudeHarness {
@@ -101,6 +116,8 @@ impl ClaudeHarness {
             composer: String::new(),
             queued: Vec::new(),
             decoder: KeyDecoder::new(),
+            compact_start_asked: false,
+            context: None,
         }
     }
 
@@ -133,12 +150,16 @@ impl ClaudeHarness {
             tool,
         };
         let submitted = json!({"hook_event_name": "UserPromptSubmit", "prompt": prompt});
-        vec![
-            Happened::Submitted(prompt),
-            ClaudeHarness::hook("UserPromptSubmit", submitted),
-            ClaudeHarness::wake(),
-            Happened::Drew,
-        ]
+        let context = self.context.take().map(Happened::ContextReaches);
+        context
+            .into_iter()
+            .chain([
+                Happened::Submitted(prompt),
+                ClaudeHarness::hook("UserPromptSubmit", submitted),
+                ClaudeHarness::wake(),
+                Happened::Drew,
+            ])
+            .collect()
     }
 
     /// The turn is over (its `Stop` answered, or Esc): idle, and a queued
@@ -175,6 +196,14 @@ impl ClaudeHarness {
             }
             (Phase::Dialog { .. }, Key::Escape) => self.turn_over(now, false),
             (Phase::Dialog { .. }, _) => Vec::new(),
+            (Phase::Idle, Key::Enter) if COMMANDS.contains(&self.composer.as_str()) => {
+                self.composer.clear();
+                self.phase = Phase::Compacting {
+                    ends_at: now + self.rng.between(300, 1_500),
+                };
+                let pre = json!({"hook_event_name": "PreCompact", "trigger": "manual"});
+                vec![ClaudeHarness::hook("PreCompact", pre), Happened::Drew]
+            }
             (Phase::Busy { .. }, Key::Escape) => {
                 // Stopped: an Esc-interrupted turn fires no `Stop`.
                 self.turn_over(now, false)
@@ -249,11 +278,25 @@ impl HarnessModel for ClaudeHarness {
                 Tool::Starts { at, .. } => at.min(ends_at),
                 Tool::Runs { ends } => ends.min(ends_at),
             }),
+            Phase::Compacting { ends_at } => Some(ends_at),
             Phase::Idle | Phase::Stopping { .. } | Phase::Dialog { .. } => None,
         }
     }
 
     fn handle_timeout(&mut self, now_ms: u64) -> Vec<Happened> {
+        if let Phase::Compacting { ends_at } = self.phase {
+            if ends_at > now_ms {
+                return Vec::new();
+            }
+            self.phase = Phase::Idle;
+            self.compact_start_asked = true;
+            let start = json!({"hook_event_name": "SessionStart", "source": "compact"});
+            return vec![
+                ClaudeHarness::hook("SessionStart", start),
+                ClaudeHarness::wake(),
+                Happened::Drew,
+            ];
+        }
         let Phase::Busy {
             ends_at,
             continued,
@@ -310,6 +353,13 @@ impl HarnessModel for ClaudeHarness {
         answer: Option<&HookAnswer>,
         now_ms: u64,
     ) -> Vec<Happened> {
+        if event == "SessionStart" && self.compact_start_asked {
+            self.compact_start_asked = false;
+            self.context = answer
+                .map(|answer| answer.stdout.clone())
+                .filter(|text| !text.is_empty());
+            return Vec::new();
+        }
         match (event, self.phase) {
             ("Stop", Phase::Stopping { continued }) => {
                 let blocks =
@@ -347,7 +397,9 @@ impl HarnessModel for ClaudeHarness {
                 "busy-draft"
             }
             Phase::Busy { .. } | Phase::Stopping { .. } if !self.queued.is_empty() => "busy-queued",
-            Phase::Busy { .. } | Phase::Stopping { .. } => "busy-tool-running",
+            Phase::Busy { .. } | Phase::Stopping { .. } | Phase::Compacting { .. } => {
+                "busy-tool-running"
+            }
         };
         let mut snapshot = screens()[name].clone();
         snapshot.revision = revision;
@@ -358,9 +410,21 @@ impl HarnessModel for ClaudeHarness {
         let composer = self.composer.clone();
         match self.phase {
             Phase::Idle => View::Idle { composer },
-            Phase::Busy { .. } | Phase::Stopping { .. } => View::Busy { composer },
+            Phase::Busy { .. } | Phase::Stopping { .. } | Phase::Compacting { .. } => {
+                View::Busy { composer }
+            }
             Phase::Dialog { .. } => View::Dialog,
         }
+    }
+
+    /// A compacted context's `SessionStart` text reaches the model only
+    /// with the next turn (see [`Happened::ContextReaches`]).
+    fn answer_reaches_model(&self, event: &str) -> bool {
+        !(event == "SessionStart" && self.compact_start_asked)
+    }
+
+    fn commands(&self) -> &'static [&'static str] {
+        &COMMANDS
     }
 
     fn is_quiet(&self) -> bool {

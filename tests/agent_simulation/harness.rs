@@ -40,6 +40,10 @@ pub enum Happened {
     /// A turn started on a prompt queued through a native path (not
     /// typed): its text reaches the model as the turn's input.
     QueuedTurn(String),
+    /// What a hook added to the context reaches the model, with the first
+    /// request after it (a compacted context's `SessionStart` text, at the
+    /// next turn).
+    ContextReaches(String),
     /// A turn ended: the model archives what it read during it.
     TurnEnded,
 }

@@ -982,6 +982,13 @@ impl World {
                         self.seen(&name, "queued");
                     }
                 }
+                Happened::ContextReaches(text) => {
+                    self.note(format!("the context reaches the model: {:?}", clip(&text)));
+                    for name in self.names_in(&text) {
+                        self.hooked += 1;
+                        self.seen(&name, "a hook's context");
+                    }
+                }
                 Happened::TurnEnded => {
                     self.note("a turn ends".into());
                     self.archive_seen();

@@ -19,7 +19,7 @@ use ding::core::fence::TimeFence;
 use ding::core::identity::Identity;
 use ding::core::journal::{Journal, JournalEntry, Owner};
 use ding::core::message::MessageName;
-use ding::core::protocol::Composer;
+use ding::core::protocol::{ClaimScope, Composer};
 use ding::core::time::Time;
 
 pub const LEASE_CAP_MS: u64 = 2000;
@@ -198,7 +198,7 @@ pub enum Body {
     Claim {
         id: u64,
         wants: Wants,
-        unread_scope: bool,
+        scope: ClaimScope,
         /// `nameBytes`: the most bytes of escaped names joined by ", ".
         name_bytes: Option<usize>,
     },
@@ -1122,12 +1122,12 @@ impl Oracle {
             Body::Claim {
                 id,
                 wants,
-                unread_scope,
+                scope,
                 name_bytes,
             } => {
                 self.interrupted.clear();
                 self.lease = Lease::Ended("turn-boundary");
-                let answer = self.claim(*id, wants, *unread_scope, *name_bytes, &incarnation, now);
+                let answer = self.claim(*id, wants, *scope, *name_bytes, &incarnation, now);
                 self.expect.downlinks.push(Downlink::Claimed(answer));
             }
             Body::Lifecycle { releases } => {
@@ -1223,13 +1223,18 @@ impl Oracle {
         &mut self,
         id: u64,
         wants: &Wants,
-        unread_scope: bool,
+        scope: ClaimScope,
         name_bytes: Option<usize>,
         incarnation: &str,
         now: Time,
     ) -> Claimed {
         let context_since = self.context_since;
-        let refusal_of = |file: &File| match (file, unread_scope) {
+        // Scopes `unread` and `delivered` also take what was handed over.
+        let again = scope != ClaimScope::Pending;
+        let refusal_of = |file: &File| match (file, again) {
+            // Spec §6.1: only what was handed over, the rest for the idle
+            // path.
+            (File::Pending, _) if scope == ClaimScope::Delivered => Some(RefusedState::Pending),
             (File::Pending, _) => None,
             // Spec §6.1: rung since the context began again, it was typed
             // into the new context.
@@ -1241,13 +1246,19 @@ impl Oracle {
             (File::Staged { .. }, false) => Some(RefusedState::Staged),
             (File::HookOwned { .. }, false) => Some(RefusedState::HookOwned),
         };
+        // A name not seen yet was never handed over either.
+        let unseen_refusal = (scope == ClaimScope::Delivered).then_some(RefusedState::Pending);
         let mut granted = Vec::new();
         let mut refused = Vec::new();
         match wants {
             Wants::Named(names) => {
                 let sorted: BTreeSet<&String> = names.iter().collect();
                 for name in sorted {
-                    match self.files.get(name).and_then(refusal_of) {
+                    let refusal = match self.files.get(name) {
+                        Some(file) => refusal_of(file),
+                        None => unseen_refusal,
+                    };
+                    match refusal {
                         Some(state) => refused.push(Refusal {
                             name: MessageName::new(name).unwrap(),
                             state,

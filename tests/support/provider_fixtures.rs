@@ -43,6 +43,7 @@ pub fn scope_word(scope: ClaimScope) -> &'static str {
     match scope {
         ClaimScope::Pending => "pending",
         ClaimScope::Unread => "unread",
+        ClaimScope::Delivered => "delivered",
     }
 }
 

@@ -53,7 +53,12 @@ pub fn plan(event: &str, payload: &Value, agent: &AgentContext) -> Planned {
     match event {
         "SessionStart" => {
             let mut plan = match payload["source"].as_str() {
-                Some("compact") => HookPlan::act(claim(agent, ClaimScope::Unread)),
+                // Claude Code runs this hook as the compaction ends: after
+                // a `/compact` at idle no request comes until the person's
+                // next prompt. What the context was given comes back with
+                // it; new work is left to the wake, which starts the turn
+                // a notice typed at idle would.
+                Some("compact") => HookPlan::act(claim(agent, ClaimScope::Delivered)),
                 _ => HookPlan::answer(session_start(agent, None)),
             };
             if payload["source"] == "clear" {

@@ -207,6 +207,7 @@ fn judge(bytes: &[u8]) -> (String, Option<u64>) {
                     let scope = match claim.scope {
                         ClaimScope::Pending => text("scope").map(|_| "pending"),
                         ClaimScope::Unread => Some("unread"),
+                        ClaimScope::Delivered => Some("delivered"),
                     };
                     assert_eq!(text("scope"), scope);
                     assert_eq!(number("nameBytes"), claim.name_bytes);
