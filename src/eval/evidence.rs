@@ -33,6 +33,7 @@ use serde::Serialize;
 
 use super::logs::{PtyInput, Request};
 use super::model_server::is_harness_context;
+use super::script::COMPACTION_SUMMARY;
 
 /// One `ding send` that printed its filename.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -381,7 +382,7 @@ fn command_fact(command: &Command, drafts: &[Draft], requests: &[Request]) -> Co
         .filter(|r| r.t >= command.entered_ms)
         .collect();
     let took_effect = match (command.kind, &command.before) {
-        (CommandKind::Compact, _) => Some(after.iter().any(|r| r.class == "compaction")),
+        (CommandKind::Compact, _) => compacted(&after),
         (CommandKind::Clear, None) => None,
         (CommandKind::Clear, Some(before)) => {
             // The typist's next prompt shows it best: the model call it
@@ -411,6 +412,22 @@ fn command_fact(command: &Command, drafts: &[Draft], requests: &[Request]) -> Co
         text: command.text.clone(),
         took_effect,
     }
+}
+
+/// Whether a `/compact` took effect, from the requests after its Return:
+/// a compaction request alone says it was asked for, not that the harness
+/// went on with the compacted conversation; the next model call of a turn
+/// after it carries the summary the model server gave when it did. No
+/// compaction request: it did not; no turn call after one: the log cannot
+/// tell.
+fn compacted(after: &[&Request]) -> Option<bool> {
+    let Some(at) = after.iter().position(|r| r.class == "compaction") else {
+        return Some(false);
+    };
+    after[at + 1..]
+        .iter()
+        .find(|r| r.is_turn_call())
+        .map(|next| next.carries(COMPACTION_SUMMARY))
 }
 
 fn calls(requests: &[Request], sent: &[Sent]) -> Calls {
@@ -775,6 +792,64 @@ mod tests {
                 intervention_bytes: 2
             }
         );
+    }
+
+    /// The model server's logs of a real `/compact` on each bundled
+    /// harness (`fixtures/providers/*/eval/compaction-VERSION.jsonl`, from
+    /// the real-pane tests `clear_and_compact_bring_the_unread_backlog_into_the_new_context`;
+    /// bodies and headers left out): it took effect when the turn call
+    /// after the compaction request carries the summary. The same log cut
+    /// right after the compaction request cannot tell, and a log without
+    /// one says it did not. (Before, the compaction request alone counted
+    /// as applied.)
+    #[test]
+    fn a_compact_took_effect_when_the_next_turn_call_carries_the_summary() {
+        let rooms = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/providers");
+        let mut fixtures: Vec<std::path::PathBuf> = std::fs::read_dir(&rooms)
+            .expect("fixtures")
+            .flatten()
+            .flat_map(|room| {
+                std::fs::read_dir(room.path().join("eval"))
+                    .into_iter()
+                    .flatten()
+            })
+            .flatten()
+            .map(|entry| entry.path())
+            .filter(|path| {
+                path.file_name()
+                    .is_some_and(|name| name.to_string_lossy().starts_with("compaction-"))
+            })
+            .collect();
+        fixtures.sort();
+        assert!(fixtures.len() >= 2, "{fixtures:?}");
+        for fixture in &fixtures {
+            let fixture = fixture.display();
+            let text = std::fs::read_to_string(fixture.to_string()).expect("fixture");
+            let logged: Vec<Request> = text
+                .lines()
+                .map(|line| serde_json::from_str(line).expect("a request"))
+                .collect();
+            let compaction = logged
+                .iter()
+                .position(|r| r.class == "compaction")
+                .expect("a compaction request");
+            let entered_ms = logged[compaction - 1].t + 1;
+            let records = Records {
+                commands: vec![Command {
+                    kind: CommandKind::Compact,
+                    text: "/compact".into(),
+                    first_key_ms: entered_ms - 1,
+                    entered_ms,
+                    before: None,
+                }],
+                ..Records::default()
+            };
+            let took =
+                |requests: &[Request]| metrics(&records, requests, &[]).commands[0].took_effect;
+            assert_eq!(took(&logged), Some(true), "{fixture}");
+            assert_eq!(took(&logged[..=compaction]), None, "{fixture}");
+            assert_eq!(took(&logged[..compaction]), Some(false), "{fixture}");
+        }
     }
 
     #[test]

@@ -310,9 +310,10 @@ fn adapter_loss(t: &mut Trial) -> Result<()> {
 }
 
 /// Rows 9 and 10: after one turn, the typist types the harness's compact or
-/// clear command; a message arrives while it is typed or runs. After a
-/// clear the typist goes on working once the composer is free, which
-/// shows in the log whether the conversation was cleared.
+/// clear command; a message arrives while it is typed or runs. After the
+/// command the typist goes on working once the composer is free, which
+/// shows in the log whether the conversation was cleared or compacted (a
+/// command the log cannot confirm fails its trial).
 fn command_around(t: &mut Trial, kind: CommandKind) -> Result<()> {
     start_idle(t)?;
     let before = sentence(t, 4);
@@ -336,7 +337,7 @@ fn command_around(t: &mut Trial, kind: CommandKind) -> Result<()> {
         before: (kind == CommandKind::Clear).then(|| before.clone()),
     });
     t.await_delivery()?;
-    if kind == CommandKind::Clear {
+    {
         let pane = t.pane;
         let free = t.wait_screen("an idle, empty composer", Duration::from_secs(10), |s| {
             super::pane::idle(pane, s)
@@ -350,13 +351,14 @@ fn command_around(t: &mut Trial, kind: CommandKind) -> Result<()> {
                     r.is_turn_call() && r.t >= since
                 });
                 if seen.is_err() {
-                    t.notes
-                        .push("the typist's prompt after the clear reached no model call".into());
+                    t.notes.push(format!(
+                        "the typist's prompt after {text} reached no model call"
+                    ));
                 }
             }
-            Err(_) => t.notes.push(
-                "the composer never emptied after the clear: the typist typed nothing more".into(),
-            ),
+            Err(_) => t.notes.push(format!(
+                "the composer never emptied after {text}: the typist typed nothing more"
+            )),
         }
     }
     t.settle()

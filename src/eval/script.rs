@@ -129,6 +129,11 @@ impl Class {
     }
 }
 
+/// The summary every compaction request is answered with: a turn call that
+/// carries it runs on the compacted conversation (the evaluation's proof
+/// that a `/compact` took effect).
+pub const COMPACTION_SUMMARY: &str = "The mock conversation so far, in brief.";
+
 /// What the server answers; the wire format renders it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Plan {
@@ -186,7 +191,7 @@ pub fn plan(class: Class, directive: &Directive, turn: u64, still_running: Optio
         },
         Class::ToolResult => Plan::Text(format!("mock: the tool finished; turn {turn} ends.")),
         Class::Title => Plan::Title("Mock session".into()),
-        Class::Compaction => Plan::Summary("The mock conversation so far, in brief.".into()),
+        Class::Compaction => Plan::Summary(COMPACTION_SUMMARY.into()),
         Class::CountTokens => Plan::Tokens(1000),
         Class::Side => Plan::Text("mock side reply.".into()),
         Class::Unknown => Plan::NotFound,
