@@ -99,6 +99,16 @@ fn injected(answer: &str, candidates: &[String]) -> BTreeSet<String> {
 }
 
 /// The texts the demo agent received as pasted input (DING's notices).
+/// Waits until the demo agent has recorded a submitted prompt holding
+/// `name`: the host's `sent` (the file staged) comes before the agent has
+/// read the Return and written its transcript.
+fn wait_pasted(agent: &Agent, name: &str) -> String {
+    wait_for(&format!("the agent to record {name} submitted"), || {
+        pasted(agent).contains(name)
+    });
+    pasted(agent)
+}
+
 fn pasted(agent: &Agent) -> String {
     std::fs::read_to_string(agent.path("transcript.jsonl"))
         .unwrap_or_default()
@@ -160,8 +170,7 @@ fn a_hook_claims_pending_work_and_the_terminal_never_gets_it() {
     agent.wait_status("003 rung", |status| {
         message(status, "003.md").is_some_and(|m| m["state"] == "staged")
     });
-    let typed = pasted(&agent);
-    assert!(typed.contains("003.md"), "{typed}");
+    let typed = wait_pasted(&agent, "003.md");
     assert!(
         !typed.contains("001.md") && !typed.contains("002.md"),
         "{typed}"
@@ -269,7 +278,7 @@ fn a_parked_call_is_replaced_by_a_newer_one_and_answered_before_its_timeout() {
     agent.wait_status("003 rung by the terminal", |status| {
         message(status, "003.md").is_some_and(|m| m["state"] == "staged")
     });
-    assert!(pasted(&agent).contains("003.md"));
+    wait_pasted(&agent, "003.md");
 }
 
 /// A hook call made on the raw hook channel, as a hook that the harness
@@ -350,7 +359,7 @@ fn a_hook_that_goes_away_before_its_answer_gives_the_files_back() {
     agent.wait_status("001 rung", |status| {
         message(status, "001.md").is_some_and(|m| m["state"] == "staged")
     });
-    assert!(pasted(&agent).contains("001.md"));
+    wait_pasted(&agent, "001.md");
 }
 
 /// A hook that reads its answer but never confirms passing it on (it hung,

@@ -417,6 +417,61 @@ fn a_message_that_waits_through_a_compaction_is_delivered_by_the_wake() {
     settled("a message through a compaction", &agent, &model, 2, 0);
 }
 
+/// Issue 21: a message that arrives while a turn runs and the person is
+/// writing their next prompt rides that prompt. Before, the turn's `Stop`
+/// blocked for it (a continuation, one model call of its own) although the
+/// draft in the composer would carry it (3 of 3). The person types a draft
+/// during a slow reply, the message arrives, the turn ends without a
+/// block, the work waits (`composer-nonempty`: no wake under the draft),
+/// and the person's Enter sends it with their prompt: two model calls of
+/// turns in all, 0 bytes typed.
+#[test]
+fn a_message_during_a_turn_rides_the_prompt_the_person_is_writing() {
+    let (agent, model) = careful_claude("cl-stopdraft");
+    agent.ding_ok(&[
+        "intervene",
+        &agent.name,
+        "mock:slow 6 tell me about the parser",
+    ]);
+    wait_screen(&agent, "the slow reply running", |snapshot| {
+        read(snapshot).screen == Screen::Busy
+    });
+    let draft = "and then fix the tests";
+    agent.ding_ok(&["intervene", &agent.name, draft, "--no-enter"]);
+    wait_screen(&agent, "the draft under the running turn", |snapshot| {
+        shows(snapshot, draft) && read(snapshot).screen == Screen::Busy
+    });
+    let name = send(&agent, "work for the next prompt\n");
+    agent.wait_status("the message seen", |status| {
+        message(status, &name).is_some()
+    });
+    wait_screen(&agent, "the turn over, the draft kept", |snapshot| {
+        shows(snapshot, "mock slow reply to turn 1")
+            && read(snapshot).screen == Screen::Ready
+            && shows(snapshot, draft)
+    });
+    agent.wait_held(&name, "composer-nonempty");
+    press_enter(&agent);
+    let request = wait_carrying(&model, &name);
+    assert!(
+        request["prompt"]
+            .as_str()
+            .is_some_and(|prompt| prompt.contains(draft)),
+        "it rides the person's prompt: {}",
+        summary(&model.requests())
+    );
+    wait_screen(&agent, "idle again", |snapshot| {
+        shows(snapshot, "mock reply to turn 2.") && idle_and_empty(snapshot)
+    });
+    settled(
+        "a message during a turn, a draft waiting",
+        &agent,
+        &model,
+        2,
+        0,
+    );
+}
+
 /// A burst of five at idle settles into one wake: one model call names all
 /// five. (The aggressive default, measured on the same binary: two notices
 /// and two model turns; see docs/providers/claude.md.)

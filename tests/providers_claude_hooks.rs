@@ -48,7 +48,8 @@ fn every_hook_payload_plans_and_prints_as_its_fixture_says() {
         let claimed = || claimed_of(&fixture);
         let answer = match (&planned.plan.action, expect["action"].as_str()) {
             (HookAction::Answer(answer), Some("answer")) => answer.clone(),
-            (HookAction::Claim(request), Some("claim")) => {
+            (HookAction::Claim(request), Some("claim"))
+            | (HookAction::ClaimUnlessDrafting(request), Some("claim-unless-drafting")) => {
                 assert_eq!(request, &sized(request.scope), "{name}: claim size");
                 assert_eq!(
                     Some(scope_word(request.scope)),

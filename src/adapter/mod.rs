@@ -120,6 +120,13 @@ pub enum HookAction {
     /// Claim files first; the kit calls [`Provider::on_claimed`] with the
     /// sidecar's answer and sends what it returns.
     Claim(ClaimRequest),
+    /// [`HookAction::Claim`], unless the last screen read shows the
+    /// person's own text in the composer: the
+    /// prompt they are writing will carry the work at no call of its own,
+    /// so nothing is claimed and the kit calls [`Provider::on_claimed`]
+    /// with an empty grant (a turn's end that would continue the turn for
+    /// the work leaves it to that prompt).
+    ClaimUnlessDrafting(ClaimRequest),
     /// Hold the call open and claim later, when evidence is wanted (see
     /// [`Park`]).
     Park(Park),

@@ -176,6 +176,12 @@ pub struct Machine<P: Provider> {
     /// How long the person had left the terminal alone, as the last screen
     /// read said: a parked call is claimed for only once it is long enough.
     person: PersonQuiet,
+    /// The last screen read showed the person's own text in the composer
+    /// (not DING's typed notice). The harness redrawing does not take a
+    /// draft away, so a move alone does not clear it; a person who deleted
+    /// theirs since costs the work no more than a claim would (the wake
+    /// then starts the one turn that a continuation would have been).
+    drafting: bool,
     /// Whether this terminal's screen has settled since it was new (see
     /// `startup.rs`), and when to read it again to see that it has.
     startup: Startup,
@@ -220,6 +226,7 @@ impl<P: Provider> Machine<P> {
             identity,
             wanted: false,
             fresh_idle: false,
+            drafting: false,
             person: PersonQuiet::Unknown,
             startup: Startup::New,
             settle_check_at: None,
@@ -375,6 +382,7 @@ impl<P: Provider> Machine<P> {
     /// screen, or said by its hooks, holds for the new one.
     fn new_terminal(&mut self, identity: Option<&Identity>) {
         self.fresh_idle = false;
+        self.drafting = false;
         self.typed = None;
         self.startup = Startup::New;
         self.settle_check_at = None;
@@ -387,6 +395,7 @@ impl<P: Provider> Machine<P> {
             // No screen was read while evidence was not wanted: the last
             // one is stale.
             self.fresh_idle = false;
+            self.drafting = false;
         }
         self.parked.on_demand(wanted, self.now);
         if wanted {
@@ -546,6 +555,7 @@ impl<P: Provider> Machine<P> {
         if plan.recheck_settings {
             self.read_settings();
         }
+        let drafting = self.drafting;
         // What the hook said may change the evidence: read the screen again,
         // and wake nothing until then.
         self.moved = true;
@@ -553,6 +563,24 @@ impl<P: Provider> Machine<P> {
         match plan.action {
             HookAction::Answer(answer) => self.answer(peer, &answer),
             HookAction::Claim(request) => self.claim_for(peer, call, request, None),
+            HookAction::ClaimUnlessDrafting(_) if drafting => {
+                self.emit(Output::Log(format!(
+                    "{}: the person's draft is in the composer; their prompt carries the work",
+                    call.event
+                )));
+                let nothing = Claimed {
+                    claim: 0,
+                    granted: Vec::new(),
+                    refused: Vec::new(),
+                    refusal: None,
+                    not_granted: 0,
+                };
+                let answer = self
+                    .provider
+                    .on_claimed(&call, &nothing, &self.agent, self.now);
+                self.answer(peer, &answer);
+            }
+            HookAction::ClaimUnlessDrafting(request) => self.claim_for(peer, call, request, None),
             HookAction::Park(park) => {
                 let deadline = parked::deadline(&park, call.timeout(), self.now);
                 if let Some(replaced) =
@@ -710,6 +738,7 @@ impl<P: Provider> Machine<P> {
         self.fresh_idle = parked::is_fresh_idle(&reading);
         self.person = PersonQuiet::of(snapshot, self.now);
         let typed = self.typed_on(snapshot, &reading);
+        self.drafting = reading.composer == Composer::Nonempty && typed.is_none();
         if let Some(request) = typed {
             reading.reason = format!("{}; it holds DING's notice {request}", reading.reason).into();
         }

@@ -58,6 +58,7 @@ impl Provider for Probe {
         };
         match call.event.as_str() {
             "claim" => HookPlan::act(HookAction::Claim(claim)),
+            "turn-end" => HookPlan::act(HookAction::ClaimUnlessDrafting(claim)),
             "session" => HookPlan {
                 recheck_settings: true,
                 ..HookPlan::nothing()
@@ -253,6 +254,69 @@ fn settings_files_are_read_by_the_shell_at_start_and_when_a_plan_asks() {
         !drain(&mut self::machine())
             .iter()
             .any(|output| matches!(output, Output::ReadSettings(_)))
+    );
+}
+
+/// Issue 21: a turn's end that would continue the turn for pending work
+/// (a model call of its own) leaves it to the prompt the person is
+/// writing: with their draft on the last screen read, nothing is claimed
+/// and the hook hears an empty grant; with an empty composer, or once a
+/// new terminal or new demand made that reading stale, it claims.
+#[test]
+fn a_claim_unless_drafting_claims_nothing_under_the_persons_draft() {
+    let mut machine = machine();
+    wanted_and_open(&mut machine, at(0));
+    machine.provider.screen = Some(Reading {
+        state: ActivityState::Active,
+        composer: Composer::Nonempty,
+        reason: "a draft while the turn runs".into(),
+    });
+    machine.handle_input(snapshot(7), at(5));
+    drain(&mut machine);
+    // The harness redraws as the turn ends: the draft is still there.
+    machine.handle_input(Input::PtyMoved, at(8));
+    call(&mut machine, 1, "turn-end", at(10));
+    let outputs = drain(&mut machine);
+    assert!(
+        uplinked(&outputs).is_empty(),
+        "nothing claimed: {outputs:?}"
+    );
+    assert!(
+        outputs.iter().any(|output| matches!(output, Output::HookAnswer { peer: Peer(1), line } if line.contains("0 file(s)"))),
+        "{outputs:?}"
+    );
+    // The person sent it: an empty composer, and the next turn's end claims.
+    machine.provider.screen = None;
+    machine.handle_timeout(at(10) + MIN_SNAPSHOT_GAP);
+    drain(&mut machine);
+    machine.handle_input(snapshot(9), at(10) + MIN_SNAPSHOT_GAP);
+    drain(&mut machine);
+    call(&mut machine, 2, "turn-end", at(400));
+    let outputs = drain(&mut machine);
+    assert!(
+        matches!(&uplinked(&outputs)[..], [Body::Claim(_)]),
+        "{outputs:?}"
+    );
+    // A reading from before the demand is stale: it claims.
+    machine.provider.screen = Some(Reading {
+        state: ActivityState::Active,
+        composer: Composer::Nonempty,
+        reason: "a draft".into(),
+    });
+    machine.handle_timeout(at(400) + MIN_SNAPSHOT_GAP);
+    drain(&mut machine);
+    machine.handle_input(snapshot(11), at(400) + MIN_SNAPSHOT_GAP);
+    drain(&mut machine);
+    machine.handle_input(wanted(false), at(900));
+    machine.handle_input(wanted(true), at(950));
+    drain(&mut machine);
+    call(&mut machine, 3, "turn-end", at(960));
+    let outputs = drain(&mut machine);
+    assert!(
+        uplinked(&outputs)
+            .iter()
+            .any(|body| matches!(body, Body::Claim(_))),
+        "{outputs:?}"
     );
 }
 

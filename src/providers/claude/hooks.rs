@@ -76,11 +76,17 @@ pub fn plan(event: &str, payload: &Value, agent: &AgentContext) -> Planned {
         "PreToolUse" => Planned::new(Some(HookActivity::Child), HookPlan::nothing()),
         "PostToolUse" => Planned::new(Some(HookActivity::Active), HookPlan::act(pending())),
         "Stop" => {
-            // A continuation's own Stop never blocks again: no loop.
+            // A continuation's own Stop never blocks again: no loop. Nor
+            // does one while the person is writing a prompt, which will
+            // carry the work (`UserPromptSubmit`) at no call of its own.
             let plan = if payload["stop_hook_active"] == true {
                 HookPlan::nothing()
             } else {
-                HookPlan::act(pending())
+                HookPlan::act(HookAction::ClaimUnlessDrafting(claim_for(
+                    agent,
+                    CONTEXT_CAP,
+                    ClaimScope::Pending,
+                )))
             };
             Planned::new(Some(HookActivity::Idle), plan)
         }

@@ -137,7 +137,9 @@ pub fn planned_claim<P: Provider>(
             answered(&answer, &[]);
             Err(format!("answer:{}", answer.exit))
         }
-        HookAction::Claim(request) => Ok((call, request)),
+        HookAction::Claim(request) | HookAction::ClaimUnlessDrafting(request) => {
+            Ok((call, request))
+        }
         // A parked call claims the same way once work arrives.
         HookAction::Park(park) => Ok((call, park.claim)),
     }
