@@ -228,12 +228,9 @@ fn scope_pending_refuses_owned_files_and_scope_unread_surfaces_them_again() {
     ));
 }
 
-/// Found by the whole-agent simulation (Codex, seed 3926): after a
-/// compaction the notice typed at the idle screen and the next prompt's
-/// `unread` backlog named the same file in one request. A file rung since
-/// the context began again was typed into the new context.
-#[test]
-fn scope_unread_leaves_out_a_file_rung_since_the_context_began_again() {
+/// `001.md` typed and submitted (staged), then the context compacted
+/// (sequence 3, at 320 ms), then `002.md` arrives (pending).
+fn rung_then_compacted_with_a_new_arrival() -> Driver {
     let mut driver = started(&["001.md"]);
     driver.input(idle(1, "empty", 10), at(10));
     driver.input(
@@ -249,6 +246,16 @@ fn scope_unread_leaves_out_a_file_rung_since_the_context_began_again() {
         at(320),
     );
     driver.input(Input::InboxAdded(name("002.md")), at(321));
+    driver
+}
+
+/// Found by the whole-agent simulation (Codex, seed 3926): after a
+/// compaction the notice typed at the idle screen and the next prompt's
+/// `unread` backlog named the same file in one request. A file rung since
+/// the context began again was typed into the new context.
+#[test]
+fn scope_unread_leaves_out_a_file_rung_since_the_context_began_again() {
+    let mut driver = rung_then_compacted_with_a_new_arrival();
     driver.input(idle(4, "empty", 14), at(330));
     driver.input(
         Input::PtySent {
@@ -293,21 +300,7 @@ fn scope_unread_leaves_out_a_file_rung_since_the_context_began_again() {
 /// yet, are refused `pending` and stay for the idle path.
 #[test]
 fn scope_delivered_surfaces_what_was_given_and_leaves_new_work_to_the_idle_path() {
-    let mut driver = started(&["001.md"]);
-    driver.input(idle(1, "empty", 10), at(10));
-    driver.input(
-        Input::PtySent {
-            request: 1,
-            revision: 12,
-        },
-        at(11),
-    );
-    driver.submit_typed(typed(2, 13, 1), at(300), 14);
-    driver.input(
-        line(3, "inc-1", r#""kind":"lifecycle","event":"compaction""#),
-        at(320),
-    );
-    driver.input(Input::InboxAdded(name("002.md")), at(321));
+    let mut driver = rung_then_compacted_with_a_new_arrival();
     driver.take();
     driver.input(
         line(
