@@ -431,20 +431,29 @@ fn a_message_during_a_turn_rides_the_prompt_the_person_is_writing() {
     agent.ding_ok(&[
         "intervene",
         &agent.name,
-        "mock:slow 6 tell me about the parser",
+        // A reply long enough that the draft and the message both come
+        // while it runs, on a loaded machine too.
+        "mock:slow 15 tell me about the parser",
     ]);
     wait_screen(&agent, "the slow reply running", |snapshot| {
         read(snapshot).screen == Screen::Busy
     });
     let draft = "and then fix the tests";
     agent.ding_ok(&["intervene", &agent.name, draft, "--no-enter"]);
-    wait_screen(&agent, "the draft under the running turn", |snapshot| {
-        shows(snapshot, draft) && read(snapshot).screen == Screen::Busy
+    wait_screen(&agent, "the draft in the composer", |snapshot| {
+        shows(snapshot, draft)
     });
     let name = send(&agent, "work for the next prompt\n");
     agent.wait_status("the message seen", |status| {
         message(status, &name).is_some()
     });
+    let snapshot = agent.pty().snapshot().expect("snapshot");
+    assert_eq!(
+        read(&snapshot).screen,
+        Screen::Busy,
+        "the message came while the turn ran: {}",
+        snapshot.rows.join("\n")
+    );
     wait_screen(&agent, "the turn over, the draft kept", |snapshot| {
         shows(snapshot, "mock slow reply to turn 1")
             && read(snapshot).screen == Screen::Ready
