@@ -435,9 +435,15 @@ fn a_message_during_a_turn_rides_the_prompt_the_person_is_writing() {
         // while it runs, on a loaded machine too.
         "mock:slow 15 tell me about the parser",
     ]);
-    wait_screen(&agent, "the slow reply running", |snapshot| {
-        read(snapshot).screen == Screen::Busy
-    });
+    // The reply streams for 15 s from its request (Claude Code may take a
+    // while to send it on a loaded machine).
+    let asked = model.wait_request("the slow reply's request", |request| {
+        request["prompt"]
+            .as_str()
+            .is_some_and(|prompt| prompt.contains("mock:slow"))
+    })["t"]
+        .as_i64()
+        .expect("its time");
     let draft = "and then fix the tests";
     agent.ding_ok(&["intervene", &agent.name, draft, "--no-enter"]);
     wait_screen(&agent, "the draft in the composer", |snapshot| {
@@ -447,13 +453,9 @@ fn a_message_during_a_turn_rides_the_prompt_the_person_is_writing() {
     agent.wait_status("the message seen", |status| {
         message(status, &name).is_some()
     });
-    // The reply streams for 15 s from its request: the message came while
-    // the turn ran. (Timed from the model server's log, not the screen:
-    // Claude Code's "✻ Coalescing…" before the first token reads as ready,
-    // see the provider page.)
-    let asked = model.requests()[0]["t"]
-        .as_i64()
-        .expect("the reply's request");
+    // The message came while the turn ran. (Timed from the model server's
+    // log, not the screen: Claude Code's "✻ Coalescing…" before the first
+    // token reads as ready, see the provider page.)
     let seen = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |since| since.as_millis() as i64);
