@@ -136,8 +136,10 @@ impl Tunables {
 }
 
 /// What a typed notice's input hold allows beyond the submit delay and the
-/// settle period: the Return followed its paste by 270-320 ms on both real
-/// harnesses (docs/evaluation.md, `make offsets`), 20-70 ms past those two.
+/// settle period (450 ms by default, which they bound from above: the
+/// settle period runs from the paste's draw, during the submit delay). The
+/// Return followed its paste by 270-320 ms on both real harnesses
+/// (docs/evaluation.md, `make offsets`); the slack is for a loaded machine.
 pub const INPUT_HOLD_SLACK: Duration = Duration::from_millis(500);
 
 /// The longest a person's keys are held behind a typed notice: a delay a

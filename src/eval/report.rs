@@ -15,7 +15,7 @@ use serde::Serialize;
 use super::arm::Arm;
 use super::row::Row;
 use super::trial::{Outcome, TrialFacts};
-use super::verdict::{Conclusion, RowVerdict, harness_conclusion, row_verdict};
+use super::verdict::{Collisions, RowVerdict, harness_conclusion, row_verdict};
 
 /// One harness as it was evaluated.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -71,11 +71,9 @@ pub struct Cell {
     pub titles: usize,
     pub delivery_calls: usize,
     pub calls_per_delivered: Option<f64>,
-    /// Careful minus aggressive model calls, over the seeds both ran.
+    /// Careful minus aggressive model calls, over the seeds both ran. (Per
+    /// delivered message, seed by seed, in the verdict: `verdict.rs`.)
     pub extra_calls: Option<i64>,
-    /// Careful minus aggressive model calls per delivered message, when
-    /// both arms delivered something in this row.
-    pub extra_calls_per_delivered: Option<f64>,
     pub ding_bytes: u64,
     pub ding_writes: usize,
     pub ding_bytes_per_delivered: Option<f64>,
@@ -107,24 +105,9 @@ pub fn build(meta: Meta, trials: Vec<TrialFacts>) -> Report {
         .iter()
         .map(|((harness, row, arm), trials)| cell(harness, *row, arm, trials))
         .collect();
-    let per_delivered =
-        |cell: &Cell| (cell.delivered > 0).then(|| cell.turn_calls as f64 / cell.delivered as f64);
-    // The aggressive arm's calls per delivered message, per harness and row.
-    let baselines: BTreeMap<(String, u32), Option<f64>> = cells
-        .iter()
-        .filter(|c| c.arm == Arm::Aggressive.as_str())
-        .map(|c| ((c.harness.clone(), c.row), per_delivered(c)))
-        .collect();
     for cell in &mut cells {
         if cell.arm == Arm::Careful.as_str() {
             cell.extra_calls = extra_calls(&trials, &cell.harness, cell.row);
-            let baseline = baselines
-                .get(&(cell.harness.clone(), cell.row))
-                .copied()
-                .flatten();
-            cell.extra_calls_per_delivered = per_delivered(cell)
-                .zip(baseline)
-                .map(|(careful, aggressive)| careful - aggressive);
         }
     }
     let harness_order: Vec<String> = meta.harnesses.iter().map(|h| h.name.clone()).collect();
@@ -540,33 +523,15 @@ fn comparison(out: &mut String, report: &Report) {
                 verdict.conclusion.show(),
             );
         }
-        let collisions = |cells: &mut dyn Iterator<Item = &Cell>| -> usize {
-            cells
-                .map(|c| c.drafts_corrupted + c.dialogs_answered_by_ding)
-                .sum()
-        };
-        let ours = collisions(&mut compared.iter().map(|(c, _)| *c));
-        let theirs = collisions(&mut compared.iter().filter_map(|(_, a)| *a));
-        let mut overall = harness_conclusion(&verdicts);
-        if ours >= theirs {
-            let why =
-                format!("not strictly fewer collisions than aggressive ({ours} against {theirs})");
-            overall = match overall {
-                Conclusion::Fails(mut list) => {
-                    list.push(why);
-                    Conclusion::Fails(list)
-                }
-                Conclusion::CannotTell(list) => {
-                    Conclusion::Fails(std::iter::once(why).chain(list).collect())
-                }
-                Conclusion::Meets => Conclusion::Fails(vec![why]),
-            };
-        }
+        let collisions = Collisions::of(&compared);
+        let overall = harness_conclusion(&verdicts, collisions);
         let _ = writeln!(
             out,
-            "| {} | all {} compared | | {ours} (aggressive {theirs}) collisions | | | **{}** |",
+            "| {} | all {} compared | | {} (aggressive {}) collisions | | | **{}** |",
             harness.name,
             verdicts.len(),
+            collisions.careful,
+            collisions.aggressive,
             overall.show(),
         );
     }
@@ -738,10 +703,7 @@ mod tests {
         ];
         let report = build(meta(), baseline_lost);
         let careful = report.cells.iter().find(|c| c.arm == "careful").unwrap();
-        assert_eq!(
-            (careful.extra_calls, careful.extra_calls_per_delivered),
-            (Some(2), None)
-        );
+        assert_eq!(careful.extra_calls, Some(2));
         let text = markdown(&report);
         assert!(
             text.contains("cannot tell: no seed delivered on both arms"),

@@ -176,9 +176,50 @@ fn paired_calls(trials: &[TrialFacts], careful: &Cell) -> Vec<f64> {
         .collect()
 }
 
-/// A harness's conclusion from its rows: fails if a row fails, cannot
-/// tell if a row cannot, meets only if every row meets (and there is one).
-pub fn harness_conclusion(rows: &[RowVerdict]) -> Conclusion {
+/// Drafts corrupted plus dialogs answered by DING over the rows compared,
+/// careful and aggressive.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Collisions {
+    pub careful: usize,
+    pub aggressive: usize,
+}
+
+impl Collisions {
+    /// Of the careful cells compared and their aggressive cells.
+    pub fn of(compared: &[(&Cell, Option<&Cell>)]) -> Collisions {
+        let of = |cell: &Cell| cell.drafts_corrupted + cell.dialogs_answered_by_ding;
+        Collisions {
+            careful: compared.iter().map(|(c, _)| of(c)).sum(),
+            aggressive: compared.iter().filter_map(|(_, a)| a.map(of)).sum(),
+        }
+    }
+}
+
+/// A harness's conclusion from its rows: fails if a row fails, or unless
+/// the careful arm collided strictly less than the aggressive arm; cannot
+/// tell if a row cannot; meets only if every row meets (and there is one).
+pub fn harness_conclusion(rows: &[RowVerdict], collisions: Collisions) -> Conclusion {
+    let overall = rows_conclusion(rows);
+    if collisions.careful < collisions.aggressive {
+        return overall;
+    }
+    let why = format!(
+        "not strictly fewer collisions than aggressive ({} against {})",
+        collisions.careful, collisions.aggressive
+    );
+    match overall {
+        Conclusion::Fails(mut list) => {
+            list.push(why);
+            Conclusion::Fails(list)
+        }
+        Conclusion::CannotTell(list) => {
+            Conclusion::Fails(std::iter::once(why).chain(list).collect())
+        }
+        Conclusion::Meets => Conclusion::Fails(vec![why]),
+    }
+}
+
+fn rows_conclusion(rows: &[RowVerdict]) -> Conclusion {
     if rows.is_empty() {
         return Conclusion::CannotTell(vec!["no row was compared".into()]);
     }

@@ -144,7 +144,14 @@ impl Native {
     /// Starts the conversation with the app-server; `cwd` is the project
     /// (for `hooks/list`).
     pub fn start(cwd: &str) -> (Native, Vec<Action>) {
-        let mut native = Native {
+        let mut native = Native::fresh(cwd);
+        let actions = native.initialize();
+        (native, actions)
+    }
+
+    /// The state of a conversation with an app-server that has not begun.
+    fn fresh(cwd: &str) -> Native {
+        Native {
             cwd: cwd.to_string(),
             thread: None,
             status: "unknown".into(),
@@ -162,9 +169,7 @@ impl Native {
             retry_at: None,
             had_turn: false,
             restarts: 0,
-        };
-        let actions = native.initialize();
-        (native, actions)
+        }
     }
 
     fn initialize(&mut self) -> Vec<Action> {
@@ -191,21 +196,17 @@ impl Native {
         }
         match after_server_lost(why, self.had_turn, self.restarts, SERVER_RESTARTS) {
             Recovery::Restart => {
-                self.restarts += 1;
                 // What the old server was asked or told is void; DING's
                 // deliveries still in its queue are found again when the
-                // new one lists it.
-                self.thread = None;
-                self.status = "unknown".into();
-                self.idle_since = None;
-                self.resumed = false;
-                self.ours.clear();
-                self.failed.clear();
-                self.hooks = None;
-                self.ready = false;
-                self.pending.clear();
-                self.reported = None;
-                self.retry_at = None;
+                // new one lists it. The thread's past, the restarts, and
+                // the numbering of requests and calls carry on.
+                *self = Native {
+                    had_turn: self.had_turn,
+                    restarts: self.restarts + 1,
+                    next_id: self.next_id,
+                    call: self.call,
+                    ..Native::fresh(&self.cwd)
+                };
                 vec![Action::ServerLost {
                     why: format!(
                         "{why}; starting it again ({} of {SERVER_RESTARTS})",

@@ -21,7 +21,7 @@
 //! nor the time of the last input until it does.
 
 use super::*;
-use crate::pty::wire::is_typed_text as is_text;
+use crate::pty::wire::is_typed_text;
 
 /// A hold in force (see the module).
 pub(super) struct InputHold {
@@ -69,7 +69,7 @@ impl Host {
         let Some(hold) = self.hold.as_mut() else {
             return false;
         };
-        if !is_typed_text(input) {
+        if !is_typed_input(input) {
             self.release_hold("a person's key that is not text alone");
             return false;
         }
@@ -130,16 +130,20 @@ impl Host {
             .map(|hold| hold.until)
     }
 
-    /// Ends the hold if its time is up or its client is gone.
+    /// Ends the hold if its time is up.
     pub(super) fn check_hold(&mut self, now: Instant) {
-        let Some(hold) = self.hold.as_ref() else {
-            return;
-        };
-        if !hold.ending && hold.until <= now {
+        if self.hold_deadline().is_some_and(|until| until <= now) {
             self.release_hold("its time was up");
-        } else if !self.clients.contains_key(&hold.client) {
+        }
+    }
+
+    /// `client` is gone: a hold it owned ends. Whether one did.
+    pub(super) fn hold_owner_gone(&mut self, client: Token) -> bool {
+        let owned = self.hold.as_ref().is_some_and(|hold| hold.client == client);
+        if owned {
             self.release_hold("DING's connection closed");
         }
+        owned
     }
 
     /// Ends the hold in force: what it held goes on in its order.
@@ -160,11 +164,11 @@ impl Host {
 
 /// Whether a person's input is typed text alone: every byte it writes is
 /// UTF-8 text without a control character.
-fn is_typed_text(input: &Input) -> bool {
+fn is_typed_input(input: &Input) -> bool {
     match input {
-        Input::Keys(bytes) => is_text(bytes),
+        Input::Keys(bytes) => is_typed_text(bytes),
         Input::Transaction(tx) => tx.steps.iter().all(|step| match step {
-            WireStep::Write(bytes) => is_text(bytes),
+            WireStep::Write(bytes) => is_typed_text(bytes),
             WireStep::WaitMs(_) => true,
         }),
     }
@@ -172,7 +176,7 @@ fn is_typed_text(input: &Input) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::is_text;
+    use crate::pty::wire::is_typed_text as is_text;
 
     #[test]
     fn only_text_without_controls_is_typed_text() {

@@ -398,11 +398,10 @@ impl Host {
             if self.restart_waiter == Some(token) {
                 self.restart_waiter = None;
             }
-        }
-        // A hold whose client is gone lets what it held go on now.
-        if self.hold.is_some() {
-            self.check_hold(now);
-            self.advance(now);
+            // A hold whose client is gone lets what it held go on now.
+            if self.hold_owner_gone(token) {
+                self.advance(now);
+            }
         }
         for (token, client) in self.clients.iter_mut() {
             let wanted = client.wanted_interest();
