@@ -63,13 +63,13 @@ fn spawn_hook(agent: &Agent, args: &[&str]) -> std::process::Child {
         .expect("spawn ding hook")
 }
 
-/// [`spawn_hook`], then waits until the adapter has accepted its
-/// connection (a slot held by nothing else, so the count rises).
+/// [`spawn_hook`], then waits until the adapter has parked the call (it
+/// logs each one).
 fn park_hook(agent: &Agent, args: &[&str]) -> std::process::Child {
-    let before = agent.hook_connections();
+    let before = agent.parked_calls();
     let child = spawn_hook(agent, args);
-    wait_for("the hook call to reach the adapter", || {
-        agent.hook_connections() > before
+    wait_for("the adapter to park the hook call", || {
+        agent.parked_calls() > before
     });
     child
 }

@@ -46,7 +46,7 @@ fn compiled_claude(name: &str, idle_path: &str) -> (Agent, ModelServer) {
     if idle_path == "native" {
         // SessionStart's background wake, parked: the idle path is armed.
         wait_until("the wake hook parked", PATIENCE, || {
-            (agent.hook_connections() >= 1).then_some(())
+            (agent.parked_calls() >= 1).then_some(())
         });
     }
     (agent, model)

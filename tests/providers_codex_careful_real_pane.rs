@@ -57,7 +57,7 @@ impl Careful {
         if idle_path == "native" {
             // The launcher's call, parked: the native idle path is armed.
             wait_until("the launcher's call parked", PATIENCE, || {
-                (agent.hook_connections() >= 1).then_some(())
+                (agent.parked_calls() >= 1).then_some(())
             });
         }
         Careful {

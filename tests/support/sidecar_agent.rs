@@ -417,19 +417,14 @@ impl Agent {
         status["adapterPid"].as_i64().expect("adapterPid") as i32
     }
 
-    /// How many connections the adapter has accepted on its hook socket
-    /// and holds open (hook calls waiting or parked): the kernel lists each
-    /// accepted socket under the listening socket's path, beside the
-    /// listener itself.
-    pub fn hook_connections(&self) -> usize {
-        let socket = self.paths().runtime_dir().join("hook.sock");
-        let socket = socket.to_string_lossy();
-        let listed = fs::read_to_string("/proc/net/unix").unwrap_or_default();
-        let entries = listed
-            .lines()
-            .filter(|line| line.split_whitespace().nth(7) == Some(socket.as_ref()))
-            .count();
-        entries.saturating_sub(1)
+    /// How many hook calls the adapter has parked so far, from its log
+    /// (`EVENT: parked in slot …`): a connection the kernel lists may not
+    /// have been read yet, so a call is only known parked once logged.
+    pub fn parked_calls(&self) -> usize {
+        let out = self.ding(&["logs", &self.name]);
+        String::from_utf8_lossy(&out.stdout)
+            .matches(": parked in slot ")
+            .count()
     }
 
     pub fn sidecar_pid(&self) -> Option<i32> {

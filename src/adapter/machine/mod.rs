@@ -583,6 +583,14 @@ impl<P: Provider> Machine<P> {
             HookAction::ClaimUnlessDrafting(request) => self.claim_for(peer, call, request, None),
             HookAction::Park(park) => {
                 let deadline = parked::deadline(&park, call.timeout(), self.now);
+                // Says when a call parks: an operator (and a test) can
+                // tell a parked call from one still on its way.
+                self.emit(Output::Log(format!(
+                    "{}: parked in slot {} for at most {} ms",
+                    call.event,
+                    park.slot,
+                    deadline.since(self.now).as_millis()
+                )));
                 if let Some(replaced) =
                     self.parked
                         .park(peer, call, park, deadline, self.wanted, self.now)

@@ -185,6 +185,18 @@ fn call(machine: &mut Machine<Probe>, peer: usize, event: &str, now: Time) {
     );
 }
 
+/// [`call`] for a call the provider parks: the machine logs it, with the
+/// probe's 60 s hold, and says nothing else.
+fn park(machine: &mut Machine<Probe>, peer: usize, event: &str, now: Time) {
+    call(machine, peer, event, now);
+    assert_eq!(
+        drain(machine),
+        [Output::Log(format!(
+            "{event}: parked in slot {event} for at most 60000 ms"
+        ))]
+    );
+}
+
 fn snapshot(revision: u64) -> Input {
     let mut snapshot = testing::snapshot(10, &["ready"], Vec::new(), None);
     snapshot.revision = revision;
@@ -512,8 +524,8 @@ fn granted_files_wait_for_the_receipt_and_go_back_without_it() {
 #[test]
 fn a_parked_wake_claims_only_after_settling_on_fresh_idle_and_holds_the_terminal() {
     let mut machine = machine();
-    call(&mut machine, 2, "wake", at(0));
-    assert_eq!(drain(&mut machine), [], "nothing wanted: it just waits");
+    // Nothing wanted: it just waits (and the log says it parked).
+    park(&mut machine, 2, "wake", at(0));
     wanted_and_open(&mut machine, at(1_000));
     // The screen is not idle yet: the wake holds nothing and says so not.
     machine.provider.screen = Some(Reading {
@@ -573,7 +585,7 @@ fn a_parked_wake_claims_only_after_settling_on_fresh_idle_and_holds_the_terminal
 #[test]
 fn a_parked_wake_waits_until_the_person_has_been_quiet_for_the_declared_time() {
     let mut machine = machine();
-    call(&mut machine, 2, "wake", at(0));
+    park(&mut machine, 2, "wake", at(0));
     wanted_and_open(&mut machine, at(1_000));
     // Fresh idle, but a key reached the terminal 20 ms before the host
     // built this reply (a key counted is not yet a key drawn).
@@ -599,7 +611,7 @@ fn a_parked_wake_waits_until_the_person_has_been_quiet_for_the_declared_time() {
 #[test]
 fn a_parked_wake_never_claims_on_input_whose_quiet_cannot_be_judged() {
     let mut machine = machine();
-    call(&mut machine, 2, "wake", at(0));
+    park(&mut machine, 2, "wake", at(0));
     wanted_and_open(&mut machine, at(1_000));
     let mut no_clock = testing::snapshot(10, &["ready"], Vec::new(), None);
     no_clock.revision = 3;
@@ -646,8 +658,7 @@ fn a_native_path_holds_an_idle_terminal_but_not_its_own_parked_call() {
     // The path's own parked call judges the screen itself: fresh idle, so
     // it claims.
     machine.provider.screen = None;
-    call(&mut machine, 2, "wake", at(1_100));
-    drain(&mut machine);
+    park(&mut machine, 2, "wake", at(1_100));
     machine.handle_input(snapshot(5), at(1_110));
     drain(&mut machine);
     machine.handle_timeout(at(1_210));
@@ -670,7 +681,7 @@ fn states(outputs: &[Output]) -> Vec<ActivityState> {
 fn a_new_screen_counts_as_idle_only_once_it_has_read_idle_for_the_settle_time() {
     let mut machine = machine();
     machine.provider.startup_settle = Duration::from_millis(1_500);
-    call(&mut machine, 2, "wake", at(0));
+    park(&mut machine, 2, "wake", at(0));
     wanted_and_open(&mut machine, at(1_000));
     // The first composer frame: not idle yet, and no wake claims on it.
     machine.handle_input(snapshot(3), at(1_010));
@@ -729,19 +740,21 @@ fn a_new_screen_counts_as_idle_only_once_it_has_read_idle_for_the_settle_time() 
 #[test]
 fn a_newer_wake_replaces_the_parked_one_and_each_answer_says_what_became_of_it() {
     let mut machine = machine();
-    for peer in [1, 2] {
-        call(&mut machine, peer, "wake", at(peer as u64));
-    }
+    park(&mut machine, 1, "wake", at(1));
+    call(&mut machine, 2, "wake", at(2));
     let ended = |why| HookAnswer {
         parked: Some(why),
         ..HookAnswer::default()
     };
     assert_eq!(
         drain(&mut machine),
-        [Output::HookAnswer {
-            peer: Peer(1),
-            line: ended(ParkAnswer::Replaced).to_line()
-        }]
+        [
+            Output::Log("wake: parked in slot wake for at most 60000 ms".into()),
+            Output::HookAnswer {
+                peer: Peer(1),
+                line: ended(ParkAnswer::Replaced).to_line()
+            }
+        ]
     );
     // Its deadline is the park's: answered with nothing then, saying so.
     assert_eq!(
@@ -820,7 +833,7 @@ fn a_call_whose_identity_cannot_stamp_a_line_is_refused() {
 #[test]
 fn a_terminal_that_moved_since_the_last_reading_wakes_nothing_until_it_is_read_again() {
     let mut machine = machine();
-    call(&mut machine, 3, "wake", at(0));
+    park(&mut machine, 3, "wake", at(0));
     wanted_and_open(&mut machine, at(1_000));
     machine.handle_input(snapshot(5), at(1_005));
     drain(&mut machine);
