@@ -20,13 +20,13 @@ use std::fs;
 use std::path::Path;
 use std::time::Duration;
 
-use ding::core::config::{EngineConfig, Policy};
+use ding::core::config::Policy;
 use ding::core::engine::{Engine, Input};
 use ding::core::identity::Identity;
 use ding::core::message::MessageName;
 use ding::core::time::Time;
 use ding::core::transport::{Step, Transport};
-use support::core_driver::Driver;
+use support::core_driver::{Driver, ungathered};
 
 /// The exact transaction aggressive DING writes for one unread file.
 fn expected_transport() -> Transport {
@@ -83,7 +83,7 @@ struct Outcome {
 /// Hands `screen` to an engine of `policy` as the inputs it can have about
 /// it, then lets a file arrive.
 fn ring_on(policy: Policy, screen: &str) -> Outcome {
-    let config = EngineConfig::new(policy, "worker", "inbox/new");
+    let config = ungathered(policy, "worker", "inbox/new");
     let mut driver = Driver::new(Engine::new(config, None, Time::ZERO));
     let identity = Identity {
         session: "host.worker".into(),
@@ -192,7 +192,7 @@ fn aggressive_transport_waits_longer_than_paste_burst_suppression_before_return(
 /// The transaction each policy writes for one file on an idle terminal with
 /// `submit_delay`.
 fn transport_of(policy: Policy, submit_delay: Duration) -> Transport {
-    let mut config = EngineConfig::new(policy, "worker", "inbox/new");
+    let mut config = ungathered(policy, "worker", "inbox/new");
     config.tunables.submit_delay = submit_delay;
     let mut driver = Driver::new(Engine::new(config, None, Time::ZERO));
     let idle = screens_named("idle.txt");

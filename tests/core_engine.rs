@@ -12,7 +12,7 @@ use ding::core::message::MessageName;
 use ding::core::ownership::MessageState;
 use ding::core::time::Time;
 use serde_json::{Value, json};
-use support::core_driver::{Driver, decision_tags};
+use support::core_driver::{Driver, decision_tags, ungathered};
 
 fn name(text: &str) -> MessageName {
     MessageName::new(text).unwrap()
@@ -51,7 +51,7 @@ fn receipt_line(sequence: u64, incarnation: &str, files: &[&str]) -> Vec<u8> {
 }
 
 fn careful() -> EngineConfig {
-    EngineConfig::new(Policy::TurnBoundaryFreshIdle, "worker", "inbox/new")
+    ungathered(Policy::TurnBoundaryFreshIdle, "worker", "inbox/new")
 }
 
 /// A careful engine with its adapter up and the PTY known at `incarnation`.
@@ -383,7 +383,7 @@ fn held_work_says_why_with_source_and_age() {
 fn an_idle_engine_asks_for_no_wake_up() {
     for policy in Policy::ALL {
         let mut driver = Driver::new(Engine::new(
-            EngineConfig::new(policy, "worker", "inbox/new"),
+            ungathered(policy, "worker", "inbox/new"),
             None,
             Time::ZERO,
         ));
@@ -471,7 +471,7 @@ fn a_spurious_early_timeout_changes_nothing() {
 
 #[test]
 fn a_huge_backlog_is_kept_whole_and_in_order() {
-    let mut config = EngineConfig::new(Policy::Aggressive, "worker", "inbox/new");
+    let mut config = ungathered(Policy::Aggressive, "worker", "inbox/new");
     config.tunables.re_ring_after = None;
     let mut driver = Driver::new(Engine::new(config, None, Time::ZERO));
     let names: Vec<MessageName> = (0..20_000)

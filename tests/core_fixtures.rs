@@ -61,6 +61,8 @@ fn config_from(header: &Map<String, Value>) -> EngineConfig {
                 config.tunables.re_ring_after = value.as_u64().map(Duration::from_millis)
             }
             "noticeMaxFiles" => config.tunables.notice_max_files = value.as_u64().unwrap() as usize,
+            "gatherQuietMs" => config.tunables.gather_quiet = millis(),
+            "gatherCapMs" => config.tunables.gather_cap = millis(),
             "ptyReplyTimeoutMs" => config.pty_reply_timeout = millis(),
             "unsafeReceiptFence" => {
                 if value.as_bool().expect("a boolean") {

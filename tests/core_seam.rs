@@ -4,14 +4,14 @@
 
 mod support;
 
-use ding::core::config::{EngineConfig, Policy};
+use ding::core::config::Policy;
 use ding::core::downlink::{ClaimRefusal, Claimed, Downlink, RefusedState};
 use ding::core::engine::{Engine, Input};
 use ding::core::identity::{Identity, IdentityPart};
 use ding::core::message::MessageName;
 use ding::core::ownership::MessageState;
 use ding::core::time::Time;
-use support::core_driver::Driver;
+use support::core_driver::{Driver, ungathered};
 
 fn name(text: &str) -> MessageName {
     MessageName::new(text).unwrap()
@@ -67,7 +67,7 @@ fn idle(sequence: u64, composer: &str, revision: u64) -> Input {
 /// A careful engine with its adapter up and the PTY at `inc-1`, revision 10,
 /// with `files` unread.
 fn started(files: &[&str]) -> Driver {
-    let config = EngineConfig::new(Policy::TurnBoundaryFreshIdle, "worker", "inbox/new");
+    let config = ungathered(Policy::TurnBoundaryFreshIdle, "worker", "inbox/new");
     let mut driver = Driver::new(Engine::new(config, None, Time::ZERO));
     driver.input(Input::AdapterSpawned { pid: 9 }, Time::ZERO);
     driver.input(
@@ -360,7 +360,7 @@ fn a_claim_is_refused_whole_for_another_incarnation_an_unknown_pty_or_a_stale_se
     );
     assert_eq!(state(&driver, "001.md"), Some(MessageState::Pending));
 
-    let config = EngineConfig::new(Policy::TurnBoundaryFreshIdle, "worker", "inbox/new");
+    let config = ungathered(Policy::TurnBoundaryFreshIdle, "worker", "inbox/new");
     let mut fresh = Driver::new(Engine::new(config, None, Time::ZERO));
     fresh.input(Input::AdapterSpawned { pid: 9 }, Time::ZERO);
     fresh.input(
@@ -388,7 +388,7 @@ fn a_claimed_file_the_watch_has_not_reported_is_hook_owned_when_it_appears() {
 #[test]
 fn evidence_is_wanted_exactly_while_work_waits_for_the_terminal() {
     let mut driver = started(&[]);
-    let config = EngineConfig::new(Policy::TurnBoundaryFreshIdle, "worker", "inbox/new");
+    let config = ungathered(Policy::TurnBoundaryFreshIdle, "worker", "inbox/new");
     let mut spawned = Driver::new(Engine::new(config, None, Time::ZERO));
     spawned.input(
         Input::PtyStatus {

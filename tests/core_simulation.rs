@@ -52,7 +52,7 @@ mod support;
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use ding::core::config::{EngineConfig, Fence, Policy};
+use ding::core::config::{EngineConfig, Fence, GATHER_CAP, GATHER_QUIET, Policy};
 use ding::core::decision::Decision;
 use ding::core::downlink::Downlink;
 use ding::core::engine::{Engine, Input, Output};
@@ -141,11 +141,23 @@ impl Sim {
             config.tunables.fence = Fence::ReceiptUnsafe;
         }
         config.pty_reply_timeout = Duration::from_millis(REPLY_TIMEOUT_MS);
+        // The gather window is drawn from a stream of its own, so that the
+        // seeds recorded before it existed still draw the same world.
+        let mut knobs = Rng(seed ^ 0x6a7e_5eed);
+        let (quiet_ms, cap_ms) = match knobs.below(4) {
+            0 => (0, 0),
+            1 => (knobs.between(50, 400), knobs.between(100, 1_200)),
+            _ => (millis(GATHER_QUIET.default), millis(GATHER_CAP.default)),
+        };
+        config.tunables.gather_quiet = Duration::from_millis(quiet_ms);
+        config.tunables.gather_cap = Duration::from_millis(cap_ms);
         let tunables = &config.tunables;
         let timing = Timing {
             submit_delay_ms: millis(tunables.submit_delay),
             quiet_input_ms: millis(tunables.quiet_input),
             settled_output_ms: millis(tunables.settled_output),
+            gather_quiet_ms: quiet_ms,
+            gather_cap_ms: cap_ms,
         };
         let engine = Engine::new(config.clone(), None, Time::ZERO);
         let mut sim = Sim {
@@ -979,6 +991,14 @@ impl Sim {
                     self.advance(wait);
                 }
                 Err("adapter-starting") => self.answer_spawn(false),
+                // Time runs to the gather's close (spec §4.4).
+                Err("gathering") => {
+                    let wait = self
+                        .engine
+                        .next_deadline()
+                        .map_or(0, |at| at.as_millis().saturating_sub(self.now.as_millis()));
+                    self.advance(wait);
+                }
                 // The harness draws the paste, the adapter reads it there
                 // alone, and time runs to the submit delay.
                 Err("awaiting-return") => {

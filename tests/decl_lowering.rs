@@ -130,7 +130,8 @@ fn tunables_lower_into_core_tunables() {
             delivery "turn-boundary+fresh-idle"; adapter { command "a"; }
             lease-cap "750ms"; adapter-silence "2m"; re-ring-after "never"
             submit-delay "1s"; notice-max-files 4; unsafe-receipt-fence #true
-            quiet-input "600ms"; settled-output "1s" } }"#,
+            quiet-input "600ms"; settled-output "1s"
+            gather-quiet "0s"; gather-cap "10s" } }"#,
     );
     assert_eq!(
         spec.ding.tunables,
@@ -143,6 +144,8 @@ fn tunables_lower_into_core_tunables() {
             fence: Fence::ReceiptUnsafe,
             quiet_input: Duration::from_millis(600),
             settled_output: Duration::from_secs(1),
+            gather_quiet: Duration::ZERO,
+            gather_cap: Duration::from_secs(10),
         }
     );
     assert_eq!(spec.engine_config().tunables, spec.ding.tunables);
@@ -234,16 +237,17 @@ fn fingerprint_has_a_stable_canonical_form() {
         input.canonical_json(),
         concat!(
             r#"{"adapterCommand":["$ST_HOOKS/generic-adapter","--strict"],"adapterSilenceMs":30000,"#,
-            r#""agent":"worker","delivery":"turn-boundary+fresh-idle","inbox":"/srv/agents/inbox/worker","#,
+            r#""agent":"worker","delivery":"turn-boundary+fresh-idle","gatherCapMs":3000,"#,
+            r#""gatherQuietMs":1000,"inbox":"/srv/agents/inbox/worker","#,
             r#""leaseCapMs":5000,"noticeMaxFiles":16,"quietInputMs":300,"reRingAfterMs":600000,"#,
-            r#""settledOutputMs":250,"submitDelayMs":200,"version":3}"#
+            r#""settledOutputMs":250,"submitDelayMs":200,"version":4}"#
         )
     );
     // Pinned, and equal to `printf %s JSON | sha256sum`: a change here is
     // drift for every running sidecar.
     assert_eq!(
         input.fingerprint(),
-        "sha256:69dd2bcee41e7dc736926b404915684156c9d7d90713b0c3aeb8ac09c9068338"
+        "sha256:5c27b1683de6681c9d7aaf5219bb4a592d149c4718e575a7d70fbff94c73a41c"
     );
 }
 
@@ -335,7 +339,7 @@ fn fingerprint_input_round_trips_through_json() {
 }
 
 #[test]
-fn a_version_1_fingerprint_input_is_still_read_and_drifts_in_its_version_and_time_fence() {
+fn a_version_1_fingerprint_input_is_still_read_and_drifts_in_its_version_time_fence_and_gather() {
     // What a sidecar of an older ding records and reports: snake_case keys.
     let stored = r#"{"version":1,"agent":"worker","inbox":"/srv/agents/inbox/worker","delivery":"turn-boundary+fresh-idle","adapter_command":["$ST_HOOKS/generic-adapter","--strict"],"lease_cap_ms":5000,"adapter_silence_ms":30000,"re_ring_after_ms":600000,"submit_delay_ms":200,"notice_max_files":16}"#;
     let old: FingerprintInput = serde_json::from_str(stored).expect("version 1 is read");
@@ -343,10 +347,17 @@ fn a_version_1_fingerprint_input_is_still_read_and_drifts_in_its_version_and_tim
         .into_iter()
         .map(|drifted| drifted.field)
         .collect();
-    // Its sidecar sent without a time fence: that is drift too.
+    // Its sidecar sent without a time fence and gathered nothing: that is
+    // drift too.
     assert_eq!(
         fields,
-        ["version", "ding.quiet-input", "ding.settled-output"]
+        [
+            "version",
+            "ding.quiet-input",
+            "ding.settled-output",
+            "ding.gather-quiet",
+            "ding.gather-cap"
+        ]
     );
 }
 

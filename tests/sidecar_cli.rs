@@ -52,12 +52,16 @@ fn a_burst_of_20000_arrivals_is_all_accounted_for_in_fifo_order() {
     });
     kill(sidecar, Signal::SIGCONT).expect("continue the sidecar");
     burst.expect("write the burst");
-    // No adapter evidence: nothing may ring, so every file stays listed.
+    // No adapter evidence: nothing may ring, so every file stays listed,
+    // held for evidence once the burst's gather has closed.
     let status = agent.wait_status_every(
         Duration::from_millis(500),
         Duration::from_secs(90),
-        "20,000 unread",
-        |s| s["engine"]["unread"] == COUNT,
+        "20,000 unread, gathered",
+        |s| {
+            s["engine"]["unread"] == COUNT
+                && s["engine"]["messages"][0]["hold"]["code"] != "gathering"
+        },
     );
     assert_eq!(message_names(&status), names, "FIFO order");
     let messages = status["engine"]["messages"].as_array().expect("messages");

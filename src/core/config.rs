@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use super::backoff::Backoff;
 use super::fence::TimeFence;
+use super::gather::GatherWindow;
 
 /// How unread work may reach the terminal.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -104,6 +105,11 @@ pub struct Tunables {
     /// A compare-and-send writes only if the program drew nothing for this
     /// long: the screen the adapter judged may still be being drawn.
     pub settled_output: Duration,
+    /// Files arriving with nothing on its way are gathered into one
+    /// delivery until none arrived for this long (spec §4.4).
+    pub gather_quiet: Duration,
+    /// A gather ends at the latest this long after its first file.
+    pub gather_cap: Duration,
 }
 
 impl Tunables {
@@ -112,6 +118,14 @@ impl Tunables {
         TimeFence {
             quiet_input: self.quiet_input,
             settled_output: self.settled_output,
+        }
+    }
+
+    /// How long arrivals are gathered into one delivery.
+    pub fn gather_window(&self) -> GatherWindow {
+        GatherWindow {
+            quiet: self.gather_quiet,
+            cap: self.gather_cap,
         }
     }
 
@@ -169,6 +183,8 @@ impl Default for Tunables {
             fence: Fence::Evidence,
             quiet_input: QUIET_INPUT.default,
             settled_output: SETTLED_OUTPUT.default,
+            gather_quiet: GATHER_QUIET.default,
+            gather_cap: GATHER_CAP.default,
         }
     }
 }
@@ -236,14 +252,39 @@ pub const SETTLED_OUTPUT: DurationBound = DurationBound {
     max: Duration::from_secs(10),
 };
 
+/// How long after the latest of a burst of arrivals the careful policy
+/// waits for another before delivering them together (spec §4.4). Senders
+/// that fan work out (a script's loop of `ding send`, several agents
+/// finishing at once, a supervisor model's consecutive tool calls) spread
+/// a burst over up to about a second; one second more per delivery is
+/// small beside the model call it saves (docs/evaluation.md, "Batching").
+/// Zero turns gathering off.
+pub const GATHER_QUIET: DurationBound = DurationBound {
+    name: "gather-quiet",
+    min: Duration::ZERO,
+    default: Duration::from_secs(1),
+    max: Duration::from_secs(10),
+};
+
+/// The longest a gather holds its first file, however arrivals keep
+/// coming: a steady trickle is still delivered every few seconds.
+pub const GATHER_CAP: DurationBound = DurationBound {
+    name: "gather-cap",
+    min: Duration::ZERO,
+    default: Duration::from_secs(3),
+    max: Duration::from_secs(60),
+};
+
 /// Every duration tunable, in documentation order.
-pub const TUNABLES: [DurationBound; 6] = [
+pub const TUNABLES: [DurationBound; 8] = [
     LEASE_CAP,
     ADAPTER_SILENCE,
     RE_RING_AFTER,
     SUBMIT_DELAY,
     QUIET_INPUT,
     SETTLED_OUTPUT,
+    GATHER_QUIET,
+    GATHER_CAP,
 ];
 
 pub const NOTICE_MAX_FILES_MIN: usize = 1;
@@ -341,6 +382,19 @@ mod tests {
         assert_eq!(slowest.input_hold(), INPUT_HOLD_MAX);
         assert!(INPUT_HOLD_MAX < defaults.return_within());
         assert!(INPUT_HOLD_MAX.as_millis() as u64 <= crate::pty::wire::MAX_HOLD_INPUT_MS);
+    }
+
+    /// A burst gathers for a quiet time and the cap bounds a steady
+    /// trickle above it, within a few seconds by default; even the longest
+    /// cap delivers well before the previous delivery's files may ring
+    /// again.
+    #[test]
+    fn a_gather_is_capped_above_its_quiet_time_and_far_below_a_re_ring() {
+        let defaults = Tunables::default();
+        assert!(defaults.gather_quiet < defaults.gather_cap);
+        assert!(defaults.gather_cap <= Duration::from_secs(5));
+        assert!(GATHER_QUIET.max <= GATHER_CAP.max);
+        assert!(GATHER_CAP.max < RE_RING_AFTER.default);
     }
 
     #[test]

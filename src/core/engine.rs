@@ -50,6 +50,7 @@ use super::decision::{Decision, Record, ReleaseCause};
 use super::downlink::{ClaimRefusal, Claimed, Downlink, Refusal, RefusedState};
 use super::escape::escape;
 use super::fence::{QuietPart, TimeFence};
+use super::gather::Gather;
 use super::hold::{AdapterDown, HoldReason};
 use super::identity::{Identity, IdentityPart};
 use super::journal::Journal;
@@ -268,6 +269,8 @@ pub struct Engine {
     /// Files a hook claimed and never passed on, with why and when they
     /// became pending again: status says so while they stay pending.
     given_back: BTreeMap<MessageName, (ReleaseCause, Time)>,
+    /// A burst of arrivals being gathered into one delivery (spec §4.4).
+    gather: Option<Gather>,
 }
 
 impl Engine {
@@ -301,6 +304,7 @@ impl Engine {
             journal_dirty: false,
             status_dirty: false,
             given_back: BTreeMap::new(),
+            gather: None,
         };
         if engine.config.policy.uses_adapter() {
             engine.outputs.push_back(Output::SpawnAdapter);
@@ -347,7 +351,10 @@ impl Engine {
                     typed.return_by
                 }
             });
-        [reply, respawn, re_ring, pty_retry, typed]
+        let gather = self
+            .gather
+            .map(|gather| gather.closes_at(self.config.tunables.gather_window()));
+        [reply, respawn, re_ring, pty_retry, typed, gather]
             .into_iter()
             .flatten()
             .min()
@@ -518,6 +525,11 @@ impl Engine {
 
     fn fire_timers(&mut self) {
         let now = self.now;
+        // A gather ends when its window closes, or when nothing it held
+        // is pending any more (a hook took it all, or it was archived).
+        if !self.gathering(now) || self.ownership.pending_len() == 0 {
+            self.gather = None;
+        }
         if let Some(flight) = &self.in_flight
             && flight.deadline <= now
         {
@@ -584,14 +596,49 @@ impl Engine {
     /// hook took before the watch reported it is hook-owned from now on, and
     /// the journal must say so (spec §6.1).
     fn on_seen(&mut self, name: MessageName) -> bool {
-        match self.ownership.add(name, self.now) {
+        match self.ownership.add(name.clone(), self.now) {
             Seen::Known => false,
-            Seen::New => true,
+            Seen::New => {
+                // A file the journal remembers as staged or hook-owned is
+                // no arrival: only new pending work is gathered.
+                if self.ownership.state(&name) == Some(&MessageState::Pending) {
+                    self.gather_arrival();
+                }
+                true
+            }
             Seen::NewHookOwned => {
                 self.journal_dirty = true;
                 true
             }
         }
+    }
+
+    /// A new pending file (already added) restarts the open gather's quiet
+    /// time, or opens one when it is the only unread work on its way:
+    /// beside pending work or a notice not yet answered, a delivery is
+    /// already coming, and the file joins it. The aggressive policy
+    /// gathers nothing: it is the baseline.
+    fn gather_arrival(&mut self) {
+        if self.config.policy == Policy::Aggressive {
+            return;
+        }
+        let window = self.config.tunables.gather_window();
+        match &mut self.gather {
+            Some(gather) if gather.is_open(window, self.now) => gather.arrived(self.now),
+            _ if self.ownership.pending_len() == 1
+                && self.in_flight.is_none()
+                && self.typed.is_none() =>
+            {
+                self.gather = Some(Gather::opened(self.now));
+            }
+            _ => {}
+        }
+    }
+
+    /// Whether a gather still holds the pending files back at `now`.
+    fn gathering(&self, now: Time) -> bool {
+        self.gather
+            .is_some_and(|gather| gather.is_open(self.config.tunables.gather_window(), now))
     }
 
     fn on_removed(&mut self, name: MessageName) {
@@ -1462,6 +1509,9 @@ impl Engine {
         if self.typed.is_some() {
             return Err(HoldReason::AwaitingReturn);
         }
+        if self.gathering(now) {
+            return Err(HoldReason::Gathering);
+        }
         if let Some(block) = &self.pty_block {
             return Err(block.reason.clone());
         }
@@ -1740,7 +1790,8 @@ impl Engine {
                 .iter()
                 .any(|name| self.ownership.state(name) == Some(&state))
         });
-        let wanted = self.ownership.pending_len() > 0 || in_flight || self.typed.is_some();
+        let deliverable = self.ownership.pending_len() > 0 && !self.gathering(self.now);
+        let wanted = deliverable || in_flight || self.typed.is_some();
         if self.demand.is_some_and(|demand| demand.wanted == wanted) {
             return;
         }

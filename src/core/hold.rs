@@ -86,6 +86,9 @@ pub enum HoldReason {
     HarnessExited { status: String },
     /// A transaction is in flight; its reply decides what happens next.
     AwaitingReply,
+    /// Files are still arriving: they are gathered into one delivery until
+    /// none came for `gather-quiet`, or `gather-cap` after the first.
+    Gathering,
 }
 
 /// Where the evidence behind a hold came from.
@@ -122,9 +125,10 @@ impl HoldReason {
             | HoldReason::PtyError { .. }
             | HoldReason::HarnessExited { .. }
             | HoldReason::AwaitingReply => HoldSource::Pty,
-            HoldReason::LeaseExpired | HoldReason::LeaseSpent | HoldReason::AwaitingReturn => {
-                HoldSource::Engine
-            }
+            HoldReason::LeaseExpired
+            | HoldReason::LeaseSpent
+            | HoldReason::AwaitingReturn
+            | HoldReason::Gathering => HoldSource::Engine,
         }
     }
 
@@ -155,6 +159,7 @@ impl HoldReason {
             HoldReason::PtyError { .. } => "pty-error",
             HoldReason::HarnessExited { .. } => "harness-exited",
             HoldReason::AwaitingReply => "awaiting-reply",
+            HoldReason::Gathering => "gathering",
         }
     }
 }
@@ -299,6 +304,11 @@ pub const ADVICE: &[HoldAdvice] = &[
         "A delivery is in flight; its reply decides what happens next.",
         "Nothing: it lasts at most the reply timeout (5 s).",
     ),
+    advice(
+        "gathering",
+        "Files are still arriving, so DING waits until none came for `gather-quiet` (1 s by default, at most `gather-cap` after the first) and delivers them together, for one model call instead of one each.",
+        "Nothing: delivery follows within `gather-cap` (3 s by default). Set `gather-quiet \"0s\"` to deliver each file at once.",
+    ),
 ];
 
 impl HoldAdvice {
@@ -376,6 +386,7 @@ impl fmt::Display for HoldReason {
             HoldReason::PtyError { detail } => write!(f, "pty error ({detail})"),
             HoldReason::HarnessExited { status } => write!(f, "harness exited ({status})"),
             HoldReason::AwaitingReply => f.write_str("awaiting pty reply"),
+            HoldReason::Gathering => f.write_str("gathering arrivals into one delivery"),
         }
     }
 }
@@ -430,6 +441,7 @@ mod tests {
                 status: "exit code 3".into(),
             },
             HoldReason::AwaitingReply,
+            HoldReason::Gathering,
         ]
     }
 
@@ -459,6 +471,7 @@ mod tests {
             HoldReason::PtyError { .. } => 21,
             HoldReason::HarnessExited { .. } => 22,
             HoldReason::AwaitingReply => 23,
+            HoldReason::Gathering => 24,
         }
     }
 
@@ -483,7 +496,7 @@ mod tests {
     #[test]
     fn every_hold_code_has_advice_in_order() {
         let ordinals: Vec<usize> = every_variant().iter().map(ordinal).collect();
-        assert_eq!(ordinals, (0..24).collect::<Vec<_>>(), "one of each variant");
+        assert_eq!(ordinals, (0..25).collect::<Vec<_>>(), "one of each variant");
         let advised: Vec<&str> = ADVICE.iter().map(|advice| advice.code).collect();
         assert_eq!(advised, every_code());
         for advice in ADVICE {

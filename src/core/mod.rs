@@ -13,6 +13,7 @@ pub mod encode;
 pub mod engine;
 pub mod escape;
 pub mod fence;
+pub mod gather;
 pub mod hold;
 pub mod identity;
 pub mod journal;

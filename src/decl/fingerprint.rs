@@ -31,12 +31,13 @@ use super::duration::format_duration;
 use super::spec::AgentSpec;
 use super::tunable::{NEVER, NOTICE_MAX_FILES_NAME, UNSAFE_RECEIPT_FENCE_NAME};
 use crate::core::config::{
-    ADAPTER_SILENCE, Fence, LEASE_CAP, QUIET_INPUT, RE_RING_AFTER, SETTLED_OUTPUT, SUBMIT_DELAY,
+    ADAPTER_SILENCE, Fence, GATHER_CAP, GATHER_QUIET, LEASE_CAP, QUIET_INPUT, RE_RING_AFTER,
+    SETTLED_OUTPUT, SUBMIT_DELAY,
 };
 
 /// Bumped whenever the canonical form changes, so that a stored input from
 /// an older ding reports drift in `version` instead of a confusing field.
-pub const FINGERPRINT_VERSION: u32 = 3;
+pub const FINGERPRINT_VERSION: u32 = 4;
 
 /// Everything the sidecar's behaviour depends on.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -76,6 +77,11 @@ pub struct FingerprintInput {
     pub quiet_input_ms: Option<u64>,
     #[serde(default)]
     pub settled_output_ms: Option<u64>,
+    /// The gather window, absent (drift) in inputs stored before it.
+    #[serde(default)]
+    pub gather_quiet_ms: Option<u64>,
+    #[serde(default)]
+    pub gather_cap_ms: Option<u64>,
 }
 
 fn is_false(flag: &bool) -> bool {
@@ -199,6 +205,16 @@ impl Fingerprinted for FingerprintInput {
                     .map_or_else(|| "none".to_string(), millis_literal),
             ),
             (
+                ding_path(GATHER_QUIET.name),
+                self.gather_quiet_ms
+                    .map_or_else(|| "none".to_string(), millis_literal),
+            ),
+            (
+                ding_path(GATHER_CAP.name),
+                self.gather_cap_ms
+                    .map_or_else(|| "none".to_string(), millis_literal),
+            ),
+            (
                 ding_path(NOTICE_MAX_FILES_NAME),
                 self.notice_max_files.to_string(),
             ),
@@ -279,6 +295,8 @@ impl AgentSpec {
             unsafe_receipt_fence: tunables.fence == Fence::ReceiptUnsafe,
             quiet_input_ms: Some(millis(tunables.quiet_input)),
             settled_output_ms: Some(millis(tunables.settled_output)),
+            gather_quiet_ms: Some(millis(tunables.gather_quiet)),
+            gather_cap_ms: Some(millis(tunables.gather_cap)),
         }
     }
 

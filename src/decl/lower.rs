@@ -422,6 +422,8 @@ fn apply(tunables: &mut Tunables, key: TunableKey, value: TunableValue) {
         (TunableKey::SubmitDelay, TunableValue::Duration(d)) => tunables.submit_delay = d,
         (TunableKey::QuietInput, TunableValue::Duration(d)) => tunables.quiet_input = d,
         (TunableKey::SettledOutput, TunableValue::Duration(d)) => tunables.settled_output = d,
+        (TunableKey::GatherQuiet, TunableValue::Duration(d)) => tunables.gather_quiet = d,
+        (TunableKey::GatherCap, TunableValue::Duration(d)) => tunables.gather_cap = d,
         (TunableKey::NoticeMaxFiles, TunableValue::Count(n)) => tunables.notice_max_files = n,
         (TunableKey::UnsafeReceiptFence, TunableValue::Flag(unsafe_fence)) => {
             tunables.fence = if unsafe_fence {

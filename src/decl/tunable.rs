@@ -8,8 +8,9 @@
 use std::time::Duration;
 
 use crate::core::config::{
-    ADAPTER_SILENCE, DurationBound, LEASE_CAP, NOTICE_MAX_FILES_DEFAULT, NOTICE_MAX_FILES_MAX,
-    NOTICE_MAX_FILES_MIN, Policy, QUIET_INPUT, RE_RING_AFTER, SETTLED_OUTPUT, SUBMIT_DELAY,
+    ADAPTER_SILENCE, DurationBound, GATHER_CAP, GATHER_QUIET, LEASE_CAP, NOTICE_MAX_FILES_DEFAULT,
+    NOTICE_MAX_FILES_MAX, NOTICE_MAX_FILES_MIN, Policy, QUIET_INPUT, RE_RING_AFTER, SETTLED_OUTPUT,
+    SUBMIT_DELAY,
 };
 
 use super::duration::{DurationError, format_duration, parse_duration};
@@ -43,6 +44,8 @@ pub enum TunableKey {
     SubmitDelay,
     QuietInput,
     SettledOutput,
+    GatherQuiet,
+    GatherCap,
     NoticeMaxFiles,
     UnsafeReceiptFence,
 }
@@ -65,13 +68,15 @@ pub struct TunableError {
 
 impl TunableKey {
     /// Documentation order.
-    pub const ALL: [TunableKey; 8] = [
+    pub const ALL: [TunableKey; 10] = [
         TunableKey::LeaseCap,
         TunableKey::AdapterSilence,
         TunableKey::ReRingAfter,
         TunableKey::SubmitDelay,
         TunableKey::QuietInput,
         TunableKey::SettledOutput,
+        TunableKey::GatherQuiet,
+        TunableKey::GatherCap,
         TunableKey::NoticeMaxFiles,
         TunableKey::UnsafeReceiptFence,
     ];
@@ -96,6 +101,8 @@ impl TunableKey {
             TunableKey::SubmitDelay => Some(SUBMIT_DELAY),
             TunableKey::QuietInput => Some(QUIET_INPUT),
             TunableKey::SettledOutput => Some(SETTLED_OUTPUT),
+            TunableKey::GatherQuiet => Some(GATHER_QUIET),
+            TunableKey::GatherCap => Some(GATHER_CAP),
             TunableKey::NoticeMaxFiles | TunableKey::UnsafeReceiptFence => None,
         }
     }
@@ -114,12 +121,15 @@ impl TunableKey {
     pub fn applies_to(self, policy: Policy) -> bool {
         match self {
             // The time fence guards compare-and-sends, which only the
-            // careful policy makes.
+            // careful policy makes; the aggressive baseline gathers
+            // nothing.
             TunableKey::LeaseCap
             | TunableKey::AdapterSilence
             | TunableKey::UnsafeReceiptFence
             | TunableKey::QuietInput
-            | TunableKey::SettledOutput => policy.uses_adapter(),
+            | TunableKey::SettledOutput
+            | TunableKey::GatherQuiet
+            | TunableKey::GatherCap => policy.uses_adapter(),
             TunableKey::ReRingAfter | TunableKey::SubmitDelay | TunableKey::NoticeMaxFiles => true,
         }
     }

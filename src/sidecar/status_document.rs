@@ -381,6 +381,8 @@ mod tests {
             unsafe_receipt_fence: true,
             quiet_input_ms: Some(300),
             settled_output_ms: Some(250),
+            gather_quiet_ms: Some(1_000),
+            gather_cap_ms: Some(3_000),
         }
     }
 

@@ -45,6 +45,9 @@ pub struct Timing {
     pub submit_delay_ms: u64,
     pub quiet_input_ms: u64,
     pub settled_output_ms: u64,
+    /// Spec §4.4: the gather's quiet time and cap.
+    pub gather_quiet_ms: u64,
+    pub gather_cap_ms: u64,
 }
 
 impl Timing {
@@ -253,6 +256,8 @@ pub struct Oracle {
     /// Files whose Return was withheld, while no turn began since: an
     /// empty idle composer says the notice was deleted (spec §4.2).
     interrupted: BTreeSet<String>,
+    /// Spec §4.4: the open gather's first and latest arrival.
+    gather: Option<(Time, Time)>,
     pub expect: StepExpect,
 }
 
@@ -291,6 +296,7 @@ impl Oracle {
             timing,
             typed: None,
             interrupted: BTreeSet::new(),
+            gather: None,
             expect: StepExpect {
                 spawns: usize::from(policy.uses_adapter()),
                 ..StepExpect::default()
@@ -338,6 +344,11 @@ impl Oracle {
     /// Fires every timer due at `now` (spec §1.2: reply timeout, adapter
     /// respawn, PTY retry, staged re-ring).
     pub fn timers(&mut self, now: Time) {
+        // Spec §4.4: a gather ends when its window closes or nothing it
+        // held is pending.
+        if !self.gathering(now) || self.pending().is_empty() {
+            self.gather = None;
+        }
         if let Some(request) = &self.in_flight
             && request.deadline <= now
         {
@@ -477,10 +488,42 @@ impl Oracle {
                     typed.return_by
                 }
             });
-        [reply, respawn, retry, re_ring, typed]
+        let gather = self.gather.map(|gather| self.gather_closes_at(gather));
+        [reply, respawn, retry, re_ring, typed, gather]
             .into_iter()
             .flatten()
             .min()
+            .map(|deadline| deadline.max(now))
+    }
+
+    // ----- gathering -----
+
+    /// Spec §4.4: a quiet time after the latest arrival, at most the cap
+    /// after the first.
+    fn gather_closes_at(&self, (first, last): (Time, Time)) -> Time {
+        let quiet = Time::from_millis(last.as_millis() + self.timing.gather_quiet_ms);
+        let cap = Time::from_millis(first.as_millis() + self.timing.gather_cap_ms);
+        quiet.min(cap)
+    }
+
+    fn gathering(&self, now: Time) -> bool {
+        self.gather
+            .is_some_and(|gather| now < self.gather_closes_at(gather))
+    }
+
+    /// Spec §4.4: a new pending file restarts an open gather, or opens one
+    /// when it is the only pending file and no notice is on its way.
+    fn gather_arrival(&mut self, now: Time) {
+        if self.policy == Policy::Aggressive {
+            return;
+        }
+        if self.gathering(now) {
+            if let Some((_, last)) = &mut self.gather {
+                *last = (*last).max(now);
+            }
+        } else if self.pending().len() == 1 && self.in_flight.is_none() && self.typed.is_none() {
+            self.gather = Some((now, now));
+        }
     }
 
     // ----- the gate -----
@@ -493,6 +536,9 @@ impl Oracle {
         }
         if self.typed.is_some() {
             return Err("awaiting-return");
+        }
+        if self.gathering(now) {
+            return Err("gathering");
         }
         if self.exited {
             return Err("harness-exited");
@@ -568,11 +614,13 @@ impl Oracle {
     /// input could deliver: pending files, or files in a transaction in
     /// flight (a conflict returns them). An in-flight request whose files
     /// were all archived or taken by a hook holds no such work.
-    fn wanted(&self) -> bool {
-        self.files
+    fn wanted(&self, now: Time) -> bool {
+        let pending = self.files.values().any(|file| *file == File::Pending);
+        let in_flight = self
+            .files
             .values()
-            .any(|file| matches!(file, File::Pending | File::InFlight(_)))
-            || self.typed.is_some()
+            .any(|file| matches!(file, File::InFlight(_)));
+        (pending && !self.gathering(now)) || in_flight || self.typed.is_some()
     }
 
     /// Settles the demand signal after an input or timeout, before delivery
@@ -581,7 +629,7 @@ impl Oracle {
         if !matches!(self.adapter, AdapterView::Up { .. }) {
             return;
         }
-        let wanted = self.wanted();
+        let wanted = self.wanted(now);
         if self.told.is_some_and(|told| told.wanted == wanted) {
             return;
         }
@@ -951,7 +999,11 @@ impl Oracle {
                     .and_then(|restored| restored.remove(name))
             })
             .unwrap_or(File::Pending);
+        let arrived = file == File::Pending;
         self.files.insert(name.to_string(), file);
+        if arrived {
+            self.gather_arrival(now);
+        }
     }
 
     pub fn removed(&mut self, name: &str) {

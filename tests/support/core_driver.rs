@@ -54,6 +54,16 @@ pub fn names(list: &[ding::core::message::MessageName]) -> Vec<String> {
     list.iter().map(|name| name.as_str().to_string()).collect()
 }
 
+/// [`EngineConfig::new`] with gathering off (`gather-quiet "0s"`): for
+/// the tests of what follows once work is deliverable, which feed files
+/// and evidence at the same instant; `tests/core_gather.rs` covers the
+/// gather itself (spec §4.4).
+pub fn ungathered(policy: Policy, agent: &str, unread_dir: &str) -> EngineConfig {
+    let mut config = EngineConfig::new(policy, agent, unread_dir);
+    config.tunables.gather_quiet = std::time::Duration::ZERO;
+    config
+}
+
 /// Drives one engine and records its outputs.
 pub struct Driver {
     pub engine: Engine,
@@ -79,7 +89,7 @@ impl Driver {
     /// `i1` / `sha256:g` at revision 10, and `001.md` waiting (the
     /// evidence is the test's).
     pub fn careful_with_one_file() -> Driver {
-        let config = EngineConfig::new(Policy::TurnBoundaryFreshIdle, "worker", "inbox/new");
+        let config = ungathered(Policy::TurnBoundaryFreshIdle, "worker", "inbox/new");
         let mut driver = Driver::new(Engine::new(config, None, Time::ZERO));
         driver.input(Input::AdapterSpawned { pid: 9 }, Time::ZERO);
         let identity = Identity {
