@@ -782,6 +782,36 @@ fn real_pane_the_startup_backlog_waits_for_the_hooks_review_modal() {
     holds_without(Harness::Codex, 8465, Class::Dialog, &[]);
 }
 
+/// Real pane, Claude Code 2.1.328 (issue 21: two messages 0.3 to 0.7 s
+/// apart at an idle session cost two wakes, 4 of 4; with gathering off,
+/// two 0.8 s apart still do, in
+/// `tests/providers_claude_careful_real_pane.rs::two_messages_apart_at_a_settled_idle_are_one_wake_and_one_model_call`).
+/// At seed 301 two files arrive 510 ms apart at an idle Claude:
+/// the gather waits until none came for a second, and one wake names
+/// both, for one model call.
+#[test]
+fn real_pane_two_messages_half_a_second_apart_are_one_wake() {
+    holds_through(
+        Harness::Claude,
+        301,
+        &[
+            "1523 arrives m0001.md",
+            "2033 arrives m0002.md",
+            "3786 hook wake answered, naming [\"m0001.md\", \"m0002.md\"]",
+        ],
+    );
+    let outcome = run(Scenario::on(Harness::Claude, 301));
+    let wakes = outcome
+        .trace
+        .iter()
+        .filter(|line| {
+            line.contains("hook wake answered, naming [")
+                && (line.contains("m0001.md") || line.contains("m0002.md"))
+        })
+        .count();
+    assert_eq!(wakes, 1, "one wake for both");
+}
+
 /// Real pane, Claude Code 2.1.328 (issue 21, row 9 of the evaluation):
 /// after a `/compact`, `SessionStart` (`compact`) claimed the whole unread
 /// backlog, new files included, into a compacted context that no request

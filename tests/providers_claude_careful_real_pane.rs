@@ -511,6 +511,39 @@ fn a_burst_of_five_at_idle_is_one_wake_and_one_model_call() {
     settled("burst of five", &agent, &model, 1, 0);
 }
 
+/// Two messages 0.8 s apart at a settled idle are gathered into one wake
+/// (issue 21: before the gather they cost two wakes, 4 of 4, at 0.3 to
+/// 0.7 s apart): one model call carries both. A first message and its
+/// reply come before, so that the pair finds the session long settled, as
+/// a person's would.
+#[test]
+fn two_messages_apart_at_a_settled_idle_are_one_wake_and_one_model_call() {
+    let (agent, model) = careful_claude("cl-pair");
+    let opener = send(&agent, "a first message\n");
+    wait_carrying(&model, &opener);
+    wait_screen(&agent, "the first reply, then idle", |snapshot| {
+        shows(snapshot, "mock reply to turn 1.") && idle_and_empty(snapshot)
+    });
+    // The timing is the stimulus, not a wait for a result: the pair comes
+    // once the ready screen has long counted as idle (3 s, the provider's
+    // rule), 0.8 s apart.
+    std::thread::sleep(std::time::Duration::from_secs(5));
+    let first = send(&agent, "the first of two\n");
+    std::thread::sleep(std::time::Duration::from_millis(800));
+    let second = send(&agent, "the second of two\n");
+    let request = model.wait_request("a call carrying the second", |request| {
+        carries(request, &second)
+    });
+    assert!(carries(&request, &first), "{}", summary(&model.requests()));
+    for name in [&first, &second] {
+        wait_hook_owned(&agent, name);
+    }
+    wait_screen(&agent, "idle again", |snapshot| {
+        shows(snapshot, "mock reply to turn 2.") && idle_and_empty(snapshot)
+    });
+    settled("two messages 0.8 s apart", &agent, &model, 2, 0);
+}
+
 /// The terminal idle path mid-turn: work arriving during a tool call is
 /// claimed by `PostToolUse` and rides the tool result (no wake exists to
 /// take it first), at no extra call.

@@ -402,6 +402,42 @@ fn a_burst_of_five_at_idle_is_one_model_call() {
     codex.settled("burst of five", 1, 0);
 }
 
+/// Two messages 0.8 s apart at a settled idle are gathered into one queued
+/// turn, one model call (issue 21's batching rule; with gathering off the
+/// queue's claim took the first alone, as on Claude Code). A first message
+/// and its reply come before, so the pair finds the session long settled.
+#[test]
+fn two_messages_apart_at_a_settled_idle_are_one_queued_turn() {
+    let codex = Careful::start("cx-pair", "native");
+    let opener = codex.send("a first message\n");
+    wait_carrying(&codex.model, &opener);
+    wait_screen(&codex.agent, "the first reply, then idle", |snapshot| {
+        shows(snapshot, "mock reply to turn 1.") && ready_and_empty(snapshot)
+    });
+    // The timing is the stimulus, not a wait for a result.
+    std::thread::sleep(std::time::Duration::from_secs(5));
+    let first = codex.send("the first of two\n");
+    std::thread::sleep(std::time::Duration::from_millis(800));
+    let second = codex.send("the second of two\n");
+    let request = codex
+        .model
+        .wait_request("a call carrying the second", |request| {
+            carries(request, &second)
+        });
+    assert!(
+        carries(&request, &first),
+        "{}",
+        summary(&codex.model.requests())
+    );
+    for name in [&first, &second] {
+        codex.wait_hook_owned(name);
+    }
+    wait_screen(&codex.agent, "idle again", |snapshot| {
+        shows(snapshot, "mock reply to turn 2.") && ready_and_empty(snapshot)
+    });
+    codex.settled("two messages 0.8 s apart", 2, 0);
+}
+
 /// `/clear` starts a new thread: the file DING had delivered goes back to
 /// pending and is queued into the new thread (one model call). `/compact`
 /// keeps ownership; the next prompt's `SessionStart` (`compact`) puts the
