@@ -47,7 +47,7 @@ fuzz:
 
 # The A/B evaluation on the real harnesses (docs/evaluation.md): every
 # matrix row for each harness, aggressive against careful, one trial at a
-# time. DING_EVAL_TRIALS trials per row and arm (default 1), DING_EVAL_SEED
+# time. DING_EVAL_TRIALS trials per row and arm (default 5), DING_EVAL_SEED
 # replays a printed seed. Writes target/eval/report.md and report.json, and
 # each trial's logs under target/eval/trials/; prints the tables.
 eval:

@@ -171,12 +171,41 @@ fn during_turn(t: &mut Trial) -> Result<()> {
     finish(t)
 }
 
-/// Row 4: a message arrives at idle, the composer empty.
+/// Row 4: a message arrives at idle, the composer empty. In half the
+/// trials the person starts typing a line of their own around the moment
+/// DING acts on it: the first key falls from 100 ms before the arrival to
+/// 1.6 s after it, which spans both arms' moments (the aggressive arm types
+/// at once, the careful one after its gather and fences), and the line is
+/// submitted as a person would.
 fn exact_idle(t: &mut Trial) -> Result<()> {
     start_idle(t)?;
     let pause = t.rng.millis(300, 2000);
-    sleep_until(Instant::now() + pause);
-    t.send_message()?;
+    if !t.rng.percent(50) {
+        sleep_until(Instant::now() + pause);
+        t.send_message()?;
+        return finish(t);
+    }
+    let key_after_arrival_ms = t.rng.between(0, 1_700) as i64 - 100;
+    t.notes.push(format!(
+        "the person's first key {key_after_arrival_ms} ms after the arrival"
+    ));
+    let words = t.rng.between(3, 5);
+    let text = sentence(t, words);
+    let plan = Pace::new(&mut t.rng).line(&text);
+    let arrival = Instant::now() + pause;
+    let start = if key_after_arrival_ms < 0 {
+        arrival - Duration::from_millis(key_after_arrival_ms.unsigned_abs())
+    } else {
+        arrival + Duration::from_millis(key_after_arrival_ms as u64)
+    };
+    let first_key_ms =
+        unix_ms() + start.saturating_duration_since(Instant::now()).as_millis() as u64;
+    let entered_ms = type_while_arriving(t, &plan, start, vec![arrival])?;
+    t.records.drafts.push(Draft {
+        text,
+        first_key_ms,
+        entered_ms,
+    });
     finish(t)
 }
 
@@ -260,12 +289,23 @@ fn dialog_open(t: &mut Trial) -> Result<()> {
     result
 }
 
-/// Row 7: five messages within one second, at idle.
+/// Row 7: several messages within one second, at idle: five anywhere in
+/// the second, or (half the trials) two 0.3 to 1 s apart, the spacing at
+/// which a wake or queued turn that claims at once pays for each.
 fn burst(t: &mut Trial) -> Result<()> {
     start_idle(t)?;
     let start = Instant::now() + t.rng.millis(300, 1000);
-    let mut offsets: Vec<Duration> = (0..5).map(|_| t.rng.millis(0, 999)).collect();
+    let mut offsets: Vec<Duration> = if t.rng.percent(50) {
+        (0..5).map(|_| t.rng.millis(0, 999)).collect()
+    } else {
+        vec![Duration::ZERO, t.rng.millis(300, 1000)]
+    };
     offsets.sort();
+    t.notes.push(format!(
+        "{} messages, offsets {:?} ms",
+        offsets.len(),
+        offsets.iter().map(Duration::as_millis).collect::<Vec<_>>()
+    ));
     let arrivals = t
         .sender()
         .arrive_at(offsets.iter().map(|offset| start + *offset).collect());
