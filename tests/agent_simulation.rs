@@ -281,8 +281,7 @@ fn real_pane_a_first_key_just_before_ding_types_is_not_glued_onto_the_notice() {
 
 /// [`holds_through`], and `class` shows not even as a known-open race.
 fn holds_without(harness: Harness, seed: u64, class: Class, marks: &[&str]) {
-    holds_through(harness, seed, marks);
-    let outcome = run(Scenario::on(harness, seed));
+    let outcome = holds_through(harness, seed, marks);
     assert!(
         outcome
             .violations
@@ -615,14 +614,11 @@ fn find_seeds_going_through() {
     if let Ok(seed) = var("DING_AGENT_SIM_FIND_SEED").parse::<u64>() {
         // One seed on that harness, its whole trace.
         let outcome = run(Scenario::on(harness, seed));
-        for line in outcome.trace.iter().chain(
-            &outcome
-                .violations
-                .iter()
-                .map(ToString::to_string)
-                .collect::<Vec<_>>(),
-        ) {
+        for line in &outcome.trace {
             eprintln!("{line}");
+        }
+        for violation in &outcome.violations {
+            eprintln!("{violation}");
         }
         return;
     }
@@ -654,7 +650,7 @@ fn find_seeds_going_through() {
 /// A named scenario of a fixed failure: `harness` at `seed` still goes
 /// through the moments `marks` name (each a piece of a trace line), and
 /// nothing but a known-open race shows.
-fn holds_through(harness: Harness, seed: u64, marks: &[&str]) {
+fn holds_through(harness: Harness, seed: u64, marks: &[&str]) -> Outcome {
     let outcome = run(Scenario::on(harness, seed));
     assert!(
         outcome.violations.iter().all(is_known_open),
@@ -668,6 +664,7 @@ fn holds_through(harness: Harness, seed: u64, marks: &[&str]) {
             "seed {seed} on {harness:?} no longer goes through {mark:?}:\n{trace}"
         );
     }
+    outcome
 }
 
 /// Found by the sweep on Codex (seed 3926, then 4502, then 1777 since new
@@ -791,7 +788,7 @@ fn real_pane_the_startup_backlog_waits_for_the_hooks_review_modal() {
 /// both, for one model call.
 #[test]
 fn real_pane_two_messages_half_a_second_apart_are_one_wake() {
-    holds_through(
+    let outcome = holds_through(
         Harness::Claude,
         301,
         &[
@@ -800,7 +797,6 @@ fn real_pane_two_messages_half_a_second_apart_are_one_wake() {
             "3786 hook wake answered, naming [\"m0001.md\", \"m0002.md\"]",
         ],
     );
-    let outcome = run(Scenario::on(Harness::Claude, 301));
     let wakes = outcome
         .trace
         .iter()

@@ -983,22 +983,16 @@ impl Sim {
             match self.oracle.gate(self.now) {
                 Err("awaiting-reply") => self.reply(false),
                 Err("pty-unreachable") => self.report_status(),
-                Err("pty-error") => {
-                    let wait = self
-                        .engine
-                        .next_deadline()
-                        .map_or(0, |at| at.as_millis() - self.now.as_millis());
-                    self.advance(wait);
-                }
-                Err("adapter-starting") => self.answer_spawn(false),
-                // Time runs to the gather's close (spec §4.4).
-                Err("gathering") => {
+                // Time runs to the retry timer, or to the gather's close
+                // (spec §4.4).
+                Err("pty-error" | "gathering") => {
                     let wait = self
                         .engine
                         .next_deadline()
                         .map_or(0, |at| at.as_millis().saturating_sub(self.now.as_millis()));
                     self.advance(wait);
                 }
+                Err("adapter-starting") => self.answer_spawn(false),
                 // The harness draws the paste, the adapter reads it there
                 // alone, and time runs to the submit delay.
                 Err("awaiting-return") => {

@@ -84,6 +84,11 @@ pub struct FingerprintInput {
     pub gather_cap_ms: Option<u64>,
 }
 
+/// A duration an older input may lack: `none` then, which is drift.
+fn optional_millis(millis: Option<u64>) -> String {
+    millis.map_or_else(|| "none".to_string(), millis_literal)
+}
+
 fn is_false(flag: &bool) -> bool {
     !*flag
 }
@@ -196,23 +201,19 @@ impl Fingerprinted for FingerprintInput {
             ),
             (
                 ding_path(QUIET_INPUT.name),
-                self.quiet_input_ms
-                    .map_or_else(|| "none".to_string(), millis_literal),
+                optional_millis(self.quiet_input_ms),
             ),
             (
                 ding_path(SETTLED_OUTPUT.name),
-                self.settled_output_ms
-                    .map_or_else(|| "none".to_string(), millis_literal),
+                optional_millis(self.settled_output_ms),
             ),
             (
                 ding_path(GATHER_QUIET.name),
-                self.gather_quiet_ms
-                    .map_or_else(|| "none".to_string(), millis_literal),
+                optional_millis(self.gather_quiet_ms),
             ),
             (
                 ding_path(GATHER_CAP.name),
-                self.gather_cap_ms
-                    .map_or_else(|| "none".to_string(), millis_literal),
+                optional_millis(self.gather_cap_ms),
             ),
             (
                 ding_path(NOTICE_MAX_FILES_NAME),
