@@ -530,5 +530,8 @@ fn stopping_the_host_ends_what_its_harness_left_running() {
     let (mut host, _dir, job) = host_with_a_stubborn_job();
     host.signal(Signal::SIGTERM);
     assert!(host.wait_exit(PATIENCE).is_some(), "host exits");
-    assert!(!alive(job), "the harness's job outlived its host");
+    // The host's SIGKILL is sent before it exits; the job turns zombie
+    // when the kernel next runs it, which on a loaded machine can come
+    // just after the host is gone.
+    eventually("the harness's job ended with its host", || !alive(job));
 }
