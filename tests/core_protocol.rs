@@ -132,14 +132,16 @@ fn a_null_optional_field_takes_its_default() {
     let line = json!({
         "v": 1, "kind": "activity", "session": "s", "incarnation": "i", "generation": "g",
         "sequence": 1, "state": "idle", "validForMs": 5,
-        "composer": null, "revision": null, "reason": null,
+        "composer": null, "revision": null, "reason": null, "withdraw": null,
+        "withdrawAfterMs": null,
     });
     let text = line.to_string();
     let event = parse_line(text.as_bytes()).unwrap();
     assert_eq!(
         serde_json::to_value(&event.body).unwrap(),
         json!({"kind": "activity", "state": "idle", "validFor": 5,
-               "composer": "unknown", "revision": null, "typed": null, "reason": null})
+               "composer": "unknown", "revision": null, "typed": null, "withdraw": null,
+               "reason": null})
     );
     let claim = json!({
         "v": 1, "kind": "claim", "session": "s", "incarnation": "i", "generation": "g",

@@ -313,3 +313,87 @@ fn a_notice_typed_into_a_terminal_that_restarted_rings_again_in_the_new_one() {
     assert_eq!(paste.identity.incarnation, "i2");
     assert_ne!(paste.transport.steps, vec![Step::Write(RETURN.to_vec())]);
 }
+
+/// An idle, empty composer whose adapter says Ctrl-U, 80 ms after a paste,
+/// empties it of that paste.
+fn idle_withdrawable(sequence: u64, revision: u64) -> Input {
+    Input::AdapterLine(format!(
+        r#"{{"v":1,"kind":"activity","session":"host.worker","incarnation":"i1","generation":"sha256:g","sequence":{sequence},"state":"idle","validForMs":5000,"composer":"empty","revision":{revision},"withdraw":"\u0015","withdrawAfterMs":80}}"#
+    ).into_bytes())
+}
+
+#[test]
+fn a_paste_carries_the_withdraw_keys_its_lease_was_given() {
+    let mut driver = Driver::careful_with_one_file();
+    driver.input(idle_withdrawable(1, 10), at(2));
+    let paste = only_send_if(&mut driver).expect("the paste");
+    let withdraw = paste.withdraw.expect("the lease's withdraw keys");
+    assert_eq!(
+        withdraw.steps,
+        vec![
+            Step::Wait(Duration::from_millis(80)),
+            Step::Write(b"\x15".to_vec())
+        ]
+    );
+    assert!(paste.hold_input.is_some());
+}
+
+#[test]
+fn a_notice_the_host_took_back_out_is_pending_again_and_rings_on_a_new_lease() {
+    let (mut driver, request) = pasted();
+    driver.take();
+    driver.input(Input::PtyWithdrawn { actual: 14 }, at(400));
+    assert_eq!(
+        state_of_the_file(&driver),
+        (MessageState::Pending, Some(HoldReason::NoticeWithdrawn))
+    );
+    let (emitted, _) = driver.take();
+    assert!(
+        emitted.send_ifs.is_empty(),
+        "no Return: {:?}",
+        emitted.send_ifs
+    );
+    let status = driver.engine.status(driver.now);
+    assert!(
+        status.messages[0]
+            .describe(driver.now)
+            .contains("taken back out of the composer"),
+        "{}",
+        status.messages[0].describe(driver.now)
+    );
+    // The composer the person typed into is no lease; an empty one is, and
+    // the notice is pasted again, as a new request.
+    driver.input(idle(2, "nonempty", 15, None), at(500));
+    assert!(only_send_if(&mut driver).is_none());
+    driver.input(idle(3, "empty", 20, None), at(900));
+    let again = only_send_if(&mut driver).expect("pasted again");
+    assert!(again.request > request);
+    assert_eq!(again.transport.steps.len(), 1, "a paste alone");
+    assert_eq!(again.withdraw, None, "that lease gave no withdraw keys");
+}
+
+#[test]
+fn a_return_in_flight_when_the_notice_was_taken_back_out_stages_nothing() {
+    let (mut driver, request) = pasted();
+    driver.take();
+    driver.input(idle(2, "nonempty", 12, Some(request)), at(300));
+    let ret = only_send_if(&mut driver).expect("the Return");
+    driver.input(Input::PtyWithdrawn { actual: 14 }, at(320));
+    driver.input(
+        Input::PtyConflict {
+            request: ret.request,
+            actual: 15,
+        },
+        at(321),
+    );
+    assert_eq!(state_of_the_file(&driver).0, MessageState::Pending);
+    assert!(only_send_if(&mut driver).is_none());
+}
+
+#[test]
+fn a_withdrawn_push_with_no_notice_awaiting_its_return_changes_nothing() {
+    let mut driver = Driver::careful_with_one_file();
+    driver.input(Input::PtyWithdrawn { actual: 3 }, at(5));
+    let status = driver.engine.status(driver.now);
+    assert_eq!(status.messages[0].state, MessageState::Pending);
+}

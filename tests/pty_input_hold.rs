@@ -1,23 +1,47 @@
 //! A person's typed text held behind a typed notice's paste
-//! (docs/pty-protocol.md §3, item 6): a send-if that asks for `holdInputMs` makes
-//! the host keep a person's text from the terminal until the same client's
-//! next transaction has run, which goes first; anything but text ends the
-//! hold at once, and so do its time and its client's hang-up. Proven by
-//! what the child read: it records every byte raw into `out`.
+//! (docs/pty-protocol.md §3, items 6 and 7): a send-if that asks for
+//! `holdInputMs` makes the host keep a person's text from the terminal
+//! until the same client's next transaction has run, which goes first;
+//! anything but text ends the hold at once, and so do its time and its
+//! client's hang-up. When one of those ends it with a person's input to go
+//! on, the send-if's `withdraw` keys are written first and watchers hear
+//! `withdrawn`. Proven by what the child read: it records every byte raw
+//! into `out`.
 
 mod support;
 
 use ding::core::identity::Identity;
 use ding::pty::client::Client;
-use ding::pty::wire::{Quiet, SendIfReply};
+use ding::pty::transport::WireStep;
+use ding::pty::wire::{Push, Quiet, SendIfReply};
 use ding::wait::wait_until;
 use support::{Host, PATIENCE, Typist, write};
 
 const PASTE: &[u8] = b"NOTICE";
 
+/// The withdraw keys of the tests (Ctrl-U).
+const WITHDRAW: &[u8] = b"\x15";
+
+/// The withdraw steps of the tests: Ctrl-U, after `wait_ms`.
+fn withdraw_steps(wait_ms: u64) -> Vec<WireStep> {
+    let wait = (wait_ms > 0).then_some(WireStep::WaitMs(wait_ms));
+    wait.into_iter().chain([write(WITHDRAW)]).collect()
+}
+
 /// DING's paste, holding a person's text for `hold_ms` once written; the
 /// revision after it.
 fn paste_holding(sender: &mut Client, host: &Host, hold_ms: u64) -> (Identity, u64) {
+    paste_withdrawable(sender, host, hold_ms, None)
+}
+
+/// [`paste_holding`], taken back out with `withdraw` should a person's
+/// input end the hold before the sender's next transaction.
+fn paste_withdrawable(
+    sender: &mut Client,
+    host: &Host,
+    hold_ms: u64,
+    withdraw: Option<&[WireStep]>,
+) -> (Identity, u64) {
     let (identity, revision) = host.identity();
     let reply = sender
         .send_if_holding(
@@ -26,6 +50,7 @@ fn paste_holding(sender: &mut Client, host: &Host, hold_ms: u64) -> (Identity, u
             &[write(PASTE)],
             Quiet::default(),
             Some(hold_ms),
+            withdraw,
         )
         .expect("paste");
     let SendIfReply::Sent { revision, .. } = reply else {
@@ -166,10 +191,194 @@ fn a_supervisors_typed_text_is_held_too_and_a_hold_past_the_bound_is_refused() {
         &[write(b"x")],
         Quiet::default(),
         Some(ding::pty::wire::MAX_HOLD_INPUT_MS + 1),
+        None,
     );
     let err = format!("{:#}", refused.expect_err("refused"));
     assert!(
         err.contains("a hold of") && err.contains("invalid-argument"),
         "{err}"
+    );
+}
+
+/// The pushes a watcher has had within a short while, as `withdrawn`
+/// revisions.
+fn withdrawn_pushes(watcher: &mut Client) -> Vec<u64> {
+    let mut withdrawn = Vec::new();
+    while let Some(push) = watcher
+        .next_push(std::time::Duration::from_millis(300))
+        .expect("push")
+    {
+        if let Push::Withdrawn { revision } = push {
+            withdrawn.push(revision);
+        }
+    }
+    withdrawn
+}
+
+#[test]
+fn a_key_that_is_not_text_takes_a_withdrawable_paste_back_out_before_it() {
+    for key in [&b"\x1b"[..], b"\r", b"\x7f", b"\x1b[A", b"x\x03"] {
+        let host = Host::recording();
+        let mut watcher = host.client();
+        watcher.watch().expect("watch");
+        let mut sender = host.client();
+        let (identity, pasted) =
+            paste_withdrawable(&mut sender, &host, 2_000, Some(&withdraw_steps(0)));
+        let mut typist = Typist::new(&host);
+        typist.type_bytes(b"p");
+        wait_logged(&host, "input-held", 1);
+        typist.type_bytes(key);
+        // The notice out, then the person's keys in their order, at once.
+        let mut wanted = PASTE.to_vec();
+        wanted.extend_from_slice(WITHDRAW);
+        wanted.push(b'p');
+        wanted.extend_from_slice(key);
+        assert_eq!(host.wait_file("out", wanted.len()), wanted, "{key:?}");
+        assert_eq!(withdrawn_pushes(&mut watcher).len(), 1, "{key:?}");
+        assert_eq!(logged(&host, "withdrawn"), 1, "{}", host.stderr_text());
+        let reply = sender
+            .send_if(&identity, pasted, &[write(b"\r")])
+            .expect("return");
+        assert!(
+            matches!(reply, SendIfReply::Conflict { .. }),
+            "{key:?}: {reply:?}"
+        );
+    }
+}
+
+#[test]
+fn a_key_alone_with_nothing_held_takes_the_paste_back_out_too() {
+    let host = Host::recording();
+    let mut sender = host.client();
+    paste_withdrawable(&mut sender, &host, 2_000, Some(&withdraw_steps(0)));
+    Typist::new(&host).type_bytes(b"\x1b[A");
+    assert_eq!(host.wait_file("out", PASTE.len() + 4), b"NOTICE\x15\x1b[A");
+}
+
+#[test]
+fn held_text_whose_hold_runs_out_or_loses_its_client_goes_on_after_the_withdraw() {
+    let host = Host::recording();
+    let mut sender = host.client();
+    paste_withdrawable(&mut sender, &host, 300, Some(&withdraw_steps(0)));
+    let mut typist = Typist::new(&host);
+    typist.type_bytes(b"p");
+    assert_eq!(host.wait_file("out", PASTE.len() + 2), b"NOTICE\x15p");
+    assert!(host.stderr_text().contains("its time was up"));
+
+    let mut sender = host.client();
+    paste_withdrawable(&mut sender, &host, 3_000, Some(&withdraw_steps(0)));
+    typist.type_bytes(b"q");
+    wait_logged(&host, "input-held", 2);
+    drop(sender);
+    assert_eq!(
+        host.wait_file("out", 2 * PASTE.len() + 4),
+        b"NOTICE\x15pNOTICE\x15q"
+    );
+    assert_eq!(logged(&host, "withdrawn"), 2, "{}", host.stderr_text());
+}
+
+#[test]
+fn a_hold_that_ends_with_nothing_held_or_after_dings_return_withdraws_nothing() {
+    // Its time is up with nothing held: the notice stays, and DING's
+    // Return can still come.
+    let host = Host::recording();
+    let mut sender = host.client();
+    let (identity, pasted) = paste_withdrawable(&mut sender, &host, 200, Some(&withdraw_steps(0)));
+    wait_logged(&host, "input-released", 1);
+    assert!(host.stderr_text().contains("its time was up"));
+    let reply = sender
+        .send_if(&identity, pasted, &[write(b"\r")])
+        .expect("return");
+    assert!(matches!(reply, SendIfReply::Sent { .. }), "{reply:?}");
+    // DING's Return went first: what the person typed goes after it.
+    let (identity, pasted) =
+        paste_withdrawable(&mut sender, &host, 2_000, Some(&withdraw_steps(0)));
+    let mut typist = Typist::new(&host);
+    typist.type_bytes(b"ab");
+    wait_logged(&host, "input-held", 1);
+    let reply = sender
+        .send_if(&identity, pasted, &[write(b"\r")])
+        .expect("return");
+    assert!(matches!(reply, SendIfReply::Sent { .. }), "{reply:?}");
+    typist.type_bytes(b"\x7f");
+    assert_eq!(
+        host.wait_file("out", 2 * PASTE.len() + 5),
+        b"NOTICE\rNOTICE\rab\x7f"
+    );
+    assert_eq!(logged(&host, "withdrawn"), 0, "{}", host.stderr_text());
+}
+
+#[test]
+fn a_return_refused_by_its_compare_keeps_the_hold_for_the_next_one() {
+    let host = Host::recording();
+    let mut sender = host.client();
+    let (identity, pasted) =
+        paste_withdrawable(&mut sender, &host, 2_000, Some(&withdraw_steps(0)));
+    let mut typist = Typist::new(&host);
+    typist.type_bytes(b"p");
+    wait_logged(&host, "input-held", 1);
+    let stale = sender
+        .send_if(&identity, pasted - 1, &[write(b"\r")])
+        .expect("return");
+    assert!(matches!(stale, SendIfReply::Conflict { .. }), "{stale:?}");
+    let reply = sender
+        .send_if(&identity, pasted, &[write(b"\r")])
+        .expect("return");
+    assert!(matches!(reply, SendIfReply::Sent { .. }), "{reply:?}");
+    assert_eq!(host.wait_file("out", PASTE.len() + 2), b"NOTICE\rp");
+}
+
+#[test]
+fn a_person_waits_behind_the_withdraw_steps_wait() {
+    let host = Host::recording();
+    let mut watcher = host.client();
+    watcher.watch().expect("watch");
+    let mut sender = host.client();
+    paste_withdrawable(&mut sender, &host, 2_000, Some(&withdraw_steps(300)));
+    let mut typist = Typist::new(&host);
+    typist.type_bytes(b"p\r");
+    assert_eq!(host.wait_file("out", PASTE.len() + 3), b"NOTICE\x15p\r");
+    assert_eq!(withdrawn_pushes(&mut watcher).len(), 1);
+    // Logged as DING's: `withdrawing` when the key came, the delivery of
+    // the keys after the wait, then `withdrawn`.
+    let log = host.stderr_text();
+    let at = |needle: &str| {
+        log.find(needle)
+            .unwrap_or_else(|| panic!("{needle}: {log}"))
+    };
+    assert!(at("\"event\":\"withdrawing\"") < at("\"op\":\"withdraw\""));
+    assert!(at("\"op\":\"withdraw\"") < at("\"event\":\"withdrawn\""));
+}
+
+#[test]
+fn withdraw_steps_need_a_hold_and_are_a_few_keys_after_a_short_wait() {
+    let host = Host::recording();
+    let mut sender = host.client();
+    let (identity, revision) = host.identity();
+    let many = vec![write(&[0x15; ding::pty::wire::MAX_WITHDRAW_BYTES + 1])];
+    let late = withdraw_steps(ding::pty::wire::MAX_WITHDRAW_WAIT_MS + 1);
+    for (hold, withdraw) in [
+        (None, withdraw_steps(0)),
+        (Some(1_000), vec![WireStep::WaitMs(5)]),
+        (Some(1_000), many),
+        (Some(1_000), late),
+    ] {
+        let refused = sender.send_if_holding(
+            &identity,
+            revision,
+            &[write(b"x")],
+            Quiet::default(),
+            hold,
+            Some(&withdraw),
+        );
+        let err = format!("{:#}", refused.expect_err("refused"));
+        assert!(
+            err.contains("withdraw") && err.contains("invalid-argument"),
+            "{err}"
+        );
+    }
+    assert_eq!(
+        host.stderr_text().matches("\"event\":\"delivery\"").count(),
+        0
     );
 }

@@ -161,6 +161,7 @@ fn a_wait_b(identity: &ding::core::identity::Identity, revision: u64, fenced: bo
         quiet_input_ms: None,
         settled_output_ms: None,
         hold_input_ms: None,
+        withdraw: None,
     }
 }
 
@@ -386,7 +387,9 @@ fn revision_moves_on_output_input_resize_and_restart() {
     let mut seen = 0;
     while let Some(push) = watcher.next_push(Duration::from_millis(200)).expect("push") {
         let revision = match push {
-            Push::Revision { revision, .. } | Push::Start { revision, .. } => revision,
+            Push::Revision { revision, .. }
+            | Push::Start { revision, .. }
+            | Push::Withdrawn { revision } => revision,
             Push::Exit { revision, child } => {
                 assert!(matches!(
                     child,

@@ -68,9 +68,28 @@ fn offset_ms(n: usize, of: usize) -> i64 {
     -100 + (400 * n as i64) / (of as i64 - 1)
 }
 
-/// The person presses the key.
-fn press(agent: &Agent) {
-    agent.ding_ok(&["intervene", &agent.name, KEY, "--no-enter"]);
+/// What the person types at their moment: the key alone, or the key, a
+/// typo and its Backspace in one go (the Backspace is no text, so it ends
+/// the host's hold at once: DING's paste, if it came first, is taken back
+/// out before the keys go on).
+#[derive(Clone, Copy, Debug)]
+enum Keys {
+    Key,
+    KeyTypoBackspace,
+}
+
+impl Keys {
+    fn bytes(self) -> &'static str {
+        match self {
+            Keys::Key => KEY,
+            Keys::KeyTypoBackspace => "\u{e9}a\u{7f}",
+        }
+    }
+}
+
+/// The person presses the keys.
+fn press(agent: &Agent, keys: Keys) {
+    agent.ding_ok(&["intervene", &agent.name, keys.bytes(), "--no-enter"]);
 }
 
 /// Looks for what `seen` finds every millisecond or two until the wall
@@ -273,6 +292,8 @@ struct Trial {
     offset: Option<i64>,
     /// The host held the key behind DING's paste until its Return.
     held: bool,
+    /// The host took DING's paste back out before the keys went on.
+    withdrawn: bool,
 }
 
 /// One act's trials at a time, whatever the test threads: the offsets are
@@ -281,10 +302,14 @@ struct Trial {
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn run(harness_name: &'static str, idle_path: &str, action: Action) {
+    run_typing(harness_name, idle_path, action, Keys::Key);
+}
+
+fn run_typing(harness_name: &'static str, idle_path: &str, action: Action, typing: Keys) {
     let _turn = ONE_AT_A_TIME
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
-    let agent_name = format!("off-{harness_name}-{action:?}").to_lowercase();
+    let agent_name = format!("off-{harness_name}-{action:?}-{typing:?}").to_lowercase();
     let harness = Harness::start(harness_name, idle_path, &agent_name);
     // With nobody typing: when DING acts after a message arrives. Twice:
     // the first comes while the new screen settles (spec §2.2), later at
@@ -309,6 +334,7 @@ fn run(harness_name: &'static str, idle_path: &str, action: Action) {
         let deliveries = host_times(&harness.agent, "delivery").len();
         let keys = host_times(&harness.agent, "intervention").len();
         let held = host_times(&harness.agent, "input-held").len();
+        let withdrawals = host_times(&harness.agent, "withdrawn").len();
         let calls = harness.model.requests().len();
         // The person's moment, `wanted` from DING's act: the one timed
         // step of the scenario. After the act, it is timed from the act
@@ -323,18 +349,18 @@ fn run(harness_name: &'static str, idle_path: &str, action: Action) {
                 harness.acted_at(action, &name, deliveries, calls)
             });
             sleep_until(acted.unwrap_or_else(now_ms) + wanted);
-            press(&harness.agent);
+            press(&harness.agent, typing);
             name
         } else {
             let key_due = now + lead + wanted;
             if key_due < now {
-                press(&harness.agent);
+                press(&harness.agent, typing);
                 sleep_until(now + (now - key_due));
                 send_message(&harness.agent, &format!("trial {n}\n"))
             } else {
                 let name = send_message(&harness.agent, &format!("trial {n}\n"));
                 sleep_until(key_due);
-                press(&harness.agent);
+                press(&harness.agent, typing);
                 name
             }
         };
@@ -379,8 +405,8 @@ fn run(harness_name: &'static str, idle_path: &str, action: Action) {
             "{harness_name} {action:?} trial {n}: DING wrote after the person's key at {key_at}: {ours:?}"
         );
         assert!(
-            text.contains(KEY),
-            "{harness_name} {action:?} trial {n}: the key was swallowed: {composer:?}"
+            text.contains(KEY) && !text.contains(typing.bytes().trim_start_matches(KEY)),
+            "{harness_name} {action:?} trial {n}: the keys were not as typed: {composer:?}"
         );
         assert!(
             !glued,
@@ -396,6 +422,7 @@ fn run(harness_name: &'static str, idle_path: &str, action: Action) {
         seen.push(Trial {
             offset,
             held: key_held.is_some(),
+            withdrawn: host_times(&harness.agent, "withdrawn").len() > withdrawals,
         });
         // The person sends what they have: it carries the message if DING
         // held it.
@@ -404,12 +431,13 @@ fn run(harness_name: &'static str, idle_path: &str, action: Action) {
         harness.idle_and_empty("idle after the trial");
     }
     let held = seen.iter().filter(|trial| trial.held).count();
+    let withdrawn = seen.iter().filter(|trial| trial.withdrawn).count();
     let offsets: Vec<String> = seen
         .iter()
         .map(|trial| trial.offset.map_or("-".into(), |ms| format!("{ms:+}")))
         .collect();
     eprintln!(
-        "{harness_name} {action:?} ({idle_path}): {} trials, DING acted {lead} ms after arrival; key offsets (ms) {}; key swallowed 0, DING wrote after the key 0, notice and key in one composer 0, key held behind DING's paste until its Return {held}",
+        "{harness_name} {action:?} ({idle_path}, {typing:?}): {} trials, DING acted {lead} ms after arrival; key offsets (ms) {}; key swallowed 0, DING wrote after the key 0, notice and key in one composer 0, key held behind DING's paste until its Return {held}, paste taken back out before the keys {withdrawn}",
         seen.len(),
         offsets.join(" ")
     );
@@ -425,6 +453,13 @@ fn claude_typed_notice_return() {
     run("claude", "terminal", Action::Return);
 }
 
+/// A typo and its Backspace right after DING's paste: the paste is taken
+/// back out (40 Ctrl-U, 100 ms after it) before the keys go on.
+#[test]
+fn claude_typed_notice_paste_then_an_edit() {
+    run_typing("claude", "terminal", Action::Paste, Keys::KeyTypoBackspace);
+}
+
 #[test]
 fn claude_wake() {
     run("claude", "native", Action::Turn);
@@ -438,6 +473,13 @@ fn codex_typed_notice_paste() {
 #[test]
 fn codex_typed_notice_return() {
     run("codex", "terminal", Action::Return);
+}
+
+/// A typo and its Backspace right after DING's paste: the paste is taken
+/// back out (Ctrl-U) before the keys go on.
+#[test]
+fn codex_typed_notice_paste_then_an_edit() {
+    run_typing("codex", "terminal", Action::Paste, Keys::KeyTypoBackspace);
 }
 
 #[test]

@@ -55,7 +55,9 @@ use std::time::Duration;
 use crate::core::downlink::Claimed;
 use crate::core::identity::Identity;
 use crate::core::message::MessageName;
-use crate::core::protocol::{ActivityState, ClaimScope, ClaimWants, Composer, Lifecycle};
+use crate::core::protocol::{
+    ActivityState, ClaimScope, ClaimWants, Composer, Lifecycle, WithdrawKeys,
+};
 use crate::core::time::Time;
 use crate::pty::wire::Snapshot;
 
@@ -273,6 +275,16 @@ pub trait Provider {
     /// notice nothing confirms is never submitted.
     fn composer_content(&self, _snapshot: &Snapshot) -> screen::ComposerContent {
         screen::ComposerContent::Unreadable
+    }
+
+    /// How to empty the harness's composer of a one-line paste, the cursor
+    /// at its end: sent with every idle report of an empty composer, so
+    /// that the PTY host can take DING's notice back out when a person
+    /// types before its Return (spec §4.2). The default: none known, and
+    /// such a person's keys land behind the notice, whose Return is then
+    /// withheld.
+    fn withdraw_keys(&self) -> Option<WithdrawKeys<'static>> {
+        None
     }
 
     /// A hook call arrived at `now`. The default answers nothing.

@@ -137,9 +137,9 @@ impl PtyWatch {
 
     fn on_line(&mut self, line: ServerLine, events: &mut Vec<PtyEvent>) {
         match line {
-            ServerLine::Push(Push::Revision { .. } | Push::Exit { .. }) => {
-                events.push(PtyEvent::Moved)
-            }
+            ServerLine::Push(
+                Push::Revision { .. } | Push::Exit { .. } | Push::Withdrawn { .. },
+            ) => events.push(PtyEvent::Moved),
             ServerLine::Push(Push::Start { .. }) => {
                 events.push(PtyEvent::Started);
                 events.push(PtyEvent::Moved);

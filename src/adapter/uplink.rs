@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use crate::core::identity::{ClaimedIdentity, Identity};
 use crate::core::message::MessageName;
-use crate::core::protocol::{Activity, Body, Claim, Event, Lifecycle, Undelivered};
+use crate::core::protocol::{Activity, Body, Claim, Event, Lifecycle, Undelivered, WithdrawKeys};
 
 use super::{ClaimRequest, Reading};
 
@@ -29,7 +29,8 @@ impl Uplink {
         Uplink::default()
     }
 
-    /// A screen reading observed at `revision`.
+    /// A screen reading observed at `revision`; `withdraw`, the keys that
+    /// empty its composer of a paste, goes with an idle, empty one only.
     pub fn activity(
         &mut self,
         identity: &Identity,
@@ -37,7 +38,10 @@ impl Uplink {
         revision: u64,
         valid_for: Duration,
         typed: Option<u64>,
+        withdraw: Option<WithdrawKeys<'static>>,
     ) -> String {
+        let empty_idle = reading.state == crate::core::protocol::ActivityState::Idle
+            && reading.composer == crate::core::protocol::Composer::Empty;
         self.line(
             identity,
             Body::Activity(Activity {
@@ -46,6 +50,7 @@ impl Uplink {
                 composer: reading.composer,
                 revision: Some(revision),
                 typed,
+                withdraw: withdraw.filter(|_| empty_idle),
                 reason: Some(Cow::Borrowed(bounded(&reading.reason))),
             }),
         )
@@ -62,6 +67,7 @@ impl Uplink {
                 composer: crate::core::protocol::Composer::Unknown,
                 revision: None,
                 typed: None,
+                withdraw: None,
                 reason: Some(Cow::Borrowed(bounded(why))),
             }),
         )
@@ -195,7 +201,14 @@ mod tests {
             composer: Composer::Empty,
             reason: "é".repeat(600).into(),
         };
-        pipe.push(&uplink.activity(&identity, &reading, 7, Duration::from_millis(900), None));
+        pipe.push(&uplink.activity(
+            &identity,
+            &reading,
+            7,
+            Duration::from_millis(900),
+            None,
+            None,
+        ));
         pipe.push(&uplink.lifecycle(&identity, Lifecycle::Clear));
         pipe.push(&uplink.claim(
             &identity,

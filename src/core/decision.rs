@@ -42,6 +42,9 @@ pub enum ReleaseCause {
     /// composer was then seen empty with no turn in between: the notice is
     /// gone unsent.
     InterruptedUnsent,
+    /// A person's input came before its Return, and the PTY host took the
+    /// notice back out of the composer first: it was never sent.
+    Withdrawn,
 }
 
 impl From<Undelivered> for ReleaseCause {
@@ -101,6 +104,14 @@ pub enum Decision {
     ReturnWithheld {
         notice: RequestId,
         why: String,
+        messages: Vec<MessageName>,
+    },
+    /// The PTY host took the notice pasted as `notice` back out of the
+    /// composer before its Return, because a person's input came first:
+    /// its files are pending again.
+    Withdrawn {
+        notice: RequestId,
+        revision: u64,
         messages: Vec<MessageName>,
     },
     /// The PTY host wrote the transaction (for a typed notice: its

@@ -68,6 +68,12 @@ impl Activity<'_> {
         if let Some(typed) = self.typed {
             line.number("typed", typed);
         }
+        if let Some(withdraw) = &self.withdraw {
+            line.string("withdraw", &withdraw.keys);
+            if withdraw.after_ms > 0 {
+                line.number("withdrawAfterMs", withdraw.after_ms);
+            }
+        }
         if let Some(reason) = &self.reason {
             line.string("reason", reason);
         }
@@ -219,7 +225,7 @@ mod tests {
     use super::*;
     use crate::core::identity::ClaimedIdentity;
     use crate::core::message::MessageName;
-    use crate::core::protocol::{MAX_FIELD_BYTES, parse_line};
+    use crate::core::protocol::{MAX_FIELD_BYTES, WithdrawKeys, parse_line};
 
     fn identity_part() -> impl Strategy<Value = String> {
         "\\PC{1,40}".prop_filter("bounded", |s| !s.is_empty() && s.len() <= MAX_FIELD_BYTES)
@@ -251,18 +257,25 @@ mod tests {
             composer,
             proptest::option::of(any::<u64>()),
             proptest::option::of(any::<u64>()),
+            proptest::option::of(("[\\x01-\\x09\\x0b\\x0c\\x0e-\\x7f]{1,16}", 0..=500u64)),
             proptest::option::of("\\PC{0,80}"),
         )
-            .prop_map(|(state, valid, composer, revision, typed, reason)| {
-                Body::Activity(Activity {
-                    state,
-                    valid_for: Duration::from_millis(u64::from(valid)),
-                    composer,
-                    revision,
-                    typed,
-                    reason: reason.map(Cow::Owned),
-                })
-            });
+            .prop_map(
+                |(state, valid, composer, revision, typed, withdraw, reason)| {
+                    Body::Activity(Activity {
+                        state,
+                        valid_for: Duration::from_millis(u64::from(valid)),
+                        composer,
+                        revision,
+                        typed,
+                        withdraw: withdraw.map(|(keys, after_ms)| WithdrawKeys {
+                            keys: Cow::Owned(keys),
+                            after_ms,
+                        }),
+                        reason: reason.map(Cow::Owned),
+                    })
+                },
+            );
         let lifecycle = prop_oneof![
             Just(Lifecycle::Compaction),
             Just(Lifecycle::Clear),

@@ -54,7 +54,7 @@ use super::gather::Gather;
 use super::hold::{AdapterDown, HoldReason};
 use super::identity::{Identity, IdentityPart};
 use super::journal::Journal;
-use super::lease::{Lease, LeaseSlot, RevisionSource};
+use super::lease::{Lease, LeaseSlot, RevisionSource, Withdraw};
 use super::message::MessageName;
 use super::notice::Notice;
 use super::ownership::{MessageState, Ownership, RequestId, Seen};
@@ -112,6 +112,10 @@ pub enum Input {
         written: usize,
         actual: u64,
     },
+    /// The PTY host took the typed notice awaiting its Return back out of
+    /// the composer (the paste's `withdraw` keys), because a person's input
+    /// came before the Return; `actual` is its revision after them.
+    PtyWithdrawn { actual: u64 },
     /// The PTY host answered `request` with an error: zero bytes.
     PtyError { request: RequestId, detail: String },
     /// The PTY host refused `request` because the tuple names another
@@ -146,6 +150,10 @@ pub struct SendIf {
     /// long, until DING's next transaction has run, which then goes first
     /// (a typed notice's paste: its Return; docs/pty-protocol.md §3, item 6).
     pub hold_input: Option<Duration>,
+    /// The steps that take the paste back out, should a person's input end
+    /// that hold before DING's next transaction (the lease's adapter said
+    /// them; docs/pty-protocol.md §3, item 7).
+    pub withdraw: Option<Transport>,
 }
 
 /// An unconditional send (the aggressive policy).
@@ -405,6 +413,7 @@ impl Engine {
                 written,
                 actual,
             } => self.on_interrupted(request, written, actual),
+            Input::PtyWithdrawn { actual } => self.on_withdrawn(actual),
             Input::PtyError { request, detail } => self.on_pty_error(request, detail),
             Input::PtyMismatch {
                 request,
@@ -775,6 +784,10 @@ impl Engine {
                     revision,
                     revision_source,
                     typed: activity.typed,
+                    withdraw: activity.withdraw.as_ref().map(|keys| Withdraw {
+                        keys: keys.keys.to_string(),
+                        after_ms: keys.after_ms,
+                    }),
                 };
                 self.record(Decision::LeaseGranted {
                     sequence: lease.sequence,
@@ -1341,6 +1354,33 @@ impl Engine {
         self.end_lease(HoldReason::TypingInterrupted { written });
     }
 
+    /// The PTY host took the typed notice back out of the composer before
+    /// its Return, because a person's input came first (their keys landed
+    /// in the composer they saw): the notice was never sent, so its files
+    /// are pending again, and the lease it was typed under is over. A
+    /// Return in flight meanwhile is refused by its compare; its reply
+    /// finds nothing of its own left.
+    fn on_withdrawn(&mut self, actual: u64) {
+        self.pty.revision = Some(self.pty.revision.map_or(actual, |known| known.max(actual)));
+        let files = self.typed_files();
+        let Some(typed) = self.typed.take() else {
+            return self.record(Decision::Ignored {
+                what: "a withdrawn paste, with no typed notice awaiting its Return".into(),
+            });
+        };
+        self.record(Decision::Withdrawn {
+            notice: typed.notice,
+            revision: actual,
+            messages: files.clone(),
+        });
+        for name in &files {
+            self.given_back
+                .insert(name.clone(), (ReleaseCause::Withdrawn, self.now));
+        }
+        self.release(files, ReleaseCause::Withdrawn);
+        self.end_lease(HoldReason::NoticeWithdrawn);
+    }
+
     /// The composer is empty and idle, and no turn began since a person
     /// interrupted a notice: it was deleted unsent, so its files, if
     /// still staged, are pending again.
@@ -1629,6 +1669,10 @@ impl Engine {
         });
         match fence {
             Some((identity, expected_revision)) => {
+                let withdraw = match &self.lease {
+                    LeaseSlot::Granted(lease) => lease.withdraw.as_ref().map(Withdraw::transport),
+                    LeaseSlot::Ended { .. } => None,
+                };
                 // A lease authorizes one attempt; the next needs fresh evidence.
                 self.lease = LeaseSlot::ended(HoldReason::LeaseSpent, self.now);
                 self.outputs.push_back(Output::SendIf(SendIf {
@@ -1641,6 +1685,7 @@ impl Engine {
                     // The paste's Return comes next: a person's typed text
                     // waits for it instead of joining the notice.
                     hold_input: Some(input_hold),
+                    withdraw,
                 }));
             }
             None => self.outputs.push_back(Output::Send(Send {
@@ -1750,6 +1795,7 @@ impl Engine {
             transport: Transport::submit(),
             messages,
             hold_input: None,
+            withdraw: None,
         }));
     }
 

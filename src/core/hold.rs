@@ -71,6 +71,10 @@ pub enum HoldReason {
     /// No Return was written for a typed notice: `why`. The notice sits in
     /// the composer, unsent.
     ReturnWithheld { why: String },
+    /// A person's input came before a typed notice's Return, and the PTY
+    /// host took the notice back out of the composer first: the files are
+    /// pending again, for a new lease.
+    NoticeWithdrawn,
     /// The PTY host cannot be reached.
     PtyUnreachable,
     /// The PTY host's identity has not been learned yet.
@@ -119,6 +123,7 @@ impl HoldReason {
             | HoldReason::TerminalUnsettled { .. }
             | HoldReason::TypingInterrupted { .. }
             | HoldReason::ReturnWithheld { .. }
+            | HoldReason::NoticeWithdrawn
             | HoldReason::PtyUnreachable
             | HoldReason::PtyUnknown
             | HoldReason::RevisionUnknown
@@ -153,6 +158,7 @@ impl HoldReason {
             HoldReason::TypingInterrupted { .. } => "typing-interrupted",
             HoldReason::AwaitingReturn => "awaiting-return",
             HoldReason::ReturnWithheld { .. } => "return-withheld",
+            HoldReason::NoticeWithdrawn => "notice-withdrawn",
             HoldReason::PtyUnreachable => "pty-unreachable",
             HoldReason::PtyUnknown => "pty-unknown",
             HoldReason::RevisionUnknown => "revision-unknown",
@@ -275,6 +281,11 @@ pub const ADVICE: &[HoldAdvice] = &[
         "Send or clear what the composer holds (`ding attach NAME`): cleared, the files are pending again once the adapter sees the composer empty with no turn between; sent, the model has them.",
     ),
     advice(
+        "notice-withdrawn",
+        "A person typed after DING pasted its notice and before its Return, so the PTY host took the notice back out of the composer (with the adapter's withdraw keys) before their keys went on. Nothing was sent; the files are pending again.",
+        "Nothing: the notice is typed again once the composer is empty and idle, or goes with the person's next turn through a hook.",
+    ),
+    advice(
         "pty-unreachable",
         "The PTY host does not answer on its socket.",
         "`ding status NAME` shows whether it died; `ding up FILE` starts it again.",
@@ -378,6 +389,9 @@ impl fmt::Display for HoldReason {
                 f.write_str("notice typed; its Return waits for the composer to show it")
             }
             HoldReason::ReturnWithheld { why } => write!(f, "no Return written: {why}"),
+            HoldReason::NoticeWithdrawn => {
+                f.write_str("a person typed before the Return; the notice was taken back out")
+            }
             HoldReason::PtyUnreachable => f.write_str("pty unreachable"),
             HoldReason::PtyUnknown => f.write_str("pty identity not known yet"),
             HoldReason::RevisionUnknown => {
@@ -433,6 +447,7 @@ mod tests {
             HoldReason::TypingInterrupted { written: 30 },
             HoldReason::AwaitingReturn,
             HoldReason::ReturnWithheld { why: "x".into() },
+            HoldReason::NoticeWithdrawn,
             HoldReason::PtyUnreachable,
             HoldReason::PtyUnknown,
             HoldReason::RevisionUnknown,
@@ -465,13 +480,14 @@ mod tests {
             HoldReason::TypingInterrupted { .. } => 15,
             HoldReason::AwaitingReturn => 16,
             HoldReason::ReturnWithheld { .. } => 17,
-            HoldReason::PtyUnreachable => 18,
-            HoldReason::PtyUnknown => 19,
-            HoldReason::RevisionUnknown => 20,
-            HoldReason::PtyError { .. } => 21,
-            HoldReason::HarnessExited { .. } => 22,
-            HoldReason::AwaitingReply => 23,
-            HoldReason::Gathering => 24,
+            HoldReason::NoticeWithdrawn => 18,
+            HoldReason::PtyUnreachable => 19,
+            HoldReason::PtyUnknown => 20,
+            HoldReason::RevisionUnknown => 21,
+            HoldReason::PtyError { .. } => 22,
+            HoldReason::HarnessExited { .. } => 23,
+            HoldReason::AwaitingReply => 24,
+            HoldReason::Gathering => 25,
         }
     }
 
@@ -496,7 +512,7 @@ mod tests {
     #[test]
     fn every_hold_code_has_advice_in_order() {
         let ordinals: Vec<usize> = every_variant().iter().map(ordinal).collect();
-        assert_eq!(ordinals, (0..25).collect::<Vec<_>>(), "one of each variant");
+        assert_eq!(ordinals, (0..26).collect::<Vec<_>>(), "one of each variant");
         let advised: Vec<&str> = ADVICE.iter().map(|advice| advice.code).collect();
         assert_eq!(advised, every_code());
         for advice in ADVICE {

@@ -27,6 +27,14 @@ pub const MAX_LINE_BYTES: usize = 65_536;
 /// The longest `session`, `incarnation`, `generation` or `reason` value.
 pub const MAX_FIELD_BYTES: usize = 1024;
 
+/// The most bytes an activity's `withdraw` keys may take: a few keys (the
+/// PTY host takes as many).
+pub const MAX_WITHDRAW_BYTES: usize = 64;
+
+/// The longest `withdrawAfterMs`: a person's input waits behind it (the
+/// PTY host's bound for the wait of its withdraw steps).
+pub const MAX_WITHDRAW_AFTER_MS: u64 = 500;
+
 /// The most filenames one turn-boundary receipt may name.
 pub const MAX_RECEIPT_MESSAGES: usize = 1024;
 
@@ -144,8 +152,23 @@ pub struct Activity<'a> {
     /// exactly and alone, on this screen (told to the adapter by the
     /// downlink's `typed`): the evidence a notice's Return waits for.
     pub typed: Option<u64>,
+    /// How to empty this composer of a line pasted into it, as the adapter
+    /// knows its harness (spec §4.2): with an empty composer, the paste
+    /// asks the PTY host to press them should a person's input come before
+    /// its Return.
+    pub withdraw: Option<WithdrawKeys<'a>>,
     /// Provider-opaque diagnostics; shown, never interpreted.
     pub reason: Option<Cow<'a, str>>,
+}
+
+/// An activity's `withdraw` and `withdrawAfterMs`: the keys (at most
+/// [`MAX_WITHDRAW_BYTES`], never a line end) and how long after the paste
+/// to press them (at most [`MAX_WITHDRAW_AFTER_MS`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WithdrawKeys<'a> {
+    pub keys: Cow<'a, str>,
+    pub after_ms: u64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -255,6 +278,8 @@ struct RawLine<'a> {
     composer: Option<Value<'a>>,
     revision: Option<Value<'a>>,
     typed: Option<Value<'a>>,
+    withdraw: Option<Value<'a>>,
+    withdraw_after_ms: Option<Value<'a>>,
     reason: Option<Value<'a>>,
     messages: Option<Value<'a>>,
     event: Option<Value<'a>>,
@@ -292,6 +317,8 @@ impl<'a> RawLine<'a> {
                 "composer" => &mut raw.composer,
                 "revision" => &mut raw.revision,
                 "typed" => &mut raw.typed,
+                "withdraw" => &mut raw.withdraw,
+                "withdrawAfterMs" => &mut raw.withdraw_after_ms,
                 "reason" => &mut raw.reason,
                 "messages" => &mut raw.messages,
                 "event" => &mut raw.event,
@@ -354,6 +381,7 @@ impl<'a> RawLine<'a> {
                 typed: present(self.typed)
                     .map(|value| uint("typed", value))
                     .transpose()?,
+                withdraw: withdraw_keys(present(self.withdraw), present(self.withdraw_after_ms))?,
                 reason: match present(self.reason) {
                     None => None,
                     Some(value) => Some(bounded("reason", string("reason", value)?)?),
@@ -424,6 +452,42 @@ fn string<'a>(field: &'static str, value: Value<'a>) -> Result<Cow<'a, str>, Pro
             format!("expected a string, found {}", describe(value)),
         )
     })
+}
+
+/// An activity's `withdraw` keys, one to [`MAX_WITHDRAW_BYTES`] bytes and
+/// never a line end (which would send what they are meant to take back),
+/// and its `withdrawAfterMs`, which needs them.
+fn withdraw_keys<'a>(
+    keys: Option<Value<'a>>,
+    after: Option<Value<'a>>,
+) -> Result<Option<WithdrawKeys<'a>>, ProtocolError> {
+    let Some(keys) = keys else {
+        return match after {
+            Some(_) => Err(invalid("withdrawAfterMs", "needs withdraw")),
+            None => Ok(None),
+        };
+    };
+    let keys = string("withdraw", keys)?;
+    if keys.is_empty() || keys.len() > MAX_WITHDRAW_BYTES {
+        return Err(invalid(
+            "withdraw",
+            format!("must be 1 to {MAX_WITHDRAW_BYTES} bytes"),
+        ));
+    }
+    if keys.contains(['\r', '\n']) {
+        return Err(invalid("withdraw", "must not hold a line end"));
+    }
+    let after_ms = after
+        .map(|value| uint("withdrawAfterMs", value))
+        .transpose()?
+        .unwrap_or(0);
+    if after_ms > MAX_WITHDRAW_AFTER_MS {
+        return Err(invalid(
+            "withdrawAfterMs",
+            format!("over {MAX_WITHDRAW_AFTER_MS}"),
+        ));
+    }
+    Ok(Some(WithdrawKeys { keys, after_ms }))
 }
 
 fn bounded<'a>(field: &'static str, text: Cow<'a, str>) -> Result<Cow<'a, str>, ProtocolError> {
@@ -652,6 +716,7 @@ mod tests {
                 composer: Composer::Empty,
                 revision: Some(42),
                 typed: None,
+                withdraw: None,
                 reason: Some("opaque".into()),
             })
         );

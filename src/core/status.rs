@@ -174,6 +174,9 @@ impl MessageStatus {
             Some(ReleaseCause::InterruptedUnsent) => {
                 "; given back: a person interrupted its notice, which left the composer unsent"
             }
+            Some(ReleaseCause::Withdrawn) => {
+                "; given back: a person typed before its Return, and its notice was taken back out of the composer"
+            }
             _ => "",
         };
         format!(

@@ -59,6 +59,20 @@ impl Transport {
         }
     }
 
+    /// The keys that take a paste back out of the composer, after a wait
+    /// that lets the program read the paste first (none if `after` is
+    /// zero): what the PTY host runs when a person's input comes before
+    /// the paste's Return.
+    pub fn withdraw(keys: &str, after: Duration) -> Transport {
+        let wait = (!after.is_zero()).then_some(Step::Wait(after));
+        Transport {
+            steps: wait
+                .into_iter()
+                .chain([Step::Write(keys.as_bytes().to_vec())])
+                .collect(),
+        }
+    }
+
     /// Return alone: the second phase of a fenced typed delivery.
     pub fn submit() -> Transport {
         Transport {

@@ -103,6 +103,7 @@ mod tests {
             composer,
             revision,
             revision_source: None,
+            withdraw: None,
             typed,
         }
     }

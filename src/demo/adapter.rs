@@ -26,7 +26,7 @@ use crate::adapter::{
 use crate::core::downlink::Claimed;
 use crate::core::identity::Identity;
 use crate::core::notice::{MAX_NOTICE_BYTES, Notice};
-use crate::core::protocol::{ActivityState, ClaimScope, ClaimWants, Composer};
+use crate::core::protocol::{ActivityState, ClaimScope, ClaimWants, Composer, WithdrawKeys};
 use crate::core::time::Time;
 use crate::demo::screen::{ComposerView, Observation, Screen, classify, composer_content};
 use crate::pty::wire::Snapshot;
@@ -84,6 +84,14 @@ impl Provider for DemoProvider {
 
     fn composer_content(&self, snapshot: &Snapshot) -> ComposerContent {
         composer_content(snapshot)
+    }
+
+    /// The demo agent's Ctrl-U empties its one-line composer (docs/demo.md).
+    fn withdraw_keys(&self) -> Option<WithdrawKeys<'static>> {
+        Some(WithdrawKeys {
+            keys: std::borrow::Cow::Borrowed("\u{15}"),
+            after_ms: 0,
+        })
     }
 
     /// The demo provider remembers nothing of a terminal: a restart leaves

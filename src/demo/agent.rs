@@ -198,6 +198,7 @@ impl Agent {
                     self.quit = true;
                 }
             }
+            Key::CtrlU => self.clear_composer(),
             Key::Up | Key::Down | Key::Escape => {}
         }
     }
@@ -230,7 +231,7 @@ impl Agent {
                     self.quit_armed = true;
                 }
             }
-            Key::Text(_) | Key::Backspace | Key::CtrlD | Key::Escape => {}
+            Key::Text(_) | Key::Backspace | Key::CtrlD | Key::CtrlU | Key::Escape => {}
         }
     }
 

@@ -29,6 +29,9 @@ pub enum Key {
     Backspace,
     CtrlC,
     CtrlD,
+    /// Ctrl-U: the line is killed back to its start (the whole one-line
+    /// composer: its cursor is always at the end).
+    CtrlU,
     Up,
     Down,
     /// A lone ESC (or Alt+key prefix).
@@ -113,6 +116,11 @@ impl KeyDecoder {
                 0x04 => {
                     flush_text(&mut text, &mut keys);
                     keys.push(Key::CtrlD);
+                    at += 1;
+                }
+                0x15 => {
+                    flush_text(&mut text, &mut keys);
+                    keys.push(Key::CtrlU);
                     at += 1;
                 }
                 b'\t' => {

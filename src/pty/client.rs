@@ -169,12 +169,14 @@ impl Client {
         steps: &[WireStep],
         quiet: Quiet,
     ) -> Result<SendIfReply> {
-        self.send_if_holding(identity, expected_revision, steps, quiet, None)
+        self.send_if_holding(identity, expected_revision, steps, quiet, None, None)
     }
 
     /// [`Client::send_if_quiet`], and once written a person's typed text is
     /// held for at most `hold_input_ms`, until this client's next
-    /// transaction has run (docs/pty-protocol.md §3, item 6).
+    /// transaction has run (docs/pty-protocol.md §3, item 6); should a
+    /// person's input end the hold first, the host writes `withdraw`
+    /// before it (item 7).
     pub fn send_if_holding(
         &mut self,
         identity: &Identity,
@@ -182,6 +184,7 @@ impl Client {
         steps: &[WireStep],
         quiet: Quiet,
         hold_input_ms: Option<u64>,
+        withdraw: Option<&[WireStep]>,
     ) -> Result<SendIfReply> {
         let request = Request::SendIf {
             session: identity.session.clone(),
@@ -192,6 +195,7 @@ impl Client {
             quiet_input_ms: quiet.input_ms,
             settled_output_ms: quiet.output_ms,
             hold_input_ms,
+            withdraw: withdraw.map(<[WireStep]>::to_vec),
         };
         match self.request(&request)? {
             Reply::SendIf(result) => Ok(result),

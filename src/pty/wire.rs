@@ -47,6 +47,13 @@ pub enum Request {
         /// notice's Return; docs/pty-protocol.md §3, item 6).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         hold_input_ms: Option<u64>,
+        /// The steps (keys, and a wait before them) that take the written
+        /// text back out of the program's input line. Only with
+        /// `holdInputMs`: if that hold ends with a person's input to go on
+        /// before this client's next transaction began, the host runs them
+        /// first and pushes `withdrawn` (docs/pty-protocol.md §3, item 7).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        withdraw: Option<Vec<WireStep>>,
     },
     /// Unconditional send. `origin` says who types, for the host's log: a
     /// supervisor's intervention (the default) or DING's own delivery (the
@@ -275,6 +282,14 @@ pub const MAX_QUIET_MS: u64 = 10_000;
 /// The longest a send-if may ask a person's typed text to be held.
 pub const MAX_HOLD_INPUT_MS: u64 = 3_000;
 
+/// The most bytes a send-if's `withdraw` steps may write: a few keys,
+/// never a text of their own.
+pub const MAX_WITHDRAW_BYTES: usize = 64;
+
+/// The longest a send-if's `withdraw` steps may wait in all: a person's
+/// input waits behind them.
+pub const MAX_WITHDRAW_WAIT_MS: u64 = 500;
+
 /// Whether a person's `bytes` are typed text as a send-if's `holdInputMs`
 /// means it: valid UTF-8 with no control character (C0, DEL, C1), so no
 /// Return, Esc, arrow, Backspace or Ctrl key a harness acts on.
@@ -386,6 +401,11 @@ pub enum Push {
     Exit { child: ChildState, revision: u64 },
     /// A new child started (a new incarnation).
     Start { incarnation: String, revision: u64 },
+    /// A hold ended with a person's input to go on before its owner's next
+    /// transaction: the host ran the send-if's `withdraw` steps, taking the
+    /// text it had written back out, before that input. `revision` is the
+    /// revision after them.
+    Withdrawn { revision: u64 },
 }
 
 /// An error reply. The connection stays open unless `error` is

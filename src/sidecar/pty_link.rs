@@ -128,6 +128,7 @@ impl PtyLink {
             hold_input_ms: send
                 .hold_input
                 .map(|hold| u64::try_from(hold.as_millis()).unwrap_or(u64::MAX)),
+            withdraw: send.withdraw.as_ref().map(wire_steps),
         };
         self.transact(
             registry,
@@ -246,6 +247,10 @@ impl PtyLink {
                 self.report(revision);
                 // The generation may have changed with the restart: ask.
                 self.queue(&Request::Status {}, Awaiting::Status);
+            }
+            Push::Withdrawn { revision } => {
+                self.inputs.push(Input::PtyWithdrawn { actual: revision });
+                self.report(revision);
             }
             Push::Exit { child, revision } => {
                 self.notes.push(LinkNote::ChildExited(format!("{child:?}")));

@@ -441,6 +441,7 @@ mod tests {
                     revision: Some(12),
                     revision_source: Some(RevisionSource::Evidence),
                     typed: None,
+                    withdraw: None,
                 }),
                 freshness: Freshness::Fresh,
                 age_ms: Some(50),

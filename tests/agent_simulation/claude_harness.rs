@@ -216,6 +216,12 @@ impl ClaudeHarness {
                 self.composer.pop();
                 vec![Happened::Drew]
             }
+            // Ctrl-U kills the line back to its start: the one-line
+            // composer, its cursor at the end, is empty.
+            (_, Key::CtrlU) => {
+                self.composer.clear();
+                vec![Happened::Drew]
+            }
             (Phase::Idle, Key::Enter) if !self.composer.is_empty() => {
                 let prompt = std::mem::take(&mut self.composer);
                 self.start_turn(prompt, false, now)

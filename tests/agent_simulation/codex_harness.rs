@@ -404,6 +404,10 @@ impl CodexHarness {
                     self.composer.pop();
                     self.drew()
                 }
+                Key::CtrlU => {
+                    self.composer.clear();
+                    self.drew()
+                }
                 _ => Vec::new(),
             };
         }
@@ -422,6 +426,12 @@ impl CodexHarness {
             }
             (_, Key::Backspace) => {
                 self.composer.pop();
+                self.drew()
+            }
+            // Ctrl-U kills the line back to its start: the one-line
+            // composer, its cursor at the end, is empty.
+            (_, Key::CtrlU) => {
+                self.composer.clear();
                 self.drew()
             }
             (Phase::Idle, Key::Enter) if COMMANDS.contains(&self.composer.as_str()) => {

@@ -129,6 +129,10 @@ impl Provider for Mutant {
         self.inner.composer_content(snapshot)
     }
 
+    fn withdraw_keys(&self) -> Option<ding::core::protocol::WithdrawKeys<'static>> {
+        self.inner.withdraw_keys()
+    }
+
     fn startup_settle(&self) -> std::time::Duration {
         self.inner.startup_settle()
     }

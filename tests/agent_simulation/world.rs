@@ -208,17 +208,25 @@ struct Transaction {
     written: usize,
     /// Once written in full, the person's typed text is held this long.
     hold_input_ms: Option<u64>,
+    /// The keys that take the paste back out, should a person's input end
+    /// that hold before DING's next transaction.
+    withdraw: Option<Vec<u8>>,
 }
 
 /// A person's typed text the host holds behind DING's paste, as `ding
-/// pty` does (docs/pty-protocol.md §3, item 6): until DING's next transaction has
-/// run, its time is up, or a key that is not text alone comes.
+/// pty` does (docs/pty-protocol.md §3, items 6 and 7): until DING's next
+/// transaction has run, its time is up, or a key that is not text alone
+/// comes; ended early with a person's input to go on, it first writes the
+/// paste's withdraw keys.
 struct InputHold {
     /// Told apart, so that the deadline of an ended hold ends nothing.
     number: u64,
     held: Vec<Vec<u8>>,
     /// DING's next transaction began: the hold ends once it is done.
     ending: bool,
+    withdraw: Option<Vec<u8>>,
+    /// The harness the paste went to: withdraw keys go to no other.
+    incarnation: u64,
 }
 
 struct HookCallRecord {
@@ -518,6 +526,9 @@ impl World {
                     .as_ref()
                     .is_some_and(|hold| hold.number == number && !hold.ending)
                 {
+                    if self.hold.as_ref().is_some_and(|hold| !hold.held.is_empty()) {
+                        self.withdraw("its time was up");
+                    }
                     self.release_hold("its time was up");
                 }
             }
@@ -785,7 +796,13 @@ impl World {
                 request: send.request,
                 actual: self.revision,
             };
-            self.release_hold("after DING's next transaction");
+            // Asked again on new evidence: the hold goes on for it, unless
+            // the paste's terminal is gone.
+            if send.identity != self.identity {
+                self.release_hold("after DING's next transaction");
+            } else if let Some(hold) = self.hold.as_mut() {
+                hold.ending = false;
+            }
             self.engine.handle_input(conflict, now);
             return self.carry_out_engine();
         }
@@ -825,6 +842,9 @@ impl World {
             hold_input_ms: send
                 .hold_input
                 .map(|hold| u64::try_from(hold.as_millis()).unwrap_or(u64::MAX)),
+            // The keys alone: their wait only delays the person's input
+            // behind them, in the same order, which the lag models.
+            withdraw: send.withdraw.map(|steps| steps.bytes()),
         });
         self.run_transaction();
     }
@@ -866,6 +886,7 @@ impl World {
                 None => {
                     let request = transaction.request;
                     let hold_input_ms = transaction.hold_input_ms;
+                    let withdraw = transaction.withdraw.take();
                     self.transaction = None;
                     let sent = ToEngine::PtySent {
                         request,
@@ -879,6 +900,8 @@ impl World {
                             number: self.holds,
                             held: Vec::new(),
                             ending: false,
+                            withdraw,
+                            incarnation: self.incarnation,
                         });
                         self.after(ms, Due::HoldEnds(self.holds));
                     }
@@ -1143,9 +1166,35 @@ impl World {
                 hold.held.push(bytes);
                 return self.note("the host holds the key behind DING's paste".into());
             }
+            if !hold.ending {
+                self.withdraw("a key that is not text alone");
+            }
             self.release_hold("a key that is not text alone");
         }
         self.persons_input_goes_on(bytes);
+    }
+
+    /// Writes the hold's withdraw keys ahead of a person's input, if it has
+    /// them and its harness is the one the paste went to, and tells the
+    /// engine, as `ding pty` pushes `withdrawn`. The notice is out of the
+    /// composer: a key after it no longer joins it.
+    fn withdraw(&mut self, why: &str) {
+        let Some(hold) = self.hold.as_mut() else {
+            return;
+        };
+        let Some(keys) = hold.withdraw.take() else {
+            return;
+        };
+        if hold.incarnation != self.incarnation {
+            return;
+        }
+        self.note(format!("the host takes DING's paste back out: {why}"));
+        self.awaiting_return = false;
+        self.write(keys, Writer::Ding);
+        let withdrawn = ToEngine::PtyWithdrawn {
+            actual: self.revision,
+        };
+        self.after(1, Due::Engine(withdrawn));
     }
 
     /// Ends the hold in force: what it held goes on, in order.

@@ -800,9 +800,15 @@ impl<P: Provider> Machine<P> {
             reading.reason = format!("{}; {remark}", reading.reason).into();
             self.remarked = Some(remark);
         }
-        let line =
-            self.uplink
-                .activity(&identity, &reading, revision, self.pacing.valid_for, typed);
+        let withdraw = self.provider.withdraw_keys();
+        let line = self.uplink.activity(
+            &identity,
+            &reading,
+            revision,
+            self.pacing.valid_for,
+            typed,
+            withdraw,
+        );
         self.emit(Output::Uplink(line));
     }
 

@@ -9,6 +9,7 @@
 //! status` shows it with every activity reason, and the adapter says it on
 //! its own line while nothing is pending.
 
+use std::borrow::Cow;
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -24,12 +25,13 @@ use crate::adapter::{
 };
 use crate::core::downlink::Claimed;
 use crate::core::identity::Identity;
-use crate::core::protocol::ActivityState;
+use crate::core::protocol::{ActivityState, WithdrawKeys};
 use crate::core::time::Time;
 use crate::pty::wire::Snapshot;
 
 use super::activity::{Heard, HookActivity, combine};
 use super::settings::{PROVIDER, WAKE, wanted};
+use super::timing::WITHDRAW_AFTER_MS;
 use super::{hooks, screen};
 
 /// Whether the settings file holds what the adapter relies on.
@@ -156,6 +158,18 @@ impl Provider for Claude {
         screen::composer_content(snapshot)
     }
 
+    /// Claude Code 2.1.328: Ctrl-U kills one wrapped screen row of the
+    /// composer (a `[Pasted text #N]` placeholder, over 800 characters, is
+    /// one row), and does nothing when it comes in the same read as the
+    /// paste; so [`WITHDRAW_KILLS`] of them, [`WITHDRAW_AFTER_MS`] after
+    /// the paste (docs/providers/claude.md, "Taking a notice back out").
+    fn withdraw_keys(&self) -> Option<WithdrawKeys<'static>> {
+        Some(WithdrawKeys {
+            keys: Cow::Borrowed(WITHDRAW_KILLS),
+            after_ms: WITHDRAW_AFTER_MS,
+        })
+    }
+
     fn on_new_terminal(&mut self, identity: Option<&Identity>, _now: Time) {
         self.new_terminal(identity.map(|identity| identity.incarnation.as_str()));
     }
@@ -233,6 +247,15 @@ impl Provider for Claude {
         })
     }
 }
+
+/// Claude Code's withdraw keys: 40 Ctrl-U, one per wrapped row of the
+/// composer. A notice that Claude Code shows as text is at most 800
+/// characters (longer is one `[Pasted text #N]` row), so 40 cover it down
+/// to a 20-column terminal; presses on an empty composer show nothing.
+const WITHDRAW_KILLS: &str = "\u{15}\u{15}\u{15}\u{15}\u{15}\u{15}\u{15}\u{15}\u{15}\u{15}\
+\u{15}\u{15}\u{15}\u{15}\u{15}\u{15}\u{15}\u{15}\u{15}\u{15}\
+\u{15}\u{15}\u{15}\u{15}\u{15}\u{15}\u{15}\u{15}\u{15}\u{15}\
+\u{15}\u{15}\u{15}\u{15}\u{15}\u{15}\u{15}\u{15}\u{15}\u{15}";
 
 const HELP: &str = "\
 Usage: ding adapter claude [--settings PATH] [--ding PROGRAM] [--idle-path native|terminal]

@@ -23,6 +23,13 @@ pub const WAKE_GRACE: Duration = Duration::from_secs(5);
 /// model call).
 pub const WAKE_SETTLE: Duration = Duration::from_millis(250);
 
+/// How long after DING's paste its withdraw keys are pressed (ms): Claude
+/// Code 2.1.328 ignores control keys it reads in the same chunk as a
+/// paste; 50 ms after the paste they acted in every probe trial (about 8
+/// of a 1,554-character paste), 5 ms failed. Twice that, for a loaded
+/// machine; a person's key that ends the hold waits this long behind it.
+pub const WITHDRAW_AFTER_MS: u64 = 100;
+
 /// How long Claude Code lets a wake hook run (seconds): a day. Its timeout
 /// kills the hook silently, so `ding hook` gives up a minute earlier
 /// ([`WAKE_RELAY_TIMEOUT_SECS`]) and the adapter answers 2 s before that.
@@ -53,5 +60,10 @@ mod tests {
         assert!(HOOK_GRACE <= WAKE_GRACE);
         // A new screen settles within what a person starting it notices.
         assert!(STARTUP_SETTLE < Duration::from_secs(1));
+        // The withdraw keys wait no longer than the PTY host allows, and
+        // well within the hold they end.
+        let withdraw = Duration::from_millis(WITHDRAW_AFTER_MS);
+        const { assert!(WITHDRAW_AFTER_MS <= crate::core::protocol::MAX_WITHDRAW_AFTER_MS) };
+        assert!(withdraw < crate::core::config::Tunables::default().input_hold());
     }
 }

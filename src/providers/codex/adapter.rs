@@ -9,6 +9,7 @@
 //! fact is the kit's remark: `ding status` shows it with every activity
 //! reason.
 
+use std::borrow::Cow;
 use std::ffi::OsString;
 use std::time::Duration;
 
@@ -23,6 +24,7 @@ use crate::adapter::{
 };
 use crate::core::downlink::Claimed;
 use crate::core::identity::Identity;
+use crate::core::protocol::WithdrawKeys;
 use crate::core::time::Time;
 use crate::pty::wire::Snapshot;
 
@@ -230,6 +232,17 @@ impl Provider for Codex {
 
     fn composer_content(&self, snapshot: &Snapshot) -> ComposerContent {
         screen::composer_content(snapshot)
+    }
+
+    /// Codex 0.169.0: Ctrl-U kills the composer's logical line, wrapped
+    /// rows and a `[Pasted Content N chars]` placeholder included, so one
+    /// empties it right after DING's one-line paste, even in the same read
+    /// (docs/providers/codex.md, "Taking a notice back out").
+    fn withdraw_keys(&self) -> Option<WithdrawKeys<'static>> {
+        Some(WithdrawKeys {
+            keys: Cow::Borrowed("\u{15}"),
+            after_ms: 0,
+        })
     }
 
     fn evidence(&mut self, snapshot: &Snapshot, now: Time) -> Reading {

@@ -1,4 +1,5 @@
-//! Holding a person's typed text behind a typed notice's paste.
+//! Holding a person's typed text behind a typed notice's paste, and
+//! taking the notice back out when the person's input cannot wait.
 //!
 //! A typed notice is two transactions: its paste, then, once a screen read
 //! after it shows the notice alone in the composer, its Return (spec
@@ -10,18 +11,70 @@
 //! Backspace or Ctrl key) waits in the input order instead of reaching
 //! the terminal, until the same client's next transaction has run (it goes
 //! first, and is compared on a revision the held keys have not moved; one
-//! refused as unsettled, to be asked again shortly, keeps the hold), or
-//! the hold's time is up, or that client hangs up. Then the held input
-//! goes on in its order. A person's input that is not text alone ends the
-//! hold at once and goes on behind what was held: a key that means
-//! something to the harness is never delayed or reordered, and DING's
-//! Return is then refused by its compare.
+//! refused by its compare or as unsettled, to be asked again on new
+//! evidence, keeps the hold). Then the held input goes on in its order.
+//!
+//! A person's input that is not text alone cannot wait: a key that means
+//! something to the harness is never delayed or reordered. It ends the
+//! hold, and so do the hold's time and its client's hang-up. When one of
+//! those ends it with a person's input to go on (that key, or held text)
+//! and the send-if also gave `withdraw` keys (those that empty the
+//! program's input line of what the paste wrote), the host writes them
+//! first, then what was held, then the key, and pushes `withdrawn` to its
+//! watchers: the person's input lands in the composer they saw, and the
+//! notice's owner knows its paste is gone. Without `withdraw` that input
+//! goes on behind the notice, and DING's Return is refused by its compare.
 //!
 //! Held input has not reached the terminal: it moves neither the revision
-//! nor the time of the last input until it does.
+//! nor the time of the last input until it does. The withdraw keys are
+//! DING's own bytes: they move the revision, not the time of the last
+//! input.
 
 use super::*;
-use crate::pty::wire::is_typed_text;
+use crate::pty::wire::{MAX_WITHDRAW_BYTES, MAX_WITHDRAW_WAIT_MS, is_typed_text};
+
+/// What a send-if asks for the input after it (see the module).
+pub(super) struct HoldAsk {
+    /// Hold a person's typed text for at most this many milliseconds.
+    ms: u64,
+    /// The steps that take the paste back out, if the hold ends with a
+    /// person's input to go on before the owner's next transaction.
+    withdraw: Option<Vec<WireStep>>,
+}
+
+impl HoldAsk {
+    /// The hold a send-if's `holdInputMs` and `withdraw` ask for, or why
+    /// they cannot be had. `withdraw` needs a hold, and is a few keys after
+    /// a short wait at most.
+    pub(super) fn new(
+        ms: Option<u64>,
+        withdraw: Option<Vec<WireStep>>,
+    ) -> Result<Option<HoldAsk>, String> {
+        let Some(ms) = ms else {
+            return match withdraw {
+                Some(_) => Err("withdraw needs holdInputMs".into()),
+                None => Ok(None),
+            };
+        };
+        if let Some(steps) = &withdraw {
+            let bytes =
+                crate::pty::transport::validate(steps).map_err(|err| format!("withdraw: {err}"))?;
+            let wait: u64 = steps
+                .iter()
+                .map(|step| match step {
+                    WireStep::WaitMs(ms) => *ms,
+                    WireStep::Write(_) => 0,
+                })
+                .sum();
+            if bytes > MAX_WITHDRAW_BYTES || wait > MAX_WITHDRAW_WAIT_MS {
+                return Err(format!(
+                    "withdraw writes {bytes} bytes after {wait} ms: at most {MAX_WITHDRAW_BYTES} bytes after {MAX_WITHDRAW_WAIT_MS} ms"
+                ));
+            }
+        }
+        Ok(Some(HoldAsk { ms, withdraw }))
+    }
+}
 
 /// A hold in force (see the module).
 pub(super) struct InputHold {
@@ -31,8 +84,13 @@ pub(super) struct InputHold {
     until: Instant,
     /// That transaction has begun: the hold ends once it is done.
     ending: bool,
-    /// Inputs held so far, for the log.
+    /// Inputs held so far.
     held: usize,
+    /// The steps that take the paste back out (see the module).
+    withdraw: Option<Vec<WireStep>>,
+    /// The terminal the paste was written to: withdraw keys are never
+    /// written to another.
+    incarnation: String,
 }
 
 /// What the input order does next while a hold is in force.
@@ -50,26 +108,34 @@ impl Host {
     /// for at most `ms`. Nothing is held when input already waits behind
     /// that transaction: it was not looked at as it came, and goes on as
     /// it is.
-    pub(super) fn start_hold(&mut self, client: Token, ms: u64, now: Instant) {
-        if !self.queued.is_empty() || ms == 0 {
+    pub(super) fn start_hold(&mut self, client: Token, ask: HoldAsk, now: Instant) {
+        if !self.queued.is_empty() || ask.ms == 0 {
             return;
         }
         self.hold = Some(InputHold {
             client,
-            until: now + Duration::from_millis(ms),
+            until: now + Duration::from_millis(ask.ms),
             ending: false,
             held: 0,
+            withdraw: ask.withdraw,
+            incarnation: self.child.incarnation.clone(),
         });
     }
 
     /// Whether a person's `input` waits behind the hold in force (it is
-    /// typed text alone); else it ends the hold, and goes on behind what
-    /// was held.
+    /// typed text alone); else it ends the hold, taking the paste back out
+    /// unless the owner's next transaction has begun, and goes on behind
+    /// what was held.
     pub(super) fn holds(&mut self, input: &Input) -> bool {
+        // A hold whose time is up ends before the input that finds it so.
+        self.check_hold(Instant::now());
         let Some(hold) = self.hold.as_mut() else {
             return false;
         };
         if !is_typed_input(input) {
+            if !hold.ending {
+                self.withdraw("a person's key that is not text alone");
+            }
             self.release_hold("a person's key that is not text alone");
             return false;
         }
@@ -113,9 +179,9 @@ impl Host {
         }
     }
 
-    /// `client`'s transaction was refused as unsettled, to be asked again
-    /// shortly: the hold it began to end goes on, until that one runs or
-    /// the hold's time is up.
+    /// `client`'s transaction was refused by its compare or as unsettled,
+    /// to be asked again on new evidence: the hold it began to end goes
+    /// on, until that one runs or the hold's time is up.
     pub(super) fn keep_hold_for(&mut self, client: Token) {
         if let Some(hold) = self.hold.as_mut().filter(|hold| hold.client == client) {
             hold.ending = false;
@@ -130,20 +196,83 @@ impl Host {
             .map(|hold| hold.until)
     }
 
-    /// Ends the hold if its time is up.
+    /// Ends the hold if its time is up, taking the paste back out first
+    /// if a person's text waits behind it.
     pub(super) fn check_hold(&mut self, now: Instant) {
         if self.hold_deadline().is_some_and(|until| until <= now) {
-            self.release_hold("its time was up");
+            self.end_hold_with_input("its time was up");
         }
     }
 
-    /// `client` is gone: a hold it owned ends. Whether one did.
+    /// `client` is gone: a hold it owned ends, taking the paste back out
+    /// first if a person's text waits behind it. Whether one did.
     pub(super) fn hold_owner_gone(&mut self, client: Token) -> bool {
         let owned = self.hold.as_ref().is_some_and(|hold| hold.client == client);
         if owned {
-            self.release_hold("DING's connection closed");
+            self.end_hold_with_input("DING's connection closed");
         }
         owned
+    }
+
+    /// Ends the hold before its owner's next transaction ran: what it held
+    /// must not land behind the paste.
+    fn end_hold_with_input(&mut self, why: &str) {
+        if self.hold.as_ref().is_some_and(|hold| hold.held > 0) {
+            self.withdraw(why);
+        }
+        self.release_hold(why);
+    }
+
+    /// Puts the hold's withdraw steps, if it has them and its terminal is
+    /// still the one the paste went to, ahead of every person's input
+    /// waiting (what it held, then the input that ended it). At most once
+    /// a hold; watchers hear `withdrawn` once they have run.
+    fn withdraw(&mut self, why: &str) {
+        let alive = self.child_alive();
+        let Some(hold) = self.hold.as_mut() else {
+            return;
+        };
+        let Some(steps) = hold.withdraw.take() else {
+            return;
+        };
+        if hold.incarnation != self.child.incarnation || !alive {
+            return;
+        }
+        let client = hold.client;
+        let bytes = steps
+            .iter()
+            .map(|step| match step {
+                WireStep::Write(bytes) => bytes.len(),
+                WireStep::WaitMs(_) => 0,
+            })
+            .sum::<usize>();
+        self.log(
+            json!({"event": "withdrawing", "bytes": bytes, "why": why, "revision": self.revision}),
+        );
+        let withdrawal = Input::Transaction(Transaction {
+            client,
+            condition: None,
+            origin: Origin::Delivery,
+            steps: steps.into(),
+            written: 0,
+            wait_until: None,
+            hold: None,
+            withdrawal: true,
+        });
+        self.queued_bytes += super::input_len(&withdrawal);
+        self.queued.push_front(withdrawal);
+    }
+
+    /// A hold's withdraw steps have run: the paste is out of the input
+    /// line, and the watchers are told.
+    pub(super) fn withdrawn(&mut self) {
+        let revision = self.revision;
+        self.log(json!({"event": "withdrawn", "revision": revision}));
+        for client in self.clients.values_mut() {
+            if client.mode == Mode::Watch {
+                client.send_line(&ServerLine::Push(Push::Withdrawn { revision }));
+            }
+        }
     }
 
     /// Ends the hold in force: what it held goes on in its order.
@@ -151,14 +280,12 @@ impl Host {
         let Some(hold) = self.hold.take() else {
             return;
         };
-        if hold.held > 0 {
-            self.log(json!({
-                "event": "input-released",
-                "held": hold.held,
-                "why": why,
-                "revision": self.revision,
-            }));
-        }
+        self.log(json!({
+            "event": "input-released",
+            "held": hold.held,
+            "why": why,
+            "revision": self.revision,
+        }));
     }
 }
 

@@ -77,6 +77,9 @@ impl Host {
     pub(super) fn begin_transaction(&mut self, tx: Transaction) {
         self.read_master();
         if !self.child_alive() {
+            if tx.withdrawal {
+                return;
+            }
             let reply = match tx.condition {
                 Some(_) => ServerLine::Reply(Reply::SendIf(SendIfReply::Exited {
                     revision: self.revision,
@@ -103,6 +106,8 @@ impl Host {
                     revision: self.revision,
                 };
                 self.reply(tx.client, ServerLine::Reply(Reply::SendIf(reply)));
+                // Asked again on new evidence: a hold goes on for it.
+                self.keep_hold_for(tx.client);
                 return;
             }
             if let Some(reply) = self.unsettled(condition) {
@@ -121,12 +126,17 @@ impl Host {
                 WireStep::WaitMs(_) => 0,
             })
             .sum();
+        let op = match (&tx.condition, tx.withdrawal) {
+            (Some(_), _) => "send-if",
+            (None, true) => "withdraw",
+            (None, false) => "send",
+        };
         self.log(json!({
             "event": match tx.origin {
                 Origin::Delivery => "delivery",
                 Origin::Intervention => "intervention",
             },
-            "op": if tx.condition.is_some() { "send-if" } else { "send" },
+            "op": op,
             "peerPid": peer,
             "bytes": bytes,
             "revision": self.revision,
@@ -215,11 +225,13 @@ impl Host {
             }
             if self.child.master.is_none() {
                 let Some(tx) = self.active.take() else { return };
-                let message = format!(
-                    "the terminal closed during the transaction after {} bytes",
-                    tx.written
-                );
-                self.error(tx.client, ErrorKind::ChildExited, message);
+                if !tx.withdrawal {
+                    let message = format!(
+                        "the terminal closed during the transaction after {} bytes",
+                        tx.written
+                    );
+                    self.error(tx.client, ErrorKind::ChildExited, message);
+                }
                 continue;
             }
             match tx.steps.pop_front() {
@@ -246,13 +258,17 @@ impl Host {
                     let Some(tx) = self.active.take() else { return };
                     let revision = self.revision;
                     let written = tx.written;
+                    if tx.withdrawal {
+                        self.withdrawn();
+                        continue;
+                    }
                     let reply = match tx.condition {
                         Some(_) => Reply::SendIf(SendIfReply::Sent { revision, written }),
                         None => Reply::Send { revision, written },
                     };
                     self.reply(tx.client, ServerLine::Reply(reply));
-                    if let Some(ms) = tx.hold_input_ms {
-                        self.start_hold(tx.client, ms, now);
+                    if let Some(ask) = tx.hold {
+                        self.start_hold(tx.client, *ask, now);
                     }
                 }
             }

@@ -133,9 +133,11 @@ struct Transaction {
     steps: VecDeque<WireStep>,
     written: usize,
     wait_until: Option<Instant>,
-    /// Once written in full, hold a person's typed text for at most this
-    /// many milliseconds (see `hold`).
-    hold_input_ms: Option<u64>,
+    /// Once written in full, hold a person's typed text (see `hold`).
+    hold: Option<Box<hold::HoldAsk>>,
+    /// The host's own: a hold's withdraw steps, which no client awaits;
+    /// watchers hear `withdrawn` when they are done.
+    withdrawal: bool,
 }
 
 struct Condition {

@@ -181,6 +181,7 @@ impl Host {
                 quiet_input_ms,
                 settled_output_ms,
                 hold_input_ms,
+                withdraw,
             } => {
                 if let Some(ms) = [quiet_input_ms, settled_output_ms]
                     .into_iter()
@@ -194,6 +195,10 @@ impl Host {
                     let message = format!("a hold of {ms} ms is over {MAX_HOLD_INPUT_MS} ms");
                     return self.error(token, ErrorKind::InvalidArgument, message);
                 }
+                let hold = match hold::HoldAsk::new(hold_input_ms, withdraw) {
+                    Ok(hold) => hold.map(Box::new),
+                    Err(message) => return self.error(token, ErrorKind::InvalidArgument, message),
+                };
                 let condition = Condition {
                     session,
                     incarnation,
@@ -202,13 +207,7 @@ impl Host {
                     quiet_input_ms,
                     settled_output_ms,
                 };
-                self.transaction(
-                    token,
-                    Some(condition),
-                    Origin::Delivery,
-                    steps,
-                    hold_input_ms,
-                );
+                self.transaction(token, Some(condition), Origin::Delivery, steps, hold);
             }
             Request::Send { steps, origin } => self.transaction(token, None, origin, steps, None),
             Request::Watch {} => {
@@ -252,7 +251,7 @@ impl Host {
         condition: Option<Condition>,
         origin: Origin,
         steps: Vec<WireStep>,
-        hold_input_ms: Option<u64>,
+        hold: Option<Box<hold::HoldAsk>>,
     ) {
         let bytes = match transport::validate(&steps) {
             Ok(bytes) => bytes,
@@ -276,7 +275,8 @@ impl Host {
             steps: steps.into(),
             written: 0,
             wait_until: None,
-            hold_input_ms,
+            hold,
+            withdrawal: false,
         }));
     }
 
