@@ -54,16 +54,12 @@
 //! key interrupts. The Return of a typed notice is a fenced phase of its
 //! own, asked for only on evidence that the composer holds the notice
 //! alone; a person's input between the two takes the paste back out (the
-//! provider's withdraw keys) before it goes on. [`KNOWN_OPEN`] is where a
-//! race the simulation finds and an open issue fixes is listed, with that
-//! issue, known open only when the person's key came at or after DING's
-//! act: the sweep counts such races and prints the first seed of each.
-//! It is empty: the last two (issue 20: a key that is not text alone
-//! between the paste and its Return left the notice glued to the person's
-//! draft, and such a notice, deleted by the person, was never rung again)
-//! closed with the withdraw keys. Every other violation fails the sweep
-//! with its seed. The dialog class left this list with the time fence: a
-//! dialog drawn within `settled-output` of the screen read is refused.
+//! provider's withdraw keys) before it goes on. Any violation fails the
+//! sweep with its seed. Races were once listed here as known open while
+//! an open issue fixed them; the last two (issue 20: a key that is not
+//! text alone between the paste and its Return left the notice glued to
+//! the person's draft, and such a notice, deleted by the person, was never
+//! rung again) closed with the withdraw keys, and the list went with them.
 //!
 //! Every real-pane failure the simulation can model is a named scenario
 //! below (`real_pane_*`), found on a seed of the sweep and kept.
@@ -94,25 +90,11 @@ use world::{Class, Harness, Outcome, Scenario, run};
 /// model within this.
 pub const LIVENESS_BOUND_MS: u64 = 30_000;
 
-/// The violation classes the simulation finds on today's code and that an
-/// open issue fixes, each with that issue: known open only where the
-/// person's last key came after the last screen the adapter read (DING
-/// acted on evidence older than the person's latest input); the same class
-/// on fresh evidence fails the sweep.
-const KNOWN_OPEN: [(Class, &str); 0] = [];
-
 fn seeds() -> u64 {
     std::env::var("DING_AGENT_SIM_SEEDS")
         .ok()
         .and_then(|text| text.parse().ok())
         .unwrap_or(10_000)
-}
-
-fn is_known_open(violation: &world::Violation) -> bool {
-    violation.key_after_reading
-        && KNOWN_OPEN
-            .iter()
-            .any(|(known, _)| *known == violation.class)
 }
 
 #[test]
@@ -142,7 +124,6 @@ fn random_whole_agent_runs_keep_every_invariant() {
             .map(|handle| handle.join().expect("a sweep thread"))
             .collect()
     });
-    let mut first_known: Vec<(Class, u64, usize)> = Vec::new();
     let (mut typed, mut hooked) = (0, 0);
     for sweep in sweeps {
         if let Some((seed, violation)) = sweep.failure {
@@ -152,23 +133,6 @@ fn random_whole_agent_runs_keep_every_invariant() {
         }
         typed += sweep.typed;
         hooked += sweep.hooked;
-        for (class, seed, count) in sweep.known {
-            match first_known.iter_mut().find(|(known, _, _)| *known == class) {
-                Some(entry) => {
-                    entry.1 = entry.1.min(seed);
-                    entry.2 += count;
-                }
-                None => first_known.push((class, seed, count)),
-            }
-        }
-    }
-    for (class, seed, count) in &first_known {
-        let why = KNOWN_OPEN
-            .iter()
-            .find(|(known, _)| known == class)
-            .map(|(_, why)| *why)
-            .unwrap_or_default();
-        eprintln!("known open: {class:?} in {count} run(s), first seed {seed} ({why})");
     }
     // The sweep reached both delivery paths, in most seeds.
     assert!(typed as u64 > seeds / 2, "files typed: {typed}");
@@ -182,8 +146,6 @@ fn random_whole_agent_runs_keep_every_invariant() {
 #[derive(Default)]
 struct Sweep {
     failure: Option<(u64, world::Violation)>,
-    /// Known-open classes: the class, its first seed, how many runs.
-    known: Vec<(Class, u64, usize)>,
     typed: usize,
     hooked: usize,
 }
@@ -194,19 +156,9 @@ fn sweep(seeds: impl Iterator<Item = u64>) -> Sweep {
         let outcome = run(Scenario::random(seed));
         found.typed += outcome.typed;
         found.hooked += outcome.hooked;
-        for violation in outcome.violations {
-            if !is_known_open(&violation) {
-                found.failure = Some((seed, violation));
-                return found;
-            }
-            match found
-                .known
-                .iter_mut()
-                .find(|(class, _, _)| *class == violation.class)
-            {
-                Some(entry) => entry.2 += 1,
-                None => found.known.push((violation.class, seed, 1)),
-            }
+        if let Some(violation) = outcome.violations.into_iter().next() {
+            found.failure = Some((seed, violation));
+            return found;
         }
     }
     found
@@ -219,31 +171,6 @@ fn the_same_seed_gives_the_same_trace() {
         let second = run(Scenario::random(seed));
         assert_eq!(first.trace, second.trace, "seed {seed}");
     }
-}
-
-/// The simulation still finds each race listed known open: once a fix
-/// makes one vanish, this fails, and it leaves [`KNOWN_OPEN`] (which is
-/// empty since the withdraw keys closed the last two).
-#[test]
-fn the_known_open_races_are_still_found() {
-    // One pass over the seeds, until every class is found.
-    let mut missing: Vec<(Class, &str)> = KNOWN_OPEN.to_vec();
-    for seed in 0..seeds().min(10_000) {
-        if missing.is_empty() {
-            break;
-        }
-        let outcome = run(Scenario::random(seed));
-        missing.retain(|(class, _)| {
-            !outcome
-                .violations
-                .iter()
-                .any(|violation| violation.class == *class && is_known_open(violation))
-        });
-    }
-    assert!(
-        missing.is_empty(),
-        "no longer found: {missing:?}: take them out of KNOWN_OPEN"
-    );
 }
 
 /// Real pane, Claude Code and Codex (issue 20's brief): a first key typed
@@ -271,7 +198,8 @@ fn real_pane_a_first_key_just_before_ding_types_is_not_glued_onto_the_notice() {
     );
 }
 
-/// [`holds_through`], and `class` shows not even as a known-open race.
+/// [`holds_through`], naming the class of violation the scenario once
+/// showed.
 fn holds_without(harness: Harness, seed: u64, class: Class, marks: &[&str]) {
     let outcome = holds_through(harness, seed, marks);
     assert!(
@@ -291,12 +219,12 @@ fn first_seed_catching(harness: Harness, defect: Defect, class: Class, limit: u6
         run(Scenario::mutated(harness, seed, defect))
             .violations
             .iter()
-            .any(|violation| violation.class == class && !is_known_open(violation))
+            .any(|violation| violation.class == class)
     })
 }
 
 /// The mutation check: each of twelve deliberate defects, with no input lag
-/// (so no violation is the known-open race), is caught as its class on
+/// (so no race of timing is counted), is caught as its class on
 /// each harness where it can matter by the seed named here, and DING as it
 /// is passes those seeds. A defect the simulation stops catching fails
 /// this test (which then prints the first seed that still catches it).
@@ -447,11 +375,10 @@ fn every_deliberate_defect_is_caught() {
     let mut report = Vec::new();
     for (defect, harness, class, seed) in CAUGHT {
         let outcome = run(Scenario::mutated(harness, seed, defect));
-        // Caught as the defect's own: not the known-open race.
         let caught = outcome
             .violations
             .iter()
-            .any(|violation| violation.class == class && !is_known_open(violation));
+            .any(|violation| violation.class == class);
         if !caught {
             let first = first_seed_catching(harness, defect, class, 5_000);
             report.push(format!(
@@ -463,7 +390,7 @@ fn every_deliberate_defect_is_caught() {
             ..Scenario::mutated(harness, seed, defect)
         });
         assert!(
-            faithful.violations.iter().all(is_known_open),
+            faithful.violations.is_empty(),
             "seed {seed} on {harness:?} without {defect:?}: {:?}",
             faithful.violations
         );
@@ -482,9 +409,7 @@ fn print_the_first_seeds_catching_each_defect() {
             let mut first: Vec<(Class, u64)> = Vec::new();
             for seed in 0..1_500 {
                 for violation in run(Scenario::mutated(harness, seed, defect)).violations {
-                    if !is_known_open(&violation)
-                        && !first.iter().any(|(class, _)| *class == violation.class)
-                    {
+                    if !first.iter().any(|(class, _)| *class == violation.class) {
                         first.push((violation.class, seed));
                     }
                 }
@@ -612,7 +537,7 @@ fn real_pane_a_key_that_is_not_text_between_the_paste_and_its_return_takes_the_p
 /// moments (any change of timing moves them): the first seeds below
 /// `DING_AGENT_SIM_FIND_LIMIT` (default 5,000) on `DING_AGENT_SIM_FIND_HARNESS`
 /// whose trace holds every `;;`-separated piece of `DING_AGENT_SIM_FIND`,
-/// in order and without known-open violations, printed with the lines
+/// in order and without violations, printed with the lines
 /// that hold them (`cargo test --test agent_simulation find_seeds --
 /// --ignored --nocapture`); `DING_AGENT_SIM_FIND_SEED=S` prints the whole
 /// trace of seed S on that harness instead.
@@ -645,7 +570,7 @@ fn find_seeds_going_through() {
     let mut found = 0;
     for seed in 0..limit {
         let outcome = run(Scenario::on(harness, seed));
-        if !outcome.violations.iter().all(is_known_open) {
+        if !outcome.violations.is_empty() {
             continue;
         }
         let mut lines = outcome.trace.iter();
@@ -668,14 +593,10 @@ fn find_seeds_going_through() {
 
 /// A named scenario of a fixed failure: `harness` at `seed` still goes
 /// through the moments `marks` name (each a piece of a trace line), and
-/// nothing but a known-open race shows.
+/// no violation shows.
 fn holds_through(harness: Harness, seed: u64, marks: &[&str]) -> Outcome {
     let outcome = run(Scenario::on(harness, seed));
-    assert!(
-        outcome.violations.iter().all(is_known_open),
-        "{:?}",
-        outcome.violations
-    );
+    assert!(outcome.violations.is_empty(), "{:?}", outcome.violations);
     let trace = outcome.trace.join("\n");
     for mark in marks {
         assert!(

@@ -27,8 +27,13 @@ fn at(ms: u64) -> Time {
 
 fn idle(sequence: u64, composer: &str, revision: u64, typed: Option<u64>) -> Input {
     let typed = typed.map_or(String::new(), |request| format!(r#","typed":{request}"#));
+    idle_saying(sequence, composer, revision, &typed)
+}
+
+/// An idle activity with `more` fields (each after a comma) at its end.
+fn idle_saying(sequence: u64, composer: &str, revision: u64, more: &str) -> Input {
     Input::AdapterLine(format!(
-        r#"{{"v":1,"kind":"activity","session":"host.worker","incarnation":"i1","generation":"sha256:g","sequence":{sequence},"state":"idle","validForMs":5000,"composer":"{composer}","revision":{revision}{typed}}}"#
+        r#"{{"v":1,"kind":"activity","session":"host.worker","incarnation":"i1","generation":"sha256:g","sequence":{sequence},"state":"idle","validForMs":5000,"composer":"{composer}","revision":{revision}{more}}}"#
     ).into_bytes())
 }
 
@@ -317,9 +322,8 @@ fn a_notice_typed_into_a_terminal_that_restarted_rings_again_in_the_new_one() {
 /// An idle, empty composer whose adapter says Ctrl-U, 80 ms after a paste,
 /// empties it of that paste.
 fn idle_withdrawable(sequence: u64, revision: u64) -> Input {
-    Input::AdapterLine(format!(
-        r#"{{"v":1,"kind":"activity","session":"host.worker","incarnation":"i1","generation":"sha256:g","sequence":{sequence},"state":"idle","validForMs":5000,"composer":"empty","revision":{revision},"withdraw":"\u0015","withdrawAfterMs":80}}"#
-    ).into_bytes())
+    let withdraw = r#","withdraw":"\u0015","withdrawAfterMs":80"#;
+    idle_saying(sequence, "empty", revision, withdraw)
 }
 
 #[test]

@@ -30,9 +30,9 @@
 //! * no turn DING starts carries the key (a prompt of DING's never
 //!   contains it);
 //! * the notice and the key never share the person's composer: the key
-//!   is text, which the hold keeps behind the Return (a key that is not
-//!   text alone ends the hold, the known-open race the whole-agent
-//!   simulation counts).
+//!   is text, which the hold keeps behind the Return; a typo and its
+//!   Backspace (not text alone) end the hold, and the host takes the paste
+//!   back out before them (docs/pty-protocol.md §3, item 7).
 //!
 //! `DING_OFFSET_TRIALS` trials per action (default 2: the offsets -100
 //! and +300 ms, the fast subset in `make test`); `make offsets` runs 20.

@@ -40,8 +40,6 @@ impl Uplink {
         typed: Option<u64>,
         withdraw: Option<WithdrawKeys<'static>>,
     ) -> String {
-        let empty_idle = reading.state == crate::core::protocol::ActivityState::Idle
-            && reading.composer == crate::core::protocol::Composer::Empty;
         self.line(
             identity,
             Body::Activity(Activity {
@@ -50,7 +48,7 @@ impl Uplink {
                 composer: reading.composer,
                 revision: Some(revision),
                 typed,
-                withdraw: withdraw.filter(|_| empty_idle),
+                withdraw: withdraw.filter(|_| super::parked::is_fresh_idle(reading)),
                 reason: Some(Cow::Borrowed(bounded(&reading.reason))),
             }),
         )

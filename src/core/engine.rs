@@ -54,13 +54,13 @@ use super::gather::Gather;
 use super::hold::{AdapterDown, HoldReason};
 use super::identity::{Identity, IdentityPart};
 use super::journal::Journal;
-use super::lease::{Lease, LeaseSlot, RevisionSource, Withdraw};
+use super::lease::{Lease, LeaseSlot, RevisionSource};
 use super::message::MessageName;
 use super::notice::Notice;
 use super::ownership::{MessageState, Ownership, RequestId, Seen};
 use super::protocol::{
     self, ActivityState, Body, Claim, ClaimScope, ClaimWants, Composer, Event, Lifecycle,
-    ProtocolError, Undelivered,
+    ProtocolError, Undelivered, WithdrawKeys,
 };
 use super::status::{EngineStatus, EvidenceView, HoldView, MessageStatus, PtyView};
 use super::time::Time;
@@ -784,10 +784,7 @@ impl Engine {
                     revision,
                     revision_source,
                     typed: activity.typed,
-                    withdraw: activity.withdraw.as_ref().map(|keys| Withdraw {
-                        keys: keys.keys.to_string(),
-                        after_ms: keys.after_ms,
-                    }),
+                    withdraw: activity.withdraw.map(WithdrawKeys::into_owned),
                 };
                 self.record(Decision::LeaseGranted {
                     sequence: lease.sequence,
@@ -1146,11 +1143,7 @@ impl Engine {
         let Some((flight, messages)) = self.take_flight(request) else {
             return;
         };
-        self.pty.revision = Some(
-            self.pty
-                .revision
-                .map_or(revision, |known| known.max(revision)),
-        );
+        self.saw_revision(revision);
         self.pty_retry.succeeded();
         match flight.phase {
             Phase::Paste { text } => {
@@ -1361,7 +1354,7 @@ impl Engine {
     /// Return in flight meanwhile is refused by its compare; its reply
     /// finds nothing of its own left.
     fn on_withdrawn(&mut self, actual: u64) {
-        self.pty.revision = Some(self.pty.revision.map_or(actual, |known| known.max(actual)));
+        self.saw_revision(actual);
         let files = self.typed_files();
         let Some(typed) = self.typed.take() else {
             return self.record(Decision::Ignored {
@@ -1373,12 +1366,18 @@ impl Engine {
             revision: actual,
             messages: files.clone(),
         });
-        for name in &files {
-            self.given_back
-                .insert(name.clone(), (ReleaseCause::Withdrawn, self.now));
-        }
-        self.release(files, ReleaseCause::Withdrawn);
+        self.give_back(files, ReleaseCause::Withdrawn);
         self.end_lease(HoldReason::NoticeWithdrawn);
+    }
+
+    /// The host's revision after something of DING's it reports: revisions
+    /// never go back.
+    fn saw_revision(&mut self, revision: u64) {
+        self.pty.revision = Some(
+            self.pty
+                .revision
+                .map_or(revision, |known| known.max(revision)),
+        );
     }
 
     /// The composer is empty and idle, and no turn began since a person
@@ -1394,11 +1393,16 @@ impl Engine {
                 )
             })
             .collect();
-        for name in &unsent {
-            self.given_back
-                .insert(name.clone(), (ReleaseCause::InterruptedUnsent, self.now));
+        self.give_back(unsent, ReleaseCause::InterruptedUnsent);
+    }
+
+    /// Makes `names` pending again and shows them as given back, for
+    /// `cause`, in status.
+    fn give_back(&mut self, names: Vec<MessageName>, cause: ReleaseCause) {
+        for name in &names {
+            self.given_back.insert(name.clone(), (cause, self.now));
         }
-        self.release(unsent, ReleaseCause::InterruptedUnsent);
+        self.release(names, cause);
     }
 
     fn on_pty_error(&mut self, request: RequestId, detail: String) {
@@ -1670,7 +1674,9 @@ impl Engine {
         match fence {
             Some((identity, expected_revision)) => {
                 let withdraw = match &self.lease {
-                    LeaseSlot::Granted(lease) => lease.withdraw.as_ref().map(Withdraw::transport),
+                    LeaseSlot::Granted(lease) => {
+                        lease.withdraw.as_ref().map(WithdrawKeys::transport)
+                    }
                     LeaseSlot::Ended { .. } => None,
                 };
                 // A lease authorizes one attempt; the next needs fresh evidence.

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use super::hold::HoldReason;
 use super::identity::Identity;
-use super::protocol::Composer;
+use super::protocol::{Composer, WithdrawKeys};
 use super::time::Time;
 
 /// Where a lease's fence revision came from.
@@ -43,27 +43,7 @@ pub struct Lease {
     /// How to empty this composer of a paste, as the adapter said (a
     /// paste under this lease gives it to the PTY host).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub withdraw: Option<Withdraw>,
-}
-
-/// The keys that empty a composer of a one-line paste, and how long after
-/// the paste to press them (a program that reads the paste and the keys at
-/// once may not apply the keys).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Withdraw {
-    pub keys: String,
-    pub after_ms: u64,
-}
-
-impl Withdraw {
-    /// The PTY host's steps for it.
-    pub fn transport(&self) -> super::transport::Transport {
-        super::transport::Transport::withdraw(
-            &self.keys,
-            std::time::Duration::from_millis(self.after_ms),
-        )
-    }
+    pub withdraw: Option<WithdrawKeys<'static>>,
 }
 
 /// The engine's one lease slot: a live lease, or why there is none.

@@ -164,11 +164,29 @@ pub struct Activity<'a> {
 /// An activity's `withdraw` and `withdrawAfterMs`: the keys (at most
 /// [`MAX_WITHDRAW_BYTES`], never a line end) and how long after the paste
 /// to press them (at most [`MAX_WITHDRAW_AFTER_MS`]).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct WithdrawKeys<'a> {
     pub keys: Cow<'a, str>,
     pub after_ms: u64,
+}
+
+impl WithdrawKeys<'_> {
+    /// The same keys, owning their text (a lease keeps them).
+    pub fn into_owned(self) -> WithdrawKeys<'static> {
+        WithdrawKeys {
+            keys: Cow::Owned(self.keys.into_owned()),
+            after_ms: self.after_ms,
+        }
+    }
+
+    /// The PTY host's withdraw steps for them.
+    pub fn transport(&self) -> super::transport::Transport {
+        super::transport::Transport::withdraw(
+            &self.keys,
+            std::time::Duration::from_millis(self.after_ms),
+        )
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -80,14 +80,7 @@ pub fn validate(steps: &[WireStep]) -> Result<usize, TransportError> {
     if steps.len() > MAX_TRANSPORT_STEPS {
         return Err(TransportError::TooManySteps(steps.len()));
     }
-    let mut bytes = 0usize;
-    let mut wait = 0u64;
-    for step in steps {
-        match step {
-            WireStep::Write(data) => bytes = bytes.saturating_add(data.len()),
-            WireStep::WaitMs(ms) => wait = wait.saturating_add(*ms),
-        }
-    }
+    let (bytes, wait) = totals(steps);
     if bytes > MAX_TRANSPORT_BYTES {
         return Err(TransportError::TooManyBytes(bytes));
     }
@@ -98,6 +91,17 @@ pub fn validate(steps: &[WireStep]) -> Result<usize, TransportError> {
         return Err(TransportError::Empty);
     }
     Ok(bytes)
+}
+
+/// How many bytes the steps write and how many milliseconds they wait, in
+/// all (saturating).
+pub fn totals<'a>(steps: impl IntoIterator<Item = &'a WireStep>) -> (usize, u64) {
+    steps
+        .into_iter()
+        .fold((0, 0), |(bytes, wait), step| match step {
+            WireStep::Write(data) => (bytes.saturating_add(data.len()), wait),
+            WireStep::WaitMs(ms) => (bytes, wait.saturating_add(*ms)),
+        })
 }
 
 const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";

@@ -57,15 +57,8 @@ impl HoldAsk {
             };
         };
         if let Some(steps) = &withdraw {
-            let bytes =
-                crate::pty::transport::validate(steps).map_err(|err| format!("withdraw: {err}"))?;
-            let wait: u64 = steps
-                .iter()
-                .map(|step| match step {
-                    WireStep::WaitMs(ms) => *ms,
-                    WireStep::Write(_) => 0,
-                })
-                .sum();
+            transport::validate(steps).map_err(|err| format!("withdraw: {err}"))?;
+            let (bytes, wait) = transport::totals(steps);
             if bytes > MAX_WITHDRAW_BYTES || wait > MAX_WITHDRAW_WAIT_MS {
                 return Err(format!(
                     "withdraw writes {bytes} bytes after {wait} ms: at most {MAX_WITHDRAW_BYTES} bytes after {MAX_WITHDRAW_WAIT_MS} ms"
@@ -239,13 +232,7 @@ impl Host {
             return;
         }
         let client = hold.client;
-        let bytes = steps
-            .iter()
-            .map(|step| match step {
-                WireStep::Write(bytes) => bytes.len(),
-                WireStep::WaitMs(_) => 0,
-            })
-            .sum::<usize>();
+        let (bytes, _) = transport::totals(&steps);
         self.log(
             json!({"event": "withdrawing", "bytes": bytes, "why": why, "revision": self.revision}),
         );

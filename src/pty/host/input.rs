@@ -118,14 +118,7 @@ impl Host {
             }
         }
         let peer = self.clients.get(&tx.client).map_or(0, |c| c.peer_pid);
-        let bytes: usize = tx
-            .steps
-            .iter()
-            .map(|s| match s {
-                WireStep::Write(b) => b.len(),
-                WireStep::WaitMs(_) => 0,
-            })
-            .sum();
+        let (bytes, _) = transport::totals(&tx.steps);
         let op = match (&tx.condition, tx.withdrawal) {
             (Some(_), _) => "send-if",
             (None, true) => "withdraw",
