@@ -7,9 +7,10 @@ build:
 	$(CARGO) build --release --bins
 
 # Installs `ding` with cargo: into ~/.cargo/bin, or PREFIX/bin with
-# `make install PREFIX=~/.local`. The same as `cargo install --locked --path .`.
+# `make install PREFIX=~/.local`. The same as `cargo install --locked --path
+# . --bin ding` (the evaluation's `ding-eval` is not installed).
 install:
-	$(CARGO) install --locked --path . $(if $(PREFIX),--root $(PREFIX))
+	$(CARGO) install --locked --path . --bin ding $(if $(PREFIX),--root $(PREFIX))
 
 test: harnesses fmt-check clippy unit
 
@@ -25,8 +26,10 @@ clippy:
 harnesses:
 	bash scripts/install-harnesses.sh >/dev/null
 
+# Every test target; ends with the list of tests that skipped what they
+# check on this machine (DING_REQUIRE_FAULTS=1 makes those fail instead).
 unit: harnesses
-	$(CARGO) test --all-targets
+	CARGO="$(CARGO)" bash scripts/unit-tests.sh
 
 # DING on the bundled demo agent, aggressive then turn-boundary+fresh-idle.
 demo:
@@ -54,7 +57,7 @@ eval:
 	$(CARGO) build --release --bins
 	mkdir -p target/eval
 	bash scripts/install-harnesses.sh >target/eval/harnesses.env
-	target/release/ding eval-run --harnesses target/eval/harnesses.env --out target/eval
+	target/release/ding-eval run --harnesses target/eval/harnesses.env --out target/eval
 
 # How long the real harnesses take to draw a key, a paste and a fresh start,
 # idle and under two busy loops, on the PTY host's clock: the evidence for

@@ -107,6 +107,15 @@ fn main() {
         bench.whole_agent_idle(idle_secs);
         return;
     }
+    let fleet = env_count("DING_BENCH_FLEET", 100);
+    if std::env::var_os("DING_BENCH_ONLY_FLEET").is_some() {
+        bench.fleet(fleet);
+        return;
+    }
+    if std::env::var_os("DING_BENCH_ONLY_UNREAD").is_some() {
+        bench.many_unread(unread);
+        return;
+    }
 
     println!(
         "end-to-end latency, inbox rename -> first notice byte read in the terminal ({messages} messages, one at a time):"
@@ -153,6 +162,8 @@ fn main() {
     bench.whole_agent_idle(idle_secs);
     println!();
     bench.many_unread(unread);
+    println!();
+    bench.fleet(fleet);
 }
 
 // ---- figures ---------------------------------------------------------------
@@ -486,8 +497,11 @@ impl Bench {
         // only spaces the messages out, it is not part of the latency.
         let mut block = String::from("    submit-delay \"121ms\"\n");
         if policy == "careful" {
+            // The transport's latency with a ready lease: without the
+            // gather's quiet time, which is policy (docs/evaluation.md,
+            // "Batching", says what it costs).
             block.push_str(&format!(
-                "    delivery \"turn-boundary+fresh-idle\"\n    adapter {{\n      command {:?} \"{ADAPTER_ROLE}\" \"keep-ready\"\n    }}\n",
+                "    delivery \"turn-boundary+fresh-idle\"\n    gather-quiet \"0s\"\n    adapter {{\n      command {:?} \"{ADAPTER_ROLE}\" \"keep-ready\"\n    }}\n",
                 std::env::current_exe()
                     .expect("bench executable")
                     .display()
@@ -670,6 +684,66 @@ impl Bench {
     /// real kit-based adapter: the demo agent, its PTY host, its sidecar and
     /// `ding demo-adapter`, over `secs` seconds, with nothing pending and
     /// with one message held by a draft in the composer.
+    /// `ding up` of one declaration of `agents` careful demo agents (the
+    /// README's agent), every one running after it, then `ding down
+    /// --decl` of it: the wall time of each command.
+    fn fleet(&self, agents: usize) {
+        println!(
+            "a fleet of {agents} careful demo agents in one declaration (target: up under 5 s, down under 2 s):"
+        );
+        let dir = self.path("fleet");
+        fs::create_dir_all(&dir).expect("fleet dir");
+        let mut declaration = String::new();
+        for n in 0..agents {
+            declaration.push_str(&format!(
+                "agent \"fleet-{n:03}\" {{\n  command {BIN:?} \"demo-agent\"\n  inbox \"inbox-{n:03}\"\n  ding {{\n    delivery \"turn-boundary+fresh-idle\"\n    adapter {{\n      command {BIN:?} \"demo-adapter\"\n    }}\n  }}\n}}\n"
+            ));
+            fs::create_dir_all(dir.join(format!("inbox-{n:03}/new"))).expect("inbox");
+        }
+        let file = dir.join("fleet.kdl");
+        fs::write(&file, declaration).expect("write the fleet");
+        let started = Instant::now();
+        let up = self.ding().arg("up").arg(&file).output().expect("ding up");
+        let up_took = started.elapsed();
+        assert!(
+            up.status.success(),
+            "ding up: {}",
+            String::from_utf8_lossy(&up.stderr)
+        );
+        let listed = self
+            .ding()
+            .args(["ls", "--json"])
+            .output()
+            .expect("ding ls");
+        let agents_listed: Vec<Value> = serde_json::from_slice(&listed.stdout).expect("ls JSON");
+        let running = agents_listed
+            .iter()
+            .filter(|agent| {
+                ["harness", "ptyHost", "sidecar"]
+                    .iter()
+                    .all(|part| agent[*part]["state"] == "running")
+            })
+            .count();
+        let started = Instant::now();
+        let down = self
+            .ding()
+            .args(["down", "--decl"])
+            .arg(&file)
+            .output()
+            .expect("ding down");
+        let down_took = started.elapsed();
+        assert!(
+            down.status.success(),
+            "ding down: {}",
+            String::from_utf8_lossy(&down.stderr)
+        );
+        println!(
+            "  ding up FILE          {:6.2} s  ({running} of {agents} agents running after it)",
+            up_took.as_secs_f64()
+        );
+        println!("  ding down --decl FILE {:6.2} s", down_took.as_secs_f64());
+    }
+
     fn whole_agent_idle(&self, secs: u64) {
         println!(
             "whole agent idle over {secs} s (voluntary context switches per minute; demo agent + ding demo-adapter; target 0 with nothing pending):"
@@ -774,6 +848,61 @@ impl Bench {
         );
         thread::sleep(Duration::from_millis(500));
         let holding = proc_status(pid, "VmRSS");
+        println!("with {count} unread messages (turn-boundary+fresh-idle, all held):");
+        // What people run, end to end (the command's own start included):
+        // `ding status NAME` (a summary), `ding ls`, and the whole listing
+        // page by page; then eight of each at once, and the sidecar's
+        // memory after them.
+        let run = |args: &[&str]| -> (Duration, usize) {
+            let asked = Instant::now();
+            let out = self.ding().args(args).output().expect("run ding");
+            let took = asked.elapsed();
+            assert!(
+                matches!(out.status.code(), Some(0 | 3)),
+                "ding {args:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            (took, out.stdout.len())
+        };
+        let median = |args: &[&str]| -> (Duration, usize) {
+            let mut runs: Vec<(Duration, usize)> = (0..5).map(|_| run(args)).collect();
+            runs.sort();
+            runs[2]
+        };
+        for (label, args) in [
+            ("ding status NAME (summary)", &["status", "many"][..]),
+            ("ding ls", &["ls"][..]),
+            (
+                "ding status NAME --all (every one, paged)",
+                &["status", "many", "--all"][..],
+            ),
+            (
+                "ding status NAME --json (every one, paged)",
+                &["status", "many", "--json"][..],
+            ),
+        ] {
+            let (took, printed) = median(args);
+            println!(
+                "  {label:<44} {:9.1} ms   ({:.2} MB printed; median of 5)",
+                millis(took),
+                printed as f64 / 1e6
+            );
+        }
+        let before = holding;
+        for args in [&["status", "many"][..], &["status", "many", "--json"][..]] {
+            thread::scope(|scope| {
+                for _ in 0..8 {
+                    scope.spawn(|| run(args));
+                }
+            });
+            println!(
+                "  sidecar VmRSS after 8 x `ding {}` at once {:9} KiB   (after startup {before} KiB)",
+                args.join(" "),
+                proc_status(pid, "VmRSS")
+            );
+        }
+        // Then one document listing every file at once, as `{"op":"status"}`
+        // without a window asks.
         let socket = agent.runtime.join("sidecar.sock");
         let asked = Instant::now();
         let status = long_status_query(&socket);
@@ -785,13 +914,12 @@ impl Bench {
         let size = status.to_string().len();
         let after_status = proc_status(pid, "VmRSS");
         let hwm = proc_status(pid, "VmHWM");
-        println!("with {count} unread messages (turn-boundary+fresh-idle, all held):");
         println!(
             "  startup, spawn -> log shows the scan of all {count}     {:9.1} ms",
             millis(scanned)
         );
         println!(
-            "  first status query listing all {count} (document {:.1} MB) {:9.1} ms",
+            "  one status query listing all {count} (document {:.1} MB) {:9.1} ms",
             size as f64 / 1e6,
             millis(answered)
         );

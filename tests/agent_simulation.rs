@@ -748,6 +748,43 @@ fn real_pane_two_messages_half_a_second_apart_are_one_wake() {
     assert_eq!(wakes, 1, "one wake for both");
 }
 
+/// Real pane, Claude Code 2.1.328 (found while capturing the evaluation's
+/// dialogs): once a session has a name (`/rename NAME`, or the one Claude
+/// Code asks the model for after a plan is approved), its composer's top
+/// rule ends with the name, and the screen grammar found no composer: an
+/// idle session never read as idle, so no wake and no typed notice ever
+/// went. Odd seeds draw a named session; at seed 11 a file arrives at idle
+/// and the wake delivers it.
+#[test]
+fn real_pane_a_named_session_still_reads_as_idle() {
+    holds_through(
+        Harness::Claude,
+        11,
+        &[
+            "arrives m0001.md",
+            "hook wake answered, naming [\"m0001.md\"",
+        ],
+    );
+}
+
+/// Real pane, Claude Code 2.1.328 (issue 21, row 3 of the evaluation,
+/// seeds 4244 and 4246): a message just after the person's Return missed
+/// the turn's `UserPromptSubmit`, and `Stop` continued the turn with it,
+/// at the aggressive arm's price, but as a `{"decision":"block"}` whose
+/// reason Claude Code puts into the continuation twice ("Stop hook
+/// feedback" and "Stop hook blocking error"): every filename read twice.
+/// `additionalContext` continues it with one copy. At seed 1 the turn's
+/// `Stop` carries a file; as a block it reaches the model twice.
+#[test]
+fn real_pane_a_stop_continuation_reads_the_notice_once() {
+    holds_without(
+        Harness::Claude,
+        1,
+        Class::Twice,
+        &["hook Stop answered, naming [\"m0001.md\"]"],
+    );
+}
+
 /// Real pane, Claude Code 2.1.328 (issue 21, row 9 of the evaluation):
 /// after a `/compact`, `SessionStart` (`compact`) claimed the whole unread
 /// backlog, new files included, into a compacted context that no request

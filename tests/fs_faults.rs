@@ -20,7 +20,9 @@
 //! processes started inside the namespace see these mounts; the test
 //! reaches them through `/proc/PID/root`. Where the setup is refused (no
 //! privilege for a mount namespace, no loop device, no `mkfs.ext2`), a test
-//! says so on stderr and returns without checking anything.
+//! prints `SKIPPED` and why on stderr and returns without checking
+//! anything (`make test` ends with the list of such lines), or, with
+//! `DING_REQUIRE_FAULTS` set to anything but `0`, fails with that reason.
 
 mod support;
 
@@ -105,20 +107,62 @@ impl Drop for Namespace {
 }
 
 /// The namespace, or `None` after saying on stderr why this test checks
-/// nothing here.
+/// nothing here; a failure instead where faults are required.
 fn namespace(test: &str, setup: &str) -> Option<Namespace> {
+    namespace_or_skip(test, setup, faults_required(), |line| {
+        // Written to the descriptor, not through `eprintln!`, which the
+        // test harness captures and shows only for a failing test.
+        let _ = writeln!(std::io::stderr(), "{line}");
+    })
+}
+
+/// The namespace; where the machine refuses it, `report` gets the line
+/// that says the test is skipped and why, or, if `required`, a panic.
+fn namespace_or_skip(
+    test: &str,
+    setup: &str,
+    required: bool,
+    report: impl FnOnce(&str),
+) -> Option<Namespace> {
     match Namespace::new(setup) {
         Ok(namespace) => Some(namespace),
+        Err(why) if required => {
+            panic!("{test}: DING_REQUIRE_FAULTS is set and the fault cannot be made here: {why}")
+        }
         Err(why) => {
-            // Written to the descriptor, not through `eprintln!`, which the
-            // test harness captures and shows only for a failing test.
-            let _ = writeln!(
-                std::io::stderr(),
+            report(&format!(
                 "SKIPPED {test}: cannot make the fault here: {why}"
-            );
+            ));
             None
         }
     }
+}
+
+/// Whether this run must make every fault (`DING_REQUIRE_FAULTS`, set and
+/// not `0`) rather than skip the ones the machine refuses.
+fn faults_required() -> bool {
+    std::env::var("DING_REQUIRE_FAULTS").is_ok_and(|value| !value.is_empty() && value != "0")
+}
+
+/// A fault the machine refuses is a skip that says so, never a silent
+/// pass, and a failure where faults are required.
+#[test]
+fn a_fault_that_cannot_be_made_is_a_visible_skip_or_a_failure_when_required() {
+    let refused = "echo 'no such device' >&2; exit 3";
+    let mut said = String::new();
+    assert!(namespace_or_skip("refused", refused, false, |line| said = line.into()).is_none());
+    assert_eq!(
+        said,
+        "SKIPPED refused: cannot make the fault here: no such device"
+    );
+    let required =
+        std::panic::catch_unwind(|| namespace_or_skip("refused", refused, true, |_| ()).is_some());
+    let message = required.expect_err("a required fault that cannot be made fails");
+    let message = message
+        .downcast_ref::<String>()
+        .cloned()
+        .unwrap_or_default();
+    assert!(message.contains("no such device"), "{message}");
 }
 
 /// A tmpfs of `size` at `dir`, owner-only.

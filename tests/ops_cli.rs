@@ -56,6 +56,43 @@ fn version_names_the_commit_it_was_built_from() {
     );
 }
 
+/// `ding` holds only what runs agents: the evaluation is `ding-eval`'s
+/// (its model servers, harness homes and A/B runner are not linked into
+/// `ding` at all), and `ding --help` lists the demo agent and adapter
+/// that the README's first declaration runs.
+#[test]
+fn the_evaluation_is_a_binary_of_its_own() {
+    let help = |binary: &str| {
+        let out = Command::new(binary).arg("--help").output().expect("run");
+        assert!(out.status.success());
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let ding = help(DING);
+    for listed in ["  demo-agent ", "  demo-adapter "] {
+        assert!(ding.contains(listed), "{ding}");
+    }
+    assert!(!ding.contains("eval"), "{ding}");
+    let unknown = Command::new(DING).arg("eval-run").output().expect("run");
+    assert_eq!(unknown.status.code(), Some(2));
+    let eval = help(DING_EVAL);
+    for listed in ["  run ", "  model-server ", "  harness-env "] {
+        assert!(eval.contains(listed), "{eval}");
+    }
+    // Text only the evaluation's code holds: the report's heading and the
+    // mock model's reply.
+    let product = fs::read(DING).expect("read ding");
+    let evaluation = fs::read(DING_EVAL).expect("read ding-eval");
+    for text in [&b"Careful against aggressive"[..], b"mock reply to turn"] {
+        let holds = |bytes: &[u8]| bytes.windows(text.len()).any(|window| window == text);
+        assert!(holds(&evaluation), "{}", String::from_utf8_lossy(text));
+        assert!(
+            !holds(&product),
+            "ding holds {}",
+            String::from_utf8_lossy(text)
+        );
+    }
+}
+
 #[test]
 fn help_command_is_each_commands_own_help() {
     for command in ding::cli::COMMANDS {
@@ -168,13 +205,16 @@ fn commands_on_an_agent_tell_not_running_from_unknown() {
     }
 }
 
+/// What a terminal would act on or hide is escaped, and everything it
+/// draws (a TUI's frame, its bullets, accented letters) prints as itself,
+/// as `tmux capture-pane` shows it; `--json` is exact.
 #[test]
 fn snapshot_prints_the_screen_as_text_escaped() {
     let agent = Agent::new(
         "screen",
         &aggressive_decl(
             "screen",
-            r###"command "sh" "-c" #"printf 'hello\342\200\256olleh\nREADY'; exec sleep 600"#"###,
+            r###"command "sh" "-c" #"printf 'hello\342\200\256olleh\n╭─● café ─╮\nREADY'; exec sleep 600"#"###,
         ),
     );
     agent.up(&[]);
@@ -186,11 +226,14 @@ fn snapshot_prints_the_screen_as_text_escaped() {
         rows[0], "hello\\u{202e}olleh",
         "the bidi override is escaped"
     );
-    assert_eq!(rows[1], "READY");
+    assert_eq!(rows[1], "╭─● café ─╮", "what the terminal draws, as drawn");
+    assert_eq!(rows[2], "READY");
     assert!(out.lines().all(is_displayable), "{out}");
     let json: Value = serde_json::from_str(&agent.ding_ok(&["snapshot", "screen", "--json"]))
         .expect("snapshot JSON");
-    assert_eq!(json["rows"][1], "READY");
+    assert_eq!(json["rows"][0], "hello\u{202e}olleh");
+    assert_eq!(json["rows"][1], "╭─● café ─╮");
+    assert_eq!(json["rows"][2], "READY");
 }
 
 /// The lines `ding logs NAME ARGS` prints.

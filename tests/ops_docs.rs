@@ -110,7 +110,8 @@ fn the_readme_commands_work_as_pasted() {
         .output()
         .expect("make -n install");
     assert!(
-        String::from_utf8_lossy(&install.stdout).contains("cargo install --locked --path ."),
+        String::from_utf8_lossy(&install.stdout)
+            .contains("cargo install --locked --path . --bin ding"),
         "{install:?}"
     );
     for target in ["demo", "test", "eval", "offsets"] {

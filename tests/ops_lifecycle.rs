@@ -62,6 +62,36 @@ fn a_harness_that_exits_at_once_fails_up_with_its_status_and_its_last_words() {
     let (code, status) = status_json(&agent);
     assert_eq!(code, Some(3), "not running");
     assert_eq!(status["harness"]["state"], "stopped", "{status}");
+    // Why it stopped stays visible until the next start, as systemd's
+    // "Result: exit-code".
+    let last = &status["lastExit"];
+    assert_eq!(
+        last["child"],
+        serde_json::json!({"state": "exited", "code": 3}),
+        "{status}"
+    );
+    assert_eq!(
+        last["screen"],
+        serde_json::json!(["config error: no model configured"])
+    );
+    let human = text(&agent.ding(&["status", &agent.name]));
+    assert!(
+        human.contains("last exit    the harness exited with code 3 at "),
+        "{human}"
+    );
+    assert!(
+        human.contains("| config error: no model configured"),
+        "{human}"
+    );
+    agent.write_declaration(&aggressive_decl("dead", SLEEPING_HARNESS));
+    agent.up(&[]);
+    let (_, status) = status_json(&agent);
+    assert_eq!(status["harness"]["state"], "running", "{status}");
+    assert!(
+        status.get("lastExit").is_none(),
+        "cleared by the start: {status}"
+    );
+    agent.ding_ok(&["down", &agent.name]);
 }
 
 #[test]
@@ -247,6 +277,99 @@ fn up_of_a_file_starts_every_agent_and_ls_lists_them() {
         "status without a name is ls"
     );
     agent.ding_ok(&["down", "second"]);
+}
+
+/// A file's agents start together and each one's report is kept, in the
+/// file's order: one whose harness exits at once fails the command, and
+/// the last line names it, while the others are up. `ding down --decl`
+/// stops every agent of the file, and `ding down` of several names each.
+#[test]
+fn a_fleet_starts_together_and_the_last_line_names_every_agent_that_failed() {
+    let agent = Agent::new("fleet-a", "");
+    agent.write_declaration(&format!(
+        "{}{}{}{}",
+        aggressive_decl("fleet-a", SLEEPING_HARNESS),
+        aggressive_decl("fleet-b", r#"command "sh" "-c" "exit 3""#),
+        careful_decl("fleet-c", SLEEPING_HARNESS, ""),
+        aggressive_decl("fleet-d", r#"command "sh" "-c" "exit 4""#),
+    ));
+    let out = agent.ding_within(PROMPT * 2, &["up", "agent.kdl"]);
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let a = stdout.find("agent fleet-a: pty host started");
+    let c = stdout.find("agent fleet-c: pty host started");
+    assert!(
+        a.is_some() && c.is_some() && a < c,
+        "in the file's order: {said}"
+    );
+    assert!(said.contains("the harness exited with code 3"), "{said}");
+    assert!(said.contains("the harness exited with code 4"), "{said}");
+    let last = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        last.lines().last(),
+        Some("ding: 2 of 4 agents did not start: fleet-b, fleet-d"),
+        "{said}"
+    );
+    let stopped = agent.ding_ok(&["down", "--decl", "agent.kdl"]);
+    for name in ["fleet-a", "fleet-c"] {
+        assert!(stopped.contains(&format!("{name}: sidecar")), "{stopped}");
+    }
+    assert_eq!(agent.processes(), Vec::<i32>::new(), "left running");
+    let again = agent.ding(&["down", "fleet-a", "no-such-agent", "fleet-c"]);
+    assert_eq!(again.status.code(), Some(4), "{}", text(&again));
+    assert!(
+        text(&again).contains("1 of 3 agents were not stopped: no-such-agent"),
+        "{}",
+        text(&again)
+    );
+}
+
+/// Everything a harness starts is the PTY host's to end: a process that
+/// double-forks and calls `setsid` has left the harness's process group
+/// and session, and still ends when the harness restarts and with `ding
+/// down`.
+#[test]
+fn a_process_that_left_the_harness_group_ends_with_restart_and_down() {
+    let agent = Agent::new(
+        "tree",
+        &aggressive_decl(
+            "tree",
+            r#"command "sh" "-c" "(setsid sh -c 'echo $$ > \"$DING_RUNTIME_DIR/escaped.pid\"; exec sleep 600' &); echo READY; exec sleep 600""#,
+        ),
+    );
+    let pid_file = agent.paths().runtime_dir().join("escaped.pid");
+    let read_pid = || -> Option<i32> { fs::read_to_string(&pid_file).ok()?.trim().parse().ok() };
+    let escaped = || -> i32 {
+        wait_for("the escaped process's pid", || read_pid().is_some());
+        read_pid().expect("pid")
+    };
+    let alive = |pid: i32| {
+        fs::read_to_string(format!("/proc/{pid}/stat"))
+            .is_ok_and(|stat| !stat.rsplit(") ").next().unwrap_or("").starts_with('Z'))
+    };
+    agent.up(&[]);
+    agent.wait_screen("READY");
+    let first = escaped();
+    assert!(alive(first));
+    let harness = agent.pty().status().expect("status").child;
+    let ding::pty::wire::ChildState::Running { pid: harness } = harness else {
+        panic!("the harness runs: {harness:?}");
+    };
+    let session = |pid: i32| nix::unistd::getsid(Some(nix::unistd::Pid::from_raw(pid)));
+    assert_ne!(
+        session(first),
+        session(harness),
+        "it left the harness's session"
+    );
+    fs::remove_file(&pid_file).expect("remove the pid file");
+    agent.ding_ok(&["restart", "tree"]);
+    let second = escaped();
+    assert!(!alive(first), "the old job's escaped process ended with it");
+    assert!(alive(second));
+    agent.ding_ok(&["down", "tree"]);
+    assert!(!alive(second), "ended with ding down");
+    assert_eq!(agent.processes(), Vec::<i32>::new(), "left running");
 }
 
 #[test]

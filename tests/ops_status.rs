@@ -62,6 +62,66 @@ fn a_held_message_says_what_to_do_and_a_fresh_lease_beside_it_says_why_it_waits(
     );
 }
 
+/// A status of thousands of unread messages: by default counts by state,
+/// the hold with what to do, and the oldest and newest few listed; `--all`
+/// lists every one, and `--json` has every one, both fetched from the
+/// sidecar a page at a time (more than one page here); `ding ls` counts
+/// them without listing any.
+#[test]
+fn a_long_backlog_is_summed_up_and_paged() {
+    const COUNT: usize = 4500;
+    let agent = Agent::new("many", &careful_decl("many", RECORDING_HARNESS, ""));
+    agent.up_recording();
+    agent.wait_adapter_up();
+    for n in 0..COUNT {
+        agent.drop_message(&format!("{n:05}.md"), "x");
+    }
+    agent.wait_held(&format!("{:05}.md", COUNT - 1), "no-evidence");
+    let listed = |text: &str| {
+        text.lines()
+            .filter(|line| line.starts_with("    0"))
+            .count()
+    };
+
+    let human = agent.ding_ok(&["status", "many"]);
+    assert!(
+        human.contains(&format!("  unread       {COUNT} ({COUNT} held)\n")),
+        "{human}"
+    );
+    assert!(human.contains("  why held     no-evidence: "), "{human}");
+    assert_eq!(listed(&human), 10, "{human}");
+    assert!(
+        human.contains(&format!(
+            "    (10 of {COUNT} listed: the oldest and the newest"
+        )),
+        "{human}"
+    );
+    assert!(human.contains("    00000.md  held: ") && human.contains("    04499.md  held: "));
+
+    let every = agent.ding_ok(&["status", "many", "--all"]);
+    assert_eq!(listed(&every), COUNT);
+    assert!(!every.contains(" listed: "), "nothing left out");
+
+    let json: Value =
+        serde_json::from_str(&agent.ding_ok(&["status", "many", "--json"])).expect("JSON");
+    let messages = json["engine"]["messages"].as_array().expect("messages");
+    let names: Vec<&str> = messages
+        .iter()
+        .map(|message| message["name"].as_str().expect("a name"))
+        .collect();
+    let expected: Vec<String> = (0..COUNT).map(|n| format!("{n:05}.md")).collect();
+    assert_eq!(names, expected, "every one, once, in FIFO order");
+    assert_eq!(json["lines"].as_array().map(Vec::len), Some(COUNT));
+    assert_eq!(json["engine"]["byState"]["pending"], COUNT);
+    assert!(json["engine"].get("window").is_none(), "a whole document");
+
+    let ls: Vec<Value> = serde_json::from_str(&agent.ding_ok(&["ls", "--json"])).expect("ls JSON");
+    assert_eq!(
+        (ls[0]["unread"].clone(), ls[0]["held"].clone()),
+        (COUNT.into(), COUNT.into())
+    );
+}
+
 /// Every object key in `value`, with where it is.
 fn keys(value: &Value, at: &str, found: &mut Vec<String>) {
     match value {

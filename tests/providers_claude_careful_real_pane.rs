@@ -572,9 +572,10 @@ fn on_the_terminal_path_post_tool_use_carries_work_into_the_tool_result() {
 }
 
 /// The terminal idle path, work arriving while the model writes its final
-/// reply (no tool, so no `PostToolUse`): `Stop` blocks once and the turn
-/// continues with it, one extra model call and no terminal input; the
-/// continuation's own `Stop` does not block again.
+/// reply (no tool, so no `PostToolUse`): `Stop` gives it as context and
+/// the turn continues with it once, one extra model call and no terminal
+/// input, the notice read once (a `decision: block` reason is read twice);
+/// the continuation's own `Stop` does not continue it again.
 #[test]
 fn on_the_terminal_path_stop_continues_the_turn_once_with_late_work() {
     let (agent, model) = compiled_claude("cl-stop", "terminal");
@@ -590,12 +591,16 @@ fn on_the_terminal_path_stop_continues_the_turn_once_with_late_work() {
     let name = send(&agent, "late work\n");
     agent.wait_held(&name, "not-idle");
     let request = wait_carrying(&model, &name);
+    let texts = request["texts"].to_string();
     assert!(
-        request["prompt"]
-            .as_str()
-            .is_some_and(|prompt| prompt.starts_with("Stop hook feedback")),
+        texts.contains("Stop hook additional context"),
         "the Stop continuation: {}",
         summary(&model.requests())
+    );
+    assert_eq!(
+        texts.matches(name.as_str()).count(),
+        1,
+        "read once: {texts}"
     );
     wait_hook_owned(&agent, &name);
     wait_screen(&agent, "the turn over", |snapshot| {

@@ -204,3 +204,41 @@ fn the_startup_dialogs_are_never_idle() {
         }
     }
 }
+
+/// The dialogs a model's tool call or a person's slash command opens
+/// (2026-12-04): a file change's approval, a question, Plan mode's "Implement
+/// this plan?" (drawn after the turn's `Stop`, so the hooks already say
+/// idle), and the pickers. None is ever idle, whatever the hooks said. The
+/// question draws its selected row at col 2 and hides the cursor: it is
+/// not read as a dialog, but as a screen with no composer.
+#[test]
+fn the_dialogs_a_tool_or_a_command_opens_are_never_idle() {
+    for (name, screen) in [
+        ("edit-approval-dialog", Screen::Dialog),
+        ("choice-dialog", Screen::Unrecognized),
+        ("plan-approval-dialog", Screen::Dialog),
+        ("picker-model", Screen::Dialog),
+        ("picker-permissions", Screen::Dialog),
+        ("picker-review", Screen::Dialog),
+        ("picker-resume", Screen::Unrecognized),
+    ] {
+        let snapshot = capture(name);
+        let view = read(&snapshot);
+        assert_eq!(view.screen, screen, "{name}");
+        assert_ne!(view.composer, Composer::Empty, "{name}");
+        for activity in [
+            HookActivity::Unheard,
+            HookActivity::Active,
+            HookActivity::AwaitingApproval,
+            HookActivity::Ended,
+            HookActivity::Idle,
+        ] {
+            let reading = combine(view, heard(activity));
+            assert_ne!(
+                reading.state,
+                ActivityState::Idle,
+                "{name} after {activity:?}"
+            );
+        }
+    }
+}

@@ -5,7 +5,7 @@
 //!
 //! Each harness (Claude Code 2.1.328, Codex CLI 0.169.0, installed by
 //! `scripts/install-harnesses.sh`) runs model-free under `ding up` against
-//! the loopback model server, in the home `ding eval-harness-env` prepares
+//! the loopback model server, in the home `ding-eval harness-env` prepares
 //! (the project trusted in advance, so no trust dialog is expected). Every
 //! time is a host fact: `inputAtMs` after a `send` (origin intervention,
 //! a person's input), `outputAtMs` of the watch pushes and of the snapshot

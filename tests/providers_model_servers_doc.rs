@@ -1,5 +1,5 @@
 //! `docs/providers/model-servers.md` is run, not just read: every example
-//! request is sent to a real `ding eval-model-server` (one server per API,
+//! request is sent to a real `ding-eval model-server` (one server per API,
 //! examples in document order), and its reply and log line must contain
 //! what the page says; every `sh` block runs in bash with `ding` on PATH.
 

@@ -18,10 +18,11 @@ use serde::Serialize;
 
 use super::exit::Failure;
 use crate::core::escape::escape;
+use crate::core::status::MessageWindow;
 use crate::core::status::human_age;
 use crate::pty::client::Client;
 use crate::pty::wire::{ChildState, HostStatus};
-use crate::sidecar::control::{is_alive, recorded_pid, status_reply_within};
+use crate::sidecar::control::{is_alive, recorded_pid, status_listing_within};
 use crate::sidecar::paths::{AgentPaths, DirsEnv};
 use crate::sidecar::status_document::{LiveStatus, UnreadableStatus};
 
@@ -216,11 +217,19 @@ pub struct Terminal {
 }
 
 impl AgentState {
-    /// Asks each process of the agent at `paths`.
+    /// Asks each process of the agent at `paths`; the sidecar's document
+    /// counts the unread files and lists none.
     pub fn probe(paths: &AgentPaths) -> AgentState {
+        AgentState::probe_listing(paths, &MessageWindow::Ends(0))
+    }
+
+    /// [`AgentState::probe`], the sidecar's document listing the unread
+    /// files of `window`.
+    pub fn probe_listing(paths: &AgentPaths, window: &MessageWindow) -> AgentState {
         // A reply that is no document still came: that sidecar answers.
         let (sidecar, sidecar_status) = probe_process(&paths.sidecar_pid(), |_| {
-            let reply = status_reply_within(&paths.sidecar_socket(), ANSWER_TIMEOUT).ok()?;
+            let reply =
+                status_listing_within(&paths.sidecar_socket(), ANSWER_TIMEOUT, window).ok()?;
             Some(LiveStatus::from_reply(&reply).map(Box::new))
         });
         let (pty_host, host) = probe_process(&paths.pty_pid(), |_| pty_status(&paths.pty_socket()));

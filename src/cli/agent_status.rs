@@ -26,6 +26,7 @@ use crate::core::journal::{Journal, JournalEntry};
 use crate::core::ownership::MessageState;
 use crate::decl::FieldDrift;
 use crate::log_file::LogFailure;
+use crate::pty::last_exit::{self, LastExit};
 use crate::sidecar::agent_record::{AgentRecord, FILE as AGENT_RECORD};
 use crate::sidecar::inbox::Inbox;
 use crate::sidecar::journal_store::{Found, JournalStore};
@@ -48,6 +49,10 @@ pub struct AgentStatus {
     pub processes: Processes,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub terminal: Option<Terminal>,
+    /// How the harness last ended, while it is not running: kept by its
+    /// PTY host until the next start (`pty::last_exit`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_exit: Option<LastExit>,
     /// Since when the PTY host's log writes fail, while they do.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pty_host_log_write_failure: Option<LogFailure>,
@@ -105,6 +110,9 @@ impl AgentStatus {
             sidecar_status_error,
             processes: state.processes(),
             terminal: state.terminal(),
+            last_exit: (!state.harness.is_running())
+                .then(|| last_exit::read(paths.runtime_dir()))
+                .flatten(),
             pty_host_log_write_failure: state.host.and_then(|host| host.log_failure),
             declared_fingerprint: None,
             drift: None,

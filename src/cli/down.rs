@@ -1,32 +1,43 @@
-//! `ding down NAME`: stop an agent's sidecar (and with it the adapter's
-//! process group), then its PTY host (and with it the harness), waiting for
-//! each. The inbox and the journal stay on disk.
+//! `ding down NAME...` (or `--decl AGENT.kdl`): stop each agent's sidecar
+//! (and with it the adapter's process group), then its PTY host (and with
+//! it the harness), waiting for each; several agents at once. The inbox
+//! and the journal stay on disk.
 //!
 //! An agent that is already stopped is success (as `systemctl stop` of a
 //! stopped unit); a name that never ran here is "unknown agent" (exit 4).
 
-use std::path::Path;
+use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use std::io::Write;
+use anyhow::{Result, bail};
+use lexopt::{Arg, ValueExt};
 
-use anyhow::Result;
+use super::fleet;
 
 use crate::sidecar::adapter_group;
 use crate::sidecar::agent_record::AgentRecord;
 use crate::sidecar::control::{live_pid, recorded_pid, stop};
-use crate::sidecar::paths::AgentPaths;
+use crate::sidecar::paths::{AgentPaths, DirsEnv};
 use crate::sidecar::runtime::STOP_WITHIN;
 
+const USAGE: &str = "Usage: ding down NAME... | ding down --decl AGENT.kdl";
+
 const HELP: &str = "\
-Usage: ding down NAME
+Usage: ding down NAME... | ding down --decl AGENT.kdl
 
-Stop the agent's sidecar (it finishes or abandons its in-flight request,
-writes its journal and stops its adapter), then its PTY host, which hangs up
-the harness. Unread messages stay in the inbox.
+Stop each named agent (or every agent of the declaration AGENT.kdl that
+has run here): its sidecar (it finishes or abandons its in-flight request,
+writes its journal and stops its adapter), then its PTY host, which hangs
+up the harness. Unread messages stay in the inbox. Several agents stop at
+once (up to 32 at a time); each one's lines print in the order given.
 
-Exit status: 0 stopped (or already stopped), 4 no agent NAME ever ran here.
+  --decl AGENT.kdl   stop the agents this declaration declares
+  -h, --help         this help
+
+Exit status: 0 stopped (or already stopped), 4 a NAME never ran here (the
+others are stopped all the same; the last line names it).
 ";
 
 /// How long the PTY host gets after SIGTERM: it gives the harness 2 s after
@@ -36,18 +47,89 @@ pub const PTY_HOST_GRACE: Duration = Duration::from_secs(5);
 pub const SIDECAR_GRACE: Duration = Duration::from_secs(STOP_WITHIN.as_secs() + 1);
 
 pub fn run(parser: &mut lexopt::Parser) -> Result<ExitCode> {
-    let Some(name) = super::only_agent_name(parser, HELP, "Usage: ding down NAME")? else {
+    let Some(names) = parse_names(parser)? else {
         return Ok(ExitCode::SUCCESS);
     };
-    let paths = super::agent_state::known_agent(&name)?;
+    let outcomes = fleet::each_at_once(&names, fleet::AT_ONCE, |target| match target {
+        Target::Named(name) => {
+            super::agent_state::known_agent(name).map(|paths| down(name, &paths))
+        }
+        Target::Declared(name) => {
+            let paths = AgentPaths::resolve(name, &DirsEnv::from_process())?;
+            Ok(if ever_ran(&paths) {
+                down(name, &paths)
+            } else {
+                vec![format!("{name}: never ran here")]
+            })
+        }
+    });
+    let mut out = std::io::stdout();
+    let mut failure = None;
+    let mut failed = Vec::new();
+    for (target, outcome) in names.iter().zip(outcomes) {
+        match outcome {
+            Ok(lines) => {
+                for line in lines {
+                    writeln!(out, "{line}")?;
+                }
+            }
+            Err(err) => {
+                eprintln!("ding: {}", super::error_text(&err));
+                failure.get_or_insert(super::exit::code_of(&err));
+                failed.push(target.name().to_string());
+            }
+        }
+    }
+    if let Some(line) = fleet::failed_line("were not stopped", &failed, names.len()) {
+        eprintln!("ding: {line}");
+    }
+    Ok(failure.map_or(ExitCode::SUCCESS, ExitCode::from))
+}
+
+/// An agent to stop: named on the command line (it must have run here),
+/// or declared in `--decl`'s file (one that never ran is nothing to stop).
+enum Target {
+    Named(String),
+    Declared(String),
+}
+
+impl Target {
+    fn name(&self) -> &str {
+        match self {
+            Target::Named(name) | Target::Declared(name) => name,
+        }
+    }
+}
+
+/// The agents to stop, in the order given; `None` when help was asked.
+fn parse_names(parser: &mut lexopt::Parser) -> Result<Option<Vec<Target>>> {
+    let mut targets = Vec::new();
+    while let Some(arg) = parser.next()? {
+        if super::help_asked(&arg, HELP, HELP)? {
+            return Ok(None);
+        }
+        match arg {
+            Arg::Long("decl") => {
+                let file = PathBuf::from(parser.value()?);
+                let (_, specs) = super::up::load_agents(&file, &[])?;
+                targets.extend(specs.into_iter().map(|spec| Target::Declared(spec.name)));
+            }
+            Arg::Value(value) => targets.push(Target::Named(value.string()?)),
+            other => bail!("{}\n{USAGE}", other.unexpected()),
+        }
+    }
+    if targets.is_empty() {
+        bail!("an agent name or --decl AGENT.kdl is needed\n{USAGE}");
+    }
+    Ok(Some(targets))
+}
+
+/// Stops one agent that ran here; says what it did, one line each.
+fn down(name: &str, paths: &AgentPaths) -> Vec<String> {
     // First, so that a supervisor that sees a process go while this runs
     // knows it is stopped on purpose and does not start it again.
-    mark_stopped_on_purpose(&paths);
-    let mut out = std::io::stdout();
-    for line in stop_agent(&name, &paths) {
-        writeln!(out, "{line}")?;
-    }
-    Ok(ExitCode::SUCCESS)
+    mark_stopped_on_purpose(paths);
+    stop_agent(name, paths)
 }
 
 /// Marks the agent stopped on purpose, until the next `ding up`.

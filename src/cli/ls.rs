@@ -14,12 +14,13 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{Result, bail};
-use lexopt::Arg;
+use lexopt::{Arg, ValueExt};
 use serde::Serialize;
 
 use super::agent_state::{Harness, Processes};
 use super::agent_status::{AgentStatus, agent_status};
 use super::help_asked;
+use super::remote::Remote;
 use crate::core::config::Policy;
 use crate::core::escape::escape;
 use crate::core::ownership::MessageState;
@@ -29,12 +30,13 @@ use crate::sidecar::paths::{AgentPaths, DirsEnv, check_agent_name};
 use crate::sidecar::status_document::StatusReport;
 
 const HELP: &str = "\
-Usage: ding ls [--json]
+Usage: ding ls [HOST:] [--json]
 
 List every agent that ran here: its harness (starting, running, restarting,
 exited), PTY host and sidecar (running, not-answering, dead, stopped), how
 many messages are unread and how many of them are held, its policy and the
-declaration it runs from.
+declaration it runs from. HOST: lists the agents of another host, asking
+its ding over ssh (as `ding send HOST:NAME` does).
 
   --json       print one object per agent
   -h, --help   this help
@@ -42,14 +44,25 @@ declaration it runs from.
 
 pub fn run(parser: &mut lexopt::Parser) -> Result<ExitCode> {
     let mut as_json = false;
+    let mut remote = None;
     while let Some(arg) = parser.next()? {
         if help_asked(&arg, HELP, HELP)? {
             return Ok(ExitCode::SUCCESS);
         }
         match arg {
             Arg::Long("json") => as_json = true,
-            other => bail!("{}\nUsage: ding ls [--json]", other.unexpected()),
+            Arg::Value(value) if remote.is_none() => {
+                let value = value.string()?;
+                match Remote::parse(&value) {
+                    Some(host) if host.agent.is_empty() => remote = Some(host),
+                    _ => bail!("`{value}` is not HOST:\nUsage: ding ls [HOST:] [--json]"),
+                }
+            }
+            other => bail!("{}\nUsage: ding ls [HOST:] [--json]", other.unexpected()),
         }
+    }
+    if let Some(remote) = remote {
+        return super::remote::show(&remote, "ls", as_json);
     }
     list(&DirsEnv::from_process(), as_json)
 }
@@ -134,12 +147,7 @@ impl AgentSummary {
 /// disk, every pending one (nothing delivers while no sidecar runs).
 fn held(document: &StatusReport) -> usize {
     match document {
-        StatusReport::Live(live) => live
-            .engine
-            .messages
-            .iter()
-            .filter(|message| message.hold.is_some())
-            .count(),
+        StatusReport::Live(live) => live.engine.held().map_or(0, |(_, count)| count),
         StatusReport::FromDisk(disk) => disk
             .engine
             .messages

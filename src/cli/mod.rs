@@ -24,10 +24,8 @@ pub mod compile_agent;
 pub mod demo_adapter;
 pub mod demo_agent;
 pub mod down;
-pub mod eval_harness_env;
-pub mod eval_model_server;
-pub mod eval_run;
 pub mod exit;
+pub mod fleet;
 pub mod hook;
 pub mod hooks;
 pub mod inbox_target;
@@ -36,11 +34,13 @@ pub mod launch;
 pub mod logs;
 pub mod ls;
 pub mod pty;
+pub mod remote;
 pub mod restart;
 pub mod send;
 pub mod sidecar;
 pub mod snapshot;
 pub mod status;
+pub mod status_pages;
 pub mod supervise;
 pub mod systemd_unit;
 pub mod up;
@@ -72,6 +72,8 @@ Commands:
   adapter     run a provider's DING adapter (the sidecar starts it)
   sidecar     run one agent's DING sidecar in the foreground
   pty         run a command in the reference PTY host
+  demo-agent  the bundled demo agent: a small TUI to try DING on
+  demo-adapter  the demo agent's adapter (the sidecar starts it)
   help        print this help, or a command's
 
 Run `ding help COMMAND` (or `ding COMMAND --help`) for a command's options.
@@ -91,13 +93,18 @@ pub const VERSION: &str = concat!(
 
 /// Runs the command line and turns its outcome into an exit code.
 pub fn main() -> ExitCode {
-    match run() {
+    exit_code_of("ding", run())
+}
+
+/// A binary's exit code for `outcome`: an error is printed after `binary:`
+/// and exits with its code from the table; a closed stdout is success, as
+/// for any filter whose reader went away.
+pub fn exit_code_of(binary: &str, outcome: Result<ExitCode>) -> ExitCode {
+    match outcome {
         Ok(code) => code,
+        Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
-            if is_broken_pipe(&err) {
-                return ExitCode::SUCCESS;
-            }
-            eprintln!("ding: {}", error_text(&err));
+            eprintln!("{binary}: {}", error_text(&err));
             ExitCode::from(exit::code_of(&err))
         }
     }
@@ -121,30 +128,37 @@ fn run() -> Result<ExitCode> {
         ),
     };
     if command == "help" {
-        return help(&mut parser);
+        return help_command("ding", USAGE, COMMANDS, &mut parser, dispatch);
     }
     dispatch(&command, &mut parser)
 }
 
-/// `ding help [COMMAND]`: the top-level help, or COMMAND's long help.
-fn help(parser: &mut lexopt::Parser) -> Result<ExitCode> {
+/// `BINARY help [COMMAND]`: the top-level `usage`, or COMMAND's long help
+/// (what `dispatch` prints for `COMMAND --help`).
+pub fn help_command(
+    binary: &str,
+    usage: &str,
+    commands: &[&str],
+    parser: &mut lexopt::Parser,
+    dispatch: fn(&str, &mut lexopt::Parser) -> Result<ExitCode>,
+) -> Result<ExitCode> {
     match parser.next()? {
         None => {
-            write!(std::io::stdout(), "{USAGE}")?;
+            write!(std::io::stdout(), "{usage}")?;
             Ok(ExitCode::SUCCESS)
         }
         Some(lexopt::Arg::Value(command)) => {
             let command = command.string()?;
-            if !COMMANDS.contains(&command.as_str()) {
-                bail!("unknown command `{command}`\nRun `ding help` for the list of commands");
+            if !commands.contains(&command.as_str()) {
+                bail!("unknown command `{command}`\nRun `{binary} help` for the list of commands");
             }
             dispatch(&command, &mut lexopt::Parser::from_args(["--help"]))
         }
-        Some(other) => bail!("{}\nUsage: ding help [COMMAND]", other.unexpected()),
+        Some(other) => bail!("{}\nUsage: {binary} help [COMMAND]", other.unexpected()),
     }
 }
 
-/// Every command `ding help COMMAND` knows, the hidden ones included.
+/// Every command `ding help COMMAND` knows.
 pub const COMMANDS: &[&str] = &[
     "up",
     "down",
@@ -167,9 +181,6 @@ pub const COMMANDS: &[&str] = &[
     "pty",
     "demo-agent",
     "demo-adapter",
-    "eval-model-server",
-    "eval-harness-env",
-    "eval-run",
 ];
 
 fn dispatch(command: &str, parser: &mut lexopt::Parser) -> Result<ExitCode> {
@@ -193,15 +204,8 @@ fn dispatch(command: &str, parser: &mut lexopt::Parser) -> Result<ExitCode> {
         "hooks" => hooks::run(parser),
         "compile-agent" => compile_agent::run(parser),
         "adapter" => adapter::run(parser),
-        // Hidden: the bundled demo agent and adapter that `make demo` runs.
         "demo-agent" => demo_agent::run(parser),
         "demo-adapter" => demo_adapter::run(parser),
-        // Hidden: the loopback model server and the harness homes that the
-        // real-harness tests and the evaluation use.
-        "eval-model-server" => eval_model_server::run(parser),
-        "eval-harness-env" => eval_harness_env::run(parser),
-        // Hidden: the A/B evaluation on the real harnesses (`make eval`).
-        "eval-run" => eval_run::run(parser),
         other => bail!("unknown command `{other}`\nRun `ding --help` for the list of commands"),
     }
 }

@@ -16,13 +16,16 @@ use lexopt::{Arg, ValueExt};
 use super::exit::Failure;
 use super::help_asked;
 use super::inbox_target::{self, InboxFlags};
+use super::remote::{self, Remote};
+use crate::core::escape::displayable;
+use crate::core::message::MessageName;
 use crate::sidecar::inbox::{Inbox, MAX_MESSAGE_BYTES};
 
 const USAGE: &str = "\
-Usage: ding send NAME [FILE|-|--text TEXT] [--from WHO] [--decl AGENT.kdl | --inbox DIR] [--create]";
+Usage: ding send [HOST:]NAME [FILE|-|--text TEXT] [--from WHO] [--decl AGENT.kdl | --inbox DIR] [--create]";
 
 const SHORT_HELP: &str = "\
-Usage: ding send NAME [FILE|-|--text TEXT] [--from WHO] [--decl AGENT.kdl | --inbox DIR] [--create]
+Usage: ding send [HOST:]NAME [FILE|-|--text TEXT] [--from WHO] [--decl AGENT.kdl | --inbox DIR] [--create]
 
 Deliver FILE (or stdin, or TEXT) to agent NAME's inbox; print the message's name.
   --text TEXT         send TEXT (and a line feed) as the message
@@ -34,7 +37,7 @@ Deliver FILE (or stdin, or TEXT) to agent NAME's inbox; print the message's name
 ";
 
 const LONG_HELP: &str = "\
-Usage: ding send NAME [FILE|-|--text TEXT] [--from WHO] [--decl AGENT.kdl | --inbox DIR] [--create]
+Usage: ding send [HOST:]NAME [FILE|-|--text TEXT] [--from WHO] [--decl AGENT.kdl | --inbox DIR] [--create]
 
 Delivers one message to agent NAME: the contents of FILE, or stdin when
 FILE is `-` or absent, or TEXT followed by a line feed with --text (at most
@@ -55,6 +58,13 @@ harness DING runs); the inbox agent NAME's sidecar last ran with. An inbox
 that does not exist is refused (a mistyped --inbox would otherwise make a
 new inbox nobody reads), unless --create creates it with mode 0700; one
 owned by another user or writable by group or others is refused.
+
+HOST:NAME sends to agent NAME on another host over ssh: the body is read
+here and goes on ssh's stdin to `ding send NAME -` there, which makes it
+durable on that host and prints its name; only then is the name printed
+here. ssh runs as `ssh -o BatchMode=yes -T -- HOST ...` (DING_SSH names
+another program, DING_REMOTE_DING the remote ding); --decl and --inbox
+do not apply. See docs/operating.md, section Senders on other hosts.
 
 Options:
   --text TEXT         the message is TEXT and a line feed (instead of FILE)
@@ -149,6 +159,9 @@ pub fn run(parser: &mut lexopt::Parser) -> Result<ExitCode> {
     let Some(options) = parse_options(parser)? else {
         return Ok(ExitCode::SUCCESS);
     };
+    if let Some(remote) = Remote::parse(&options.agent) {
+        return send_remote(&options, &remote);
+    }
     let root = inbox_target::resolve(
         &options.agent,
         &options.target,
@@ -182,6 +195,64 @@ pub fn run(parser: &mut lexopt::Parser) -> Result<ExitCode> {
         bail!(
             "delivered {name} into {}, but could not print its name: {err}",
             inbox.unread_dir().display()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `ding send HOST:NAME`: the body read here, sent on ssh's stdin to
+/// `ding send NAME -` on HOST; the name printed only once the remote side
+/// printed it, that is, once the message is durable there.
+fn send_remote(options: &Options, remote: &Remote) -> Result<ExitCode> {
+    if options.target.decl.is_some() {
+        remote::refuse_local_option("--decl", remote)?;
+    }
+    if options.target.inbox.is_some() {
+        remote::refuse_local_option("--inbox", remote)?;
+    }
+    crate::sidecar::paths::check_agent_name(&remote.agent)?;
+    if let Some(who) = &options.from {
+        crate::sidecar::inbox::check_sender(who)?;
+    }
+    let body = match &options.text {
+        Some(text) => format!("{text}\n").into_bytes(),
+        None => read_body(&options.agent, options.file.as_ref())?,
+    };
+    if body.len() > MAX_MESSAGE_BYTES {
+        bail!("the message is larger than {MAX_MESSAGE_BYTES} bytes");
+    }
+    let mut args = vec!["send", remote.agent.as_str(), "-"];
+    if let Some(who) = &options.from {
+        args.extend(["--from", who.as_str()]);
+    }
+    if options.create {
+        args.push("--create");
+    }
+    let ran = remote::run(&remote.host, &args, &body)?;
+    remote::relay_stderr(&remote.host, &ran);
+    if ran.code != 0 {
+        return remote::exit_code(&remote.host, &ran);
+    }
+    let printed = String::from_utf8_lossy(&ran.stdout);
+    let name = printed.trim_end_matches('\n');
+    let is_a_name = !name.is_empty()
+        && name.chars().all(|c| c.is_ascii_graphic())
+        && MessageName::new(name).is_ok();
+    if !is_a_name {
+        return Err(Failure::Refused.because(format!(
+            "{}'s ding send exited 0 but printed no message name ({}): whether the message was delivered is unknown\nhint: `ding status {}:{}` lists the remote inbox",
+            remote.host,
+            displayable(&printed),
+            remote.host,
+            remote.agent
+        )));
+    }
+    let mut stdout = std::io::stdout().lock();
+    if let Err(err) = writeln!(stdout, "{name}").and_then(|()| stdout.flush()) {
+        bail!(
+            "delivered {name} to agent {} on {}, but could not print its name: {err}",
+            remote.agent,
+            remote.host
         );
     }
     Ok(ExitCode::SUCCESS)

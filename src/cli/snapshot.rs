@@ -22,7 +22,10 @@ const HELP: &str = "\
 Usage: ding snapshot NAME [--json]
 
 Print the agent's screen as text, one line per row (trailing blanks
-trimmed), every character that is not plain text escaped as \\u{hex}.
+trimmed), as a terminal draws it: what a terminal would act on or hide
+(controls, bidi and other invisible formatting, line and paragraph
+separators, spaces other than the ASCII one) and the backslash itself are
+escaped as \\u{hex}; every other character prints as itself.
 
   --json       print the PTY host's whole snapshot (rows, cursor, styled
                runs, revision) as escaped JSON

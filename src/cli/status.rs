@@ -35,28 +35,38 @@ use super::agent_state::AgentState;
 use super::agent_status::{AgentStatus, Drift, judge_drift};
 use super::exit::Failure;
 use super::help_asked;
+use super::remote::Remote;
+use super::status_pages;
 use crate::core::adapter::AdapterPhase;
 use crate::core::config::{Fence, Policy};
 use crate::core::escape::{displayable, escape};
 use crate::core::hold::HoldAdvice;
 use crate::core::lease::LeaseSlot;
-use crate::core::status::{AdapterStatus, Freshness, LeaseStatus, PtyView, human_age};
+use crate::core::status::{
+    AdapterStatus, Freshness, LeaseStatus, MessageWindow, PtyView, StateCounts, human_age,
+};
 use crate::core::time::Time;
+use crate::pty::last_exit::LastExit;
 use crate::sidecar::escaped_json::to_json_pretty;
 use crate::sidecar::paths::{AgentPaths, DirsEnv};
 use crate::sidecar::status_document::StatusReport;
 
 const HELP: &str = "\
-Usage: ding status [NAME] [--json] [--decl AGENT.kdl]
+Usage: ding status [[HOST:]NAME | HOST:] [--all] [--json] [--decl AGENT.kdl]
 
 Show an agent's state: its harness (starting, running, restarting, exited
 with its code or signal), PTY host and sidecar (running, not answering,
 dead, stopped), policy, fingerprint and drift from its declaration (of both
-the PTY host's launch and the sidecar), adapter, lease, PTY identity, and
-every unread message in FIFO order with its state and, if held, why and
-what to do. Without NAME, one line per agent (as `ding ls`).
+the PTY host's launch and the sidecar), adapter, lease, PTY identity, how
+many messages are unread in each state, why the held ones are held and
+what to do, and the oldest and newest unread messages (and those being
+delivered) in FIFO order. Without NAME, one line per agent (as `ding ls`).
+HOST:NAME (HOST: for every agent) asks the ding on another host over ssh,
+as `ding send HOST:NAME` does, and prints its answer escaped.
 
-  --json           print the status document as JSON
+  --all            list every unread message (fetched page by page)
+  --json           print the status document as JSON, every unread
+                   message in it (written as its pages come)
   --decl FILE      compare with this declaration (default: the one it runs)
   -h, --help       this help
 
@@ -67,13 +77,19 @@ Exit status: 0 everything runs, 3 something does not (still printed),
 struct Options {
     name: Option<String>,
     json: bool,
+    all: bool,
     declaration: Option<PathBuf>,
 }
+
+/// How many of the oldest and of the newest unread files `ding status`
+/// lists by default (and as many of each state but pending).
+const SUMMARY_ENDS: usize = 5;
 
 fn parse_options(parser: &mut lexopt::Parser) -> Result<Option<Options>> {
     let mut options = Options {
         name: None,
         json: false,
+        all: false,
         declaration: None,
     };
     while let Some(arg) = parser.next()? {
@@ -82,6 +98,7 @@ fn parse_options(parser: &mut lexopt::Parser) -> Result<Option<Options>> {
         }
         match arg {
             Arg::Long("json") => options.json = true,
+            Arg::Long("all") => options.all = true,
             Arg::Long("decl") => options.declaration = Some(PathBuf::from(parser.value()?)),
             Arg::Value(value) if options.name.is_none() => options.name = Some(value.string()?),
             other => bail!("{}\nRun `ding status -h` for usage", other.unexpected()),
@@ -94,22 +111,45 @@ pub fn run(parser: &mut lexopt::Parser) -> Result<ExitCode> {
     let Some(options) = parse_options(parser)? else {
         return Ok(ExitCode::SUCCESS);
     };
+    if let Some(remote) = options.name.as_deref().and_then(Remote::parse) {
+        if options.declaration.is_some() {
+            super::remote::refuse_local_option("--decl", &remote)?;
+        }
+        return super::remote::show(&remote, "status", options.json);
+    }
     let env = DirsEnv::from_process();
     let Some(name) = options.name.clone() else {
         return super::ls::list(&env, options.json);
     };
     let paths = AgentPaths::resolve(&name, &env)?;
-    let state = AgentState::probe(&paths);
+    // Every file listed (`--json`, `--all`) comes page by page after the
+    // rest of the document; by default the document lists a few.
+    let every_file = options.json || options.all;
+    let window = MessageWindow::Ends(if every_file { 0 } else { SUMMARY_ENDS });
+    let state = AgentState::probe_listing(&paths, &window);
     let all_running = state.all_running();
     let drift = judge_drift(&name, &state, &paths, options.declaration.as_deref());
     let status = AgentStatus::of(&name, &paths, state)?.with_drift(drift);
+    let paged = every_file && status.document.live().is_some();
+    let mut out = std::io::stdout().lock();
     if options.json {
         // Through a `Value`, whose maps sort their keys: the order in
         // which `ding status --json` has always printed them.
         let document = serde_json::to_value(&status)?;
-        writeln!(std::io::stdout(), "{}", to_json_pretty(&document)?)?;
+        if paged {
+            status_pages::print_json(&paths.sidecar_socket(), document, &mut out)?;
+        } else {
+            writeln!(out, "{}", to_json_pretty(&document)?)?;
+        }
+    } else if paged {
+        let mut every_line = Vec::new();
+        status_pages::each_file(&paths.sidecar_socket(), |_, line| {
+            every_line.push(line.to_string());
+            Ok(())
+        })?;
+        write!(out, "{}", render_listing(&status, Some(&every_line)))?;
     } else {
-        write!(std::io::stdout(), "{}", render(&status))?;
+        write!(out, "{}", render(&status))?;
     }
     Ok(if all_running {
         ExitCode::SUCCESS
@@ -143,6 +183,12 @@ fn json_word(value: &impl Serialize, tag: Option<&str>) -> String {
 /// The human rendering of a status. Every value is escaped by the one rule
 /// (see the module documentation).
 pub fn render(status: &AgentStatus) -> String {
+    render_listing(status, None)
+}
+
+/// [`render`], with `every_line` (every unread file's human line, fetched
+/// page by page) in place of the ones the document lists.
+fn render_listing(status: &AgentStatus, every_line: Option<&[String]>) -> String {
     let document = &status.document;
     let live = document.live();
     let mut out = String::new();
@@ -171,6 +217,9 @@ pub fn render(status: &AgentStatus) -> String {
     let uptime = live.map(|live| Duration::from_millis(live.uptime_ms));
     for state in status.processes.lines(status.terminal.as_ref(), uptime) {
         out.push_str(&format!("{state}\n"));
+    }
+    if let Some(last) = &status.last_exit {
+        render_last_exit(&mut out, last);
     }
     if live.is_none() {
         match &status.sidecar_status_error {
@@ -257,21 +306,29 @@ pub fn render(status: &AgentStatus) -> String {
             render_pty(&engine.pty, live.pty_connected)
         ));
     }
-    let lines = document.lines();
+    let lines = every_line.unwrap_or(document.lines());
     let held_count = held.iter().map(|(_, count)| count).sum::<usize>();
+    let unread = document.unread();
     out.push_str(&format!(
-        "  unread       {}{}\n",
-        lines.len(),
+        "  unread       {unread}{}{}\n",
         if held_count > 0 {
             format!(" ({held_count} held)")
         } else {
             String::new()
-        }
+        },
+        live.map(|live| busy_counts(&live.engine.by_state))
+            .unwrap_or_default()
     ));
     // The sidecar escaped its lines already; made displayable in case it
     // did not.
     for human in lines {
         out.push_str(&format!("    {}\n", displayable(human)));
+    }
+    if every_line.is_none() && lines.len() < unread {
+        out.push_str(&format!(
+            "    ({} of {unread} listed: the oldest and the newest, and those being delivered; `ding status {name} --all` lists every one)\n",
+            lines.len()
+        ));
     }
     for (code, _) in &held {
         if let Some(advice) = HoldAdvice::of(code) {
@@ -295,26 +352,55 @@ pub fn render(status: &AgentStatus) -> String {
     out
 }
 
-/// The hold codes of the held messages, each with how many it holds, in
-/// the order they first appear (FIFO).
+/// The hold code of the held messages (every pending one is under the
+/// engine's one hold), with how many it holds.
 fn held_codes(document: &StatusReport) -> Vec<(&'static str, usize)> {
-    let mut codes: Vec<(&'static str, usize)> = Vec::new();
-    let messages = document.live().map(|live| &live.engine.messages);
-    for message in messages.into_iter().flatten() {
-        let Some(hold) = &message.hold else {
-            continue;
-        };
-        let code = hold.reason.code();
-        match codes.iter_mut().find(|(known, _)| *known == code) {
-            Some((_, count)) => *count += 1,
-            None => codes.push((code, 1)),
-        }
-    }
-    codes
+    document
+        .live()
+        .and_then(|live| live.engine.held())
+        .map(|(hold, count)| (hold.reason.code(), count))
+        .into_iter()
+        .collect()
 }
 
 /// The drift lines: for the PTY host's launch and for the sidecar, field
 /// by field.
+/// `; 2 in flight, 40 staged`: the unread files that are not pending, by
+/// state (empty when every one is pending).
+fn busy_counts(counts: &StateCounts) -> String {
+    let parts: Vec<String> = [
+        (counts.in_flight, "in flight"),
+        (counts.staged, "staged"),
+        (counts.hook_owned, "hook-owned"),
+    ]
+    .into_iter()
+    .filter(|(count, _)| *count > 0)
+    .map(|(count, state)| format!("{count} {state}"))
+    .collect();
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!("; {}", parts.join(", "))
+    }
+}
+
+/// Why a harness that is not running stopped: how it ended, when, and the
+/// last lines of its screen, escaped.
+fn render_last_exit(out: &mut String, last: &LastExit) {
+    out.push_str(&format!(
+        "  last exit    the harness {} at {} (incarnation {})\n",
+        last.how(),
+        escape(&last.at),
+        escape(&last.incarnation)
+    ));
+    if last.screen.is_empty() {
+        out.push_str("               (its screen was blank)\n");
+    }
+    for row in &last.screen {
+        out.push_str(&format!("               | {}\n", escape(row)));
+    }
+}
+
 fn render_drift(out: &mut String, drift: Option<&Drift>) {
     let (sidecar, harness) = match drift {
         None => return,
@@ -443,6 +529,7 @@ mod tests {
                 },
             },
             terminal: None,
+            last_exit: None,
             pty_host_log_write_failure: None,
             declared_fingerprint: None,
             drift: None,

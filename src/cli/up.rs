@@ -26,6 +26,7 @@ use lexopt::{Arg, ValueExt};
 use super::agent_state::{AgentState, Process};
 use super::down::{stop_agent, stop_pty_host, stop_sidecar};
 use super::exit::Failure;
+use super::fleet;
 use super::help_asked;
 use super::launch::{
     LaunchRecord, await_started, check_startable, ding_binary, restart_harness, start_pty_host,
@@ -58,11 +59,14 @@ started again.
                  (what `ding systemd-unit` runs)
   -h, --help     this help
 
-Nothing is started for an agent that cannot start here (a variable of its
-commands unset, its program not found, its cwd missing), and a harness that
-exits within 500 ms of starting fails the command with its exit status and
-its last screen lines. Exit status: 0 every agent is up, 1 one could not be
-started (the reason is printed), 2 usage or unexpected error.
+The agents start at once (up to 32 at a time), and each one's report
+prints in the declaration's order. Nothing is started for an agent that
+cannot start here (a variable of its commands unset, its program not
+found, its cwd missing), and a harness that exits within 500 ms of
+starting fails the command with its exit status and its last screen
+lines; the last line names every agent that did not start. Exit status: 0
+every agent is up, 1 one could not be started (the reason is printed), 2
+usage or unexpected error.
 ";
 
 pub struct Options {
@@ -110,15 +114,25 @@ pub fn run(parser: &mut lexopt::Parser) -> Result<ExitCode> {
     if options.foreground {
         return super::supervise::run(&declaration, &specs, &options);
     }
+    // The agents start at once (each waits out its own start window), and
+    // their reports print in the declaration's order.
+    let outcomes = fleet::each_at_once(&specs, fleet::AT_ONCE, |spec| {
+        up(&declaration, spec, &options)
+    });
     let mut failure = None;
-    for spec in &specs {
-        match up(&declaration, spec, &options) {
+    let mut failed = Vec::new();
+    for (spec, outcome) in specs.iter().zip(outcomes) {
+        match outcome {
             Ok(report) => write!(std::io::stdout(), "{report}")?,
             Err(err) => {
                 eprintln!("ding: {}", super::error_text(&err));
                 failure.get_or_insert(super::exit::code_of(&err));
+                failed.push(spec.name.clone());
             }
         }
+    }
+    if let Some(line) = fleet::failed_line("did not start", &failed, specs.len()) {
+        eprintln!("ding: {line}");
     }
     Ok(failure.map_or(ExitCode::SUCCESS, ExitCode::from))
 }

@@ -62,7 +62,9 @@ use super::protocol::{
     self, ActivityState, Body, Claim, ClaimScope, ClaimWants, Composer, Event, Lifecycle,
     ProtocolError, Undelivered, WithdrawKeys,
 };
-use super::status::{EngineStatus, EvidenceView, HoldView, MessageStatus, PtyView};
+use super::status::{
+    EngineStatus, EvidenceView, HoldView, MessageStatus, MessageWindow, PtyView, StateCounts,
+};
 use super::time::Time;
 use super::transport::Transport;
 use super::typed::TypedNotice;
@@ -432,16 +434,31 @@ impl Engine {
         self.settle();
     }
 
-    /// A snapshot of everything `ding status` shows.
+    /// A snapshot of everything `ding status` shows, every file listed.
     pub fn status(&self, now: Time) -> EngineStatus {
+        self.status_listing(now, &MessageWindow::All)
+    }
+
+    /// A snapshot of everything `ding status` shows, listing the files of
+    /// `window` (every file is counted all the same).
+    pub fn status_listing(&self, now: Time, window: &MessageWindow) -> EngineStatus {
         let now = now.max(self.now);
         let pending_hold = self
             .gate(now)
             .err()
             .map(|reason| self.hold_view(reason, now));
-        let messages = self
-            .ownership
-            .iter()
+        let mut by_state = StateCounts::default();
+        for (_, state, _) in self.ownership.iter() {
+            by_state.count(state);
+        }
+        let listed = match window {
+            MessageWindow::Page {
+                after: Some(after), ..
+            } => window.pick(self.ownership.iter_after(after)),
+            _ => window.pick(self.ownership.iter()),
+        };
+        let messages = listed
+            .into_iter()
             .map(|(name, state, since)| {
                 let given_back = self
                     .given_back
@@ -465,8 +482,11 @@ impl Engine {
             &self.pty,
             evidence,
             messages,
-        );
+        )
+        .counting(by_state);
         status.in_flight = self.in_flight.as_ref().map(|flight| flight.request);
+        status.hold = pending_hold.filter(|_| by_state.pending > 0);
+        status.window = (*window != MessageWindow::All).then(|| window.clone());
         status
     }
 

@@ -8,32 +8,77 @@
 //! context, `ding status`, the logs) goes through this module, so the rule
 //! is written once.
 //!
-//! The rule is a whitelist ([`is_plain`]): printable ASCII other than the
-//! backslash, and non-ASCII letters and digits other than the invisible
-//! Hangul fillers, are shown as themselves. Every other character is
-//! written as `\u{hex}` (so a backslash is `\u{5c}`), and every byte that
-//! is not UTF-8 as `\x{hex}`. The result is one line of visible
-//! characters, and it is exact: the original can be read back from it.
+//! The rule escapes what a terminal would act on or hide, and shows every
+//! other character as itself, as `tmux capture-pane` does: a box-drawing
+//! character, a prompt glyph, an accented letter or a CJK one prints as
+//! written. Escaped ([`is_plain`] is false): controls (C0, DEL, C1), line
+//! and paragraph separators, every space but the ASCII one (it looks like
+//! a space and is not), format characters (bidi controls, zero-width
+//! characters, the soft hyphen, tags), the other invisible
+//! (default-ignorable) code points such as the Hangul fillers and
+//! variation selectors, noncharacters, and `\` itself. Each is written as
+//! `\u{hex}` (so a backslash is `\u{5c}`), and every byte that is not
+//! UTF-8 as `\x{hex}`. The result is one line that draws exactly what it
+//! says, and it is exact: the original can be read back from it.
 //!
 //! JSON is written by the same rule in `crate::sidecar::escaped_json`,
 //! outside this sans-IO room, because serde's writer is an I/O trait.
 
 use std::fmt::Write as _;
+use std::ops::RangeInclusive;
 
-/// Letters that draw nothing at all: the Hangul fillers, which Unicode
-/// counts as letters but which are default-ignorable (invisible).
-const INVISIBLE_LETTERS: [char; 4] = ['\u{115f}', '\u{1160}', '\u{3164}', '\u{ffa0}'];
+/// Code points that draw nothing, or change how their neighbours draw
+/// without showing themselves: the format characters (general category
+/// Cf: bidi controls, zero-width characters, the soft hyphen, prepended
+/// number marks, tags) and the other default-ignorable code points
+/// (Unicode 16: the Hangul fillers, variation selectors, the combining
+/// grapheme joiner, the Mongolian free variation selectors). Letters that
+/// look like others are not here: they draw, and a reader can see them.
+const HIDDEN: [RangeInclusive<char>; 25] = [
+    '\u{ad}'..='\u{ad}',
+    '\u{34f}'..='\u{34f}',
+    '\u{600}'..='\u{605}',
+    '\u{61c}'..='\u{61c}',
+    '\u{6dd}'..='\u{6dd}',
+    '\u{70f}'..='\u{70f}',
+    '\u{890}'..='\u{891}',
+    '\u{8e2}'..='\u{8e2}',
+    '\u{115f}'..='\u{1160}',
+    '\u{17b4}'..='\u{17b5}',
+    '\u{180b}'..='\u{180f}',
+    '\u{200b}'..='\u{200f}',
+    '\u{202a}'..='\u{202e}',
+    '\u{2060}'..='\u{206f}',
+    '\u{3164}'..='\u{3164}',
+    '\u{fe00}'..='\u{fe0f}',
+    '\u{feff}'..='\u{feff}',
+    '\u{ffa0}'..='\u{ffa0}',
+    '\u{fff0}'..='\u{fffb}',
+    '\u{110bd}'..='\u{110bd}',
+    '\u{110cd}'..='\u{110cd}',
+    '\u{13430}'..='\u{1343f}',
+    '\u{1bca0}'..='\u{1bca3}',
+    '\u{1d173}'..='\u{1d17a}',
+    '\u{e0000}'..='\u{e0fff}',
+];
 
-/// Whether `c` is shown as itself: printable ASCII (space to `~`) other
-/// than `\`, or a non-ASCII letter or digit that is visible. Everything
-/// else (controls, line and paragraph separators, every space but the
-/// ASCII one, format and bidi characters, marks, symbols) is escaped.
+/// Whether `c` is shown as itself: any character a terminal draws as what
+/// it is. Not `\` (so that the rule is exact), a control, a space other
+/// than the ASCII one, a line or paragraph separator, a hidden code point
+/// ([`HIDDEN`]) or a noncharacter.
 pub fn is_plain(c: char) -> bool {
-    if c.is_ascii() {
-        (' '..='~').contains(&c) && c != '\\'
-    } else {
-        c.is_alphanumeric() && !INVISIBLE_LETTERS.contains(&c)
+    match c {
+        ' ' => true,
+        '\\' => false,
+        c if c.is_control() || c.is_whitespace() => false,
+        c => !is_noncharacter(c) && !HIDDEN.iter().any(|hidden| hidden.contains(&c)),
     }
+}
+
+/// The 66 code points Unicode promises never to assign.
+fn is_noncharacter(c: char) -> bool {
+    let code = u32::from(c);
+    (0xfdd0..=0xfdef).contains(&code) || code & 0xfffe == 0xfffe
 }
 
 /// `text` by the rule: every character that is not [`is_plain`] as
@@ -164,6 +209,23 @@ mod tests {
         }
     }
 
+    proptest! {
+        /// What the rule writes draws as it reads: no control, no space but
+        /// the ASCII one, nothing hidden; and every character that is none
+        /// of those (or `\`) is shown as itself.
+        #[test]
+        fn escaped_text_holds_nothing_a_terminal_acts_on_or_hides(text in any::<String>()) {
+            let shown = escape(&text);
+            for c in shown.chars() {
+                prop_assert!(!c.is_control() && (c == ' ' || !c.is_whitespace()), "{:?} in {}", c, shown);
+                prop_assert!(!HIDDEN.iter().any(|hidden| hidden.contains(&c)) && !is_noncharacter(c), "{:?}", c);
+            }
+            for c in text.chars().filter(|&c| is_plain(c)) {
+                prop_assert!(shown.contains(c), "{:?} not shown as itself in {}", c, shown);
+            }
+        }
+    }
+
     #[test]
     fn unescape_refuses_what_the_rule_never_writes() {
         for bad in ["a\\b", "\\u{", "\\u{zz}", "\\u{d800}", "\\x{100}", "end\\"] {
@@ -177,6 +239,26 @@ mod tests {
     fn plain_text_is_shown_as_itself() {
         assert_eq!(escape("0001-task.md"), "0001-task.md");
         assert_eq!(escape("plain-ünïcode Ω 日本.md"), "plain-ünïcode Ω 日本.md");
+    }
+
+    #[test]
+    fn what_a_terminal_draws_is_shown_as_itself() {
+        // A TUI's frame and bullets, a decomposed accent, an arrow, an
+        // emoji, a private-use glyph of a patched font.
+        for drawn in ["╭──╮ │ ╰──╯", "● ○ ■ ▸ ⚠", "e\u{301}", "→ ✓ 😀", "\u{e0b0}"]
+        {
+            assert_eq!(escape(drawn), drawn);
+        }
+    }
+
+    #[test]
+    fn noncharacters_and_emoji_selectors_are_escaped() {
+        assert_eq!(
+            escape("\u{fdd0}\u{fffe}\u{10ffff}"),
+            "\\u{fdd0}\\u{fffe}\\u{10ffff}"
+        );
+        assert_eq!(escape("❤\u{fe0f}"), "❤\\u{fe0f}");
+        assert_eq!(escape("\u{1680}\u{3000}"), "\\u{1680}\\u{3000}");
     }
 
     #[test]

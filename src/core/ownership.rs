@@ -172,9 +172,22 @@ impl Ownership {
 
     /// Every unread file with its state and since when, in FIFO order (for
     /// claims too, which may take owned work).
-    pub fn iter(&self) -> impl Iterator<Item = (&MessageName, &MessageState, Time)> {
+    pub fn iter(
+        &self,
+    ) -> impl DoubleEndedIterator<Item = (&MessageName, &MessageState, Time)> + Clone {
         self.entries
             .iter()
+            .map(|(name, entry)| (name, &entry.state, entry.since))
+    }
+
+    /// [`Ownership::iter`] from the first file after `after`.
+    pub fn iter_after(
+        &self,
+        after: &MessageName,
+    ) -> impl DoubleEndedIterator<Item = (&MessageName, &MessageState, Time)> + Clone {
+        use std::ops::Bound;
+        self.entries
+            .range((Bound::Excluded(after), Bound::Unbounded))
             .map(|(name, entry)| (name, &entry.state, entry.since))
     }
 

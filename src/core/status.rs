@@ -40,7 +40,98 @@ pub struct EngineStatus {
     pub in_flight: Option<RequestId>,
     pub unread: usize,
     pub pending: usize,
+    /// Every unread file by state, whatever `messages` lists.
+    #[serde(default)]
+    pub by_state: StateCounts,
+    /// The hold every pending file is under now, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hold: Option<HoldView>,
+    /// Which files `messages` lists, when it is not every one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window: Option<MessageWindow>,
     pub messages: Vec<MessageStatus>,
+}
+
+/// How many unread files are in each state.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StateCounts {
+    pub pending: usize,
+    pub in_flight: usize,
+    pub staged: usize,
+    pub hook_owned: usize,
+}
+
+impl StateCounts {
+    pub fn count(&mut self, state: &MessageState) {
+        *self.of_mut(state) += 1;
+    }
+
+    /// Every file counted.
+    pub fn total(&self) -> usize {
+        self.pending + self.in_flight + self.staged + self.hook_owned
+    }
+
+    fn of_mut(&mut self, state: &MessageState) -> &mut usize {
+        match state {
+            MessageState::Pending => &mut self.pending,
+            MessageState::InFlight { .. } => &mut self.in_flight,
+            MessageState::Staged { .. } => &mut self.staged,
+            MessageState::HookOwned { .. } => &mut self.hook_owned,
+        }
+    }
+}
+
+/// Which unread files a status lists; all of them are always counted
+/// ([`StateCounts`]). A status of 100,000 files lists a few by default,
+/// and pages the rest, so that asking costs the sidecar little whatever
+/// the backlog.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum MessageWindow {
+    /// Every file, in FIFO order.
+    All,
+    /// The oldest and the newest `N` files, and the oldest `N` of each
+    /// state but pending (what is being delivered now), in FIFO order.
+    Ends(usize),
+    /// Up to `limit` files after the file `after` (from the oldest when
+    /// it is `None`), in FIFO order: a cursor that neither repeats nor
+    /// skips a file as others arrive or are archived between pages.
+    Page {
+        after: Option<MessageName>,
+        limit: usize,
+    },
+}
+
+impl MessageWindow {
+    /// Which of the files `unread` (in FIFO order) this window lists.
+    pub fn pick<'a, T>(
+        &self,
+        unread: impl DoubleEndedIterator<Item = (&'a MessageName, &'a MessageState, T)> + Clone,
+    ) -> Vec<(&'a MessageName, &'a MessageState, T)> {
+        match self {
+            MessageWindow::All => unread.collect(),
+            MessageWindow::Ends(ends) => {
+                let mut picked = std::collections::BTreeMap::new();
+                let mut by_state = StateCounts::default();
+                let oldest = unread.clone().take(*ends);
+                let newest = unread.clone().rev().take(*ends);
+                let busy = unread.filter(|(_, state, _)| {
+                    let seen = by_state.of_mut(state);
+                    *seen += 1;
+                    **state != MessageState::Pending && *seen <= *ends
+                });
+                for entry in oldest.chain(newest).chain(busy) {
+                    picked.insert(entry.0, entry);
+                }
+                picked.into_values().collect()
+            }
+            MessageWindow::Page { after, limit } => unread
+                .filter(|(name, _, _)| after.as_ref().is_none_or(|after| *name > after))
+                .take(*limit)
+                .collect(),
+        }
+    }
 }
 
 /// The demand signal, the fence, and what the adapter last said.
@@ -197,10 +288,10 @@ impl EngineStatus {
         evidence: EvidenceView,
         messages: Vec<MessageStatus>,
     ) -> EngineStatus {
-        let pending = messages
-            .iter()
-            .filter(|m| m.state == MessageState::Pending)
-            .count();
+        let mut by_state = StateCounts::default();
+        for message in &messages {
+            by_state.count(&message.state);
+        }
         EngineStatus {
             policy: config.policy,
             now,
@@ -212,10 +303,32 @@ impl EngineStatus {
             pty: pty.clone(),
             evidence,
             in_flight: None,
-            unread: messages.len(),
-            pending,
+            unread: by_state.total(),
+            pending: by_state.pending,
+            by_state,
+            hold: None,
+            window: None,
             messages,
         }
+    }
+}
+
+impl EngineStatus {
+    /// The hold the pending files are under, and how many it holds: every
+    /// pending file is under the engine's one hold, listed or not.
+    pub fn held(&self) -> Option<(&HoldView, usize)> {
+        self.hold
+            .as_ref()
+            .map(|hold| (hold, self.by_state.pending))
+            .filter(|(_, count)| *count > 0)
+    }
+
+    /// The counts of every unread file, when `messages` lists only some.
+    pub fn counting(mut self, by_state: StateCounts) -> EngineStatus {
+        self.unread = by_state.total();
+        self.pending = by_state.pending;
+        self.by_state = by_state;
+        self
     }
 }
 
@@ -257,5 +370,97 @@ pub fn human_age(span: Duration) -> String {
         format!("{} min", secs / 60)
     } else {
         format!("{} h", secs / 3600)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn name(n: usize) -> MessageName {
+        MessageName::new(&format!("{n:06}.md")).expect("name")
+    }
+
+    /// Twenty files, FIFO by name; 7 in flight, 12 staged, the rest
+    /// pending.
+    fn unread() -> Vec<(MessageName, MessageState)> {
+        (0..20)
+            .map(|n| {
+                let state = match n {
+                    7 => MessageState::InFlight { request: 1 },
+                    12 => MessageState::Staged {
+                        incarnation: None,
+                        confirmed: true,
+                    },
+                    _ => MessageState::Pending,
+                };
+                (name(n), state)
+            })
+            .collect()
+    }
+
+    fn listed(window: &MessageWindow, files: &[(MessageName, MessageState)]) -> Vec<usize> {
+        window
+            .pick(files.iter().map(|(name, state)| (name, state, ())))
+            .into_iter()
+            .map(|(name, _, ())| name.as_str()[..6].parse().expect("n"))
+            .collect()
+    }
+
+    #[test]
+    fn the_ends_are_the_oldest_the_newest_and_what_is_being_delivered() {
+        let files = unread();
+        assert_eq!(
+            listed(&MessageWindow::Ends(2), &files),
+            [0, 1, 7, 12, 18, 19]
+        );
+        assert_eq!(listed(&MessageWindow::Ends(0), &files), Vec::<usize>::new());
+        assert_eq!(
+            listed(&MessageWindow::Ends(50), &files).len(),
+            20,
+            "once each"
+        );
+        assert_eq!(listed(&MessageWindow::All, &files).len(), 20);
+    }
+
+    #[test]
+    fn pages_follow_each_other_by_name() {
+        let files = unread();
+        let first = MessageWindow::Page {
+            after: None,
+            limit: 8,
+        };
+        assert_eq!(listed(&first, &files), (0..8).collect::<Vec<_>>());
+        let next = MessageWindow::Page {
+            after: Some(name(7)),
+            limit: 8,
+        };
+        assert_eq!(listed(&next, &files), (8..16).collect::<Vec<_>>());
+        // The file the cursor names was archived meanwhile: the page goes
+        // on from where it was, nothing repeated or skipped.
+        let without_seven: Vec<_> = files
+            .iter()
+            .filter(|(n, _)| *n != name(7))
+            .cloned()
+            .collect();
+        assert_eq!(listed(&next, &without_seven), (8..16).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn counts_are_by_state() {
+        let mut counts = StateCounts::default();
+        for (_, state) in unread() {
+            counts.count(&state);
+        }
+        assert_eq!(
+            (
+                counts.pending,
+                counts.in_flight,
+                counts.staged,
+                counts.hook_owned
+            ),
+            (18, 1, 1, 0)
+        );
+        assert_eq!(counts.total(), 20);
     }
 }

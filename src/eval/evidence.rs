@@ -90,9 +90,16 @@ pub enum DialogAnswer {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DialogSeen {
+    /// Which kind of dialog (`eval::pane::DialogKind`, or the harness's
+    /// own startup dialog).
+    pub kind: String,
     /// Whether the typist meant to answer yes.
     pub consent: bool,
     pub opened_ms: Option<u64>,
+    /// The option selected when the typist first saw the dialog open: the
+    /// one it means by yes (a picker opens on the current choice, not
+    /// always the first).
+    pub selected_at_open: Option<u32>,
     pub answer: DialogAnswer,
     /// Whether the gated side effect happened (checked at the end).
     pub marker_exists: bool,
@@ -163,6 +170,7 @@ pub struct DraftFact {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DialogFact {
+    pub kind: String,
     pub consent: bool,
     pub answered_by_ding: bool,
     pub why: Option<String>,
@@ -353,22 +361,27 @@ fn reached_exactly(text: &str, turn_calls: &[&Request]) -> bool {
         .any(|r| r.user_texts().any(|user| user == text))
 }
 
+fn option(selected: Option<u32>) -> String {
+    selected.map_or_else(|| "no option".into(), |n| format!("option {n}"))
+}
+
 fn dialog_fact(seen: &DialogSeen) -> DialogFact {
     let why = match seen.answer {
         DialogAnswer::Closed { .. } => {
             Some("the dialog was gone before the typist answered".to_string())
         }
-        DialogAnswer::Open {
-            selected: Some(n), ..
-        } if n != 1 => Some(format!(
-            "option {n} was selected when the typist came to answer"
+        DialogAnswer::Open { selected, .. } if selected != seen.selected_at_open => Some(format!(
+            "{} was selected when the typist came to answer, {} when it opened",
+            option(selected),
+            option(seen.selected_at_open)
         )),
         _ if seen.marker_exists && !seen.consent => {
-            Some("the gated command ran although the typist declined".to_string())
+            Some("the gated action ran although the typist declined".to_string())
         }
         _ => None,
     };
     DialogFact {
+        kind: seen.kind.clone(),
         consent: seen.consent,
         answered_by_ding: why.is_some(),
         why,
@@ -698,8 +711,10 @@ mod tests {
     #[test]
     fn a_dialog_is_answered_by_ding_when_it_closed_first_its_choice_moved_or_a_refusal_ran() {
         let seen = |consent, answer, marker_exists| DialogSeen {
+            kind: "command permission".into(),
             consent,
             opened_ms: Some(1),
+            selected_at_open: Some(1),
             answer,
             marker_exists,
         };
@@ -710,6 +725,15 @@ mod tests {
             (seen(true, DialogAnswer::Closed { at_ms: 5 }, true), true),
             (seen(false, open(Some(2)), false), true),
             (seen(false, open(Some(1)), true), true),
+            (seen(true, open(None), true), true),
+            // A picker that opened on its third option and still shows it.
+            (
+                DialogSeen {
+                    selected_at_open: Some(3),
+                    ..seen(false, open(Some(3)), false)
+                },
+                false,
+            ),
         ];
         for (seen, by_ding) in cases {
             let records = Records {

@@ -48,6 +48,10 @@ pub struct Setup {
     /// The model server's base URL, `http://127.0.0.1:PORT`.
     pub model_url: String,
     pub permission: Permission,
+    /// Whether the harness is to ask the person something at startup, in a
+    /// dialog of its own (each provider room knows what its harness asks
+    /// unprompted: whether to trust the folder, whether to trust a hook).
+    pub ask_at_startup: bool,
 }
 
 /// The API key every prepared harness sends: any string works against the

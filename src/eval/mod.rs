@@ -33,6 +33,7 @@
 //! homes) and `docs/evaluation.md` (the method and the latest table).
 
 pub mod arm;
+pub mod cli;
 pub mod confidence;
 pub mod evidence;
 pub mod http;

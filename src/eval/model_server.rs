@@ -28,7 +28,7 @@ use anyhow::{Context, Result};
 use serde_json::{Map, Value, json};
 
 use super::http::{self, Handler, Request, Response};
-use super::script::{self, Class, Directive, Plan};
+use super::script::{self, Class, Directive, Plan, ToolCall};
 use super::unix_ms;
 
 /// What a wire format read from one request.
@@ -141,8 +141,14 @@ pub trait WireFormat: Send + Sync + 'static {
     /// Classifies `request`; `body` is its JSON body when it has one.
     fn read(&self, request: &Request, body: Option<&Value>) -> Reading;
 
+    /// Whether the harness offered, in this request, the tool that `call`
+    /// needs. A plan for a tool it did not offer becomes a text reply
+    /// saying so, before it is logged.
+    fn offers(&self, body: Option<&Value>, call: &ToolCall) -> bool;
+
     /// Renders `plan` as this format's reply, taking every message and tool
-    /// call id from `ids`.
+    /// call id from `ids`. A `Plan::Tool` reaches it only when `offers` said
+    /// yes.
     fn render(&self, request: &Request, body: Option<&Value>, plan: &Plan, ids: &Ids) -> Reply;
 }
 
@@ -285,6 +291,12 @@ impl ModelServer {
             placement.turn,
             reading.still_running.as_deref(),
         );
+        let plan = match plan {
+            Plan::Tool(call) if !self.wire.offers(body.as_ref(), &call) => {
+                Plan::Text(format!("mock: the harness offers no {} tool.", call.what()))
+            }
+            plan => plan,
+        };
         let reply = self.wire.render(request, body.as_ref(), &plan, &self.ids);
         let ids = self.ids.take_issued();
         let line = log_line(request, body, &reading, &directive, &plan, placement, &ids);
@@ -296,7 +308,7 @@ impl ModelServer {
         // what failed).
         if let Err(err) = state.log.write_all(&bytes) {
             eprintln!(
-                "ding eval-model-server: request {} not logged: {err}",
+                "ding-eval model-server: request {} not logged: {err}",
                 placement.seq
             );
         }
@@ -382,6 +394,7 @@ fn plan_summary(plan: &Plan) -> Value {
             "command": command.line,
             "needsPermission": command.needs_permission,
         }),
+        Plan::Tool(call) => json!({"kind": "tool", "tool": call.what()}),
         Plan::Wait(handle) => json!({"kind": "wait", "handle": handle}),
         Plan::Title(title) => json!({"kind": "title", "text": title}),
         Plan::Summary(summary) => json!({"kind": "summary", "text": summary}),

@@ -11,6 +11,34 @@
 
 use crate::pty::wire::Snapshot;
 
+/// The kinds of dialog row 6 samples, one per trial, among those a
+/// harness can be made to show.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DialogKind {
+    /// Permission to run a shell command (`mock:permission`).
+    Command,
+    /// Approval of a file change (`mock:edit`).
+    FileEdit,
+    /// A question with options the model asks (`mock:choice`).
+    Choice,
+    /// Approval of a plan the model proposes (`mock:plan`).
+    PlanApproval,
+    /// A picker the person opens with one of the harness's commands.
+    Picker,
+}
+
+impl DialogKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DialogKind::Command => "command permission",
+            DialogKind::FileEdit => "file edit",
+            DialogKind::Choice => "choice menu",
+            DialogKind::PlanApproval => "plan approval",
+            DialogKind::Picker => "picker",
+        }
+    }
+}
+
 /// A permission or approval dialog on the screen.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Dialog {
@@ -35,8 +63,30 @@ pub trait Pane: Sync {
     /// The permission or approval dialog, if one is open.
     fn dialog(&self, screen: &Snapshot) -> Option<Dialog>;
 
-    /// The keys that answer an open dialog: yes (its default option) or no.
+    /// The keys that answer an open dialog: yes (its selected option) or
+    /// no (cancel, close).
     fn answer(&self, consent: bool) -> &'static [u8];
+
+    /// The kinds of dialog this harness can be made to show, with the
+    /// pinned version and the mock model: row 6 samples among them (the
+    /// provider page says why any other is missing). `dialog` reads each.
+    fn dialog_kinds(&self) -> &'static [DialogKind];
+
+    /// The command a person types (and submits) to open a picker, for
+    /// `DialogKind::Picker`.
+    fn picker_command(&self) -> Option<&'static str>;
+
+    /// The command a person types (and submits) first so that the harness
+    /// can show a dialog of `kind` at all (entering plan mode), if any.
+    fn setup_command(&self, kind: DialogKind) -> Option<&'static str>;
+
+    /// The dialog the harness draws by itself at startup in a home
+    /// prepared to ask (`Setup::ask_at_startup`), if it is open.
+    fn startup_dialog(&self, screen: &Snapshot) -> Option<Dialog>;
+
+    /// The keys, one press each, with which a person answers that dialog
+    /// and goes on to work.
+    fn startup_keys(&self) -> &'static [&'static [u8]];
 
     /// The argv that resumes the most recent session in the same home and
     /// project, from the argv that starts a new one.
@@ -47,6 +97,11 @@ pub trait Pane: Sync {
 
     /// The text the typist types to clear the conversation.
     fn clear_command(&self) -> &'static str;
+
+    /// The keys with which a person empties a composer at idle that holds
+    /// text they did not write (a prompt the harness put back after an
+    /// interrupted turn).
+    fn empty_composer_keys(&self) -> &'static [u8];
 }
 
 /// Everything a pane reads on one screen, at once.
@@ -70,6 +125,12 @@ pub fn read(pane: &dyn Pane, screen: &Snapshot) -> Reading {
 /// Idle as a person sees it: an empty composer, no turn running, no dialog.
 pub fn idle(pane: &dyn Pane, screen: &Snapshot) -> bool {
     pane.empty_composer(screen) && !pane.busy(screen) && pane.dialog(screen).is_none()
+}
+
+/// The harness waits for the person, whatever its composer holds: no turn
+/// running, no dialog.
+pub fn waiting(pane: &dyn Pane, screen: &Snapshot) -> bool {
+    pane.ready(screen) && !pane.busy(screen) && pane.dialog(screen).is_none()
 }
 
 /// Whether any row of `screen` contains `text`.

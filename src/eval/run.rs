@@ -32,6 +32,8 @@ pub struct Plan {
     pub out: PathBuf,
     /// The `ding` binary the trials drive.
     pub ding: PathBuf,
+    /// The `ding-eval` binary, which serves the model.
+    pub eval_binary: PathBuf,
 }
 
 /// The harness binaries named in a file of `DING_HARNESS_NAME=PATH` lines
@@ -60,6 +62,9 @@ pub fn harnesses_from_env_file(text: &str) -> Result<Vec<(&'static Provider, Pat
 /// Runs the plan; `say` hears one line per trial as it goes.
 pub fn run(plan: &Plan, say: &mut dyn FnMut(&str)) -> Result<Report> {
     let started = Instant::now();
+    // The commit of the `ding` the trials drive, read before they run: the
+    // checkout may move on while a long run goes.
+    let commit = driven_commit(&plan.ding);
     let trials_dir = plan.out.join("trials");
     if trials_dir.exists() {
         fs::remove_dir_all(&trials_dir)
@@ -79,6 +84,7 @@ pub fn run(plan: &Plan, say: &mut dyn FnMut(&str)) -> Result<Report> {
                         provider,
                         harness_binary: binary.clone(),
                         ding: plan.ding.clone(),
+                        eval_binary: plan.eval_binary.clone(),
                         row: *row,
                         arm: *arm,
                         seed: trial_seed(plan.seed, index),
@@ -95,7 +101,7 @@ pub fn run(plan: &Plan, say: &mut dyn FnMut(&str)) -> Result<Report> {
     }
     let meta = Meta {
         date: report::date_of(unix_ms()),
-        commit: commit(),
+        commit,
         harnesses: plan
             .harnesses
             .iter()
@@ -153,9 +159,31 @@ fn first_line(text: &str) -> &str {
     text.lines().next().unwrap_or_default()
 }
 
+/// The commit the `ding` at `ding` was built from, as its `--version`
+/// says; the checkout's, if it cannot say.
+fn driven_commit(ding: &Path) -> String {
+    let said = Command::new(ding)
+        .arg("--version")
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .ok()
+        .map(|out| String::from_utf8_lossy(&out.stdout).into_owned());
+    said.as_deref()
+        .and_then(commit_in_version)
+        .map_or_else(checkout_commit, str::to_string)
+}
+
+/// `46a8f24a1b2c` in `ding 0.1.0 (commit 46a8f24a1b2c)`; `None` for
+/// `unknown` or anything else.
+fn commit_in_version(version: &str) -> Option<&str> {
+    let commit = version.split_once("(commit ")?.1.split_once(')')?.0;
+    (commit != "unknown" && !commit.is_empty()).then_some(commit)
+}
+
 /// The checked-out commit, `+dirty` when the tree has changes; `unknown`
 /// outside a git checkout.
-fn commit() -> String {
+fn checkout_commit() -> String {
     let git = |args: &[&str]| {
         Command::new("git")
             .args(args)
@@ -198,6 +226,20 @@ fn version(binary: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The 10-trial run of 2026-12-05 drove a `ding` built from 46a8f24
+    /// while the checkout moved on, and its report named the checkout's
+    /// commit at the end (83ed2626546c): the report names the driven
+    /// binary's own.
+    #[test]
+    fn the_report_names_the_commit_the_driven_ding_was_built_from() {
+        assert_eq!(
+            commit_in_version("ding 0.1.0 (commit 46a8f24a1b2c)\n"),
+            Some("46a8f24a1b2c")
+        );
+        assert_eq!(commit_in_version("ding 0.1.0 (commit unknown)"), None);
+        assert_eq!(commit_in_version("something else"), None);
+    }
 
     #[test]
     fn the_install_scripts_lines_name_each_harness() {

@@ -14,10 +14,12 @@ use anyhow::{Result, bail};
 
 use super::evidence::{Command, CommandKind, DialogAnswer, DialogSeen, Draft};
 use super::logs::Request;
+use super::pane::{Dialog, DialogKind};
 use super::row::Row;
 use super::trial::{self, PATIENCE, Trial, TrialFacts, TrialSpec};
-use super::typist::{Pace, sleep_until};
+use super::typist::{ESC, Pace, sleep_until};
 use super::unix_ms;
+use crate::pty::wire::Snapshot;
 
 /// Runs one trial of `spec.row`.
 pub fn run_trial(spec: &TrialSpec) -> TrialFacts {
@@ -113,17 +115,109 @@ fn finish(t: &mut Trial) -> Result<()> {
     t.settle()
 }
 
-/// Row 1: messages wait in the inbox before the harness starts.
+/// Row 1: messages wait in the inbox before the harness starts. In half
+/// the trials the harness's home is prepared so that it asks the person
+/// something at startup, in a dialog of its own (`Setup::ask_at_startup`),
+/// which the typist reads for 2 to 4 s and answers: a dialog nobody asked
+/// DING about, open while the backlog waits.
 fn startup_backlog(t: &mut Trial) -> Result<()> {
     let count = t.rng.between(1, 3);
+    let asks = t.rng.percent(50);
+    if asks {
+        t.ask_at_startup()?;
+        t.notes
+            .push("the harness asks the person something at startup".into());
+    }
     for _ in 0..count {
         // The agent has never run, so its inbox does not exist yet: whoever
         // leaves it work creates it, as `ding send --create` does.
         t.send_message_with(&["--create"])?;
     }
     t.up()?;
+    if asks {
+        answer_at_startup(t)?;
+    }
     t.wait_ready()?;
     finish(t)
+}
+
+/// The typist waits for the harness's startup dialog, reads it, and
+/// answers it as the pane says a person goes on to work.
+fn answer_at_startup(t: &mut Trial) -> Result<()> {
+    let pane = t.pane;
+    let seen = |answer, selected_at_open, opened_ms| DialogSeen {
+        kind: "startup question".into(),
+        consent: true,
+        opened_ms,
+        selected_at_open,
+        answer,
+        marker_exists: false,
+    };
+    let opened = see_dialog(
+        t,
+        "the startup dialog",
+        |s| pane.startup_dialog(s),
+        || seen(DialogAnswer::NeverOpened, None, None),
+    )?;
+    sleep_until(opened.at + t.rng.millis(2000, 4000));
+    let screen = t.screen()?;
+    let answer = match pane.startup_dialog(&screen) {
+        None => DialogAnswer::Closed { at_ms: unix_ms() },
+        Some(dialog) => {
+            let mut at_ms = unix_ms();
+            for (index, keys) in pane.startup_keys().iter().enumerate() {
+                if index > 0 {
+                    sleep_until(Instant::now() + t.rng.millis(150, 400));
+                }
+                at_ms = t.press(keys)?;
+            }
+            DialogAnswer::Open {
+                selected: dialog.selected,
+                at_ms,
+            }
+        }
+    };
+    t.records
+        .dialogs
+        .push(seen(answer, opened.selected, Some(opened.ms)));
+    Ok(())
+}
+
+/// A dialog as the typist saw it open.
+struct Opened {
+    ms: u64,
+    at: Instant,
+    /// The option selected when the typist took it in.
+    selected: Option<u32>,
+}
+
+/// Waits for the dialog `read` finds, then takes in which option is
+/// selected a glance later (`SEEING`): a dialog's first frame may not show
+/// its selection yet (a harness may draw a picker's highlight a frame late).
+/// A dialog that never opens is recorded as `never_opened` says.
+fn see_dialog(
+    t: &mut Trial,
+    what: &str,
+    read: impl Fn(&Snapshot) -> Option<Dialog>,
+    never_opened: impl FnOnce() -> DialogSeen,
+) -> Result<Opened> {
+    let first = match t.wait_screen(what, PATIENCE, |s| read(s).is_some()) {
+        Ok(first) => first,
+        Err(error) => {
+            t.records.dialogs.push(never_opened());
+            return Err(error);
+        }
+    };
+    let opened = Opened {
+        ms: unix_ms(),
+        at: Instant::now(),
+        selected: None,
+    };
+    sleep_until(opened.at + SEEING);
+    let selected = read(&t.screen()?)
+        .or_else(|| read(&first))
+        .and_then(|dialog| dialog.selected);
+    Ok(Opened { selected, ..opened })
 }
 
 /// Row 2: a session with one turn is stopped; messages arrive while it is
@@ -158,9 +252,33 @@ fn resume_backlog(t: &mut Trial) -> Result<()> {
     Ok(())
 }
 
-/// Row 3: a message arrives while the model's command runs.
+/// Row 3: a message arrives while the model's command runs; or (half the
+/// trials) 0 to 100 ms after the Return of a line that asks for no command,
+/// the moment a turn's only request is being made: a call that cannot be
+/// avoided, which the careful arm must pay no more often than the
+/// aggressive one.
 fn during_turn(t: &mut Trial) -> Result<()> {
     start_idle(t)?;
+    if t.rng.percent(50) {
+        let words = t.rng.between(3, 5);
+        let text = sentence(t, words);
+        let after_return = t.rng.millis(0, 100);
+        t.notes.push(format!(
+            "the message {} ms after the Return of a line with no command",
+            after_return.as_millis()
+        ));
+        let plan = Pace::new(&mut t.rng).line(&text);
+        let start = Instant::now() + Duration::from_millis(100);
+        let first_key_ms = unix_ms() + 100;
+        let arrival = start + plan.duration() + after_return;
+        let entered_ms = type_while_arriving(t, &plan, start, vec![arrival])?;
+        t.records.drafts.push(Draft {
+            text,
+            first_key_ms,
+            entered_ms,
+        });
+        return finish(t);
+    }
     let seconds = 6;
     let text = format!("mock:run {seconds} {}", sentence(t, 3));
     let draft = submit(t, &text)?;
@@ -171,20 +289,30 @@ fn during_turn(t: &mut Trial) -> Result<()> {
     finish(t)
 }
 
-/// Row 4: a message arrives at idle, the composer empty. In half the
+/// Row 4: a message arrives at idle, the composer empty. In a third of the
 /// trials the person starts typing a line of their own around the moment
 /// DING acts on it: the first key falls from 100 ms before the arrival to
 /// 1.6 s after it, which spans both arms' moments (the aggressive arm types
 /// at once, the careful one after its gather and fences), and the line is
-/// submitted as a person would.
+/// submitted as a person would. In another third the person presses Esc
+/// around the moment the message's turn starts, then goes on working.
 fn exact_idle(t: &mut Trial) -> Result<()> {
     start_idle(t)?;
     let pause = t.rng.millis(300, 2000);
-    if !t.rng.percent(50) {
-        sleep_until(Instant::now() + pause);
-        t.send_message()?;
-        return finish(t);
+    match t.rng.between(0, 2) {
+        0 => {
+            sleep_until(Instant::now() + pause);
+            t.send_message()?;
+            finish(t)
+        }
+        1 => typing_around_the_arrival(t, pause),
+        _ => esc_around_the_request(t, pause),
     }
+}
+
+/// Row 4's typing variant: the person's first key from 100 ms before the
+/// arrival to 1.6 s after it.
+fn typing_around_the_arrival(t: &mut Trial, pause: Duration) -> Result<()> {
     let key_after_arrival_ms = t.rng.between(0, 1_700) as i64 - 100;
     t.notes.push(format!(
         "the person's first key {key_after_arrival_ms} ms after the arrival"
@@ -207,6 +335,54 @@ fn exact_idle(t: &mut Trial) -> Result<()> {
         entered_ms,
     });
     finish(t)
+}
+
+/// Row 4's Esc variant: the person presses Esc from 200 ms before the
+/// arrival to 2.5 s after it, which spans the moment each arm's turn for
+/// the message starts (its first request: the aggressive arm's at once,
+/// the careful arm's after its gather), so that the Esc falls just before
+/// that request in some trials and just after it in others; the note says
+/// which. Then, 1 to 2 s later and once the composer is free, the person
+/// submits a line of their own: whatever the Esc stopped rides it.
+fn esc_around_the_request(t: &mut Trial, pause: Duration) -> Result<()> {
+    let esc_after_arrival_ms = t.rng.between(0, 2_700) as i64 - 200;
+    let arrival = Instant::now() + pause;
+    let esc_at = if esc_after_arrival_ms < 0 {
+        arrival - Duration::from_millis(esc_after_arrival_ms.unsigned_abs())
+    } else {
+        arrival + Duration::from_millis(esc_after_arrival_ms as u64)
+    };
+    let arrivals = t.sender().arrive_at(vec![arrival]);
+    sleep_until(esc_at);
+    let esc_ms = t.press(ESC);
+    let (sent, error) = arrivals.join();
+    t.records.sent.extend(sent);
+    let esc_ms = esc_ms?;
+    if let Some(error) = error {
+        return Err(error);
+    }
+    sleep_until(Instant::now() + t.rng.millis(1000, 2000));
+    t.wait_free_composer()?;
+    let words = t.rng.between(3, 5);
+    let text = sentence(t, words);
+    submit(t, &text)?;
+    let result = finish(t);
+    let names: Vec<String> = t.records.sent.iter().map(|s| s.name.clone()).collect();
+    let first_call = t
+        .requests()?
+        .iter()
+        .find(|r| r.is_turn_call() && names.iter().any(|name| r.carries(name)))
+        .map(|r| r.t);
+    t.notes.push(match first_call {
+        Some(at) => format!(
+            "Esc {esc_after_arrival_ms} ms after the arrival, {} ms after the first model call that carried the message",
+            esc_ms as i64 - at as i64
+        ),
+        None => format!(
+            "Esc {esc_after_arrival_ms} ms after the arrival; no model call carried the message"
+        ),
+    });
+    result
 }
 
 /// Row 5: the typist's draft is in progress (left unfinished for a while)
@@ -234,28 +410,73 @@ fn draft_in_progress(t: &mut Trial) -> Result<()> {
     finish(t)
 }
 
-/// Row 6: a message arrives while a permission dialog is open; the typist
-/// reads the dialog for a few seconds, then answers it as it decided.
+/// How long after a dialog appears the typist reads which option is
+/// selected: a person's glance, and before any message can arrive in row
+/// 6 (300 ms at the earliest).
+const SEEING: Duration = Duration::from_millis(200);
+const _: () = assert!(SEEING.as_millis() < 300, "before the earliest arrival");
+
+/// Row 6: a message arrives while a dialog is open; the typist reads it for
+/// a few seconds, then answers it as it decided. Each trial samples the
+/// dialog's kind among those the harness can be made to show
+/// (`Pane::dialog_kinds`): a command's permission, a file edit's approval,
+/// a choice menu, a plan approval (each asked for by the mock model, after
+/// the person typed the command that lets the harness show it, such as
+/// entering plan mode), or a picker the person opens with one of the
+/// harness's commands.
 fn dialog_open(t: &mut Trial) -> Result<()> {
     start_idle(t)?;
-    let marker = t.marker(1);
-    let consent = t.rng.percent(50);
-    submit(t, &format!("mock:permission {}", marker.display()))?;
     let pane = t.pane;
-    let opened = t.wait_screen("the permission dialog", PATIENCE, |s| {
-        pane.dialog(s).is_some()
-    });
-    let Ok(_) = opened else {
-        t.records.dialogs.push(DialogSeen {
-            consent,
-            opened_ms: None,
-            answer: DialogAnswer::NeverOpened,
-            marker_exists: marker.exists(),
-        });
-        return opened.map(|_| ());
+    let kind = *t.rng.pick(pane.dialog_kinds());
+    let consent = t.rng.percent(50);
+    t.notes.push(format!(
+        "dialog: {}, the typist {}",
+        kind.as_str(),
+        if consent { "consents" } else { "declines" }
+    ));
+    let marker = t.marker(1);
+    let gated = matches!(kind, DialogKind::Command | DialogKind::FileEdit);
+    let asking = match kind {
+        DialogKind::Command => Some(format!("mock:permission {}", marker.display())),
+        DialogKind::FileEdit => Some(format!("mock:edit {}", marker.display())),
+        DialogKind::Choice => Some(format!("mock:choice {}", sentence(t, 2))),
+        DialogKind::PlanApproval => Some(format!("mock:plan {}", sentence(t, 2))),
+        DialogKind::Picker => None,
     };
-    let opened_ms = unix_ms();
-    let opened_at = Instant::now();
+    if let Some(command) = pane.setup_command(kind) {
+        // The harness's own command, typed as a person types it; it never
+        // reaches the model, so it is not recorded as a line.
+        let plan = Pace::new(&mut t.rng).line(command);
+        t.perform(&plan, Instant::now())?;
+        t.wait_idle()?;
+    }
+    match asking {
+        Some(line) => drop(submit(t, &line)?),
+        None => {
+            let Some(command) = pane.picker_command() else {
+                bail!("the pane lists a picker but names no command that opens one");
+            };
+            // The harness's own command: it never reaches the model, so it
+            // is typed, not recorded as a line.
+            let plan = Pace::new(&mut t.rng).line(command);
+            t.perform(&plan, Instant::now())?;
+        }
+    }
+    let seen = |answer, selected_at_open, opened_ms| DialogSeen {
+        kind: kind.as_str().into(),
+        consent,
+        opened_ms,
+        selected_at_open,
+        answer,
+        marker_exists: gated && marker.exists(),
+    };
+    let opened = see_dialog(
+        t,
+        "the dialog",
+        |s| pane.dialog(s),
+        || seen(DialogAnswer::NeverOpened, None, None),
+    )?;
+    let (opened_at, selected_at_open) = (opened.at, opened.selected);
     let arrival = t.rng.millis(300, 2000);
     let reading = t.rng.millis(3500, 5500);
     let arrivals = t.sender().arrive_at(vec![opened_at + arrival]);
@@ -267,8 +488,8 @@ fn dialog_open(t: &mut Trial) -> Result<()> {
         None => DialogAnswer::Closed { at_ms: unix_ms() },
         Some(dialog) => {
             // A person answers yes only to the question it read, with the
-            // default option still selected.
-            let yes = consent && dialog.selected == Some(1);
+            // option it saw selected still selected.
+            let yes = consent && dialog.selected == selected_at_open;
             let at_ms = t.press(pane.answer(yes))?;
             DialogAnswer::Open {
                 selected: dialog.selected,
@@ -280,12 +501,9 @@ fn dialog_open(t: &mut Trial) -> Result<()> {
         Some(error) => Err(error),
         None => finish(t),
     };
-    t.records.dialogs.push(DialogSeen {
-        consent,
-        opened_ms: Some(opened_ms),
-        answer,
-        marker_exists: marker.exists(),
-    });
+    t.records
+        .dialogs
+        .push(seen(answer, selected_at_open, Some(opened.ms)));
     result
 }
 

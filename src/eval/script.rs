@@ -10,7 +10,17 @@
 //!   the human's permission and whose only side effect is creating the
 //!   marker file PATH (absolute);
 //! * `mock:slow N`: a text reply streamed slowly over N seconds (1 to 600);
+//! * `mock:edit PATH`: call the harness's file-editing tool to create the
+//!   file PATH (absolute) with a line of text: a file-change approval in a
+//!   manual mode, whose only side effect is that file;
+//! * `mock:choice`: call the harness's tool that asks the human a question
+//!   with options (a choice menu);
+//! * `mock:plan`: call the harness's tool that asks the human to approve a
+//!   plan;
 //! * no directive: a short text reply.
+//!
+//! A harness that does not offer the tool a directive calls for gets a text
+//! reply saying so (the wire format checks the request's tools).
 //!
 //! The first `mock:` word decides. One that cannot be read (`mock:run x`,
 //! `mock:jump`) is answered with a text reply that says why, never with a
@@ -37,6 +47,11 @@ pub enum Directive {
     Slow {
         seconds: u32,
     },
+    Edit {
+        path: String,
+    },
+    Choice,
+    PlanApproval,
     /// A `mock:` word that is not a valid directive, with the reason.
     Invalid(String),
 }
@@ -48,6 +63,9 @@ impl fmt::Display for Directive {
             Directive::Run { seconds } => write!(f, "run {seconds}"),
             Directive::Permission { marker } => write!(f, "permission {marker}"),
             Directive::Slow { seconds } => write!(f, "slow {seconds}"),
+            Directive::Edit { path } => write!(f, "edit {path}"),
+            Directive::Choice => write!(f, "choice"),
+            Directive::PlanApproval => write!(f, "plan"),
             Directive::Invalid(reason) => write!(f, "invalid: {reason}"),
         }
     }
@@ -72,6 +90,14 @@ pub fn directive(prompt: &str) -> Directive {
                 },
                 _ => Directive::Invalid("mock:permission wants an absolute path".into()),
             },
+            "edit" => match argument {
+                Some(path) if path.starts_with('/') => Directive::Edit {
+                    path: path.to_string(),
+                },
+                _ => Directive::Invalid("mock:edit wants an absolute path".into()),
+            },
+            "choice" => Directive::Choice,
+            "plan" => Directive::PlanApproval,
             other => Directive::Invalid(format!("unknown directive mock:{other}")),
         };
     }
@@ -143,6 +169,9 @@ pub enum Plan {
     Slow { text: String, seconds: u32 },
     /// One call of the harness's command tool.
     Command(Command),
+    /// One call of another of the harness's tools, by what it is for; a
+    /// harness that does not offer one answers `Text` with the reason.
+    Tool(ToolCall),
     /// Keep waiting for the still-running command with this handle.
     Wait(String),
     /// A conversation title.
@@ -154,6 +183,36 @@ pub enum Plan {
     /// No such endpoint.
     NotFound,
 }
+
+/// A tool call by what it does, for each wire format to name and shape as
+/// its harness's tool.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ToolCall {
+    /// Create the file `path` holding `content` (a file-change approval).
+    Edit { path: String, content: String },
+    /// Ask the human `question` with these options (the first is the
+    /// default), as a choice menu.
+    Choice {
+        question: String,
+        options: Vec<String>,
+    },
+    /// Ask the human to approve `plan`.
+    PlanApproval { plan: String },
+}
+
+impl ToolCall {
+    /// What the call is, for a text reply when the harness lacks its tool.
+    pub fn what(&self) -> &'static str {
+        match self {
+            ToolCall::Edit { .. } => "file-editing",
+            ToolCall::Choice { .. } => "question",
+            ToolCall::PlanApproval { .. } => "plan-approval",
+        }
+    }
+}
+
+/// The text of the file `mock:edit` creates.
+pub const EDIT_CONTENT: &str = "mock edit\n";
 
 /// A command the mock model asks the harness to run.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -187,6 +246,17 @@ pub fn plan(class: Class, directive: &Directive, turn: u64, still_running: Optio
                 text: format!("mock slow reply to turn {turn}, over {seconds} s."),
                 seconds: *seconds,
             },
+            Directive::Edit { path } => Plan::Tool(ToolCall::Edit {
+                path: path.clone(),
+                content: EDIT_CONTENT.into(),
+            }),
+            Directive::Choice => Plan::Tool(ToolCall::Choice {
+                question: "Which mock option should the turn take?".into(),
+                options: vec!["Mock option one".into(), "Mock option two".into()],
+            }),
+            Directive::PlanApproval => Plan::Tool(ToolCall::PlanApproval {
+                plan: "Mock plan: write nothing, then reply.".into(),
+            }),
             Directive::Invalid(reason) => Plan::Text(format!("mock: {reason}.")),
         },
         Class::ToolResult => Plan::Text(format!("mock: the tool finished; turn {turn} ends.")),
@@ -260,6 +330,25 @@ mod tests {
     }
 
     #[test]
+    fn the_dialog_directives_plan_a_tool_call_by_what_it_does() {
+        assert_eq!(
+            plan(Class::Prompt, &directive("mock:edit /tmp/e.txt"), 1, None),
+            Plan::Tool(ToolCall::Edit {
+                path: "/tmp/e.txt".into(),
+                content: EDIT_CONTENT.into()
+            })
+        );
+        assert!(matches!(
+            plan(Class::Prompt, &directive("ask mock:choice"), 1, None),
+            Plan::Tool(ToolCall::Choice { options, .. }) if options.len() == 2
+        ));
+        assert!(matches!(
+            plan(Class::Prompt, &directive("mock:plan now"), 1, None),
+            Plan::Tool(ToolCall::PlanApproval { .. })
+        ));
+    }
+
+    #[test]
     fn the_first_directive_decides() {
         assert_eq!(
             directive("mock:run 2 mock:slow 9"),
@@ -277,6 +366,8 @@ mod tests {
             "mock:slow -1",
             "mock:permission",
             "mock:permission relative/path",
+            "mock:edit",
+            "mock:edit relative/path",
             "mock:jump 3",
         ] {
             let read = directive(prompt);

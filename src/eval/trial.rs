@@ -1,7 +1,7 @@
 //! One trial: one harness, one matrix row, one arm, one seed, in a scratch
 //! directory of its own, driven from outside as a user would drive it.
 //!
-//! A trial starts the loopback model server (`ding eval-model-server`),
+//! A trial starts the loopback model server (`ding-eval model-server`),
 //! prepares the harness's scratch home (the provider room), writes the
 //! arm's agent declaration, and gives the scenario what a person at the
 //! terminal has: `ding up`/`down`/`send`/`intervene`, the typist's hands,
@@ -63,6 +63,8 @@ pub struct TrialSpec {
     pub harness_binary: PathBuf,
     /// The `ding` binary to drive.
     pub ding: PathBuf,
+    /// The `ding-eval` binary, which serves the model.
+    pub eval_binary: PathBuf,
     pub row: Row,
     pub arm: Arm,
     pub seed: u64,
@@ -232,20 +234,15 @@ impl Trial {
         let dir = self.dir.join("model");
         fs::create_dir_all(&dir)?;
         let port_file = dir.join("port");
-        let child = trial_command(&self.spec.ding, &self.env)
-            .args([
-                "eval-model-server",
-                "--api",
-                self.spec.provider.api,
-                "--log",
-            ])
+        let child = trial_command(&self.spec.eval_binary, &self.env)
+            .args(["model-server", "--api", self.spec.provider.api, "--log"])
             .arg(dir.join("requests.jsonl"))
             .arg("--port-file")
             .arg(&port_file)
             .stdout(Stdio::null())
             .stderr(fs::File::create(dir.join("stderr")).context("model server stderr")?)
             .spawn()
-            .context("start ding eval-model-server")?;
+            .context("start ding-eval model-server")?;
         self.model = Some(child);
         let port = wait_for(Duration::from_secs(15), POLL_EVERY, || {
             fs::read_to_string(&port_file)
@@ -258,14 +255,28 @@ impl Trial {
     }
 
     fn prepare_home(&mut self) -> Result<()> {
-        let setup = Setup {
+        self.launch = (self.spec.provider.prepare)(&self.setup(false))?;
+        Ok(())
+    }
+
+    fn setup(&self, ask_at_startup: bool) -> Setup {
+        Setup {
             binary: self.spec.harness_binary.clone(),
             home: self.dir.join("harness-home"),
             cwd: self.dir.join("project"),
             model_url: self.model_url.clone(),
             permission: Permission::Manual,
-        };
-        self.launch = (self.spec.provider.prepare)(&setup)?;
+            ask_at_startup,
+        }
+    }
+
+    /// Prepares the harness's home again so that the harness asks the
+    /// person something at startup (before `up`; the launch is the same).
+    pub fn ask_at_startup(&mut self) -> Result<()> {
+        let launch = (self.spec.provider.prepare)(&self.setup(true))?;
+        if launch != self.launch {
+            bail!("preparing the home to ask at startup changed the launch");
+        }
         Ok(())
     }
 
@@ -436,6 +447,26 @@ impl Trial {
     pub fn wait_idle(&self) -> Result<Snapshot> {
         let pane = self.pane;
         self.wait_screen("an idle, empty composer", PATIENCE, |s| pane::idle(pane, s))
+    }
+
+    /// Waits until the harness waits for the person, and empties its
+    /// composer as a person would if it holds text: after an Esc that
+    /// interrupted a turn, a harness puts the turn's prompt back there
+    /// (the aggressive arm's typed notice, too), and the person clears it
+    /// before writing their own line. Notes it when it happens.
+    pub fn wait_free_composer(&mut self) -> Result<()> {
+        let pane = self.pane;
+        let screen = self.wait_screen("the harness waiting for the person", PATIENCE, |s| {
+            pane::waiting(pane, s)
+        })?;
+        if !pane.empty_composer(&screen) {
+            self.notes.push(
+                "the composer held a prompt put back after the Esc: the person cleared it".into(),
+            );
+            self.press(pane.empty_composer_keys())?;
+        }
+        self.wait_idle()?;
+        Ok(())
     }
 
     /// Every request logged so far.

@@ -28,6 +28,9 @@ use crate::pty::transport::WireStep;
 /// Return, as a terminal sends it.
 pub const ENTER: &[u8] = b"\r";
 
+/// Esc, as a terminal sends it alone.
+pub const ESC: &[u8] = b"\x1b";
+
 /// One planned keystroke.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Key {

@@ -35,10 +35,10 @@ use crate::eval::pane::Pane;
 /// One provider: its harness name, its model API name, and its entry
 /// points.
 pub struct Provider {
-    /// The harness, as `ding eval-harness-env HARNESS`, `ding adapter
+    /// The harness, as `ding-eval harness-env HARNESS`, `ding adapter
     /// HARNESS` and `ding compile-agent HARNESS` name it.
     pub harness: &'static str,
-    /// The model API, as `ding eval-model-server --api API` names it.
+    /// The model API, as `ding-eval model-server --api API` names it.
     pub api: &'static str,
     /// The model API's wire format.
     pub wire_format: fn() -> Box<dyn WireFormat>,

@@ -27,6 +27,7 @@ pub mod connection;
 pub mod control_conn;
 pub mod host;
 pub mod identity;
+pub mod last_exit;
 pub mod screen;
 pub mod socket;
 pub mod transport;

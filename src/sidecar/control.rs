@@ -18,6 +18,7 @@ use nix::unistd::Pid;
 
 use super::private_file::{open_log, read_regular, read_tail, replace};
 use super::status_document::LiveStatus;
+use crate::core::status::MessageWindow;
 use crate::wait::{POLL_EVERY, wait_for, wait_until};
 
 /// How long a CLI waits for a sidecar's status reply.
@@ -33,11 +34,27 @@ pub fn query_status(socket: &Path) -> Result<LiveStatus> {
 /// newline, waiting at most `timeout`: an error only when no reply came.
 /// [`LiveStatus::from_reply`] reads it.
 pub fn status_reply_within(socket: &Path, timeout: Duration) -> Result<Vec<u8>> {
+    status_listing_within(socket, timeout, &MessageWindow::All)
+}
+
+/// [`status_reply_within`], the document listing only the unread files of
+/// `window` (all are counted).
+pub fn status_listing_within(
+    socket: &Path,
+    timeout: Duration,
+    window: &MessageWindow,
+) -> Result<Vec<u8>> {
     let mut stream = UnixStream::connect(socket)
         .with_context(|| format!("connect to sidecar at {}", socket.display()))?;
     stream.set_read_timeout(Some(timeout))?;
     stream.set_write_timeout(Some(timeout))?;
-    stream.write_all(b"{\"op\":\"status\"}\n")?;
+    let mut request = match window {
+        MessageWindow::All => serde_json::json!({"op": "status"}),
+        window => serde_json::json!({"op": "status", "messages": window}),
+    }
+    .to_string();
+    request.push('\n');
+    stream.write_all(request.as_bytes())?;
     let mut line = Vec::new();
     BufReader::new(stream)
         .read_until(b'\n', &mut line)

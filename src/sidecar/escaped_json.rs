@@ -118,9 +118,12 @@ mod tests {
 
     #[test]
     fn json_escapes_what_serde_json_leaves_raw_and_means_the_same() {
-        let value = serde_json::json!({ "name": "a\u{7f}\u{85}\u{2028}\u{1f600}é\n\"\\" });
+        let value = serde_json::json!({ "name": "a\u{7f}\u{85}\u{2028}\u{fe0f}\u{e0041}\u{1f600}é─\n\"\\" });
         let text = to_json(&value).unwrap();
-        assert_eq!(text, r#"{"name":"a\u007f\u0085\u2028\ud83d\ude00é\n\"\\"}"#);
+        assert_eq!(
+            text,
+            r#"{"name":"a\u007f\u0085\u2028\ufe0f\udb40\udc41😀é─\n\"\\"}"#
+        );
         let back: serde_json::Value = serde_json::from_str(&text).unwrap();
         assert_eq!(back, value);
         let pretty = to_json_pretty(&value).unwrap();

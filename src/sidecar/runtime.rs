@@ -59,6 +59,7 @@ use super::status_server::{StatusRequest, StatusServer};
 use crate::core::downlink::Downlink;
 use crate::core::engine::{Engine, Input, Output};
 use crate::core::escape::escape_bytes;
+use crate::core::status::MessageWindow;
 use crate::core::time::Time;
 use crate::decl::{AgentSpec, expand_argv_from_env};
 use crate::signals::read_through_signalfd;
@@ -880,21 +881,28 @@ impl Runtime {
     /// asker behind them waits for a few renderings, not for dozens.
     fn on_status_peer(&mut self, token: Token, now: Time) {
         let registry = self.poll.registry();
-        let mut document = None;
+        let mut documents: Vec<(MessageWindow, Vec<u8>)> = Vec::new();
         for (peer, request) in self.status.on_ready(registry, token) {
-            let reply: &[u8] = match request {
-                StatusRequest::Status {} => {
-                    document.get_or_insert_with(|| status_document(self, now))
+            let StatusRequest::Status { messages } = request;
+            let window = messages.unwrap_or(MessageWindow::All);
+            let at = match documents.iter().position(|(built, _)| *built == window) {
+                Some(at) => at,
+                None => {
+                    let document = status_document(self, now, &window);
+                    documents.push((window, document));
+                    documents.len() - 1
                 }
             };
-            self.status.reply(self.poll.registry(), peer, reply);
+            self.status
+                .reply(self.poll.registry(), peer, &documents[at].1);
         }
     }
 }
 
-/// The status document `ding status --json` prints.
-fn status_document(runtime: &Runtime, now: Time) -> Vec<u8> {
-    let engine = runtime.engine.status(now);
+/// The status document `ding status --json` prints, listing the unread
+/// files of `window`.
+fn status_document(runtime: &Runtime, now: Time, window: &MessageWindow) -> Vec<u8> {
+    let engine = runtime.engine.status_listing(now, window);
     let lines = engine
         .messages
         .iter()

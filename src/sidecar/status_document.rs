@@ -357,7 +357,8 @@ mod tests {
     use crate::core::lease::{Lease, LeaseSlot, RevisionSource};
     use crate::core::protocol::Composer;
     use crate::core::status::{
-        AdapterStatus, EvidenceView, Freshness, HoldView, LeaseStatus, MessageStatus, PtyView,
+        AdapterStatus, EvidenceView, Freshness, HoldView, LeaseStatus, MessageStatus,
+        MessageWindow, PtyView, StateCounts,
     };
     use crate::core::time::Time;
     use serde_json::Value;
@@ -461,6 +462,14 @@ mod tests {
             in_flight: Some(4),
             unread: messages.len(),
             pending: 1,
+            by_state: StateCounts {
+                pending: 1,
+                in_flight: 1,
+                staged: 1,
+                hook_owned: 1,
+            },
+            hold: Some(held.clone()),
+            window: Some(MessageWindow::Ends(5)),
             messages,
         }
     }

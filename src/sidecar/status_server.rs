@@ -21,6 +21,7 @@ use mio::{Registry, Token};
 use serde::Deserialize;
 
 use super::lines::Line;
+use crate::core::status::MessageWindow;
 use crate::line_server::{Limits, LineServer, ServerEvent};
 use crate::pty::wire::is_object_text;
 
@@ -33,8 +34,12 @@ pub const MAX_PEERS: usize = 8;
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
 #[serde(tag = "op", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum StatusRequest {
-    /// The whole status, as JSON.
-    Status {},
+    /// The status, as JSON, listing the unread files of `messages`
+    /// (every one when it is absent; all are counted in any case).
+    Status {
+        #[serde(default)]
+        messages: Option<MessageWindow>,
+    },
 }
 
 /// The status socket: a [`LineServer`] that reads [`StatusRequest`]s and
@@ -132,7 +137,25 @@ mod tests {
     #[test]
     fn only_the_status_object_is_a_request() {
         let judged = |line: &[u8]| judge_request(Line::Complete(line.to_vec()));
-        assert_eq!(judged(br#"{"op":"status"}"#), Ok(StatusRequest::Status {}));
+        assert_eq!(
+            judged(br#"{"op":"status"}"#),
+            Ok(StatusRequest::Status { messages: None })
+        );
+        assert_eq!(
+            judged(br#"{"op":"status","messages":{"ends":5}}"#),
+            Ok(StatusRequest::Status {
+                messages: Some(MessageWindow::Ends(5))
+            })
+        );
+        assert_eq!(
+            judged(br#"{"op":"status","messages":{"page":{"after":"a.md","limit":2}}}"#),
+            Ok(StatusRequest::Status {
+                messages: Some(MessageWindow::Page {
+                    after: Some(crate::core::message::MessageName::new("a.md").unwrap()),
+                    limit: 2
+                })
+            })
+        );
         for line in [
             &br#"["status"]"#[..],
             br#"{"op":"status","x":1}"#,

@@ -12,8 +12,9 @@
 //!   may ask for permission: a dialog (`Notification`
 //!   `permission_prompt`) that waits for the person (`1` or Return: yes,
 //!   `2`: no, Esc: stop);
-//! * a turn's end fires `Stop` and waits for it: `{"decision":"block"}`
-//!   continues the turn once (its own `Stop` is `stop_hook_active`);
+//! * a turn's end fires `Stop` and waits for it: `additionalContext`, or
+//!   `{"decision":"block"}`, continues the turn once (its own `Stop` is
+//!   `stop_hook_active`); a block's reason reaches the model twice;
 //! * the wake (`asyncRewake`) is armed by `SessionStart`,
 //!   `UserPromptSubmit` and `Stop`, and runs in the background; exit 2
 //!   wakes an idle session into a turn of its own (a `<task-notification>`
@@ -38,8 +39,9 @@ use crate::harness::{Happened, HarnessModel, View, captured, with_composer_text}
 use crate::support::rng::Rng;
 
 /// The captures each state is drawn with.
-const SCREENS: [&str; 6] = [
+const SCREENS: [&str; 7] = [
     "idle-empty",
+    "eval-idle-renamed-session",
     "draft",
     "busy-tool-running",
     "busy-draft",
@@ -105,6 +107,10 @@ pub struct ClaudeHarness {
     compact_start_asked: bool,
     /// What that hook printed, for the next turn's first request.
     context: Option<String>,
+    /// The session has a name (`/rename`, or the one Claude Code gives it
+    /// after a plan is approved), drawn in the composer's top rule: half
+    /// the seeds (odd ones; the random stream is untouched).
+    named: bool,
 }
 
 impl ClaudeHarness {
@@ -118,6 +124,16 @@ impl ClaudeHarness {
             decoder: KeyDecoder::new(),
             compact_start_asked: false,
             context: None,
+            named: seed % 2 == 1,
+        }
+    }
+
+    /// The idle screen this session is drawn with.
+    fn idle_screen(&self) -> &'static str {
+        if self.named {
+            "eval-idle-renamed-session"
+        } else {
+            "idle-empty"
         }
     }
 
@@ -368,9 +384,11 @@ impl HarnessModel for ClaudeHarness {
         }
         match (event, self.phase) {
             ("Stop", Phase::Stopping { continued }) => {
-                let blocks =
-                    answer.is_some_and(|answer| answer.stdout.contains(r#""decision":"block""#));
-                if blocks && !continued {
+                let continues = answer.map(stop_output).is_some_and(|output| {
+                    output["decision"] == "block"
+                        || output["hookSpecificOutput"]["additionalContext"].is_string()
+                });
+                if continues && !continued {
                     // The reason is the turn's next input: it goes on once.
                     let length = self.rng.between(self.turn_ms / 3, self.turn_ms);
                     self.phase = Phase::Busy {
@@ -392,12 +410,13 @@ impl HarnessModel for ClaudeHarness {
 
     fn snapshot(&mut self, revision: u64) -> Snapshot {
         if self.phase == Phase::Idle && !self.composer.is_empty() {
-            let mut snapshot = with_composer_text(&screens()["idle-empty"], &self.composer, true);
+            let mut snapshot =
+                with_composer_text(&screens()[self.idle_screen()], &self.composer, true);
             snapshot.revision = revision;
             return snapshot;
         }
         let name = match self.phase {
-            Phase::Idle => "idle-empty",
+            Phase::Idle => self.idle_screen(),
             Phase::Dialog { .. } => "permission-dialog",
             Phase::Busy { .. } | Phase::Stopping { .. } if !self.composer.is_empty() => {
                 "busy-draft"
@@ -425,8 +444,16 @@ impl HarnessModel for ClaudeHarness {
 
     /// A compacted context's `SessionStart` text reaches the model only
     /// with the next turn (see [`Happened::ContextReaches`]).
-    fn answer_reaches_model(&self, event: &str) -> bool {
-        !(event == "SessionStart" && self.compact_start_asked)
+    fn copies_reaching_model(&self, event: &str, answer: &HookAnswer) -> usize {
+        if event == "SessionStart" && self.compact_start_asked {
+            return 0;
+        }
+        // A `Stop` block's reason goes into the continuation twice: as
+        // "Stop hook feedback" and as "Stop hook blocking error".
+        if event == "Stop" && stop_output(answer)["decision"] == "block" {
+            return 2;
+        }
+        1
     }
 
     fn commands(&self) -> &'static [&'static str] {
@@ -436,4 +463,9 @@ impl HarnessModel for ClaudeHarness {
     fn is_quiet(&self) -> bool {
         self.phase == Phase::Idle && self.composer.is_empty() && self.queued.is_empty()
     }
+}
+
+/// What a `Stop` hook printed on stdout (nothing, when it printed no JSON).
+fn stop_output(answer: &HookAnswer) -> Value {
+    serde_json::from_str(answer.stdout.trim()).unwrap_or(Value::Null)
 }

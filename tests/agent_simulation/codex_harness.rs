@@ -685,8 +685,8 @@ impl HarnessModel for CodexHarness {
 
     /// A queued delivery reaches the model when its turn starts, not when
     /// the launcher is given it.
-    fn answer_reaches_model(&self, event: &str) -> bool {
-        event != QUEUE
+    fn copies_reaching_model(&self, event: &str, _answer: &HookAnswer) -> usize {
+        usize::from(event != QUEUE)
     }
 
     fn commands(&self) -> &'static [&'static str] {

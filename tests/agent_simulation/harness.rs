@@ -91,10 +91,11 @@ pub trait HarnessModel {
         answer: Option<&HookAnswer>,
         now_ms: u64,
     ) -> Vec<Happened>;
-    /// Whether what `event`'s answer prints reaches the model then (a
-    /// native path's delivery reaches it only when its turn starts).
-    fn answer_reaches_model(&self, _event: &str) -> bool {
-        true
+    /// How many times what `event`'s answer prints reaches the model then:
+    /// none for a native path's delivery (it reaches it only when its turn
+    /// starts), more than once where the harness repeats it.
+    fn copies_reaching_model(&self, _event: &str, _answer: &HookAnswer) -> usize {
+        1
     }
     /// Commands a person may type whole at an empty composer (`/clear`).
     fn commands(&self) -> &'static [&'static str] {

@@ -743,10 +743,11 @@ impl World {
         if with_receipt {
             self.after(1, Due::Machine(ToMachine::HookReceipt { peer }));
         }
-        if self.harness.answer_reaches_model(event) {
-            for name in names {
-                self.hooked += 1;
-                self.seen(&name, "a hook");
+        let copies = self.harness.copies_reaching_model(event, &answer);
+        for name in &names {
+            self.hooked += usize::from(copies > 0);
+            for _ in 0..copies {
+                self.seen(name, "a hook");
             }
         }
         if answer.parked == Some(ParkAnswer::Delivered)

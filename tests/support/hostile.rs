@@ -247,6 +247,12 @@ pub fn live_document(names: &[MessageName], unreadable: &[Vec<u8>], hostile: &st
             attached: 1,
             incarnation: hostile.into(),
         }),
+        last_exit: Some(ding::pty::last_exit::LastExit {
+            child: ding::pty::wire::ChildState::Exited { code: 3 },
+            at: hostile.into(),
+            incarnation: hostile.into(),
+            screen: vec![hostile.into(), hostile.into()],
+        }),
         pty_host_log_write_failure: Some(log_failure.clone()),
         declared_fingerprint: Some(spec.fingerprint()),
         drift: Some(Drift::Judged {

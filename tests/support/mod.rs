@@ -8,6 +8,7 @@ pub mod fixture_files;
 pub mod flood;
 pub mod provider_fixtures;
 mod pty_host;
+pub mod quiet;
 pub mod real_pane;
 pub mod rng;
 pub mod sidecar_agent;

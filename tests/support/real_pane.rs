@@ -1,6 +1,6 @@
 //! Shared harness for the real-pane tests: a real harness binary installed
 //! by `scripts/install-harnesses.sh`, the loopback model server run as the
-//! real `ding eval-model-server` process, and the real-pane smoke subset of
+//! real `ding-eval model-server` process, and the real-pane smoke subset of
 //! the A/B evaluation, which runs the very scenario runner `make eval`
 //! runs (`ding::eval::scenario::run_trial`) and asserts on its facts.
 //!
@@ -16,16 +16,18 @@ use std::time::{Duration, Instant};
 
 use ding::eval::arm::Arm;
 use ding::eval::evidence::{DraftOutcome, Metrics};
+use ding::eval::pane::DialogKind;
 use ding::eval::processes;
 use ding::eval::rng::fresh_seed;
 use ding::eval::row::Row;
 use ding::eval::run::summary as trial_summary;
 use ding::eval::scenario::run_trial;
-use ding::eval::trial::{Outcome, TrialFacts, TrialSpec, trial_id};
+use ding::eval::trial::{Outcome, QUIET, SETTLE_PATIENCE, TrialFacts, TrialSpec, trial_id};
 use ding::pty::wire::Snapshot;
 use serde_json::Value;
 
-use super::sidecar_agent::{Agent, DING, message};
+use super::quiet::until_quiet;
+use super::sidecar_agent::{Agent, DING, DING_EVAL, message};
 
 /// How long a real harness may take for any awaited step. Generous: the
 /// machine is shared, and waiting polls, so a passing test never waits
@@ -64,7 +66,7 @@ pub fn harness_binary(variable: &str) -> PathBuf {
     path
 }
 
-/// A running `ding eval-model-server`, killed by pid when dropped.
+/// A running `ding-eval model-server`, killed by pid when dropped.
 pub struct ModelServer {
     process: Child,
     pub log: PathBuf,
@@ -78,8 +80,8 @@ impl ModelServer {
         fs::create_dir_all(dir).expect("model server dir");
         let log = dir.join("requests.jsonl");
         let port_file = dir.join("port");
-        let process = Command::new(DING)
-            .args(["eval-model-server", "--api", api, "--log"])
+        let process = Command::new(DING_EVAL)
+            .args(["model-server", "--api", api, "--log"])
             .arg(&log)
             .arg("--port-file")
             .arg(&port_file)
@@ -87,7 +89,7 @@ impl ModelServer {
             .stdout(Stdio::null())
             .stderr(fs::File::create(dir.join("stderr")).expect("stderr file"))
             .spawn()
-            .expect("spawn ding eval-model-server");
+            .expect("spawn ding-eval model-server");
         let mut server = ModelServer {
             process,
             log,
@@ -169,14 +171,14 @@ pub fn carries(request: &Value, needle: &str) -> bool {
 }
 
 /// Prepares `harness`'s scratch home under the agent's directory with the
-/// real `ding eval-harness-env`, writing the agent's declaration, and
+/// real `ding-eval harness-env`, writing the agent's declaration, and
 /// returns the printed launch.
 pub fn prepare_harness(agent: &Agent, harness: &str, binary: &Path, model: &ModelServer) -> Value {
     let declaration = agent.declaration();
     let home = agent.path("home");
     let project = agent.path("project");
     let args = [
-        "eval-harness-env",
+        "harness-env",
         harness,
         "--binary",
         binary.to_str().expect("utf-8 binary path"),
@@ -193,7 +195,7 @@ pub fn prepare_harness(agent: &Agent, harness: &str, binary: &Path, model: &Mode
         "--agent",
         &agent.name,
     ];
-    serde_json::from_str(&agent.ding_ok(&args)).expect("the launch is JSON")
+    serde_json::from_str(&agent.ding_eval_ok(&args)).expect("the launch is JSON")
 }
 
 /// Waits until the agent's PTY snapshot satisfies `ready`, re-checking on
@@ -414,6 +416,7 @@ pub fn smoke_trial(harness: &str, row: Row, arm: Arm, seed: u64) -> TrialFacts {
         provider,
         harness_binary: binary,
         ding: PathBuf::from(DING),
+        eval_binary: PathBuf::from(DING_EVAL),
         row,
         arm,
         seed,
@@ -459,8 +462,8 @@ pub fn ran(facts: &TrialFacts) -> &Metrics {
 }
 
 /// The careful arm's acceptance on one row: every message delivered, no
-/// draft corrupted, no dialog answered by DING, no more model calls than
-/// the aggressive arm on the same seed. Only a provider with no adapter in
+/// draft corrupted, no dialog answered by DING, no more model calls per
+/// delivered message than the aggressive arm on the same seed. Only a provider with no adapter in
 /// the registry may skip it, and its trial must say exactly that.
 pub fn careful_meets_the_bar(harness: &str, row: Row, seed: u64, aggressive: &Metrics) {
     let facts = smoke_trial(harness, row, Arm::Careful, seed);
@@ -483,24 +486,41 @@ pub fn careful_meets_the_bar(harness: &str, row: Row, seed: u64, aggressive: &Me
         "careful arm answered: {:?}",
         m.dialogs
     );
-    assert!(
-        m.calls.turn_calls <= aggressive.calls.turn_calls,
-        "careful arm: {} model calls against {} aggressive",
-        m.calls.turn_calls,
-        aggressive.calls.turn_calls
-    );
+    // Calls per delivered message, the verdict's measure (EVAL-14): where
+    // the aggressive arm delivered nothing (it lost the notice in a
+    // dialog) it skipped the calls of that work, and there is nothing to
+    // compare. One trial compares them only where the person did nothing
+    // in row 4: when they type or press Esc around DING's act, either
+    // arm's count follows the harness's timing on that one seed, which the
+    // evaluation's intervals over many seeds decide (EVAL-18).
+    if aggressive.delivered > 0 && (row != Row::ExactIdle || m.drafts.is_empty()) {
+        assert!(
+            m.calls.turn_calls * aggressive.delivered <= aggressive.calls.turn_calls * m.delivered,
+            "careful arm: {} model calls for {} delivered, against {} for {} aggressive",
+            m.calls.turn_calls,
+            m.delivered,
+            aggressive.calls.turn_calls,
+            aggressive.delivered
+        );
+    }
     passed(&facts);
 }
 
-/// Row 4 on `harness`: at exact idle the aggressive arm delivers the
-/// message with one model call of a turn it started; then the careful arm.
+/// Row 4 on `harness`: at exact idle, when the person does nothing
+/// meanwhile (no line of theirs: neither the typing nor the Esc variant),
+/// the aggressive arm delivers the message with one model call of a turn
+/// it started and one ring. With the person's Esc around its act, the
+/// harness may keep its notice unsent in the composer, which the person
+/// then clears (lost, as the evaluation counts it). Then the careful arm.
 pub fn exact_idle_row(harness: &str) {
     let seed = smoke_seed();
     let facts = smoke_trial(harness, Row::ExactIdle, Arm::Aggressive, seed);
     let m = ran(&facts);
-    assert_eq!((m.delivered, m.lost), (1, 0), "{:?}", m.messages);
-    assert_eq!(m.calls.delivery_calls, 1, "{:?}", m.calls);
-    assert_eq!(m.pty.delivery_writes, 1, "one ring: {:?}", m.pty);
+    if m.drafts.is_empty() {
+        assert_eq!((m.delivered, m.lost), (1, 0), "{:?}", m.messages);
+        assert_eq!(m.calls.delivery_calls, 1, "{:?}", m.calls);
+        assert_eq!(m.pty.delivery_writes, 1, "one ring: {:?}", m.pty);
+    }
     assert_eq!(m.duplicates, 0);
     careful_meets_the_bar(harness, Row::ExactIdle, seed, m);
     passed(&facts);
@@ -525,16 +545,18 @@ pub fn draft_row(harness: &str) {
     passed(&facts);
 }
 
-/// Row 6 on `harness`: a message arriving while a permission dialog is
-/// open makes the aggressive arm answer the dialog (its Return), and the
-/// notice is lost (measured by hand in the evaluation issue); then the
-/// careful arm.
+/// Row 6 on `harness`: a message arriving while a dialog is open makes the
+/// aggressive arm answer the dialog (its Return), whatever its kind, and
+/// when it is a command's permission the notice is lost too (measured by
+/// hand in the evaluation issue); then the careful arm.
 pub fn dialog_row(harness: &str) {
     let seed = smoke_seed();
     let facts = smoke_trial(harness, Row::Dialog, Arm::Aggressive, seed);
     let m = ran(&facts);
     assert_eq!(m.dialogs_answered_by_ding, 1, "the dialog: {:?}", m.dialogs);
-    assert_eq!((m.delivered, m.lost), (0, 1), "{:?}", m.messages);
+    if m.dialogs[0].kind == DialogKind::Command.as_str() {
+        assert_eq!((m.delivered, m.lost), (0, 1), "{:?}", m.messages);
+    }
     careful_meets_the_bar(harness, Row::Dialog, seed, m);
     passed(&facts);
 }
@@ -666,10 +688,17 @@ pub fn wait_hook_owned(agent: &Agent, name: &str) -> Value {
     )
 }
 
-/// The end of a counted scenario: exactly `calls` model calls of turns and
-/// `typed` bytes typed by DING, then the counts printed for the record
+/// The end of a counted scenario: once no request and no delivery has come
+/// for the evaluation's quiet window, exactly `calls` model calls of turns
+/// and `typed` bytes typed by DING, then the counts printed for the record
 /// (title requests apart).
 pub fn settled(what: &str, agent: &Agent, model: &ModelServer, calls: usize, typed: u64) {
+    // Counted once nothing new has come for the evaluation's quiet window:
+    // a call or a delivery that comes after the screen looked settled
+    // is counted, not missed.
+    until_quiet(what, QUIET, SETTLE_PATIENCE, || {
+        (model.requests().len(), pty_writes(agent).deliveries)
+    });
     let requests = model.requests();
     assert_eq!(
         model_calls(&requests),

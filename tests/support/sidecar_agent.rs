@@ -30,6 +30,8 @@ use nix::unistd::Pid;
 use serde_json::{Value, json};
 
 pub const DING: &str = env!("CARGO_BIN_EXE_ding");
+/// The evaluation's binary (model servers, harness homes, the A/B runner).
+pub const DING_EVAL: &str = env!("CARGO_BIN_EXE_ding-eval");
 
 /// The sidecar's status reply as JSON, as it is on the wire: what the
 /// tests check is the document, field by field, as other programs read it.
@@ -185,13 +187,19 @@ impl Agent {
 
     /// [`Agent::command`] run by `wrapper`, or directly if it is empty.
     fn command_under(&self, wrapper: &[&str], args: &[&str]) -> Command {
+        self.program_under(DING, wrapper, args)
+    }
+
+    /// `binary ARGS` (`ding` or `ding-eval`) run by `wrapper`, or directly
+    /// if it is empty, in the agent's directory and environment.
+    fn program_under(&self, binary: &str, wrapper: &[&str], args: &[&str]) -> Command {
         let mut command = match wrapper.split_first() {
             Some((program, first)) => {
                 let mut command = Command::new(program);
-                command.args(first).arg(DING);
+                command.args(first).arg(binary);
                 command
             }
-            None => Command::new(DING),
+            None => Command::new(binary),
         };
         command
             .args(args)
@@ -292,14 +300,14 @@ impl Agent {
 
     /// Runs `ding ARGS`, requires success, returns stdout.
     pub fn ding_ok(&self, args: &[&str]) -> String {
-        let out = self.ding(args);
-        assert!(
-            out.status.success(),
-            "ding {args:?} failed: {}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
+        succeeded("ding", args, self.ding(args))
+    }
+
+    /// Runs `ding-eval ARGS` in the agent's directory and environment,
+    /// requires success, returns stdout.
+    pub fn ding_eval_ok(&self, args: &[&str]) -> String {
+        let out = self.program_under(DING_EVAL, &[], args).output();
+        succeeded("ding-eval", args, out.expect("run ding-eval"))
     }
 
     /// `ding up agent.kdl [EXTRA]`; returns what it printed.
@@ -692,6 +700,17 @@ impl Drop for Agent {
             thread::sleep(Duration::from_millis(20));
         }
     }
+}
+
+/// The stdout of `binary ARGS`, which must have succeeded.
+fn succeeded(binary: &str, args: &[&str], out: Output) -> String {
+    assert!(
+        out.status.success(),
+        "{binary} {args:?} failed: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 /// A temp dir in memory when the system has `/dev/shm`: these tests are

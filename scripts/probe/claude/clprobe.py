@@ -3,8 +3,8 @@
 PTY host client, PROBE_DING, PROBE_BASE, ending processes by pid).
 
 One `ClaudeRun` is one scratch directory `$PROBE_BASE/<name>/` with
-`ding eval-model-server --api anthropic` (model/requests.jsonl), a home from
-`ding eval-harness-env claude` (home/.claude.json), and Claude under
+`ding-eval model-server --api anthropic` (model/requests.jsonl), a home from
+`ding-eval harness-env claude` (home/.claude.json), and Claude under
 `ding pty` with the argv, environment and cwd that command printed.
 `trusted=False` removes `projects.<cwd>.hasTrustDialogAccepted` from
 `.claude.json` (onboarding, theme and the API key approval stay answered),
@@ -17,7 +17,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "codex"))
-from cxprobe import DING, REPO, BASE, Pty, end_pid, pids_with_env, rows_text, shows  # noqa: E402,F401
+from cxprobe import DING, DING_EVAL, REPO, BASE, Pty, end_pid, pids_with_env, rows_text, shows  # noqa: E402,F401
 
 
 def claude_binary():
@@ -41,7 +41,7 @@ class ClaudeRun:
         self.model_log = os.path.join(self.model_dir, "requests.jsonl")
         port_file = os.path.join(self.model_dir, "port")
         self.model = subprocess.Popen(
-            [DING, "eval-model-server", "--api", "anthropic", "--log", self.model_log,
+            [DING_EVAL, "model-server", "--api", "anthropic", "--log", self.model_log,
              "--port-file", port_file],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
             stderr=open(os.path.join(self.model_dir, "stderr"), "w"))
@@ -54,7 +54,7 @@ class ClaudeRun:
         self.home = os.path.join(self.dir, "home")
         self.project = os.path.join(self.dir, "project")
         self.launch = json.loads(subprocess.run(
-            [DING, "eval-harness-env", "claude", "--binary", self.binary, "--home", self.home,
+            [DING_EVAL, "harness-env", "claude", "--binary", self.binary, "--home", self.home,
              "--cwd", self.project, "--model-url", f"http://127.0.0.1:{self.port}",
              "--permission", permission], capture_output=True, text=True, check=True).stdout)
         self.env = dict(os.environ)

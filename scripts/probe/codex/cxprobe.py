@@ -3,8 +3,8 @@
 Not production code: the scripts in this directory use it to record the facts
 in docs/providers/codex-findings.md. One `Run` is one scratch directory with
 
-* `ding eval-model-server --api openai` (log: model/requests.jsonl),
-* a home from `ding eval-harness-env codex` (home/.codex),
+* `ding-eval model-server --api openai` (log: model/requests.jsonl),
+* a home from `ding-eval harness-env codex` (home/.codex),
 * a probe hook for every Codex hook event (hooklog.py; log: hooks.jsonl),
 * `ding pty` running codex, driven through the PTY host's control socket.
 
@@ -26,6 +26,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
 # PROBE_DING names another ding binary (say, one built with its own CARGO_TARGET_DIR).
 DING = os.environ.get("PROBE_DING") or os.path.join(REPO, "target", "debug", "ding")
+# The model server and the harness homes are the evaluation's binary's.
+DING_EVAL = os.environ.get("PROBE_DING_EVAL") or os.path.join(os.path.dirname(DING), "ding-eval")
 # Scratch runs live here, so that captured screens and payloads show neutral
 # paths (the same convention as the shared captures) without any rewriting.
 BASE = os.environ.get("PROBE_BASE", "/home/agent/cx")
@@ -304,7 +306,7 @@ class Run:
         self.model_log = os.path.join(self.model_dir, "requests.jsonl")
         port_file = os.path.join(self.model_dir, "port")
         self.model = subprocess.Popen(
-            [DING, "eval-model-server", "--api", "openai", "--log", self.model_log,
+            [DING_EVAL, "model-server", "--api", "openai", "--log", self.model_log,
              "--port-file", port_file],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
             stderr=open(os.path.join(self.model_dir, "stderr"), "w"))
@@ -317,7 +319,7 @@ class Run:
         self.home = os.path.join(self.dir, "home")
         self.project = os.path.join(self.dir, "project")
         launch = json.loads(subprocess.run(
-            [DING, "eval-harness-env", "codex", "--binary", self.binary, "--home", self.home,
+            [DING_EVAL, "harness-env", "codex", "--binary", self.binary, "--home", self.home,
              "--cwd", self.project, "--model-url", f"http://127.0.0.1:{self.port}",
              "--permission", permission], capture_output=True, text=True, check=True).stdout)
         self.launch = launch

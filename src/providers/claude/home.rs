@@ -10,6 +10,10 @@
 //! replaced. The environment points the API at the mock model and turns
 //! off traffic the mock cannot answer (updates, telemetry).
 //!
+//! To make Claude Code ask something at startup (`Setup::ask_at_startup`)
+//! the project is marked untrusted: it then asks whether to trust the
+//! folder, "No, exit" selected.
+//!
 //! Permission modes: both start in `--permission-mode manual` (Claude
 //! Code's default is `auto`, whose safety check runs on Anthropic's server
 //! and fails against a mock: it stops the turn with a dialog). `auto` adds
@@ -33,7 +37,7 @@ pub fn prepare(setup: &Setup) -> Result<Launch> {
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => json!({}),
         Err(err) => return Err(err).with_context(|| format!("read {}", config_path.display())),
     };
-    let config = first_run_answered(existing, &cwd)?;
+    let config = first_run_answered(existing, &cwd, !setup.ask_at_startup)?;
     let text = serde_json::to_string_pretty(&config).context("encode .claude.json")?;
     fs::write(&config_path, text).with_context(|| format!("write {}", config_path.display()))?;
     let mut argv = vec![
@@ -59,8 +63,9 @@ pub fn prepare(setup: &Setup) -> Result<Launch> {
     })
 }
 
-/// `config` with every first-run question answered for project `cwd`.
-fn first_run_answered(mut config: Value, cwd: &Path) -> Result<Value> {
+/// `config` with every first-run question answered for project `cwd`,
+/// the folder's trust as `trusted` says (untrusted: Claude Code asks).
+fn first_run_answered(mut config: Value, cwd: &Path, trusted: bool) -> Result<Value> {
     let root = object(&mut config, ".claude.json")?;
     root.insert("hasCompletedOnboarding".into(), json!(true));
     root.entry("theme").or_insert(json!("dark"));
@@ -83,7 +88,7 @@ fn first_run_answered(mut config: Value, cwd: &Path) -> Result<Value> {
             .or_insert(json!({})),
         "the project entry",
     )?;
-    project.insert("hasTrustDialogAccepted".into(), json!(true));
+    project.insert("hasTrustDialogAccepted".into(), json!(trusted));
     Ok(config)
 }
 
@@ -105,7 +110,28 @@ mod tests {
             cwd: dir.join("project"),
             model_url: "http://127.0.0.1:9".into(),
             permission,
+            ask_at_startup: false,
         }
+    }
+
+    #[test]
+    fn asked_to_ask_at_startup_the_project_is_untrusted_so_claude_asks_about_the_folder() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let trusted = prepare(&setup(dir.path(), Permission::Manual)).expect("prepare");
+        let untrusted = Setup {
+            ask_at_startup: true,
+            ..setup(dir.path(), Permission::Manual)
+        };
+        assert_eq!(prepare(&untrusted).expect("prepare"), trusted);
+        let config: Value =
+            serde_json::from_slice(&fs::read(dir.path().join("home/.claude.json")).expect("read"))
+                .expect("json");
+        let cwd = fs::canonicalize(dir.path().join("project")).expect("cwd");
+        assert_eq!(
+            config["projects"][cwd.to_string_lossy().as_ref()]["hasTrustDialogAccepted"],
+            false
+        );
+        assert_eq!(config["hasCompletedOnboarding"], true);
     }
 
     #[test]

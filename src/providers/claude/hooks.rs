@@ -8,7 +8,7 @@
 //! | `UserPromptSubmit` | active | pending work as `additionalContext` (reaches the same request); DING's own notice in the prompt is a `turn-boundary` receipt for the files it names |
 //! | `PreToolUse` | child | none |
 //! | `PostToolUse` | active | pending work as `additionalContext` (reaches the same turn's next request: no extra call) |
-//! | `Stop` | idle | pending work that found no ride: `{"decision":"block"}` (one extra model call, as a notice would cost); never when `stop_hook_active` (no loop) |
+//! | `Stop` | idle | pending work that found no ride: `additionalContext`, which continues the turn (one extra model call, as a notice would cost; a `{"decision":"block"}` reason would reach the model twice); never when `stop_hook_active` (no loop) |
 //! | `StopFailure` | idle | none (its output is ignored) |
 //! | `Notification` | `permission_prompt`: awaiting the human | none |
 //! | `PreCompact` | | lifecycle `compaction` |
@@ -132,7 +132,9 @@ pub fn render(event: &str, claimed: &Claimed, agent: &AgentContext) -> HookAnswe
         "UserPromptSubmit" | "PostToolUse" => stdout(json!({
             "hookSpecificOutput": {"hookEventName": event, "additionalContext": text}
         })),
-        "Stop" => stdout(json!({"decision": "block", "reason": text})),
+        "Stop" => stdout(json!({
+            "hookSpecificOutput": {"hookEventName": event, "additionalContext": text}
+        })),
         WAKE => HookAnswer {
             stderr: text,
             exit: 2,

@@ -11,6 +11,13 @@
 //! blocks inside `user` messages. After a tool call the last `user` message
 //! holds a `tool_result` block, and a prompt queued during the turn rides
 //! beside it as a text block.
+//!
+//! The tools it offers (13, in manual mode and in plan mode alike) include
+//! `Bash`, `Write`, `Edit` and `AskUserQuestion`; `ExitPlanMode` and
+//! `EnterPlanMode` are deferred: only named in the environment `system`
+//! message ("available via ToolSearch"), yet a direct call works.
+//! `mock:edit` is a `Write` call, `mock:choice` an `AskUserQuestion` call
+//! and `mock:plan` an `ExitPlanMode` call, offered only in plan mode.
 
 use std::time::Duration;
 
@@ -20,10 +27,16 @@ use crate::eval::http::Request;
 use crate::eval::model_server::{
     Event, Ids, Reading, Reply, RoleText, WireFormat, prompt_text, slow_pieces,
 };
-use crate::eval::script::{Class, Command, Plan};
+use crate::eval::script::{Class, Command, Plan, ToolCall};
 
 /// The name of Claude Code's command tool.
 const COMMAND_TOOL: &str = "Bash";
+/// Its tool that creates or overwrites a file (`mock:edit`).
+const WRITE_TOOL: &str = "Write";
+/// Its tool that asks the human a question with options (`mock:choice`).
+const QUESTION_TOOL: &str = "AskUserQuestion";
+/// Its tool that asks the human to approve the plan (`mock:plan`).
+const PLAN_TOOL: &str = "ExitPlanMode";
 
 pub struct Messages;
 
@@ -53,6 +66,24 @@ impl WireFormat for Messages {
         }
     }
 
+    fn offers(&self, body: Option<&Value>, call: &ToolCall) -> bool {
+        let Some(body) = body else {
+            return false;
+        };
+        match call {
+            ToolCall::Edit { .. } => offered(body, WRITE_TOOL),
+            ToolCall::Choice { .. } => offered(body, QUESTION_TOOL),
+            // A deferred tool: named in the environment message, not in
+            // `tools`, and callable only in plan mode (outside it the call
+            // fails at once, "You are not in plan mode", with no dialog).
+            ToolCall::PlanApproval { .. } => {
+                plan_mode(body).is_some()
+                    && (offered(body, PLAN_TOOL)
+                        || texts(body).iter().any(|text| text.text.contains(PLAN_TOOL)))
+            }
+        }
+    }
+
     fn render(&self, _request: &Request, body: Option<&Value>, plan: &Plan, ids: &Ids) -> Reply {
         let model = body
             .and_then(|body| body["model"].as_str())
@@ -67,11 +98,22 @@ impl WireFormat for Messages {
                 "end_turn",
                 Duration::ZERO,
             ),
-            Plan::Text(text) | Plan::Title(text) => (
+            Plan::Text(text) => (
                 vec![Block::Text(vec![text.clone()])],
                 "end_turn",
                 Duration::ZERO,
             ),
+            // The session name it asked for, as the JSON its schema wants.
+            Plan::Title(title) => {
+                let name = title
+                    .to_lowercase()
+                    .split_whitespace()
+                    .collect::<Vec<_>>()
+                    .join("-");
+                let text = json!({"name": name}).to_string();
+                (vec![Block::Text(vec![text])], "end_turn", Duration::ZERO)
+            }
+            Plan::Tool(call) => (tool_blocks(call, body, ids), "tool_use", Duration::ZERO),
             // Claude Code keeps what is inside <summary> and asks again
             // (with a stronger instruction) when there is none.
             Plan::Summary(summary) => {
@@ -83,7 +125,11 @@ impl WireFormat for Messages {
                 (vec![Block::Text(pieces)], "end_turn", pace)
             }
             Plan::Command(command) => (
-                vec![Block::Tool(ids.fresh("toolu"), tool_input(command))],
+                vec![Block::Tool(
+                    ids.fresh("toolu"),
+                    COMMAND_TOOL,
+                    tool_input(command),
+                )],
                 "tool_use",
                 Duration::ZERO,
             ),
@@ -100,7 +146,7 @@ impl WireFormat for Messages {
 /// A content block of the reply: text in pieces, or a tool call.
 enum Block {
     Text(Vec<String>),
-    Tool(String, Value),
+    Tool(String, &'static str, Value),
 }
 
 /// Claude Code 2.1.328 compaction (`/compact`, or automatic): the last
@@ -111,6 +157,9 @@ const COMPACTION_INSTRUCTION: &str =
 /// Whether a model call answers a prompt or a tool result: the last `user`
 /// message decides (trailing `system` messages are context, not input).
 fn classify(body: &Value) -> Class {
+    if is_naming_request(body) {
+        return Class::Title;
+    }
     let Some(last_user) = last_user_message(body) else {
         return Class::Side;
     };
@@ -125,6 +174,16 @@ fn classify(body: &Value) -> Class {
     } else {
         Class::Prompt
     }
+}
+
+/// Claude Code 2.1.328 names the session (seen right after a plan is
+/// approved, before the tool result goes out): a request with no tools
+/// whose output must be JSON holding just a `name`. It is not a turn.
+fn is_naming_request(body: &Value) -> bool {
+    let format = &body["output_config"]["format"];
+    format["type"] == "json_schema"
+        && format["schema"]["required"] == json!(["name"])
+        && body["tools"].as_array().is_none_or(Vec::is_empty)
 }
 
 fn last_user_message(body: &Value) -> Option<&Value> {
@@ -196,6 +255,112 @@ fn tool_input(command: &Command) -> Value {
     })
 }
 
+/// The tool calls that carry out `call`, in order. A plan approval in
+/// plan mode first writes the plan to the session's plan file: Claude Code
+/// shows the plan approval ("Ready to code?", the plan, three options) only
+/// for a plan it reads from that file, and the short "Exit plan mode?" with
+/// none. It runs the two calls in order and answers both in one tool-result
+/// request.
+fn tool_blocks(call: &ToolCall, body: Option<&Value>, ids: &Ids) -> Vec<Block> {
+    let mut blocks = Vec::new();
+    let input = match call {
+        ToolCall::Edit { path, content } => {
+            json!({"file_path": path, "content": content})
+        }
+        ToolCall::Choice { question, options } => {
+            let options: Vec<Value> = options
+                .iter()
+                .map(|label| json!({"label": label, "description": format!("Take {label}.")}))
+                .collect();
+            json!({"questions": [{
+                "question": question,
+                "header": "Mock",
+                "options": options,
+                "multiSelect": false,
+            }]})
+        }
+        ToolCall::PlanApproval { plan } => {
+            if let Some(file) = body.and_then(plan_mode).flatten() {
+                blocks.push(Block::Tool(
+                    ids.fresh("toolu"),
+                    WRITE_TOOL,
+                    json!({"file_path": file, "content": plan}),
+                ));
+            }
+            // Claude Code reads the plan from the file; `plan` is what it
+            // shows when there is none (a rejected plan's box).
+            json!({"plan": plan})
+        }
+    };
+    blocks.push(Block::Tool(ids.fresh("toolu"), tool_name(call), input));
+    blocks
+}
+
+fn tool_name(call: &ToolCall) -> &'static str {
+    match call {
+        ToolCall::Edit { .. } => WRITE_TOOL,
+        ToolCall::Choice { .. } => QUESTION_TOOL,
+        ToolCall::PlanApproval { .. } => PLAN_TOOL,
+    }
+}
+
+/// Whether the request's `tools` hold one named `name`.
+fn offered(body: &Value, name: &str) -> bool {
+    body["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|tool| tool["name"] == name)
+}
+
+/// What Claude Code 2.1.328 tells the model when plan mode starts, goes on,
+/// or comes back, and when it ends (by ExitPlanMode or by Shift-Tab); the
+/// latest of them says whether the session is in plan mode.
+const PLAN_MODE_ON: [&str; 3] = [
+    "Plan mode is active.",
+    "Plan mode still active",
+    "## Re-entering Plan Mode",
+];
+const PLAN_MODE_OFF: &str = "## Exited Plan Mode";
+
+/// Where those reminders name the plan file: the path follows each of
+/// these, up to a space (a trailing `.` or `)` is the sentence's).
+const PLAN_FILE_AFTER: [&str; 4] = [
+    "create your plan at ",
+    "A plan file already exists at ",
+    "A plan file exists at ",
+    "Read-only except plan file (",
+];
+
+/// `Some` when the conversation is in plan mode, with the plan file the
+/// latest reminder named (if it named one).
+fn plan_mode(body: &Value) -> Option<Option<String>> {
+    let mut mode = None;
+    for text in texts(body) {
+        let text = text.text.as_str();
+        let on = PLAN_MODE_ON
+            .iter()
+            .filter_map(|marker| text.rfind(marker))
+            .max();
+        let off = text.rfind(PLAN_MODE_OFF);
+        if on.is_some_and(|on| off.is_none_or(|off| on > off)) {
+            mode = Some(plan_file(text).or(mode.flatten()));
+        } else if off.is_some() {
+            mode = None;
+        }
+    }
+    mode
+}
+
+fn plan_file(text: &str) -> Option<String> {
+    PLAN_FILE_AFTER.iter().find_map(|marker| {
+        let start = text.find(marker)? + marker.len();
+        let path = text[start..].split_whitespace().next()?;
+        let path = path.trim_end_matches(['.', ')']);
+        (path.starts_with('/') && path.ends_with(".md")).then(|| path.to_string())
+    })
+}
+
 fn usage() -> Value {
     json!({
         "input_tokens": 1000,
@@ -236,10 +401,10 @@ fn events(
                     ));
                 }
             }
-            Block::Tool(tool_id, input) => {
+            Block::Tool(tool_id, name, input) => {
                 events.push(Event::now(json!({
                     "type": "content_block_start", "index": index,
-                    "content_block": {"type": "tool_use", "id": tool_id, "name": COMMAND_TOOL, "input": {}},
+                    "content_block": {"type": "tool_use", "id": tool_id, "name": name, "input": {}},
                 })));
                 events.push(Event::now(json!({
                     "type": "content_block_delta", "index": index,
@@ -265,8 +430,8 @@ fn whole_message(id: &str, model: &str, blocks: &[Block], stop_reason: &str) -> 
         .iter()
         .map(|block| match block {
             Block::Text(pieces) => json!({"type": "text", "text": pieces.concat()}),
-            Block::Tool(tool_id, input) => {
-                json!({"type": "tool_use", "id": tool_id, "name": COMMAND_TOOL, "input": input})
+            Block::Tool(tool_id, name, input) => {
+                json!({"type": "tool_use", "id": tool_id, "name": name, "input": input})
             }
         })
         .collect();
@@ -460,5 +625,247 @@ mod tests {
         };
         assert_eq!(message["content"][0]["text"], "hi");
         assert_eq!(message["stop_reason"], "end_turn");
+    }
+
+    fn tools(names: &[&str]) -> Value {
+        Value::Array(names.iter().map(|name| json!({"name": name})).collect())
+    }
+
+    /// The environment message as Claude Code 2.1.328 sends it, cut short.
+    const ENVIRONMENT: &str = "# Environment\nThe following deferred tools are now available \
+        via ToolSearch. Their schemas are NOT loaded:\nCronCreate\nEnterPlanMode\nExitPlanMode\n";
+
+    /// Its plan-mode reminder, cut short, naming the plan file.
+    fn plan_reminder(file: &str) -> String {
+        format!(
+            "Plan mode is active. The user indicated that they do not want you to execute \
+             yet.\n\n## Plan File Info:\nNo plan file exists yet. You should create your plan \
+             at {file} using the Write tool.\n"
+        )
+    }
+
+    fn conversation(extra: &[Value]) -> Value {
+        let mut messages = vec![
+            user(json!("hello")),
+            json!({"role": "system", "content": [{"type": "text", "text": ENVIRONMENT}]}),
+            json!({"role": "assistant", "content": [{"type": "text", "text": "mock reply"}]}),
+        ];
+        messages.extend(extra.iter().cloned());
+        json!({
+            "model": "m",
+            "stream": true,
+            "tools": tools(&["Agent", "AskUserQuestion", "Bash", "Edit", "Write"]),
+            "messages": messages,
+        })
+    }
+
+    fn system(text: &str) -> Value {
+        json!({"role": "system", "content": [{"type": "text", "text": text}]})
+    }
+
+    fn edit() -> ToolCall {
+        ToolCall::Edit {
+            path: "/tmp/e.txt".into(),
+            content: "mock edit\n".into(),
+        }
+    }
+
+    fn choice() -> ToolCall {
+        ToolCall::Choice {
+            question: "Which?".into(),
+            options: vec!["One".into(), "Two".into()],
+        }
+    }
+
+    fn plan_approval() -> ToolCall {
+        ToolCall::PlanApproval {
+            plan: "Mock plan.".into(),
+        }
+    }
+
+    /// The tool calls of a streamed reply: name and parsed input.
+    fn tool_uses(events: &[Event]) -> Vec<(String, Value)> {
+        let mut calls = Vec::new();
+        for (index, event) in events.iter().enumerate() {
+            let block = &event.data["content_block"];
+            if block["type"] == "tool_use" {
+                let partial = events[index + 1].data["delta"]["partial_json"]
+                    .as_str()
+                    .expect("input");
+                let input = serde_json::from_str(partial).expect("json");
+                calls.push((block["name"].as_str().expect("name").to_string(), input));
+            }
+        }
+        calls
+    }
+
+    fn render_tool(call: &ToolCall, body: &Value) -> Vec<Event> {
+        match Messages.render(
+            &post("/v1/messages"),
+            Some(body),
+            &Plan::Tool(call.clone()),
+            &Ids::new("n"),
+        ) {
+            Reply::Events(events) => events,
+            other => panic!("not a stream: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn write_and_ask_user_question_are_offered_when_the_request_lists_them() {
+        let body = conversation(&[user(json!("mock:edit /tmp/e.txt"))]);
+        assert!(Messages.offers(Some(&body), &edit()));
+        assert!(Messages.offers(Some(&body), &choice()));
+        let mut bare = body.clone();
+        bare["tools"] = tools(&["Bash"]);
+        assert!(!Messages.offers(Some(&bare), &edit()));
+        assert!(!Messages.offers(Some(&bare), &choice()));
+        assert!(!Messages.offers(None, &edit()));
+    }
+
+    #[test]
+    fn exit_plan_mode_is_offered_only_in_plan_mode() {
+        let file = "/h/.claude/plans/fizzy-waddling-treasure.md";
+        let outside = conversation(&[user(json!("mock:plan"))]);
+        assert!(!Messages.offers(Some(&outside), &plan_approval()));
+        let inside = conversation(&[user(json!("mock:plan")), system(&plan_reminder(file))]);
+        assert!(Messages.offers(Some(&inside), &plan_approval()));
+        // Left by Shift-Tab (or by an approved plan): the reminder stays in
+        // the history, the later exit message decides.
+        let left = conversation(&[
+            user(json!("plan this")),
+            system(&plan_reminder(file)),
+            json!({"role": "assistant", "content": [{"type": "text", "text": "ok"}]}),
+            user(json!("mock:plan")),
+            system(&format!(
+                "## Exited Plan Mode\n\nYou have exited plan mode. The plan file is located at {file} if you need to reference it."
+            )),
+        ]);
+        assert!(!Messages.offers(Some(&left), &plan_approval()));
+    }
+
+    #[test]
+    fn mock_edit_is_a_write_call_creating_the_file() {
+        let body = conversation(&[user(json!("mock:edit /tmp/e.txt"))]);
+        let events = render_tool(&edit(), &body);
+        assert_eq!(
+            tool_uses(&events),
+            [(
+                "Write".to_string(),
+                json!({"file_path": "/tmp/e.txt", "content": "mock edit\n"})
+            )]
+        );
+        assert_eq!(
+            events[events.len() - 2].data["delta"]["stop_reason"],
+            "tool_use"
+        );
+    }
+
+    #[test]
+    fn mock_choice_is_one_question_with_the_options_in_order() {
+        let body = conversation(&[user(json!("mock:choice"))]);
+        let calls = tool_uses(&render_tool(&choice(), &body));
+        assert_eq!(calls.len(), 1);
+        assert_eq!(calls[0].0, "AskUserQuestion");
+        let question = &calls[0].1["questions"][0];
+        assert_eq!(question["question"], "Which?");
+        assert_eq!(question["multiSelect"], false);
+        assert!(question["header"].as_str().is_some_and(|h| h.len() <= 12));
+        let labels: Vec<&str> = question["options"]
+            .as_array()
+            .expect("options")
+            .iter()
+            .map(|option| option["label"].as_str().expect("label"))
+            .collect();
+        assert_eq!(labels, ["One", "Two"]);
+    }
+
+    #[test]
+    fn mock_plan_writes_the_plan_file_then_asks_for_approval() {
+        let file = "/h/.claude/plans/fizzy-waddling-treasure.md";
+        let body = conversation(&[user(json!("mock:plan")), system(&plan_reminder(file))]);
+        let calls = tool_uses(&render_tool(&plan_approval(), &body));
+        assert_eq!(
+            calls,
+            [
+                (
+                    "Write".to_string(),
+                    json!({"file_path": file, "content": "Mock plan."})
+                ),
+                ("ExitPlanMode".to_string(), json!({"plan": "Mock plan."})),
+            ]
+        );
+        // No file named: the approval alone (Claude Code's short dialog).
+        let unnamed = conversation(&[
+            user(json!("mock:plan")),
+            system("Plan mode is active. Read-only."),
+        ]);
+        let calls = tool_uses(&render_tool(&plan_approval(), &unnamed));
+        assert_eq!(calls.len(), 1);
+        assert_eq!(calls[0].0, "ExitPlanMode");
+    }
+
+    #[test]
+    fn every_plan_reminder_names_its_plan_file() {
+        let file = "/h/.claude/plans/a-b-c.md";
+        for text in [
+            plan_reminder(file),
+            format!("Plan mode is active.\nA plan file already exists at {file}. You can read it."),
+            format!(
+                "## Re-entering Plan Mode\n\nA plan file exists at {file} from your previous planning session."
+            ),
+            format!(
+                "Plan mode still active (see full instructions earlier in conversation). Read-only except plan file ({file}). Follow 5-phase workflow."
+            ),
+        ] {
+            let body = conversation(&[user(json!("mock:plan")), system(&text)]);
+            assert_eq!(plan_mode(&body), Some(Some(file.to_string())), "{text}");
+        }
+    }
+
+    #[test]
+    fn the_answered_tools_come_back_as_one_tool_result() {
+        let body = conversation(&[
+            user(json!("mock:plan")),
+            json!({"role": "assistant", "content": [
+                {"type": "tool_use", "id": "t1", "name": "Write", "input": {}},
+                {"type": "tool_use", "id": "t2", "name": "ExitPlanMode", "input": {}},
+            ]}),
+            user(json!([
+                {"type": "tool_result", "tool_use_id": "t1", "content": "File created successfully"},
+                {"type": "tool_result", "tool_use_id": "t2", "content": "User has approved your plan."},
+            ])),
+        ]);
+        let reading = Messages.read(&post("/v1/messages?beta=true"), Some(&body));
+        assert_eq!(reading.class, Class::ToolResult);
+        assert_eq!(reading.prompt, None);
+    }
+
+    #[test]
+    fn the_session_naming_request_is_a_title_answered_with_a_name() {
+        // As Claude Code 2.1.328 sends it right after a plan is approved.
+        let body = json!({
+            "model": "m",
+            "stream": true,
+            "tools": [],
+            "output_config": {"effort": "medium", "format": {"type": "json_schema", "schema": {
+                "type": "object", "properties": {"name": {"type": "string"}},
+                "required": ["name"], "additionalProperties": false,
+            }}},
+            "system": [{"type": "text", "text": "Generate a short kebab-case name (2-4 words)."}],
+            "messages": [user(json!([{"type": "text", "text": "<conversation>\nMock plan.\n</conversation>"}]))],
+        });
+        let reading = Messages.read(&post("/v1/messages?beta=true"), Some(&body));
+        assert_eq!(reading.class, Class::Title);
+        assert!(!reading.class.is_turn_call());
+        let events = stream_of(
+            &plan(Class::Title, &Directive::Text, 1, None),
+            &Ids::new("n"),
+        );
+        let text = events[2].data["delta"]["text"].as_str().expect("text");
+        assert_eq!(
+            serde_json::from_str::<Value>(text).expect("json"),
+            json!({"name": "mock-session"})
+        );
     }
 }

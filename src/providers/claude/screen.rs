@@ -7,7 +7,9 @@
 //!
 //! * **Composer** (`idle-empty.json`): the row between the two bottom-most
 //!   full-width `─` rules starts with the prompt `❯` and U+00A0. The drawn
-//!   cursor is an inverse cell; the hardware cursor is hidden.
+//!   cursor is an inverse cell; the hardware cursor is hidden. Once the
+//!   session has a name, the top rule ends with it, `── NAME ─`
+//!   (`eval-idle-renamed-session.json`).
 //! * **Idle** (`idle-empty.json`, `idle-after-turn.json`): the prompt is in
 //!   the default style and the footer below the rules does not say
 //!   `esc to interrupt`.
@@ -18,9 +20,13 @@
 //!   style; a **placeholder** (`busy-queued.json`: `Press up to edit queued
 //!   messages`) is dim, its first letter under the inverse cursor cell.
 //! * **Dialogs and menus** (`permission-dialog.json`,
-//!   `choice-menu-model.json`): the rules vanish; the question
-//!   `Do you want to proceed?`, a selected row `❯ 1. Yes`, or a footer with
-//!   `Esc to cancel`. Any of them wins over everything else.
+//!   `choice-menu-model.json`, `eval-plan-approval.json`,
+//!   `eval-picker-config.json`): the rules vanish; the question
+//!   `Do you want to proceed?`, a selected row `❯ 1. Yes` (indented), or a
+//!   footer with `Esc to cancel`, `Esc to close` or `Esc to go back`. Any of
+//!   them wins over everything else. (The question menu of
+//!   `eval-choice-menu.json` puts its selected `❯ 1.` at col 0, where the
+//!   composer's prompt is, between rules: only its footer tells it apart.)
 //!
 //! * **A typed notice** (`earlier-draft-plus-pasted-notice.json`): pasted
 //!   text is in the default style, wrapped at word boundaries with its
@@ -163,9 +169,16 @@ fn dialog(snapshot: &Snapshot) -> Option<&'static str> {
         if trimmed.contains("Esc to cancel") {
             return Some("a dialog or menu is open (Esc to cancel)");
         }
-        // A selected option: `❯ 1. Yes` (the prompt glyph at col 1, then a
+        // The footers of the settings lists (`/permissions`, `/config`).
+        if trimmed.contains("Esc to close") || trimmed.contains("Esc to go back") {
+            return Some("a dialog or menu is open (Esc to close)");
+        }
+        // A selected option: `❯ 1. Yes` (the prompt glyph indented, at col
+        // 1 in a permission dialog, 3 or 4 in a plan approval, then a
         // number): never the composer, whose prompt is at col 0.
-        if let Some(rest) = row.strip_prefix(" ").and_then(|r| r.strip_prefix(PROMPT))
+        let indent = row.len() - row.trim_start_matches(' ').len();
+        if indent > 0
+            && let Some(rest) = row[indent..].strip_prefix(PROMPT)
             && rest
                 .trim_start()
                 .split_once(". ")
@@ -177,20 +190,35 @@ fn dialog(snapshot: &Snapshot) -> Option<&'static str> {
     None
 }
 
-/// The two bottom-most full-width rules, if the screen has them.
+/// The composer's rules: the bottom-most full-width rule, and the one
+/// above it, which may carry the session's name.
 fn composer_rules(snapshot: &Snapshot) -> Option<(usize, usize)> {
     let width = usize::from(snapshot.size.cols);
     let is_rule = |row: &String| row.chars().count() == width && row.chars().all(|c| c == RULE);
-    let mut rules = snapshot
-        .rows
+    let rows = &snapshot.rows;
+    let bottom = rows.iter().rposition(is_rule)?;
+    let top = rows[..bottom]
         .iter()
-        .enumerate()
-        .rev()
-        .filter(|(_, row)| is_rule(row))
-        .map(|(index, _)| index);
-    let bottom = rules.next()?;
-    let top = rules.next()?;
+        .rposition(|row| is_rule(row) || is_named_rule(row, width))?;
     (bottom > top + 1).then_some((top, bottom))
+}
+
+/// A full-width rule with the session's name near its right end, as Claude
+/// Code draws the composer's top rule once the session has one (`/rename
+/// NAME`, or a name it asks the model for after a plan is approved):
+/// `──…── NAME ─` (`eval-idle-renamed-session.json`).
+fn is_named_rule(row: &str, width: usize) -> bool {
+    let Some(rest) = row.strip_suffix(" \u{2500}") else {
+        return false;
+    };
+    let Some((rule, name)) = rest.split_once(' ') else {
+        return false;
+    };
+    row.chars().count() == width
+        && !rule.is_empty()
+        && rule.chars().all(|c| c == RULE)
+        && !name.trim().is_empty()
+        && !name.contains(RULE)
 }
 
 /// What the composer rows (`first` up to the rule at `bottom`) hold: human
@@ -252,6 +280,22 @@ mod tests {
     }
 
     #[test]
+    fn the_top_rule_may_carry_the_session_name_the_bottom_one_not() {
+        let named = "─── a b ─";
+        assert_eq!(named.chars().count(), 9);
+        let ok = snapshot(&[&format!("─{named}"), "❯\u{a0}", RULE10, ""], vec![]);
+        assert_eq!(read(&ok).screen, Screen::Ready);
+        let bottom = snapshot(&[RULE10, "❯\u{a0}", &format!("─{named}"), ""], vec![]);
+        assert_eq!(read(&bottom).screen, Screen::Unrecognized);
+        for odd in ["─────── x─", "───────  ─", " ───── x ─", "──── a ─ ─"]
+        {
+            assert_eq!(odd.chars().count(), 10);
+            let odd = snapshot(&[odd, "❯\u{a0}", RULE10, ""], vec![]);
+            assert_eq!(read(&odd).screen, Screen::Unrecognized, "{:?}", odd.rows[0]);
+        }
+    }
+
+    #[test]
     fn a_cursor_on_a_lone_character_is_text_not_a_placeholder() {
         let inverse = Run {
             inverse: true,
@@ -259,6 +303,32 @@ mod tests {
         };
         let lone = snapshot(&[RULE10, "❯\u{a0}a", RULE10, ""], vec![inverse]);
         assert_eq!(read(&lone).composer, Composer::Nonempty);
+    }
+
+    #[test]
+    fn an_indented_numbered_selection_or_a_closing_footer_is_a_dialog() {
+        // A plan approval's selection is at col 3, and a settings list's
+        // footer says `Esc to close`; the composer's prompt is at col 0.
+        for rows in [
+            [
+                "   Ready to code?",
+                "   ❯ 1. Yes, and use auto mode",
+                "     2. No",
+            ],
+            [
+                "  Permissions  Allow",
+                "  ❯ Add a new rule…",
+                "  Esc to close",
+            ],
+        ] {
+            assert_eq!(
+                read(&snapshot(&rows, vec![])).screen,
+                Screen::Dialog,
+                "{rows:?}"
+            );
+        }
+        let typed = snapshot(&[RULE10, "❯\u{a0}1. do it", RULE10, ""], vec![]);
+        assert_eq!(read(&typed).screen, Screen::Ready);
     }
 
     #[test]

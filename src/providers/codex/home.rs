@@ -41,6 +41,10 @@ pub fn prepare(setup: &Setup) -> Result<Launch> {
     let config = config_toml(&setup.model_url, setup.permission, &cwd.to_string_lossy());
     let path = codex_home.join("config.toml");
     fs::write(&path, config).with_context(|| format!("write {}", path.display()))?;
+    let hooks = codex_home.join("hooks.json");
+    if setup.ask_at_startup {
+        fs::write(&hooks, USERS_OWN_HOOK).with_context(|| format!("write {}", hooks.display()))?;
+    }
     Ok(Launch {
         argv: vec![setup.binary.to_string_lossy().into_owned()],
         env: vec![
@@ -55,6 +59,14 @@ pub fn prepare(setup: &Setup) -> Result<Launch> {
     })
 }
 
+/// A hook of the person's own that Codex has not been told to trust: at
+/// startup Codex 0.169.0 asks about it ("Hooks need review"), in every
+/// mode, DING's launcher included (an untrusted folder, by contrast, it
+/// asks about only in a git repository, and never under the launcher's
+/// remote app-server). It does nothing if trusted.
+const USERS_OWN_HOOK: &str =
+    r#"{"hooks":{"SessionStart":[{"hooks":[{"type":"command","command":"true","timeout":5}]}]}}"#;
+
 /// The whole `config.toml`.
 fn config_toml(model_url: &str, permission: Permission, cwd: &str) -> String {
     let (approval, sandbox) = match permission {
@@ -63,7 +75,7 @@ fn config_toml(model_url: &str, permission: Permission, cwd: &str) -> String {
     };
     let base_url = format!("{}/v1", model_url.trim_end_matches('/'));
     format!(
-        "# Written by `ding eval-harness-env`: Codex against a loopback mock model.\n\
+        "# Written by `ding-eval harness-env`: Codex against a loopback mock model.\n\
          model = {model}\n\
          model_provider = \"mock\"\n\
          approval_policy = \"{approval}\"\n\
@@ -96,7 +108,31 @@ mod tests {
             cwd: dir.join("project"),
             model_url: "http://127.0.0.1:9/".into(),
             permission,
+            ask_at_startup: false,
         }
+    }
+
+    #[test]
+    fn asked_to_ask_at_startup_a_hook_of_the_persons_own_is_left_untrusted() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let trusted = prepare(&setup(dir.path(), Permission::Manual)).expect("prepare");
+        assert!(!dir.path().join("home/.codex/hooks.json").exists());
+        let untrusted = Setup {
+            ask_at_startup: true,
+            ..setup(dir.path(), Permission::Manual)
+        };
+        assert_eq!(prepare(&untrusted).expect("prepare"), trusted);
+        let hooks: serde_json::Value = serde_json::from_slice(
+            &fs::read(dir.path().join("home/.codex/hooks.json")).expect("hooks.json"),
+        )
+        .expect("json");
+        assert_eq!(
+            hooks["hooks"]["SessionStart"][0]["hooks"][0]["command"],
+            "true"
+        );
+        let config =
+            fs::read_to_string(dir.path().join("home/.codex/config.toml")).expect("config");
+        assert!(!config.contains("hooks.state"), "{config}");
     }
 
     #[test]

@@ -8,12 +8,31 @@
 //!   dim placeholder (`Ask Codex to do anything`).
 //! * Busy: a status line with `esc to interrupt` (`• Working (2s • esc to
 //!   interrupt)`). The composer row looks the same while busy.
-//! * An approval dialog: the footer `Press enter to confirm or esc to
-//!   cancel`, the selected option `› N.`. Return takes the selected option
-//!   (the default is `1. Yes, proceed`), Esc declines.
+//! * A dialog or list that takes the keys, by its footer
+//!   ([`DIALOG_FOOTERS`]): a command's or a file change's approval (`Press
+//!   enter to confirm or esc to cancel`, `eval-permission-dialog.json`,
+//!   `edit-approval-dialog.json`), a question with options
+//!   (`request_user_input`: `enter to submit answer`,
+//!   `choice-dialog.json`), Plan mode's `Implement this plan?` and the
+//!   pickers `/model`, `/permissions`, `/review` (`enter select · esc
+//!   back`, `plan-approval-dialog.json`, `picker-*.json`), the `/resume`
+//!   browser (`esc exit`). The selected option is the bold and inverse row
+//!   that starts with `›` (at col 0, at col 2 in a question), `› N.`.
+//!   Return takes it, Esc declines, cancels the question (it interrupts the
+//!   turn) or closes the list without changing anything.
+//! * Which dialogs the mock model can open in the evaluation's setup
+//!   (manual mode, Default collaboration mode): a command's approval
+//!   (`mock:permission`) and a file change's (`mock:edit`, Codex's
+//!   interception of an `apply_patch` heredoc). A question
+//!   (`request_user_input`) and a plan approval work only in Plan mode,
+//!   so the typist types `/plan` first (`setup_command`). The picker is
+//!   `/permissions`: one level, Return keeps the current mode, Esc closes
+//!   it, and its selected option is the current mode (`4. Read Only
+//!   (current)` in manual mode), not 1. (`/model` and `/review` open a
+//!   second list on Return, and `/model` would switch the model.)
 //! * `codex resume --last` resumes the most recent session.
 
-use crate::eval::pane::{Dialog, Pane, shows};
+use crate::eval::pane::{Dialog, DialogKind, Pane, shows};
 use crate::pty::wire::Snapshot;
 
 pub struct CodexPane;
@@ -43,6 +62,29 @@ fn composer(screen: &Snapshot) -> Option<(usize, &str)> {
         })
 }
 
+/// Footers of the dialogs and lists that take every key (see the module
+/// comment for which shows which).
+const DIALOG_FOOTERS: [&str; 4] = [
+    "Press enter to confirm or esc to cancel",
+    "enter to submit answer",
+    "enter select · esc back",
+    "esc exit",
+];
+
+/// The number of the selected option: the bold and inverse run that starts
+/// with `›` (a list draws it at col 0, a question at col 2), `› N. ...`.
+fn selected_option(screen: &Snapshot) -> Option<u32> {
+    screen
+        .runs
+        .iter()
+        .filter(|run| run.bold && run.inverse && run.col <= 2)
+        .find_map(|run| {
+            let rest = run.text.strip_prefix('›')?.trim_start();
+            let (number, _) = rest.split_once('.')?;
+            number.parse().ok()
+        })
+}
+
 impl Pane for CodexPane {
     fn ready(&self, screen: &Snapshot) -> bool {
         composer(screen).is_some() && self.dialog(screen).is_none()
@@ -67,18 +109,52 @@ impl Pane for CodexPane {
     }
 
     fn dialog(&self, screen: &Snapshot) -> Option<Dialog> {
-        if !shows(screen, "Press enter to confirm or esc to cancel") {
+        if !DIALOG_FOOTERS.iter().any(|footer| shows(screen, footer)) {
             return None;
         }
-        let selected = screen.rows.iter().find_map(|row| {
-            let (number, _) = row.strip_prefix(PROMPT)?.split_once('.')?;
-            number.parse().ok()
-        });
-        Some(Dialog { selected })
+        Some(Dialog {
+            selected: selected_option(screen),
+        })
     }
 
     fn answer(&self, consent: bool) -> &'static [u8] {
         if consent { b"\r" } else { b"\x1b" }
+    }
+
+    fn dialog_kinds(&self) -> &'static [DialogKind] {
+        &[
+            DialogKind::Command,
+            DialogKind::FileEdit,
+            DialogKind::Choice,
+            DialogKind::PlanApproval,
+            DialogKind::Picker,
+        ]
+    }
+
+    fn picker_command(&self) -> Option<&'static str> {
+        Some("/permissions")
+    }
+
+    fn setup_command(&self, kind: DialogKind) -> Option<&'static str> {
+        // A question (`request_user_input`) and a proposed plan's approval
+        // exist only in Plan mode.
+        matches!(kind, DialogKind::Choice | DialogKind::PlanApproval).then_some("/plan")
+    }
+
+    fn startup_dialog(&self, screen: &Snapshot) -> Option<Dialog> {
+        // A hook of the person's own not yet trusted (`home.rs`).
+        if !shows(screen, "Hooks need review") {
+            return None;
+        }
+        Some(Dialog {
+            selected: selected_option(screen),
+        })
+    }
+
+    fn startup_keys(&self) -> &'static [&'static [u8]] {
+        // `enter confirm · esc skip`: skip leaves that hook untrusted and
+        // goes on (Return would open the hooks browser).
+        &[b"\x1b"]
     }
 
     fn resume(&self, argv: &[String]) -> Vec<String> {
@@ -95,6 +171,12 @@ impl Pane for CodexPane {
     fn clear_command(&self) -> &'static str {
         "/clear"
     }
+
+    fn empty_composer_keys(&self) -> &'static [u8] {
+        // Ctrl+C at a composer that holds text clears it (at an empty one
+        // it would begin to quit).
+        b"\x03"
+    }
 }
 
 #[cfg(test)]
@@ -103,11 +185,26 @@ mod tests {
     use crate::eval::pane::fixtures::{self, reads};
     use crate::eval::pane::{Reading, read};
 
+    #[test]
+    fn every_kind_it_names_is_read_and_the_picker_opens_with_its_command() {
+        assert!(PANE.dialog_kinds().contains(&DialogKind::FileEdit));
+        assert!(PANE.dialog_kinds().contains(&DialogKind::Picker));
+        // A question and a plan approval need Plan mode, which the
+        // evaluation's setup does not start in: the typist enters it.
+        for kind in [DialogKind::Choice, DialogKind::PlanApproval] {
+            assert!(PANE.dialog_kinds().contains(&kind), "{kind:?}");
+            assert_eq!(PANE.setup_command(kind), Some("/plan"), "{kind:?}");
+        }
+        assert_eq!(PANE.setup_command(DialogKind::FileEdit), None);
+        assert_eq!(PANE.picker_command(), Some("/permissions"));
+        assert!(PANE.dialog(&capture("picker-permissions")).is_some());
+    }
+
     fn capture(name: &str) -> Snapshot {
         fixtures::capture("codex/snapshots", name)
     }
 
-    const CASES: [(&str, Reading); 16] = [
+    const CASES: [(&str, Reading); 27] = [
         ("idle-empty-placeholder", reads(true, true, false, None)),
         ("idle-after-turn", reads(true, true, false, None)),
         ("eval-idle-empty", reads(true, true, false, None)),
@@ -136,7 +233,48 @@ mod tests {
             "eval-permission-dialog",
             reads(false, false, false, Some(1)),
         ),
+        ("edit-approval-dialog", reads(false, false, false, Some(1))),
+        ("idle-after-edit-approved", reads(true, true, false, None)),
+        ("idle-after-edit-cancelled", reads(true, true, false, None)),
+        // The question's footer says `esc to interrupt`: its turn runs.
+        ("choice-dialog", reads(false, false, true, Some(1))),
+        ("idle-after-choice", reads(true, true, false, None)),
+        ("plan-approval-dialog", reads(false, false, false, Some(1))),
+        ("idle-after-plan-declined", reads(true, true, false, None)),
+        ("picker-model", reads(false, false, false, Some(1))),
+        ("picker-permissions", reads(false, false, false, Some(4))),
+        ("picker-review", reads(false, false, false, Some(1))),
+        // No session to resume: nothing is selected.
+        (
+            "picker-resume",
+            Reading {
+                ready: false,
+                empty_composer: false,
+                busy: false,
+                dialog: Some(Dialog { selected: None }),
+            },
+        ),
     ];
+
+    #[test]
+    fn the_startup_hooks_review_is_read_and_is_not_the_composer() {
+        for name in ["hooks-review-modal", "hooks-review-modal-remote"] {
+            let screen = capture(name);
+            assert_eq!(
+                PANE.startup_dialog(&screen),
+                Some(Dialog { selected: Some(1) }),
+                "{name}"
+            );
+            assert!(!PANE.ready(&screen), "{name}");
+        }
+        for name in [
+            "eval-idle-empty",
+            "eval-permission-dialog",
+            "trust-folder-dialog",
+        ] {
+            assert_eq!(PANE.startup_dialog(&capture(name)), None, "{name}");
+        }
+    }
 
     #[test]
     fn every_capture_reads_as_a_person_sees_it() {

@@ -12,6 +12,17 @@
 //! a prompt; that request also asks for a JSON `{"title": ...}` through
 //! `text.format` and offers no tools. A compaction (`/compact`) request
 //! says `request_kind: "compaction"` there (a turn says `"turn"`).
+//!
+//! The dialog directives (`mock:edit`, `mock:choice`, `mock:plan`) are
+//! rendered only as far as the request shows they work: the tools it
+//! offers, and its collaboration mode (the latest `<collaboration_mode>`
+//! developer message, Default or Plan). For the mock model Codex offers no
+//! `apply_patch` tool (no model metadata), so an edit is an `apply_patch`
+//! heredoc through `exec_command`, which Codex intercepts as a file change;
+//! a freeform `apply_patch` tool, when offered, gets the patch itself.
+//! `request_user_input` is offered everywhere and works only where its
+//! description says (Plan mode by default). A plan to approve is Plan
+//! mode's `<proposed_plan>` reply: Codex has no tool for it.
 
 use std::time::Duration;
 
@@ -21,7 +32,7 @@ use crate::eval::http::Request;
 use crate::eval::model_server::{
     Event, Ids, Reading, Reply, RoleText, WireFormat, prompt_text, slow_pieces,
 };
-use crate::eval::script::{Class, Command, Plan};
+use crate::eval::script::{Class, Command, Plan, ToolCall};
 
 pub struct Responses;
 
@@ -55,6 +66,17 @@ impl WireFormat for Responses {
         }
     }
 
+    fn offers(&self, body: Option<&Value>, call: &ToolCall) -> bool {
+        let Some(body) = body else {
+            return false;
+        };
+        match call {
+            ToolCall::Edit { .. } => edit_tool(body).is_some(),
+            ToolCall::Choice { .. } => choice_works(body),
+            ToolCall::PlanApproval { .. } => in_plan_mode(body),
+        }
+    }
+
     fn render(&self, request: &Request, body: Option<&Value>, plan: &Plan, ids: &Ids) -> Reply {
         let empty = Value::Null;
         let body = body.unwrap_or(&empty);
@@ -68,6 +90,29 @@ impl WireFormat for Responses {
                 vec![text.clone()],
                 Duration::ZERO,
             ),
+            // Plan mode's approval is a reply, not a tool call: Codex asks
+            // "Implement this plan?" once the turn that proposed it ends.
+            Plan::Tool(ToolCall::PlanApproval { plan }) => (
+                Item::Message(ids.fresh("msg")),
+                vec![proposed_plan(plan)],
+                Duration::ZERO,
+            ),
+            Plan::Tool(ToolCall::Choice { question, options }) => (
+                choice_item(question, options, ids),
+                Vec::new(),
+                Duration::ZERO,
+            ),
+            Plan::Tool(call @ ToolCall::Edit { path, content }) => {
+                match edit_item(body, path, content, ids) {
+                    Some(item) => (item, Vec::new(), Duration::ZERO),
+                    // Not offered (`offers`): the server never plans one here.
+                    None => (
+                        Item::Message(ids.fresh("msg")),
+                        vec![format!("mock: no {} tool here.", call.what())],
+                        Duration::ZERO,
+                    ),
+                }
+            }
             Plan::Title(title) => (
                 Item::Message(ids.fresh("msg")),
                 vec![json!({"title": title}).to_string()],
@@ -112,6 +157,157 @@ enum Item {
         name: &'static str,
         arguments: String,
     },
+    /// A call of a freeform (`custom`) tool: its input is plain text.
+    Custom {
+        id: String,
+        call_id: String,
+        name: &'static str,
+        input: String,
+    },
+}
+
+/// Codex's tool that asks the human a question with options.
+const CHOICE_TOOL: &str = "request_user_input";
+
+/// Codex's file-editing tool.
+const PATCH_TOOL: &str = "apply_patch";
+
+/// The tool named `name` among the request's tools, if offered.
+fn offered<'a>(body: &'a Value, name: &str) -> Option<&'a Value> {
+    body["tools"]
+        .as_array()?
+        .iter()
+        .find(|tool| tool["name"] == name)
+}
+
+/// How a request lets the model change a file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum EditTool {
+    /// `apply_patch` as a freeform tool (`type: "custom"` with a grammar):
+    /// what Codex 0.169 offers a model whose metadata asks for it (every
+    /// model it bundles; `freeform` is the only `apply_patch_tool_type` it
+    /// accepts).
+    Freeform,
+    /// No `apply_patch` tool (the mock model has no metadata, and Codex's
+    /// fallback offers none), but `exec_command`: Codex intercepts a command
+    /// that is an `apply_patch` heredoc and applies it as a file change,
+    /// approval dialog included.
+    Exec,
+}
+
+fn edit_tool(body: &Value) -> Option<EditTool> {
+    if offered(body, PATCH_TOOL).is_some_and(|tool| tool["type"] == "custom") {
+        return Some(EditTool::Freeform);
+    }
+    offered(body, "exec_command").map(|_| EditTool::Exec)
+}
+
+/// The collaboration mode the request runs in, from the latest
+/// `<collaboration_mode>` instructions Codex sent (`Default`, `Plan`), if
+/// any. The whole history is in every request, so the latest one is the
+/// mode now.
+fn collaboration_mode(body: &Value) -> Option<&'static str> {
+    let latest = texts(body)
+        .into_iter()
+        .rev()
+        .find(|text| text.role == "developer" && text.text.starts_with("<collaboration_mode>"))?;
+    let heading = latest.text["<collaboration_mode>".len()..]
+        .lines()
+        .next()
+        .unwrap_or("");
+    if heading.starts_with("# Plan Mode") {
+        Some("Plan")
+    } else if heading.starts_with("# Collaboration Mode: Default") {
+        Some("Default")
+    } else {
+        None
+    }
+}
+
+/// Whether the request is in Plan mode (a person picks it with `/plan` or
+/// Shift+Tab): there a final reply with a `<proposed_plan>` block makes
+/// Codex ask whether to implement it.
+fn in_plan_mode(body: &Value) -> bool {
+    collaboration_mode(body) == Some("Plan")
+}
+
+/// Whether `request_user_input` is offered and works in the request's
+/// mode. Codex 0.169 offers it in every mode, but its description says
+/// where it works ("only available in Plan mode"; "in Default or Plan
+/// mode" with the feature `default_mode_request_user_input`); elsewhere a
+/// call comes back as an error with no dialog.
+fn choice_works(body: &Value) -> bool {
+    let Some(tool) = offered(body, CHOICE_TOOL) else {
+        return false;
+    };
+    let description = tool["description"].as_str().unwrap_or("");
+    let Some((_, modes)) = description.split_once("only available in ") else {
+        return true;
+    };
+    collaboration_mode(body).is_some_and(|mode| {
+        modes
+            .split(|c: char| !c.is_ascii_alphanumeric())
+            .any(|word| word == mode)
+    })
+}
+
+/// A final reply holding `plan` as Codex's Plan mode asks for it.
+fn proposed_plan(plan: &str) -> String {
+    format!("<proposed_plan>\n{plan}\n</proposed_plan>")
+}
+
+/// The patch that creates `path` holding `content`.
+fn add_file_patch(path: &str, content: &str) -> String {
+    let mut patch = format!("*** Begin Patch\n*** Add File: {path}\n");
+    for line in content.lines() {
+        patch.push('+');
+        patch.push_str(line);
+        patch.push('\n');
+    }
+    patch.push_str("*** End Patch\n");
+    patch
+}
+
+/// The output item that creates `path` with the edit tool the request
+/// offers.
+fn edit_item(body: &Value, path: &str, content: &str, ids: &Ids) -> Option<Item> {
+    let patch = add_file_patch(path, content);
+    Some(match edit_tool(body)? {
+        EditTool::Freeform => Item::Custom {
+            id: ids.fresh("ctc"),
+            call_id: ids.fresh("call"),
+            name: PATCH_TOOL,
+            input: patch,
+        },
+        // The quoted delimiter keeps the shell from expanding the patch.
+        EditTool::Exec => Item::Call {
+            id: ids.fresh("fc"),
+            call_id: ids.fresh("call"),
+            name: "exec_command",
+            arguments: json!({"cmd": format!("apply_patch <<'EOF'\n{patch}EOF\n")}).to_string(),
+        },
+    })
+}
+
+/// The `request_user_input` call asking `question` with `options` (Codex
+/// adds its own "None of the above" option after them).
+fn choice_item(question: &str, options: &[String], ids: &Ids) -> Item {
+    let options: Vec<Value> = options
+        .iter()
+        .map(|label| json!({"label": label, "description": format!("Pick {label}.")}))
+        .collect();
+    let arguments = json!({"questions": [{
+        "id": "mock_choice",
+        "header": "Mock",
+        "question": question,
+        "options": options,
+    }]});
+    Item::Call {
+        id: ids.fresh("fc"),
+        call_id: ids.fresh("call"),
+        name: CHOICE_TOOL,
+        arguments: arguments.to_string(),
+    }
 }
 
 /// The `x-codex-turn-metadata` object (a JSON string in the header, and
@@ -343,6 +539,26 @@ fn events(
                 "arguments": arguments,
             })));
             call("completed", arguments)
+        }
+        Item::Custom {
+            id,
+            call_id,
+            name,
+            input,
+        } => {
+            let call = |status: &str, input: &str| json!({"type": "custom_tool_call", "id": id, "call_id": call_id, "name": name, "input": input, "status": status});
+            events.push(Event::now(json!({
+                "type": "response.output_item.added", "output_index": 0, "item": call("in_progress", ""),
+            })));
+            events.push(Event::now(json!({
+                "type": "response.custom_tool_call_input.delta", "item_id": id, "output_index": 0,
+                "delta": input,
+            })));
+            events.push(Event::now(json!({
+                "type": "response.custom_tool_call_input.done", "item_id": id, "output_index": 0,
+                "input": input,
+            })));
+            call("completed", input)
         }
     };
     events.push(Event::now(json!({
@@ -577,6 +793,171 @@ mod tests {
             Responses.read(&post(None), Some(&finished)).still_running,
             None
         );
+    }
+
+    /// Codex 0.169's tools for the mock model (no metadata: no
+    /// `apply_patch`), in the collaboration mode `mode`.
+    fn tools_in_mode(mode: &str, choice_modes: &str) -> Value {
+        let instructions = match mode {
+            "Plan" => "<collaboration_mode># Plan Mode (Conversational)\n\nYou work in 3 phases",
+            _ => {
+                "<collaboration_mode># Collaboration Mode: Default\n\nYou are now in Default mode."
+            }
+        };
+        json!({
+            "tools": [
+                {"type": "function", "name": "exec_command"},
+                {"type": "function", "name": "request_user_input",
+                 "description": format!("Request user input for one to three short questions and wait for the response. This tool is only available in {choice_modes}.")},
+            ],
+            "input": [message("developer", instructions), message("user", "mock:choice")],
+        })
+    }
+
+    fn edit() -> ToolCall {
+        ToolCall::Edit {
+            path: "/tmp/e.txt".into(),
+            content: "mock edit\n".into(),
+        }
+    }
+
+    fn last_item(events: &[Event]) -> &Value {
+        &events[events.len() - 2].data["item"]
+    }
+
+    #[test]
+    fn without_apply_patch_an_edit_is_an_apply_patch_heredoc_codex_intercepts() {
+        let body = tools_in_mode("Default", "Plan mode");
+        assert!(Responses.offers(Some(&body), &edit()));
+        let events = stream_of(&body, &Plan::Tool(edit()), &Ids::new("n"));
+        let item = last_item(&events);
+        assert_eq!(item["type"], "function_call");
+        assert_eq!(item["name"], "exec_command");
+        let arguments: Value =
+            serde_json::from_str(item["arguments"].as_str().expect("args")).expect("json");
+        assert_eq!(
+            arguments["cmd"],
+            "apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: /tmp/e.txt\n+mock edit\n*** End Patch\nEOF\n"
+        );
+        // The file change asks for approval by itself: no escalation.
+        assert!(arguments.get("sandbox_permissions").is_none());
+        assert!(!Responses.offers(Some(&json!({"tools": []})), &edit()));
+        assert!(!Responses.offers(None, &edit()));
+    }
+
+    #[test]
+    fn a_freeform_apply_patch_tool_gets_the_patch_as_its_input() {
+        let body = json!({"tools": [
+            {"type": "function", "name": "exec_command"},
+            {"type": "custom", "name": "apply_patch", "format": {"type": "grammar"}},
+        ]});
+        assert!(Responses.offers(Some(&body), &edit()));
+        let events = stream_of(&body, &Plan::Tool(edit()), &Ids::new("n"));
+        let names: Vec<&str> = events.iter().map(|e| e.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "response.created",
+                "response.output_item.added",
+                "response.custom_tool_call_input.delta",
+                "response.custom_tool_call_input.done",
+                "response.output_item.done",
+                "response.completed"
+            ]
+        );
+        let item = last_item(&events);
+        assert_eq!(item["type"], "custom_tool_call");
+        assert_eq!(item["name"], "apply_patch");
+        assert_eq!(
+            item["input"],
+            "*** Begin Patch\n*** Add File: /tmp/e.txt\n+mock edit\n*** End Patch\n"
+        );
+        assert_eq!(
+            events[5].data["response"]["output"][0]["call_id"],
+            item["call_id"]
+        );
+    }
+
+    #[test]
+    fn the_file_change_result_continues_the_turn_and_the_reply_ends_it() {
+        // As Codex 0.169 sent them: the intercepted heredoc's output, and the
+        // freeform tool's with hook context before it.
+        for output in [
+            json!({"type": "function_call_output", "call_id": "c1",
+                   "output": "Wall time: 0.0000 seconds\nOutput:\nExit code: 0\nWall time: 0.1 seconds\nOutput:\nSuccess. Updated the following files:\nA /tmp/e.txt\n"}),
+            json!({"type": "custom_tool_call_output", "call_id": "c1",
+                   "output": "Exit code: 0\nWall time: 0.1 seconds\nOutput:\nSuccess. Updated the following files:\nA /tmp/e.txt\n"}),
+        ] {
+            let body = json!({"input": [
+                message("user", "mock:edit /tmp/e.txt"),
+                {"type": "custom_tool_call", "call_id": "c1", "name": "apply_patch", "input": "*** Begin Patch"},
+                message("developer", "hook context: 0001.md"),
+                output,
+            ]});
+            let reading = Responses.read(&post(None), Some(&body));
+            assert_eq!(reading.class, Class::ToolResult);
+            assert_eq!(reading.still_running, None);
+            assert!(matches!(
+                plan(reading.class, &Directive::Text, 1, None),
+                Plan::Text(_)
+            ));
+        }
+    }
+
+    #[test]
+    fn a_question_is_offered_only_in_a_mode_its_tool_works_in() {
+        let choice = plan(Class::Prompt, &Directive::Choice, 1, None);
+        let Plan::Tool(call) = &choice else {
+            panic!("not a tool call: {choice:?}");
+        };
+        // Codex 0.169 offers it in Default mode too, where it only answers
+        // "request_user_input is unavailable in Default mode".
+        let default = tools_in_mode("Default", "Plan mode");
+        assert!(!Responses.offers(Some(&default), call));
+        let plan_mode = tools_in_mode("Plan", "Plan mode");
+        assert!(Responses.offers(Some(&plan_mode), call));
+        // The feature `default_mode_request_user_input` widens it.
+        let widened = tools_in_mode("Default", "Default or Plan mode");
+        assert!(Responses.offers(Some(&widened), call));
+        let events = stream_of(&plan_mode, &choice, &Ids::new("n"));
+        let item = last_item(&events);
+        assert_eq!(item["name"], "request_user_input");
+        let arguments: Value =
+            serde_json::from_str(item["arguments"].as_str().expect("args")).expect("json");
+        let question = &arguments["questions"][0];
+        assert_eq!(
+            question["question"],
+            "Which mock option should the turn take?"
+        );
+        assert_eq!(question["options"][0]["label"], "Mock option one");
+        assert_eq!(question["options"].as_array().map(Vec::len), Some(2));
+    }
+
+    #[test]
+    fn a_plan_approval_is_a_proposed_plan_reply_in_plan_mode_only() {
+        let approval = plan(Class::Prompt, &Directive::PlanApproval, 1, None);
+        let Plan::Tool(call) = &approval else {
+            panic!("not a tool call: {approval:?}");
+        };
+        assert!(!Responses.offers(Some(&tools_in_mode("Default", "Plan mode")), call));
+        let plan_mode = tools_in_mode("Plan", "Plan mode");
+        assert!(Responses.offers(Some(&plan_mode), call));
+        let events = stream_of(&plan_mode, &approval, &Ids::new("n"));
+        let done = events
+            .iter()
+            .find(|e| e.name == "response.output_text.done")
+            .expect("a text reply");
+        assert_eq!(
+            done.data["text"],
+            "<proposed_plan>\nMock plan: write nothing, then reply.\n</proposed_plan>"
+        );
+        // Back in Default mode (the plan was taken), the latest mode counts.
+        let mut back = plan_mode.clone();
+        back["input"].as_array_mut().expect("input").push(message(
+            "developer",
+            "<collaboration_mode># Collaboration Mode: Default\n\nYou are now in Default mode.",
+        ));
+        assert!(!Responses.offers(Some(&back), call));
     }
 
     #[test]

@@ -7,8 +7,10 @@
 //! get; `tests/providers_codex_screens.rs` checks them all):
 //!
 //! * **Selection lists and dialogs** (`approval-dialog.json`,
-//!   `hooks-review-modal.json`, `hooks-browser.json`, `slash-menu.json`): a
-//!   row whose col-0 run starts with `›` and is **bold and inverse**. It is
+//!   `edit-approval-dialog.json`, `plan-approval-dialog.json`,
+//!   `picker-model.json`, `hooks-review-modal.json`, `hooks-browser.json`,
+//!   `slash-menu.json`): a row whose col-0 run starts with `›` and is
+//!   **bold and inverse**. It is
 //!   the same glyph as the composer's prompt, so this is read first, and
 //!   wins over everything. The approval footer `Press enter to confirm or
 //!   esc to cancel` and the modals' `esc skip` / `esc close` / `esc back`
@@ -44,6 +46,9 @@
 //!   ([`composer_content`]).
 //!
 //! Anything else is unrecognized: `unknown`, never idle and never empty.
+//! Among those: a model's question (`choice-dialog.json`, its selected row
+//! at col 2, the cursor hidden) and the `/resume` browser
+//! (`picker-resume.json`, no composer row).
 
 use crate::adapter::Reading;
 pub use crate::adapter::screen::Screen;

@@ -1,12 +1,17 @@
 //! The child's life as the host sees it: starting it on a fresh PTY with
 //! its environment, reaping it through the signalfd, restart and shutdown.
 
+use super::orphans;
 use super::*;
+use crate::pty::last_exit;
 use crate::wait::wait_until;
 
 impl Host {
     pub(super) fn start_child(&mut self) -> Result<()> {
         self.end_job();
+        if let Some(dir) = &self.spec.runtime_dir {
+            last_exit::clear(dir);
+        }
         let incarnation = fresh_incarnation()?;
         let env = self.child_env(&incarnation);
         let spawned = child::spawn(&Launch {
@@ -150,6 +155,8 @@ impl Host {
     /// a zombie, so its pid still names the group and cannot be reused by
     /// an unrelated process meanwhile.
     pub(super) fn reap(&mut self) {
+        // Orphans of the job, adopted as the subreaper (`orphans`).
+        orphans::reap_adopted(self.child.pid);
         if !matches!(self.child.state, ChildState::Running { .. }) {
             return;
         }
@@ -171,7 +178,13 @@ impl Host {
         }
         let _ = killpg(self.child.pid, Signal::SIGKILL);
         let _ = waitpid(self.child.pid, None);
-        self.log(json!({"event": "job-end", "pid": self.child.pid.as_raw()}));
+        // What left the group (a double fork, `setsid`) came back to the
+        // host as its subreaper; it ends with the job.
+        let escaped = orphans::kill_what_remains(RESTART_KILL_AFTER);
+        let escaped: Vec<i32> = escaped.iter().map(|pid| pid.as_raw()).collect();
+        self.log(
+            json!({"event": "job-end", "pid": self.child.pid.as_raw(), "escapedKilled": escaped}),
+        );
     }
 
     pub(super) fn child_ended(&mut self, end: ChildState) {
@@ -181,6 +194,7 @@ impl Host {
         self.child.since = Instant::now();
         let revision = self.revision;
         self.log(json!({"event": "child-exit", "child": end, "revision": revision}));
+        self.keep_last_exit(end);
         let exit_payload = serde_json::to_vec(&end).unwrap_or_default();
         for client in self.clients.values_mut() {
             match client.mode {
@@ -197,6 +211,23 @@ impl Host {
             self.restart_now(waiter);
         } else if let Some(grace) = self.exit_with_child {
             self.exit_at = Some(Instant::now() + grace);
+        }
+    }
+
+    /// Keeps how the child ended, and its screen's last lines, for
+    /// `ding status` until the next start (`pty::last_exit`).
+    fn keep_last_exit(&mut self, end: ChildState) {
+        let Some(dir) = self.spec.runtime_dir.clone() else {
+            return;
+        };
+        let record = last_exit::LastExit::of(
+            end,
+            crate::wall_clock::now_rfc3339(),
+            &self.child.incarnation,
+            &self.screen.snapshot(self.revision),
+        );
+        if let Err(err) = last_exit::write(&dir, &record) {
+            self.log(json!({"event": "last-exit-not-kept", "error": err.to_string()}));
         }
     }
 

@@ -58,6 +58,7 @@ use crate::signals;
 mod hold;
 mod input;
 mod lifecycle;
+mod orphans;
 mod requests;
 mod terminal;
 
@@ -202,6 +203,8 @@ impl Host {
         // Before anything can deliver them, so that none is lost between now
         // and the signalfd existing; the child starts clean (see `child`).
         let signals = signals::read_through_signalfd(&signals::HANDLED)?;
+        // Before the first child, so that nothing it starts can escape.
+        orphans::adopt_orphans().context("become the subreaper of the harness's processes")?;
         let mut listener = socket::bind_private(&config.socket)?;
         let socket_path = std::path::absolute(&config.socket).context("resolve socket path")?;
         let poll = Poll::new().context("create poll")?;

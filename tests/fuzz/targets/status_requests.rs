@@ -71,12 +71,24 @@ fn check(input: &[u8]) -> String {
         Line::TooLong { .. } => None,
     };
     match judge_request(line) {
-        Ok(StatusRequest::Status {}) => {
+        Ok(StatusRequest::Status { messages }) => {
             let value: Value = serde_json::from_slice(&complete.expect("a line")).expect("JSON");
             let object = value.as_object().expect("an object");
             assert_eq!(object.get("op"), Some(&Value::from("status")));
-            assert!(object.keys().all(|key| key == "op"), "{object:?}");
-            "ok:status".into()
+            assert!(
+                object.keys().all(|key| key == "op" || key == "messages"),
+                "{object:?}"
+            );
+            match messages {
+                // The window read is the one the line names, and it reads
+                // back from what it writes.
+                Some(window) => {
+                    let written = serde_json::to_value(&window).expect("a window");
+                    assert_eq!(serde_json::from_value(written).ok(), Some(window));
+                    "ok:status-window".into()
+                }
+                None => "ok:status".into(),
+            }
         }
         Err(reply) => {
             assert!(!reply.contains(&b'\n'));

@@ -1,4 +1,4 @@
-//! `ding eval-run` (hidden): the A/B evaluation on the real harnesses,
+//! `ding-eval run`: the A/B evaluation on the real harnesses,
 //! what `make eval` runs. Parses the plan and hands it to `eval::run`;
 //! prints one line per trial and, at the end, the report's tables.
 
@@ -10,7 +10,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, bail};
 use lexopt::prelude::*;
 
-use super::help_asked;
+use crate::cli::help_asked;
 use crate::eval::arm::Arm;
 use crate::eval::report;
 use crate::eval::rng::fresh_seed;
@@ -27,8 +27,8 @@ pub const DEFAULT_TRIALS: u32 = 5;
 fn help() -> String {
     format!(
         "\
-Usage: ding eval-run --harnesses FILE [--harness NAME]... [--row N]...
-       [--arm aggressive|careful]... [--trials N] [--seed S] [--out DIR]
+Usage: ding-eval run --harnesses FILE [--harness NAME]... [--row N]...
+       [--arm aggressive|careful]... [--trials N] [--seed S] [--out DIR] [--ding PATH]
 
 Run the A/B evaluation: every matrix row (1-12) for each harness in both
 arms, the trials one at a time, and write DIR/report.md, DIR/report.json
@@ -43,6 +43,8 @@ Options:
   --trials N         trials per row and arm (default: DING_EVAL_TRIALS, else {DEFAULT_TRIALS})
   --seed S           base seed; trial i runs on S+i (default: DING_EVAL_SEED, else fresh)
   --out DIR          the output directory (default: target/eval)
+  --ding PATH        the ding the trials drive (default: the one next to
+                     this ding-eval)
   -h, --help         print help
 
 A printed trial seed replays that trial: DING_EVAL_SEED=SEED with
@@ -83,6 +85,7 @@ fn parse(
     let mut trials = None;
     let mut seed = None;
     let mut out = PathBuf::from("target/eval");
+    let mut ding = None;
     while let Some(arg) = parser.next()? {
         if help_asked(&arg, help(), help())? {
             return Ok(None);
@@ -95,6 +98,7 @@ fn parse(
             Long("trials") => trials = Some(parser.value()?.parse::<u32>()?),
             Long("seed") => seed = Some(parser.value()?.parse::<u64>()?),
             Long("out") => out = PathBuf::from(parser.value()?),
+            Long("ding") => ding = Some(PathBuf::from(parser.value()?)),
             other => return Err(other.unexpected().into()),
         }
     }
@@ -135,7 +139,16 @@ fn parse(
     if arms.is_empty() {
         arms = Arm::ALL.to_vec();
     }
-    let ding = std::env::current_exe().context("locate the ding binary")?;
+    let eval_binary = std::env::current_exe().context("locate the ding-eval binary")?;
+    // The product the trials drive: built beside this binary by the same
+    // `cargo build --bins`.
+    let ding = ding.unwrap_or_else(|| eval_binary.with_file_name("ding"));
+    if !ding.is_file() {
+        bail!(
+            "no ding at {}: build both binaries (`cargo build --release --bins`), or give --ding PATH",
+            ding.display()
+        );
+    }
     fs::create_dir_all(&out).with_context(|| format!("create {}", out.display()))?;
     Ok(Some(Plan {
         harnesses,
@@ -145,6 +158,7 @@ fn parse(
         seed,
         out,
         ding,
+        eval_binary,
     }))
 }
 
@@ -161,11 +175,14 @@ mod tests {
             .collect();
         fs::write(&file, lines).expect("write");
         let out = dir.path().join("out");
+        // Any file stands for the ding the trials would drive.
         let mut argv = vec![
             "--harnesses".to_string(),
             file.display().to_string(),
             "--out".into(),
             out.display().to_string(),
+            "--ding".into(),
+            file.display().to_string(),
         ];
         argv.extend(args.iter().map(|a| a.to_string()));
         let mut parser = lexopt::Parser::from_args(argv);
@@ -209,6 +226,18 @@ mod tests {
         .expect("plan")
         .expect("not help");
         assert_eq!((flags_win.trials, flags_win.seed), (2, 9));
+    }
+
+    #[test]
+    fn a_ding_that_is_not_there_is_refused_naming_it() {
+        let Err(err) = plan(&["--ding", "/nonexistent/ding"], &[]) else {
+            panic!("a missing ding was accepted");
+        };
+        assert!(
+            err.to_string()
+                .starts_with("no ding at /nonexistent/ding: build both binaries"),
+            "{err}"
+        );
     }
 
     #[test]

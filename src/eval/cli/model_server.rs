@@ -1,4 +1,4 @@
-//! `ding eval-model-server` (hidden): the scripted loopback model server
+//! `ding-eval model-server`: the scripted loopback model server
 //! that real harnesses talk to in tests and in the evaluation.
 //!
 //! This file turns argv into `eval::model_server::Options` and a wire
@@ -11,14 +11,14 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, bail};
 use lexopt::prelude::*;
 
-use super::help_asked;
+use crate::cli::help_asked;
 use crate::eval::model_server::{self, Options};
 use crate::providers::{self, Provider};
 
 fn short() -> String {
     format!(
         "\
-Usage: ding eval-model-server --api API --log FILE [--port N] [--port-file FILE]
+Usage: ding-eval model-server --api API --log FILE [--port N] [--port-file FILE]
 
 Serve a scripted mock model on 127.0.0.1, logging every request.
 

@@ -1,4 +1,4 @@
-//! `ding eval-harness-env` (hidden): prepare a scratch home in which a real
+//! `ding-eval harness-env`: prepare a scratch home in which a real
 //! harness starts model-free against the loopback model server, and print
 //! how to run it (or write it as an agent declaration for `ding up`).
 //!
@@ -14,7 +14,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, bail};
 use lexopt::prelude::*;
 
-use super::help_asked;
+use crate::cli::help_asked;
 use crate::decl::is_valid_agent_name;
 use crate::eval::launch::{Permission, Setup};
 use crate::providers::{self, Provider};
@@ -22,7 +22,7 @@ use crate::providers::{self, Provider};
 fn short() -> String {
     format!(
         "\
-Usage: ding eval-harness-env HARNESS --binary PATH --home DIR --model-url URL
+Usage: ding-eval harness-env HARNESS --binary PATH --home DIR --model-url URL
        [--cwd DIR] [--permission manual|auto] [--decl FILE [--agent NAME]]
 
 Prepare a scratch home that starts a real harness with no first-run dialog
@@ -129,6 +129,7 @@ pub fn parse(parser: &mut lexopt::Parser) -> Result<Option<Request>> {
             home,
             model_url,
             permission,
+            ask_at_startup: false,
         },
         declaration,
     }))
