@@ -468,7 +468,7 @@ fn comparison(out: &mut String, report: &Report) {
     let _ = writeln!(out, "\n## Careful against aggressive\n");
     let _ = writeln!(
         out,
-        "Rates with their 95% Wilson intervals; model calls per delivered message compared seed by seed (careful minus aggressive: the mean, with its 95% t interval). A row meets the done condition only if every trial does; one the counts cannot decide says so.\n"
+        "Rates with their 95% Wilson intervals; model calls per delivered message compared seed by seed (careful minus aggressive: the mean, with its 95% t interval) on the seeds where the aggressive arm left the person's input whole (calls it saved by gluing its notice onto a person's line are no price to match; such seeds are counted as set aside). A row meets the done condition only if every trial does; one the counts cannot decide says so.\n"
     );
     let _ = writeln!(
         out,
@@ -515,11 +515,7 @@ fn comparison(out: &mut String, report: &Report) {
                 verdict.delivered.1.show(),
                 verdict.drafts_corrupted.show(),
                 verdict.dialogs_answered.show(),
-                verdict
-                    .calls
-                    .as_ref()
-                    .map_or("– (no seed delivered on both)".into(), |calls| calls
-                        .show()),
+                calls_compared(verdict),
                 verdict.conclusion.show(),
             );
         }
@@ -534,6 +530,19 @@ fn comparison(out: &mut String, report: &Report) {
             collisions.aggressive,
             overall.show(),
         );
+    }
+}
+
+/// The verdict's measure of calls, and the seeds it set aside.
+fn calls_compared(verdict: &RowVerdict) -> String {
+    let set_aside = match verdict.set_aside {
+        0 => String::new(),
+        n => format!(" ({n} seed(s) set aside: the aggressive arm corrupted the person's input)"),
+    };
+    match &verdict.calls {
+        Some(calls) => format!("{}{set_aside}", calls.show()),
+        None if verdict.set_aside > 0 => format!("– (no seed with a whole baseline){set_aside}"),
+        None => "– (no seed delivered on both)".into(),
     }
 }
 
@@ -669,7 +678,7 @@ mod tests {
     #[test]
     fn extra_calls_compare_the_same_seed_and_one_pair_decides_nothing() {
         let trials = vec![
-            facts("aggressive", 7, Outcome::Ran, Some(metrics(1, true))),
+            facts("aggressive", 7, Outcome::Ran, Some(metrics(1, false))),
             facts("careful", 7, Outcome::Ran, Some(metrics(2, false))),
         ];
         let report = build(meta(), trials);
@@ -684,12 +693,16 @@ mod tests {
             text.contains("cannot tell: more model calls per delivered message on some seed: +1.00 over 1 pair"),
             "{text}"
         );
+        // One seed compared; on the other the aggressive arm glued its
+        // notice onto the draft, and that seed is set aside.
         let fair = vec![
-            facts("aggressive", 7, Outcome::Ran, Some(metrics(1, true))),
+            facts("aggressive", 7, Outcome::Ran, Some(metrics(1, false))),
             facts("careful", 7, Outcome::Ran, Some(metrics(1, false))),
+            on_seed(facts("aggressive", 0, Outcome::Ran, Some(metrics(1, true))), 1),
+            on_seed(facts("careful", 0, Outcome::Ran, Some(metrics(1, false))), 1),
         ];
         let text = markdown(&build(meta(), fair));
-        assert!(text.contains("| h | 5 draft | 1/1 (95%: 21–100%) / 1/1 (95%: 21–100%) | 0/1 (95%: 0–79%) | 0/0 | +0.00 over 1 pair | meets the done condition |"), "{text}");
+        assert!(text.contains("| h | 5 draft | 2/2 (95%: 34–100%) / 2/2 (95%: 34–100%) | 0/2 (95%: 0–66%) | 0/0 | +0.00 over 1 pair (1 seed(s) set aside: the aggressive arm corrupted the person's input) | meets the done condition |"), "{text}");
         assert!(text.contains("**meets the done condition**"), "{text}");
         // Calls the aggressive arm saved by losing the message are no
         // economy: per delivered message there is nothing to compare.
@@ -714,11 +727,17 @@ mod tests {
     #[test]
     fn more_calls_on_every_seed_fail_and_mixed_seeds_cannot_tell() {
         let run = |careful_calls: &[usize]| {
-            let mut trials = Vec::new();
+            // A last seed where the aggressive arm corrupted the draft:
+            // the collision the harness's verdict asks of the baseline,
+            // set aside from the calls.
+            let mut trials = vec![
+                on_seed(facts("aggressive", 0, Outcome::Ran, Some(metrics(1, true))), 99),
+                on_seed(facts("careful", 0, Outcome::Ran, Some(metrics(5, false))), 99),
+            ];
             for (index, calls) in careful_calls.iter().enumerate() {
                 let index = index as u32;
                 trials.push(on_seed(
-                    facts("aggressive", 0, Outcome::Ran, Some(metrics(1, true))),
+                    facts("aggressive", 0, Outcome::Ran, Some(metrics(1, false))),
                     index,
                 ));
                 trials.push(on_seed(
@@ -745,6 +764,71 @@ mod tests {
         );
         let text = run(&[1, 1, 1, 1, 1]);
         assert!(text.contains("**meets the done condition**"), "{text}");
+    }
+
+    /// Codex row 12 of the 10-trial run of 2026-12-05: the aggressive
+    /// arm's notice landed in the composer with the supervisor's
+    /// intervention, one request carried both (1 call), and the
+    /// intervention never reached the model as typed; the careful arm left
+    /// it whole and paid a turn of its own for the message (2 calls). The
+    /// rule then failed the row for "+1.00 more calls"; rows 9 and 10 were
+    /// "not compared" because the aggressive arm's notice broke a
+    /// person's `/compact` on some seeds.
+    #[test]
+    fn calls_saved_by_corrupting_the_persons_input_are_no_price_to_match() {
+        let intervention = |exact: bool, calls: usize| {
+            let mut m = metrics(calls, false);
+            m.drafts.clear();
+            m.typed = 0;
+            m.interventions = vec![crate::eval::evidence::InterventionFact {
+                text: "stop and summarise".into(),
+                reached_exactly: exact,
+            }];
+            m
+        };
+        let glued = vec![
+            facts("aggressive", 7, Outcome::Ran, Some(intervention(false, 1))),
+            facts("careful", 7, Outcome::Ran, Some(intervention(true, 2))),
+        ];
+        let text = markdown(&build(meta(), glued));
+        assert!(
+            text.contains("| – (no seed with a whole baseline) (1 seed(s) set aside: the aggressive arm corrupted the person's input) | cannot tell: on each of the 1 seed(s) delivered on both arms the aggressive arm corrupted the person's input"),
+            "{text}"
+        );
+        assert!(!text.contains("more model calls"), "{text}");
+        // The same seeds with the intervention whole on both arms: the
+        // careful arm's extra call counts.
+        let whole = vec![
+            facts("aggressive", 7, Outcome::Ran, Some(intervention(true, 1))),
+            facts("careful", 7, Outcome::Ran, Some(intervention(true, 2))),
+        ];
+        let text = markdown(&build(meta(), whole));
+        assert!(
+            text.contains("more model calls per delivered message on some seed: +1.00 over 1 pair"),
+            "{text}"
+        );
+        // A `/compact` the aggressive arm's notice broke on one seed: that
+        // seed is set aside, the row is compared on the other.
+        let compact = |took_effect: Option<bool>| {
+            let mut m = metrics(1, false);
+            m.commands = vec![crate::eval::evidence::CommandFact {
+                text: "/compact".into(),
+                took_effect,
+            }];
+            m.drafts_corrupted = usize::from(took_effect == Some(false));
+            m
+        };
+        let broken = vec![
+            facts("aggressive", 7, Outcome::Ran, Some(compact(Some(false)))),
+            facts("careful", 7, Outcome::Ran, Some(compact(Some(true)))),
+            on_seed(facts("aggressive", 0, Outcome::Ran, Some(compact(Some(true)))), 1),
+            on_seed(facts("careful", 0, Outcome::Ran, Some(compact(Some(true)))), 1),
+        ];
+        let text = markdown(&build(meta(), broken));
+        assert!(
+            text.contains("| +0.00 over 1 pair (1 seed(s) set aside: the aggressive arm corrupted the person's input) | meets the done condition |"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -13,9 +13,21 @@
 //! delivered message have an interval that holds 0. A row whose aggressive
 //! trials could not all be driven to their end is not compared, and fails
 //! visibly: its baseline is unknown.
+//!
+//! The price to match is what the aggressive default pays for a delivery
+//! the done condition accepts. On a seed where its trial corrupted the
+//! person's input (a draft altered, a `/clear` or `/compact` that did not
+//! surely take effect, a supervisor's intervention that did not reach the
+//! model exactly, a dialog it answered), the calls it saved were saved by
+//! that corruption: its notice rode the person's line into one request,
+//! which no policy that leaves the line whole can do. Such a seed is set
+//! aside from the comparison of calls, counted and shown beside it; the
+//! aggressive arm's failure stays in its own columns. A row with no seed
+//! left says it cannot tell.
 
 use super::arm::Arm;
 use super::confidence::{PairedDifference, Rate};
+use super::evidence::Metrics;
 use super::report::Cell;
 use super::trial::{Outcome, TrialFacts};
 
@@ -50,8 +62,12 @@ pub struct RowVerdict {
     pub drafts_corrupted: Rate,
     pub dialogs_answered: Rate,
     /// Careful minus aggressive model calls per delivered message, seed by
-    /// seed, over the seeds where both delivered.
+    /// seed, over the seeds where both delivered and the aggressive arm
+    /// left the person's input whole.
     pub calls: Option<PairedDifference>,
+    /// Seeds where both delivered but the aggressive arm corrupted the
+    /// person's input: set aside from `calls`.
+    pub set_aside: usize,
     pub conclusion: Conclusion,
 }
 
@@ -63,7 +79,8 @@ pub fn row_verdict(careful: &Cell, aggressive: Option<&Cell>, trials: &[TrialFac
         Rate::new(careful.delivered, careful.sent),
         aggressive.map_or(zero, |a| Rate::new(a.delivered, a.sent)),
     );
-    let calls = PairedDifference::of(&paired_calls(trials, careful));
+    let pairs = paired_calls(trials, careful);
+    let calls = PairedDifference::of(&pairs.whole_baseline);
     let mut failed = Vec::new();
     let mut undecided = Vec::new();
     let careful_fails = [
@@ -94,10 +111,9 @@ pub fn row_verdict(careful: &Cell, aggressive: Option<&Cell>, trials: &[TrialFac
     }
     match aggressive {
         None => failed.push("no aggressive trial to compare with".into()),
-        Some(a) if !a.errors.is_empty() || a.commands_without_effect > 0 => failed.push(format!(
-            "not compared: {} aggressive trial(s) not driven to the end, {} aggressive /clear or /compact without a sure effect",
+        Some(a) if !a.errors.is_empty() => failed.push(format!(
+            "not compared: {} aggressive trial(s) not driven to the end",
             a.errors.len(),
-            a.commands_without_effect
         )),
         Some(_) => {
             let (ours, theirs) = delivered;
@@ -114,6 +130,10 @@ pub fn row_verdict(careful: &Cell, aggressive: Option<&Cell>, trials: &[TrialFac
                 }
             }
             match &calls {
+                None if pairs.set_aside > 0 => undecided.push(format!(
+                    "on each of the {} seed(s) delivered on both arms the aggressive arm corrupted the person's input: no price to match, calls per delivered message not compared",
+                    pairs.set_aside
+                )),
                 None if careful.delivered > 0 => undecided.push(
                     "no seed delivered on both arms: calls per delivered message not compared"
                         .into(),
@@ -143,15 +163,27 @@ pub fn row_verdict(careful: &Cell, aggressive: Option<&Cell>, trials: &[TrialFac
         drafts_corrupted: Rate::new(careful.drafts_corrupted, careful.drafts),
         dialogs_answered: Rate::new(careful.dialogs_answered_by_ding, careful.dialogs),
         calls,
+        set_aside: pairs.set_aside,
         conclusion,
     }
 }
 
+/// The seeds compared for model calls, and those set aside.
+struct PairedCalls {
+    /// Careful minus aggressive calls per delivered message, one per seed
+    /// both arms ran to the end, both delivered on, and the aggressive arm
+    /// left the person's input whole on.
+    whole_baseline: Vec<f64>,
+    /// Seeds both delivered on where the aggressive arm corrupted it.
+    set_aside: usize,
+}
+
 /// Careful minus aggressive model calls per delivered message, for each
 /// seed of `careful`'s harness and row that both arms ran to the end and
-/// on which both delivered.
-fn paired_calls(trials: &[TrialFacts], careful: &Cell) -> Vec<f64> {
-    let per_delivered = |arm: Arm, seed: u64| {
+/// on which both delivered; set apart where the aggressive arm's trial
+/// corrupted the person's input.
+fn paired_calls(trials: &[TrialFacts], careful: &Cell) -> PairedCalls {
+    let delivered_on = |arm: Arm, seed: u64| {
         trials
             .iter()
             .find(|t| {
@@ -163,17 +195,41 @@ fn paired_calls(trials: &[TrialFacts], careful: &Cell) -> Vec<f64> {
             })
             .and_then(|t| t.metrics.as_ref())
             .filter(|m| m.delivered > 0)
-            .map(|m| m.calls.turn_calls as f64 / m.delivered as f64)
     };
-    trials
-        .iter()
-        .filter(|t| {
-            t.harness == careful.harness && t.row == careful.row && t.arm == Arm::Careful.as_str()
-        })
-        .filter_map(|t| {
-            Some(per_delivered(Arm::Careful, t.seed)? - per_delivered(Arm::Aggressive, t.seed)?)
-        })
-        .collect()
+    let per_delivered = |m: &Metrics| m.calls.turn_calls as f64 / m.delivered as f64;
+    let mut pairs = PairedCalls {
+        whole_baseline: Vec::new(),
+        set_aside: 0,
+    };
+    let careful_trials = trials.iter().filter(|t| {
+        t.harness == careful.harness && t.row == careful.row && t.arm == Arm::Careful.as_str()
+    });
+    for trial in careful_trials {
+        let (Some(ours), Some(theirs)) = (
+            delivered_on(Arm::Careful, trial.seed),
+            delivered_on(Arm::Aggressive, trial.seed),
+        ) else {
+            continue;
+        };
+        if left_input_whole(theirs) {
+            pairs
+                .whole_baseline
+                .push(per_delivered(ours) - per_delivered(theirs));
+        } else {
+            pairs.set_aside += 1;
+        }
+    }
+    pairs
+}
+
+/// Whether a trial left every line the person (or supervisor) typed as
+/// they typed it and answered no dialog: no draft altered, every command
+/// surely taking effect, every intervention reaching the model exactly.
+fn left_input_whole(m: &Metrics) -> bool {
+    m.drafts_corrupted == 0
+        && m.dialogs_answered_by_ding == 0
+        && m.commands.iter().all(|c| c.took_effect == Some(true))
+        && m.interventions.iter().all(|i| i.reached_exactly)
 }
 
 /// Drafts corrupted plus dialogs answered by DING over the rows compared,
