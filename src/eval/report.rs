@@ -698,8 +698,14 @@ mod tests {
         let fair = vec![
             facts("aggressive", 7, Outcome::Ran, Some(metrics(1, false))),
             facts("careful", 7, Outcome::Ran, Some(metrics(1, false))),
-            on_seed(facts("aggressive", 0, Outcome::Ran, Some(metrics(1, true))), 1),
-            on_seed(facts("careful", 0, Outcome::Ran, Some(metrics(1, false))), 1),
+            on_seed(
+                facts("aggressive", 0, Outcome::Ran, Some(metrics(1, true))),
+                1,
+            ),
+            on_seed(
+                facts("careful", 0, Outcome::Ran, Some(metrics(1, false))),
+                1,
+            ),
         ];
         let text = markdown(&build(meta(), fair));
         assert!(text.contains("| h | 5 draft | 2/2 (95%: 34–100%) / 2/2 (95%: 34–100%) | 0/2 (95%: 0–66%) | 0/0 | +0.00 over 1 pair (1 seed(s) set aside: the aggressive arm corrupted the person's input) | meets the done condition |"), "{text}");
@@ -731,8 +737,14 @@ mod tests {
             // the collision the harness's verdict asks of the baseline,
             // set aside from the calls.
             let mut trials = vec![
-                on_seed(facts("aggressive", 0, Outcome::Ran, Some(metrics(1, true))), 99),
-                on_seed(facts("careful", 0, Outcome::Ran, Some(metrics(5, false))), 99),
+                on_seed(
+                    facts("aggressive", 0, Outcome::Ran, Some(metrics(1, true))),
+                    99,
+                ),
+                on_seed(
+                    facts("careful", 0, Outcome::Ran, Some(metrics(5, false))),
+                    99,
+                ),
             ];
             for (index, calls) in careful_calls.iter().enumerate() {
                 let index = index as u32;
@@ -821,8 +833,14 @@ mod tests {
         let broken = vec![
             facts("aggressive", 7, Outcome::Ran, Some(compact(Some(false)))),
             facts("careful", 7, Outcome::Ran, Some(compact(Some(true)))),
-            on_seed(facts("aggressive", 0, Outcome::Ran, Some(compact(Some(true)))), 1),
-            on_seed(facts("careful", 0, Outcome::Ran, Some(compact(Some(true)))), 1),
+            on_seed(
+                facts("aggressive", 0, Outcome::Ran, Some(compact(Some(true)))),
+                1,
+            ),
+            on_seed(
+                facts("careful", 0, Outcome::Ran, Some(compact(Some(true)))),
+                1,
+            ),
         ];
         let text = markdown(&build(meta(), broken));
         assert!(
