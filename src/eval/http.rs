@@ -91,10 +91,15 @@ pub struct EventStream<'a> {
 }
 
 impl EventStream<'_> {
-    /// Sends one event (`event: NAME`, `data: DATA`) and flushes it, so the
-    /// client sees it now, not when the reply ends.
+    /// Sends one event (`event: NAME`, `data: DATA`; no `event:` line for
+    /// an empty name) and flushes it, so the client sees it now, not when
+    /// the reply ends.
     pub fn send(&mut self, name: &str, data: &str) -> io::Result<()> {
-        let mut event = format!("event: {name}\n");
+        let mut event = if name.is_empty() {
+            String::new()
+        } else {
+            format!("event: {name}\n")
+        };
         for line in data.split('\n') {
             event.push_str("data: ");
             event.push_str(line);
@@ -398,6 +403,7 @@ mod tests {
                 let mut events = response.events()?;
                 events.send("one", "{\"a\":1}")?;
                 events.send("two", "x\ny")?;
+                events.send("", "{\"b\":2}")?;
                 events.finish()
             } else {
                 response.body(200, "application/json", &request.body)
@@ -419,7 +425,7 @@ mod tests {
             .expect("write");
         let mut reader = BufReader::new(client);
         let mut text = String::new();
-        while !text.ends_with("0\r\n\r\n") || !text.contains("event: two") {
+        while !text.ends_with("0\r\n\r\n") || !text.contains("{\"b\":2}") {
             let mut line = String::new();
             assert!(reader.read_line(&mut line).expect("read") > 0, "{text}");
             text.push_str(&line);
@@ -429,6 +435,11 @@ mod tests {
         assert!(text.contains("content-type: text/event-stream"), "{text}");
         assert!(text.contains("event: one\ndata: {\"a\":1}\n\n"), "{text}");
         assert!(text.contains("event: two\ndata: x\ndata: y\n\n"), "{text}");
+        // A nameless event is its data line alone, right after the last.
+        assert!(
+            text.contains("data: y\n\n\r\n") && text.contains("\r\ndata: {\"b\":2}\n\n"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -130,6 +130,16 @@ impl Event {
         Event::after(Duration::ZERO, data)
     }
 
+    /// An event with no name: only its `data` line is sent (a client
+    /// library that reads `data:` lines alone stalls on an `event:` line).
+    pub fn unnamed(after: Duration, data: Value) -> Event {
+        Event {
+            after,
+            name: String::new(),
+            data,
+        }
+    }
+
     pub fn after(after: Duration, data: Value) -> Event {
         let name = data["type"].as_str().unwrap_or("message").to_string();
         Event { after, name, data }
@@ -232,13 +242,15 @@ impl Turns {
     }
 }
 
-/// Headers whose values are never logged.
-const SECRET_HEADERS: [&str; 4] = [
-    "authorization",
-    "x-api-key",
-    "cookie",
-    "proxy-authorization",
-];
+/// Headers whose values are never logged, besides every `*api-key`.
+const SECRET_HEADERS: [&str; 3] = ["authorization", "cookie", "proxy-authorization"];
+
+/// Whether the value of the header `name` (lowercase) is a credential:
+/// one of `SECRET_HEADERS`, or an API key under any vendor's prefix
+/// (`x-api-key`, `x-…-api-key`).
+fn is_secret_header(name: &str) -> bool {
+    SECRET_HEADERS.contains(&name) || name.ends_with("api-key")
+}
 
 /// The server's state behind the HTTP handler.
 pub struct ModelServer {
@@ -356,7 +368,7 @@ fn log_line(
         .headers
         .iter()
         .map(|(name, value)| {
-            let shown = if SECRET_HEADERS.contains(&name.as_str()) {
+            let shown = if is_secret_header(name) {
                 "(redacted)".to_string()
             } else {
                 value.clone()
@@ -436,6 +448,16 @@ fn write_port_file(path: &Path, port: u16) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn credentials_are_redacted_under_any_api_key_header() {
+        for secret in ["authorization", "x-api-key", "x-vendor-api-key", "cookie"] {
+            assert!(is_secret_header(secret), "{secret}");
+        }
+        for shown in ["content-type", "user-agent", "x-api-client", "api-version"] {
+            assert!(!is_secret_header(shown), "{shown}");
+        }
+    }
 
     fn reading(class: Class, key: Option<&str>) -> Reading {
         Reading {

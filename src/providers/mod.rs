@@ -16,12 +16,15 @@
 //!
 //! * `claude`: Claude Code (Anthropic Messages API).
 //! * `codex`: Codex CLI (OpenAI Responses API).
+//! * `gemini`: Gemini CLI (Gemini API `generateContent`); its wire format
+//!   so far, not yet registered below.
 //!
 //! The command line reaches a room only through [`PROVIDERS`], by the names
 //! below, so it never names a provider itself.
 
 pub mod claude;
 pub mod codex;
+pub mod gemini;
 
 use std::ffi::OsString;
 
