@@ -6,7 +6,15 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-const WORDS: [&str; 5] = ["codex", "claude", "openai", "anthropic", "gpt"];
+const WORDS: [&str; 7] = [
+    "codex",
+    "claude",
+    "gemini",
+    "openai",
+    "anthropic",
+    "google",
+    "gpt",
+];
 const GLYPHS: [char; 5] = ['\u{203a}', '\u{276f}', '\u{23f5}', '\u{273b}', '\u{23bf}'];
 
 fn files_under(dir: &Path, out: &mut Vec<PathBuf>) {

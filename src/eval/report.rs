@@ -778,7 +778,7 @@ mod tests {
         assert!(text.contains("**meets the done condition**"), "{text}");
     }
 
-    /// Codex row 12 of the 10-trial run of 2026-12-05: the aggressive
+    /// Row 12 of one harness in the 10-trial run of 2026-12-05: the aggressive
     /// arm's notice landed in the composer with the supervisor's
     /// intervention, one request carried both (1 call), and the
     /// intervention never reached the model as typed; the careful arm left
