@@ -16,8 +16,7 @@
 //!
 //! * `claude`: Claude Code (Anthropic Messages API).
 //! * `codex`: Codex CLI (OpenAI Responses API).
-//! * `gemini`: Gemini CLI (Gemini API `generateContent`); its wire format
-//!   so far, not yet registered below.
+//! * `gemini`: Gemini CLI (Gemini API `generateContent`); no adapter yet.
 //!
 //! The command line reaches a room only through [`PROVIDERS`], by the names
 //! below, so it never names a provider itself.
@@ -63,7 +62,7 @@ pub struct AdapterEntry {
     pub compile: fn(&CompileRequest) -> Result<Compiled>,
 }
 
-pub const PROVIDERS: [Provider; 2] = [
+pub const PROVIDERS: [Provider; 3] = [
     Provider {
         harness: "claude",
         api: "anthropic",
@@ -85,6 +84,14 @@ pub const PROVIDERS: [Provider; 2] = [
             run: codex::adapter::run,
             compile: codex::compile::compile,
         }),
+    },
+    Provider {
+        harness: "gemini",
+        api: "gemini",
+        wire_format: gemini::generate_content::wire_format,
+        prepare: gemini::home::prepare,
+        pane: &gemini::pane::PANE,
+        adapter: None,
     },
 ];
 

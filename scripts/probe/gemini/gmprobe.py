@@ -456,10 +456,10 @@ class Run:
 # ---------------------------------------------------------------- screen grammar (as found)
 
 def composer_row(snap):
-    """Index of the row with the composer prompt `> ` inside its box, or None."""
+    """Index of the row with the composer prompt `> ` (`* ` in YOLO mode) inside its box, or None."""
     for i in range(len(snap["rows"]) - 1, -1, -1):
         text = snap["rows"][i]
-        if text.startswith(" > ") or text.startswith("> ") or text.startswith("│ > "):
+        if text.startswith((" > ", "> ", "│ > ", " * ")):
             return i
     return None
 

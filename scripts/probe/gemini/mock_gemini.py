@@ -24,6 +24,13 @@ last user content:
 * `mock:replace PATH` -> functionCall replace (old "a" -> new "b").
 * `mock:slow [SECONDS]` -> text streamed in 10 chunks over SECONDS (default 5).
 * `mock:long` -> a 60-line text reply.
+* `mock:choice` -> functionCall ask_user with one `choice` question (two
+  options, header `Mock`).
+* `mock:plan` -> functionCall write_file of `mock-plan.md` into the plans
+  directory named in the system instruction (Plan Mode text `... plan in
+  `DIR/``; a bare file name when none is found), then, after its
+  functionResponse, functionCall exit_plan_mode {"plan_filename":
+  "mock-plan.md"}.
 * anything else -> text `mock reply N`.
 
 :generateContent (side calls: next speaker, loop detection, compression,
@@ -128,12 +135,37 @@ def call_response(name, args):
         "usageMetadata": usage(), "modelVersion": "mock"}
 
 
+CHOICE_ARGS = {"questions": [{"question": "Which mock option should the turn take?", "header": "Mock",
+                              "type": "choice",
+                              "options": [{"label": "Mock option one", "description": "Mock option one"},
+                                          {"label": "Mock option two", "description": "Mock option two"}]}]}
+PLAN_FILE = "mock-plan.md"
+PLAN_TEXT = "# Mock plan\n\n1. Read the parser.\n2. Change nothing yet.\n"
+
+
+def last_prompt(contents):
+    """Text of the last user content that has a text part (the prompt of the turn)."""
+    for c in reversed(contents or []):
+        if c.get("role") == "user" and any("text" in p for p in c.get("parts") or []):
+            return user_text(c)
+    return ""
+
+
+def plans_dir(body):
+    si = body.get("systemInstruction")
+    text = user_text(si) if isinstance(si, dict) else ""
+    m = re.search(r"implementation plan in `([^`]+?)/?`", text) or re.search(r"ONLY within: `([^`]+?)/?`", text)
+    return m.group(1) if m else None
+
+
 def plan_stream(body):
     """A list of (delay seconds, response chunk) and a label."""
     contents = body.get("contents") or []
     last = contents[-1] if contents else None
     if last and any("functionResponse" in p for p in last.get("parts") or []):
         name = [p["functionResponse"].get("name") for p in last["parts"] if "functionResponse" in p][0]
+        if name == "write_file" and "mock:plan" in last_prompt(contents):
+            return [(0, call_response("exit_plan_mode", {"plan_filename": PLAN_FILE}))], "plan-exit"
         return [(0, text_response(f"mock: tool result seen ({name})"))], "after-tool"
     text = user_text(last_user(contents))
     m = re.search(r"mock:shell(?:[ \t]+([^\n]+))?", text)
@@ -158,6 +190,12 @@ def plan_stream(body):
         chunks = [(secs / 10, text_response(f"slow part {i + 1}. ", finish=False)) for i in range(9)]
         chunks.append((secs / 10, text_response("slow done.")))
         return chunks, "slow"
+    if "mock:choice" in text:
+        return [(0, call_response("ask_user", CHOICE_ARGS))], "choice"
+    if "mock:plan" in text:
+        d = plans_dir(body)
+        path = os.path.join(d, PLAN_FILE) if d else PLAN_FILE
+        return [(0, call_response("write_file", {"file_path": path, "content": PLAN_TEXT}))], "plan-write"
     if "mock:long" in text:
         return [(0, text_response("\n".join(f"line {i + 1} of a long reply" for i in range(60))))], "long"
     with LOCK:
@@ -211,6 +249,11 @@ class Handler(BaseHTTPRequestHandler):
             if isinstance(si, dict):
                 rec["systemText"] = user_text(si)
             rec["tools"] = tool_names(body)
+            contents = body.get("contents") or []
+            if contents:
+                fr = [p["functionResponse"] for p in contents[-1].get("parts") or [] if "functionResponse" in p]
+                if fr:
+                    rec["functionResponses"] = fr
         rec["body"] = body
         with LOCK, open(ARGS.log, "a") as f:
             f.write(json.dumps(rec) + "\n")

@@ -10,10 +10,13 @@
 //!   first-run dialog, and the argv with the approval setting.
 //! * `screen`: what one PTY snapshot shows (ready, busy, dialog; the
 //!   composer empty or not), from real captures.
+//! * `pane`: the screen and keys as the evaluation's typist reads and
+//!   presses them.
 //!
-//! Not yet registered in `PROVIDERS`: the typist's pane, the hook plans,
-//! the adapter and the agent compiler come next (issue 23).
+//! Registered in `PROVIDERS` without an adapter: the hook plans, the
+//! adapter and the agent compiler come next (issue 23).
 
 pub mod generate_content;
 pub mod home;
+pub mod pane;
 pub mod screen;
