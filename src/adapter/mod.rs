@@ -45,6 +45,7 @@ pub mod parked;
 pub mod pty_watch;
 pub mod relay;
 pub mod screen;
+pub mod settings_check;
 pub mod timing;
 pub mod uplink;
 

@@ -16,7 +16,7 @@
 //!
 //! * `claude`: Claude Code (Anthropic Messages API).
 //! * `codex`: Codex CLI (OpenAI Responses API).
-//! * `gemini`: Gemini CLI (Gemini API `generateContent`); no adapter yet.
+//! * `gemini`: Gemini CLI (Gemini API `generateContent`).
 //!
 //! The command line reaches a room only through [`PROVIDERS`], by the names
 //! below, so it never names a provider itself.
@@ -91,7 +91,10 @@ pub const PROVIDERS: [Provider; 3] = [
         wire_format: gemini::generate_content::wire_format,
         prepare: gemini::home::prepare,
         pane: &gemini::pane::PANE,
-        adapter: None,
+        adapter: Some(AdapterEntry {
+            run: gemini::adapter::run,
+            compile: gemini::compile::compile,
+        }),
     },
 ];
 

@@ -17,10 +17,13 @@ at a time, every process ended by pid at the end):
   plan          --approval-mode plan, mock:plan -> plan file + exit_plan_mode;
                 the plan approval dialog, Return (approve)
   plan-esc      the same, Esc on the approval dialog
+  plan-feedback the same, option 3 with typed feedback and Return
   plan-enter    /plan typed at idle in default mode
   pickers       /permissions /mcp /tools /memory /chat /stats /auth /hooks
   paste         bracketed paste of 900 characters on one line and of 12 lines
   escesc        Esc, then Esc after 150/250/350/450/550 ms on a draft
+  notice-dialogs  DING's transport (paste, Return) into the ask_user and the plan
+                approval dialogs (plan mode)
 
 SAVE=0 skips writing fixtures.
 """
@@ -278,8 +281,8 @@ def mode_row(snap):
     return "\n".join(rows[max(i - 3, 0):i])
 
 
-def plan(reject=False):
-    name = "r2-plan-esc" if reject else "r2-plan"
+def plan(reject=False, feedback=None):
+    name = "r2-plan-feedback" if feedback else "r2-plan-esc" if reject else "r2-plan"
     run = g.Run(name)
     try:
         run.start(["--approval-mode", "plan"])
@@ -309,15 +312,31 @@ def plan(reject=False):
                 save(run, "dialog-plan-approval", "dialog", "unknown",
                      "Plan mode, exit_plan_mode called (mock:plan): the plan approval dialog with the plan "
                      "text and the options; it replaces the composer. Return picks the highlighted option.", s)
-            run.pty.send(g.ESC if reject else g.CR)
+            if feedback:
+                run.pty.send(b"3")
+                s = run.wait_quiet(800)
+                show(run, "after 3")
+                run.pty.send(feedback.encode())
+                s = run.wait_quiet(800)
+                save(run, "dialog-plan-feedback", "dialog", "unknown",
+                     "Plan approval dialog after 3 and typed feedback: the dialog takes typed text in its "
+                     "third option; Return sends it as a rejection with feedback.", s)
+                run.pty.send(g.CR)
+            else:
+                run.pty.send(g.ESC if reject else g.CR)
             s = run.wait_quiet(1200)
-            show(run, "after " + ("Esc" if reject else "Return"))
+            show(run, "after " + ("feedback" if feedback else "Esc" if reject else "Return"))
             try:
                 run.wait_idle(30)
             except TimeoutError:
                 show(run, "not idle")
             s = run.wait_quiet(1500)
             print("mode row after:", repr(mode_row(s)))
+            if feedback:
+                save(run, "idle-after-plan-feedback", "ready", "empty",
+                     "Feedback typed into option 3 of the plan approval dialog and Return: the plan is "
+                     "rejected with feedback, the mode row after it, idle.", s)
+                return
             save(run, "idle-after-plan-reject" if reject else "idle-after-plan-approve", "ready", "empty",
                  ("Esc on the plan approval dialog" if reject else "Return on the plan approval dialog") +
                  ": the tool result in the history, the mode row after it, idle.", s)
@@ -347,6 +366,17 @@ def plan_enter():
 
 # ------------------------------------------------------------ 4. pickers
 
+PICKERS = {
+    "/auth": ("picker-auth", "/auth at idle: the auth dialog `Get started` replaces the composer (the same as on a "
+                             "first start); option 2 Use Gemini API Key highlighted; Return picks it, Esc closes."),
+    "/chat": ("picker-chat", "/chat at idle: the session browser (the same view as /resume, not boxed) replaces the "
+                             "composer; with no saved session it reads `No auto-saved conversations found.` "
+                             "`Press q to exit`."),
+    "/hooks": ("picker-hooks", "/hooks at idle: a boxed `Configured Hooks` panel with a security warning replaces "
+                               "the composer; `(Press Esc to close)`."),
+}
+
+
 def pickers():
     run = g.Run("r2-pickers", hooks=["SessionStart"])
     cmds = os.environ.get("CMDS", "/permissions /mcp /tools /memory /chat /stats /auth /hooks /agents /extensions").split()
@@ -362,10 +392,9 @@ def pickers():
             ci = g.composer_row(s)
             print(f"== {cmd}: composer row {ci}; idle_empty={g.idle_empty(s)}")
             print(g.dump(s, cmd))
-            name = {"/permissions": "picker-permissions", "/auth": "picker-auth", "/memory": "after-memory",
-                    "/chat": "after-chat", "/hooks": "picker-hooks", "/stats": "after-stats"}.get(cmd)
-            if SAVE and name and ci is None:
-                save(run, name, "dialog", "unknown", f"{cmd} at idle: a dialog replaces the composer.", s)
+            name, note = PICKERS.get(cmd, (None, None))
+            if SAVE and name and not g.idle_empty(s):
+                save(run, name, "dialog", "unknown", note, s)
             # close whatever opened
             for _ in range(3):
                 s = run.snap()
@@ -404,8 +433,10 @@ def paste():
             run.wait_idle(30)
             s = run.wait_quiet(1200)
             r = stream_requests(run)[n]
-            sent = r["lastUser"]
-            print(f"{label}: sent {len(sent)} chars, equal={sent == text}, placeholder={'[Pasted Text' in sent}")
+            # the first prompt of a session shares its content with <session_context>: take the last part
+            sent = [p.get("text", "") for p in r["body"]["contents"][-1]["parts"] if "text" in p][-1]
+            print(f"{label}: sent {len(sent)} chars, equal={sent == text}, equal after strip={sent == text.strip()}, "
+                  f"placeholder={'[Pasted Text' in sent}")
             if sent != text:
                 print("SENT:", sent[:300], "...", sent[-200:])
             show(run, f"after {label} turn")
@@ -452,7 +483,51 @@ def escesc():
         print("left:", run.close())
 
 
+# ------------------------------------------------------------ 7. DING's transport into the new dialogs
+
+NOTICE = "[ding] 1 unread inbox message in /home/agent/gm/inbox/new: n1.md. Read each file, then archive it"
+
+
+def notice_dialogs():
+    """DING's transport (bracketed paste of a notice, 200 ms, Return) into the ask_user dialog and into the
+    plan approval dialog (plan mode from the start)."""
+    run = g.Run("r2-notice-dialogs")
+    try:
+        run.start(["--approval-mode", "plan"])
+        run.wait_idle()
+        run.wait_quiet(3500)
+        for prompt, marker, fname in (("mock:choice", "Which mock option", "ask-user"),
+                                      ("mock:plan", "Ready to start implementation", "plan-approval")):
+            n = len(stream_requests(run))
+            submit(run, prompt)
+            run.wait_text(marker, 45)
+            run.wait_quiet(800)
+            run.pty.send(g.PASTE_START + NOTICE.encode() + g.PASTE_END, origin="delivery")
+            s = run.wait_quiet(800)
+            save(run, f"dialog-{fname}-after-paste", "dialog", "unknown",
+                 f"The {fname} dialog after a bracketed paste of a DING notice (no Return yet).", s)
+            run.pty.send(g.CR, origin="delivery")
+            s = run.wait_quiet(1500)
+            show(run, f"{fname} after paste + Return")
+            try:
+                run.wait_idle(20)
+            except TimeoutError:
+                show(run, "not idle; Esc")
+                run.pty.send(g.ESC)
+                run.wait_quiet(1000)
+            s = run.wait_quiet(1500)
+            save(run, f"after-notice-into-{fname}", "ready", "empty",
+                 f"DING transport (paste of a notice, 200 ms, Return) into the {fname} dialog: what it answered.", s)
+            for r in stream_requests(run)[n:]:
+                if r.get("functionResponses"):
+                    print("RESULT", fname, json.dumps(r["functionResponses"], ensure_ascii=False)[:1200])
+    finally:
+        print_requests(run)
+        print("left:", run.close())
+
+
 SCEN = {
+    "notice-dialogs": notice_dialogs,
     "projhooks-a": lambda: project_hooks("a"),
     "projhooks-b": lambda: project_hooks("b"),
     "projhooks-u": lambda: project_hooks("u"),
@@ -460,6 +535,7 @@ SCEN = {
     "modes": modes,
     "plan": lambda: plan(False),
     "plan-esc": lambda: plan(True),
+    "plan-feedback": lambda: plan(True, "MARK-FEEDBACK more detail please"),
     "plan-enter": plan_enter,
     "pickers": pickers,
     "paste": paste,

@@ -17,9 +17,9 @@ use std::time::Duration;
 use anyhow::{Result, bail};
 
 use crate::adapter::compile::IdlePath;
-use crate::adapter::hook_config::missing;
 use crate::adapter::kit::{self, KitOptions};
 use crate::adapter::screen::ComposerContent;
+use crate::adapter::settings_check::SettingsCheck;
 use crate::adapter::{
     AgentContext, HookAnswer, HookCall, HookPlan, Incarnation, Provider, Reading, SettingsRead,
 };
@@ -34,26 +34,12 @@ use super::settings::{PROVIDER, WAKE, wanted};
 use super::timing::WITHDRAW_AFTER_MS;
 use super::{hooks, screen};
 
-/// Whether the settings file holds what the adapter relies on.
-#[derive(Clone, Debug, PartialEq, Eq)]
-enum Installed {
-    /// No settings file was named (`--settings`).
-    Unchecked,
-    /// Named, and not read yet (the shell reads it at start).
-    NotRead,
-    Complete,
-    /// These handlers (event names) are missing.
-    Missing(Vec<String>),
-    Unreadable(String),
-}
-
 pub struct Claude {
-    settings: Option<PathBuf>,
     /// How hooks spell `ding` in the settings file.
     program: String,
     /// Whether the wake hook is configured (the native idle path).
     wake: bool,
-    installed: Installed,
+    settings: SettingsCheck,
     heard: HookActivity,
     /// Since when the screen has looked ready after the last hook (set by
     /// the first ready reading, cleared by any other reading or hook).
@@ -69,16 +55,10 @@ pub struct Claude {
 
 impl Claude {
     pub fn new(settings: Option<PathBuf>, program: String, wake: bool) -> Claude {
-        let installed = if settings.is_some() {
-            Installed::NotRead
-        } else {
-            Installed::Unchecked
-        };
         Claude {
-            settings,
             program,
             wake,
-            installed,
+            settings: SettingsCheck::new(PROVIDER, settings),
             heard: HookActivity::Unheard,
             ready_since: None,
             woken_at: None,
@@ -107,35 +87,16 @@ impl Claude {
     }
 
     /// What the settings file, as the shell read it, holds of what the
-    /// adapter relies on.
+    /// adapter relies on (a wake handler is labelled as such).
     fn check_settings(&mut self, read: &[SettingsRead]) {
-        let Some(read) = read
-            .iter()
-            .find(|read| Some(&read.path) == self.settings.as_ref())
-        else {
-            return;
-        };
-        self.installed = match &read.settings {
-            Err(err) => Installed::Unreadable(err.clone()),
-            Ok(settings) => {
-                let wanted = wanted(&self.program, self.wake);
-                let lacking: Vec<String> = missing(settings, &wanted)
-                    .into_iter()
-                    .map(|entry| {
-                        if entry.handler["asyncRewake"] == true {
-                            format!("{}(wake)", entry.event)
-                        } else {
-                            entry.event.clone()
-                        }
-                    })
-                    .collect();
-                if lacking.is_empty() {
-                    Installed::Complete
-                } else {
-                    Installed::Missing(lacking)
-                }
+        let wanted = wanted(&self.program, self.wake);
+        self.settings.read(read, &wanted, |entry| {
+            if entry.handler["asyncRewake"] == true {
+                format!("{}(wake)", entry.event)
+            } else {
+                entry.event.clone()
             }
-        };
+        });
     }
 }
 
@@ -204,7 +165,7 @@ impl Provider for Claude {
     }
 
     fn settings_files(&self) -> Vec<PathBuf> {
-        self.settings.iter().cloned().collect()
+        self.settings.files()
     }
 
     fn on_settings_read(&mut self, read: &[SettingsRead]) {
@@ -212,11 +173,7 @@ impl Provider for Claude {
     }
 
     fn check_setup(&self, _harness: Option<&[String]>) -> Result<String, String> {
-        let remark = self.remark().unwrap_or_default();
-        match self.installed {
-            Installed::Complete | Installed::Unchecked => Ok(remark),
-            Installed::Missing(_) | Installed::Unreadable(_) | Installed::NotRead => Err(remark),
-        }
+        self.settings.check_setup(self.fired)
     }
 
     fn startup_settle(&self) -> Duration {
@@ -224,27 +181,7 @@ impl Provider for Claude {
     }
 
     fn remark(&self) -> Option<String> {
-        let file = || {
-            self.settings
-                .as_ref()
-                .map(|path| path.display().to_string())
-                .unwrap_or_default()
-        };
-        Some(match &self.installed {
-            Installed::Unchecked => "claude hooks: not checked (no --settings)".into(),
-            Installed::NotRead => format!("claude hooks: {} not read yet", file()),
-            Installed::Unreadable(err) => format!("claude hooks: cannot read them: {err}"),
-            Installed::Missing(events) => format!(
-                "claude hooks MISSING from {}: {} (run `ding compile-agent claude` again)",
-                file(),
-                events.join(", ")
-            ),
-            Installed::Complete if !self.fired => format!(
-                "claude hooks configured in {}; none has fired since the adapter started",
-                file()
-            ),
-            Installed::Complete => "claude hooks configured and firing".into(),
-        })
+        Some(self.settings.remark(self.fired))
     }
 }
 

@@ -1,0 +1,185 @@
+//! Whether a harness's hook settings file still holds the handlers a
+//! provider's adapter relies on: the remark `ding status` shows with every
+//! activity reason, and the verdict of `ding check --adapters`.
+//!
+//! Shared by every provider whose hooks live in one settings file of the
+//! common shape (`hook_config`); the provider says which file and which
+//! handlers, the shell reads the file (a provider reads no file itself).
+
+use std::path::PathBuf;
+
+use super::SettingsRead;
+use super::hook_config::{HookEntry, missing};
+
+/// What the settings file holds of what the adapter relies on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Installed {
+    /// No settings file was named (`--settings`).
+    Unchecked,
+    /// Named, and not read yet (the shell reads it at start).
+    NotRead,
+    Complete,
+    /// These handlers (as the provider labels them) are missing.
+    Missing(Vec<String>),
+    Unreadable(String),
+}
+
+/// One provider's check of its settings file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SettingsCheck {
+    provider: &'static str,
+    file: Option<PathBuf>,
+    installed: Installed,
+}
+
+impl SettingsCheck {
+    pub fn new(provider: &'static str, file: Option<PathBuf>) -> SettingsCheck {
+        let installed = if file.is_some() {
+            Installed::NotRead
+        } else {
+            Installed::Unchecked
+        };
+        SettingsCheck {
+            provider,
+            file,
+            installed,
+        }
+    }
+
+    /// The file to read, if one was named.
+    pub fn files(&self) -> Vec<PathBuf> {
+        self.file.iter().cloned().collect()
+    }
+
+    /// Takes in the file as the shell read it: which of `wanted` it lacks,
+    /// each labelled by `label` for the remark.
+    pub fn read(
+        &mut self,
+        read: &[SettingsRead],
+        wanted: &[HookEntry],
+        label: impl Fn(&HookEntry) -> String,
+    ) {
+        let Some(read) = read
+            .iter()
+            .find(|read| Some(&read.path) == self.file.as_ref())
+        else {
+            return;
+        };
+        self.installed = match &read.settings {
+            Err(err) => Installed::Unreadable(err.clone()),
+            Ok(settings) => {
+                let lacking: Vec<String> =
+                    missing(settings, wanted).into_iter().map(&label).collect();
+                if lacking.is_empty() {
+                    Installed::Complete
+                } else {
+                    Installed::Missing(lacking)
+                }
+            }
+        };
+    }
+
+    pub fn installed(&self) -> &Installed {
+        &self.installed
+    }
+
+    /// `ding check --adapters`: the remark, as a pass or a failure.
+    pub fn check_setup(&self, fired: bool) -> Result<String, String> {
+        let remark = self.remark(fired);
+        match self.installed {
+            Installed::Complete | Installed::Unchecked => Ok(remark),
+            Installed::Missing(_) | Installed::Unreadable(_) | Installed::NotRead => Err(remark),
+        }
+    }
+
+    /// What `ding status` says of the hooks; `fired`: whether any hook has
+    /// called since the adapter started.
+    pub fn remark(&self, fired: bool) -> String {
+        let provider = self.provider;
+        let file = || {
+            self.file
+                .as_ref()
+                .map(|path| path.display().to_string())
+                .unwrap_or_default()
+        };
+        match &self.installed {
+            Installed::Unchecked => format!("{provider} hooks: not checked (no --settings)"),
+            Installed::NotRead => format!("{provider} hooks: {} not read yet", file()),
+            Installed::Unreadable(err) => format!("{provider} hooks: cannot read them: {err}"),
+            Installed::Missing(events) => format!(
+                "{provider} hooks MISSING from {}: {} (run `ding compile-agent {provider}` again)",
+                file(),
+                events.join(", ")
+            ),
+            Installed::Complete if !fired => format!(
+                "{provider} hooks configured in {}; none has fired since the adapter started",
+                file()
+            ),
+            Installed::Complete => format!("{provider} hooks configured and firing"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn entry(event: &str) -> HookEntry {
+        HookEntry {
+            event: event.into(),
+            matcher: None,
+            handler: json!({"type": "command", "command": format!("ding hook h {event}")}),
+        }
+    }
+
+    #[test]
+    fn the_check_follows_the_file_as_read() {
+        let path = PathBuf::from("/p/settings.json");
+        let mut check = SettingsCheck::new("h", Some(path.clone()));
+        assert_eq!(
+            check.check_setup(false),
+            Err("h hooks: /p/settings.json not read yet".into())
+        );
+        let wanted = [entry("A"), entry("B")];
+        let label = |entry: &HookEntry| entry.event.clone();
+        let only_a = json!({"hooks": {"A": [{"hooks": [wanted[0].handler.clone()]}]}});
+        check.read(
+            &[SettingsRead {
+                path: path.clone(),
+                settings: Ok(only_a),
+            }],
+            &wanted,
+            label,
+        );
+        assert_eq!(
+            check.remark(true),
+            "h hooks MISSING from /p/settings.json: B (run `ding compile-agent h` again)"
+        );
+        assert!(check.check_setup(true).is_err());
+        check.read(
+            &[SettingsRead {
+                path: path.clone(),
+                settings: Err("not JSON".into()),
+            }],
+            &wanted,
+            label,
+        );
+        assert_eq!(check.remark(true), "h hooks: cannot read them: not JSON");
+        // Another file's reading says nothing about this one.
+        check.read(
+            &[SettingsRead {
+                path: PathBuf::from("/other"),
+                settings: Ok(json!({})),
+            }],
+            &wanted,
+            label,
+        );
+        assert_eq!(check.installed(), &Installed::Unreadable("not JSON".into()));
+        let unchecked = SettingsCheck::new("h", None);
+        assert_eq!(
+            unchecked.check_setup(false),
+            Ok("h hooks: not checked (no --settings)".into())
+        );
+    }
+}

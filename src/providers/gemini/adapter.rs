@@ -1,0 +1,241 @@
+//! `ding adapter gemini`: Gemini CLI's grammar and hooks on the neutral
+//! adapter kit.
+//!
+//! The provider is the screen reader (`screen.rs`), the hook plans
+//! (`hooks.rs`) and a little memory: what the hooks last said the harness
+//! does, since when the screen has looked ready, and whether the hook
+//! configuration the adapter relies on is in place (`--settings PATH`, the
+//! file `ding compile-agent gemini` wrote). Gemini CLI has no native idle
+//! path (findings, 4c): idle work is the typed notice under the input
+//! fence, and the composer is read back before its Return.
+
+use std::borrow::Cow;
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{Result, bail};
+
+use crate::adapter::kit::{self, KitOptions};
+use crate::adapter::screen::ComposerContent;
+use crate::adapter::settings_check::SettingsCheck;
+use crate::adapter::{
+    AgentContext, HookAnswer, HookCall, HookPlan, Incarnation, Provider, Reading, SettingsRead,
+};
+use crate::core::downlink::Claimed;
+use crate::core::identity::Identity;
+use crate::core::protocol::{ActivityState, WithdrawKeys};
+use crate::core::time::Time;
+use crate::pty::wire::Snapshot;
+
+use super::activity::{HookActivity, combine};
+use super::settings::{PROVIDER, wanted};
+use super::timing::WITHDRAW_AFTER_MS;
+use super::{hooks, screen};
+
+pub struct Gemini {
+    /// How hooks spell `ding` in the settings file.
+    program: String,
+    settings: SettingsCheck,
+    heard: HookActivity,
+    /// Since when the screen has looked ready after the last hook (set by
+    /// the first ready reading, cleared by any other reading or hook).
+    ready_since: Option<Time>,
+    /// The harness incarnation `heard` and `ready_since` are about.
+    incarnation: Incarnation,
+    /// Whether any hook has called since the adapter started.
+    fired: bool,
+}
+
+impl Gemini {
+    pub fn new(settings: Option<PathBuf>, program: String) -> Gemini {
+        Gemini {
+            program,
+            settings: SettingsCheck::new(PROVIDER, settings),
+            heard: HookActivity::Unheard,
+            ready_since: None,
+            incarnation: Incarnation::default(),
+            fired: false,
+        }
+    }
+
+    /// A new incarnation of the harness: what its hooks said was about the
+    /// old one.
+    fn new_terminal(&mut self, incarnation: Option<&str>) {
+        if self.incarnation.changed_to(incarnation) {
+            self.heard = HookActivity::Unheard;
+            self.ready_since = None;
+        }
+    }
+}
+
+impl Provider for Gemini {
+    fn name(&self) -> &'static str {
+        PROVIDER
+    }
+
+    fn evidence(&mut self, snapshot: &Snapshot, now: Time) -> Reading {
+        let screen = screen::read(snapshot).reading();
+        if screen.state != ActivityState::Idle {
+            self.ready_since = None;
+            return combine(screen, self.heard, Duration::ZERO);
+        }
+        let ready_since = *self.ready_since.get_or_insert(now);
+        combine(screen, self.heard, now.since(ready_since))
+    }
+
+    fn composer_content(&self, snapshot: &Snapshot) -> ComposerContent {
+        screen::composer_content(snapshot)
+    }
+
+    /// Ctrl-U kills the composer's line left of the cursor: the whole
+    /// one-line notice, the cursor at its end; on an empty composer it
+    /// does nothing (findings; `timing::WITHDRAW_AFTER_MS`).
+    fn withdraw_keys(&self) -> Option<WithdrawKeys<'static>> {
+        Some(WithdrawKeys {
+            keys: Cow::Borrowed("\u{15}"),
+            after_ms: WITHDRAW_AFTER_MS,
+        })
+    }
+
+    fn on_new_terminal(&mut self, identity: Option<&Identity>, _now: Time) {
+        self.new_terminal(identity.map(|identity| identity.incarnation.as_str()));
+    }
+
+    fn on_hook(&mut self, call: &HookCall, agent: &AgentContext, _now: Time) -> HookPlan {
+        if let Some(identity) = &call.identity {
+            self.new_terminal(Some(&identity.incarnation));
+        }
+        self.fired = true;
+        let planned = hooks::plan(&call.event, &call.payload, agent);
+        if let Some(activity) = planned.activity {
+            self.heard = activity;
+            self.ready_since = None;
+        }
+        planned.plan
+    }
+
+    fn on_claimed(
+        &mut self,
+        call: &HookCall,
+        claimed: &Claimed,
+        agent: &AgentContext,
+        _now: Time,
+    ) -> HookAnswer {
+        hooks::render(&call.event, claimed, agent)
+    }
+
+    fn settings_files(&self) -> Vec<PathBuf> {
+        self.settings.files()
+    }
+
+    fn on_settings_read(&mut self, read: &[SettingsRead]) {
+        let wanted = wanted(&self.program);
+        self.settings
+            .read(read, &wanted, |entry| entry.event.clone());
+    }
+
+    fn check_setup(&self, _harness: Option<&[String]>) -> Result<String, String> {
+        self.settings.check_setup(self.fired)
+    }
+
+    fn startup_settle(&self) -> Duration {
+        super::timing::STARTUP_SETTLE
+    }
+
+    fn remark(&self) -> Option<String> {
+        Some(self.settings.remark(self.fired))
+    }
+}
+
+const HELP: &str = "\
+Usage: ding adapter gemini [--settings PATH] [--ding PROGRAM]
+
+Gemini CLI's DING adapter, run by the sidecar (docs/providers/gemini.md).
+
+  --settings PATH    the hook settings file to check (compile-agent writes it)
+  --ding PROGRAM     how its hooks spell ding (default: ding)
+";
+
+/// `ding adapter gemini [OPTIONS]`.
+pub fn run(args: Vec<OsString>) -> Result<()> {
+    use lexopt::prelude::*;
+    let mut parser = lexopt::Parser::from_args(args);
+    let mut settings = None;
+    let mut program = "ding".to_string();
+    while let Some(arg) = parser.next()? {
+        match arg {
+            Long("settings") => settings = Some(PathBuf::from(parser.value()?)),
+            Long("ding") => program = parser.value()?.string()?,
+            Short('h') | Long("help") => {
+                print!("{HELP}");
+                return Ok(());
+            }
+            other => bail!("{}", other.unexpected()),
+        }
+    }
+    kit::main(Gemini::new(settings, program), KitOptions::from_env)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::adapter::hook_wire::HOOK_WIRE_VERSION;
+    use crate::eval::pane::fixtures;
+
+    fn call(event: &str, incarnation: &str) -> HookCall {
+        HookCall {
+            v: HOOK_WIRE_VERSION,
+            provider: PROVIDER.into(),
+            event: event.into(),
+            identity: Some(Identity {
+                session: "s".into(),
+                incarnation: incarnation.into(),
+                generation: "g".into(),
+            }),
+            payload: serde_json::json!({"prompt": "hello"}),
+            payload_too_long: false,
+            timeout_ms: None,
+        }
+    }
+
+    /// What the hooks of one incarnation said shapes no evidence about the
+    /// next, and a turn's start outweighs a ready screen only for the
+    /// grace.
+    #[test]
+    fn hooks_and_the_screen_make_the_evidence() {
+        let ready = fixtures::capture("gemini/snapshots", "idle-empty");
+        let busy = fixtures::capture("gemini/snapshots", "busy-thinking");
+        let at = Time::from_millis;
+        let agent = crate::adapter::example_agent();
+        let mut gemini = Gemini::new(None, "ding".into());
+        assert_eq!(gemini.evidence(&ready, at(0)).state, ActivityState::Idle);
+        gemini.on_hook(&call("BeforeAgent", "a"), &agent, at(10));
+        assert_eq!(gemini.evidence(&ready, at(20)).state, ActivityState::Active);
+        assert_eq!(gemini.evidence(&busy, at(30)).state, ActivityState::Active);
+        gemini.on_hook(&call("BeforeTool", "a"), &agent, at(40));
+        assert_eq!(gemini.evidence(&busy, at(50)).state, ActivityState::Child);
+        gemini.on_new_terminal(
+            Some(&Identity {
+                session: "s".into(),
+                incarnation: "b".into(),
+                generation: "g".into(),
+            }),
+            at(60),
+        );
+        assert_eq!(gemini.evidence(&ready, at(70)).state, ActivityState::Idle);
+        gemini.on_hook(&call("BeforeAgent", "b"), &agent, at(100));
+        assert_eq!(
+            gemini.evidence(&ready, at(200)).state,
+            ActivityState::Active
+        );
+        let later = at(200) + super::super::timing::HOOK_GRACE;
+        assert_eq!(gemini.evidence(&ready, later).state, ActivityState::Idle);
+        gemini.on_hook(&call("AfterAgent", "b"), &agent, later);
+        assert_eq!(gemini.evidence(&ready, later).state, ActivityState::Idle);
+        assert_eq!(
+            gemini.remark().as_deref(),
+            Some("gemini hooks: not checked (no --settings)")
+        );
+    }
+}

@@ -1,0 +1,119 @@
+//! `ding compile-agent gemini`: the agent declaration for Gemini CLI under
+//! `turn-boundary+fresh-idle`, and the hooks it relies on merged into the
+//! project's `.gemini/settings.json` (see `settings.rs`).
+//!
+//! The declaration runs `gemini` (or the given argv) in the project, with
+//! the adapter `$ST_HOOKS/gemini-ding-adapter --settings FILE`, so the
+//! adapter can say in `ding status` whether the hooks are still there.
+//! Secrets never go into it: the harness inherits `GEMINI_API_KEY` (or a
+//! login) from the environment of `ding up`. Gemini CLI has no native
+//! idle path, so `--idle-path` changes nothing: idle work is the typed
+//! notice.
+
+use anyhow::Result;
+
+use crate::adapter::compile::{CompileRequest, Compiled, Written, adapter_command};
+use crate::adapter::hook_config::{edit_file, merge};
+use crate::decl::Draft;
+
+use super::settings::{PROVIDER, SETTINGS_FILE, is_ours, wanted};
+
+/// The program a declaration runs when no argv is given: the installed
+/// Gemini CLI on `PATH`.
+pub const DEFAULT_PROGRAM: &str = "gemini";
+
+pub fn compile(request: &CompileRequest) -> Result<Compiled> {
+    let settings = request.settings_path(SETTINGS_FILE);
+    let entries = wanted(&request.ding);
+    let changed = edit_file(&settings, |document| merge(document, &entries, &is_ours))?;
+    let mut adapter_args = vec![
+        "--settings".to_string(),
+        settings.to_string_lossy().into_owned(),
+    ];
+    if request.ding != "ding" {
+        adapter_args.extend(["--ding".to_string(), request.ding.clone()]);
+    }
+    let command = if request.command.is_empty() {
+        vec![DEFAULT_PROGRAM.to_string()]
+    } else {
+        request.command.clone()
+    };
+    let declaration = Draft {
+        name: request.agent.clone(),
+        comments: vec![
+            "Written by `ding compile-agent gemini`: Gemini CLI under DING's careful policy.".into(),
+            format!("Its hooks are in {} (they run only in a trusted folder).", settings.display()),
+            "$ST_HOOKS is the directory `ding hooks install DIR` wrote the adapter into: set it for `ding up`.".into(),
+            "No secret is written here: export GEMINI_API_KEY (or log in) where you run `ding up`.".into(),
+        ],
+        command,
+        cwd: Some(request.cwd.clone()),
+        inbox: request.inbox.clone(),
+        env: request.env.clone(),
+        adapter: Some(adapter_command(PROVIDER, &adapter_args)),
+    };
+    Ok(Compiled {
+        declaration,
+        written: vec![Written {
+            path: settings,
+            what: "Gemini CLI hooks",
+            changed,
+        }],
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::adapter::compile::IdlePath;
+    use serde_json::Value;
+
+    fn request(cwd: &std::path::Path) -> CompileRequest {
+        CompileRequest {
+            agent: "worker".into(),
+            cwd: cwd.to_path_buf(),
+            inbox: None,
+            command: Vec::new(),
+            env: Vec::new(),
+            settings: None,
+            ding: "ding".into(),
+            idle: IdlePath::Native,
+        }
+    }
+
+    #[test]
+    fn the_hooks_merge_beside_the_users_and_twice_changes_nothing() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let file = dir.path().join(SETTINGS_FILE);
+        std::fs::create_dir_all(file.parent().expect("dir")).expect("mkdir");
+        std::fs::write(
+            &file,
+            r#"{"ui": {"theme": "GitHub"}, "hooks": {"AfterAgent": [{"matcher": "*", "hooks": [{"type": "command", "command": "notify-send done"}]}]}}"#,
+        )
+        .expect("write");
+        let compiled = compile(&request(dir.path())).expect("compile");
+        assert!(compiled.written[0].changed);
+        let settings: Value =
+            serde_json::from_slice(&std::fs::read(&file).expect("read")).expect("json");
+        assert_eq!(settings["ui"]["theme"], "GitHub");
+        let after_agent = settings["hooks"]["AfterAgent"].as_array().expect("list");
+        assert_eq!(after_agent.len(), 2, "{after_agent:?}");
+        assert_eq!(after_agent[0]["hooks"][0]["command"], "notify-send done");
+        assert_eq!(
+            after_agent[1]["hooks"][0]["command"],
+            "ding hook gemini AfterAgent"
+        );
+        assert_eq!(after_agent[1]["matcher"], "*");
+        let again = compile(&request(dir.path())).expect("compile again");
+        assert!(!again.written[0].changed);
+        assert_eq!(compiled.declaration.command, ["gemini"]);
+        let adapter = compiled.declaration.adapter.expect("adapter");
+        assert!(
+            adapter.join(" ").ends_with(&format!(
+                "gemini-ding-adapter --settings {}",
+                file.display()
+            )),
+            "{adapter:?}"
+        );
+    }
+}
