@@ -16,91 +16,35 @@ use serde_json::Value;
 
 /// What each capture must plan: its activity, whether it claims pending
 /// work (and whether only when no draft waits), and its facts.
-const EXPECTED: [(&str, Option<HookActivity>, Claim, &[Lifecycle]); 19] = [
-    (
-        "AfterAgent",
-        Some(HookActivity::Idle),
-        Claim::UnlessDrafting,
-        &[],
-    ),
-    (
-        "AfterAgent-stop-hook-active",
-        Some(HookActivity::Idle),
-        Claim::None,
-        &[],
-    ),
+#[rustfmt::skip]
+const EXPECTED: [(&str, Option<HookActivity>, Claim, &[Lifecycle]); 27] = [
+    ("AfterAgent", Some(HookActivity::Idle), Claim::UnlessDrafting, &[]),
+    ("AfterAgent-stop-hook-active", Some(HookActivity::Idle), Claim::None, &[]),
     ("AfterModel", None, Claim::None, &[]),
-    (
-        "AfterTool-shell",
-        Some(HookActivity::Active),
-        Claim::Pending,
-        &[],
-    ),
-    (
-        "BeforeAgent",
-        Some(HookActivity::Active),
-        Claim::Pending,
-        &[],
-    ),
-    (
-        "BeforeAgent-afteragent-retry",
-        Some(HookActivity::Active),
-        Claim::Pending,
-        &[],
-    ),
-    (
-        "BeforeAgent-background-completion",
-        Some(HookActivity::Active),
-        Claim::Pending,
-        &[],
-    ),
+    ("AfterTool-ask-user", Some(HookActivity::Active), Claim::Pending, &[]),
+    ("AfterTool-exit-plan-mode", Some(HookActivity::Active), Claim::Pending, &[]),
+    ("AfterTool-shell", Some(HookActivity::Active), Claim::Pending, &[]),
+    ("BeforeAgent", Some(HookActivity::Active), Claim::Pending, &[]),
+    ("BeforeAgent-afteragent-retry", Some(HookActivity::Active), Claim::Pending, &[]),
+    ("BeforeAgent-background-completion", Some(HookActivity::Active), Claim::Pending, &[]),
     ("BeforeModel", None, Claim::None, &[]),
-    (
-        "BeforeTool-shell",
-        Some(HookActivity::Child),
-        Claim::None,
-        &[],
-    ),
-    (
-        "BeforeTool-write-file",
-        Some(HookActivity::Child),
-        Claim::None,
-        &[],
-    ),
+    ("BeforeTool-ask-user", Some(HookActivity::Child), Claim::None, &[]),
+    ("BeforeTool-exit-plan-mode", Some(HookActivity::Child), Claim::None, &[]),
+    ("BeforeTool-shell", Some(HookActivity::Child), Claim::None, &[]),
+    ("BeforeTool-write-file", Some(HookActivity::Child), Claim::None, &[]),
+    ("BeforeTool-write-file-plan", Some(HookActivity::Child), Claim::None, &[]),
     ("BeforeToolSelection", None, Claim::None, &[]),
-    (
-        "Notification-shell",
-        Some(HookActivity::AwaitingHuman),
-        Claim::None,
-        &[],
-    ),
+    ("Notification-ask-user", Some(HookActivity::AwaitingHuman), Claim::None, &[]),
+    ("Notification-exit-plan-mode", Some(HookActivity::AwaitingHuman), Claim::None, &[]),
+    ("Notification-shell", Some(HookActivity::AwaitingHuman), Claim::None, &[]),
     ("PreCompress-auto", None, Claim::None, &[]),
-    (
-        "PreCompress-manual",
-        Some(HookActivity::Active),
-        Claim::None,
-        &[Lifecycle::Compaction],
-    ),
+    ("PreCompress-manual", Some(HookActivity::Active), Claim::None, &[Lifecycle::Compaction]),
     ("SessionEnd-clear", None, Claim::None, &[]),
     ("SessionEnd-exit", None, Claim::None, &[]),
-    (
-        "SessionStart-clear",
-        Some(HookActivity::Idle),
-        Claim::None,
-        &[Lifecycle::Clear],
-    ),
-    (
-        "SessionStart-resume",
-        Some(HookActivity::Idle),
-        Claim::None,
-        &[],
-    ),
-    (
-        "SessionStart-startup",
-        Some(HookActivity::Idle),
-        Claim::None,
-        &[],
-    ),
+    ("SessionStart-clear", Some(HookActivity::Idle), Claim::None, &[Lifecycle::Clear]),
+    ("SessionStart-project-hook", Some(HookActivity::Idle), Claim::None, &[]),
+    ("SessionStart-resume", Some(HookActivity::Idle), Claim::None, &[]),
+    ("SessionStart-startup", Some(HookActivity::Idle), Claim::None, &[]),
 ];
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

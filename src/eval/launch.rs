@@ -52,6 +52,11 @@ pub struct Setup {
     /// dialog of its own (each provider room knows what its harness asks
     /// unprompted: whether to trust the folder, whether to trust a hook).
     pub ask_at_startup: bool,
+    /// Directories outside the project that the harness's own tools are to
+    /// be able to write (the evaluation's markers, which a dialog's consent
+    /// creates); a harness that confines its tools to a workspace gets them
+    /// added to it.
+    pub outside_dirs: Vec<PathBuf>,
 }
 
 /// The API key every prepared harness sends: any string works against the

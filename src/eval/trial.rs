@@ -267,6 +267,7 @@ impl Trial {
             model_url: self.model_url.clone(),
             permission: Permission::Manual,
             ask_at_startup,
+            outside_dirs: vec![self.dir.join("markers")],
         }
     }
 

@@ -43,11 +43,31 @@ WANT = [
     ("BeforeTool-write-file", "dlg", "BeforeTool", {"tool_name": "write_file"}, "mock:edit note.txt, before the dialog"),
     ("BeforeAgent-background-completion", "hk-bgshell-inject", "BeforeAgent", {"prompt": None},
      "the turn a finished background shell command started at idle (modelSteering + inject): prompt starts `User steering update:`"),
+    # round 2 (p_round2.py)
+    ("BeforeTool-ask-user", "r2-choice", "BeforeTool", {"tool_name": "ask_user"}, "mock:choice, before the ask_user dialog"),
+    ("Notification-ask-user", "r2-choice", "Notification", {"details.type": "ask_user"},
+     "the ask_user dialog opened"),
+    ("AfterTool-ask-user", "r2-choice", "AfterTool", {"tool_name": "ask_user"}, "ask_user answered with Return (option 1)"),
+    ("BeforeTool-exit-plan-mode", "r2-plan", "BeforeTool", {"tool_name": "exit_plan_mode"},
+     "mock:plan in plan mode, before the plan approval dialog"),
+    ("Notification-exit-plan-mode", "r2-plan", "Notification", {"details.type": "exit_plan_mode"},
+     "the plan approval dialog opened"),
+    ("AfterTool-exit-plan-mode", "r2-plan", "AfterTool", {"tool_name": "exit_plan_mode"},
+     "plan approved with Return (option 1, auto-accept edits)"),
+    ("BeforeTool-write-file-plan", "r2-plan", "BeforeTool", {"tool_name": "write_file"},
+     "plan mode: the write_file of the plan into the plans directory (no confirmation dialog)"),
+    ("SessionStart-project-hook", "r2-projhooks-a", "SessionStart", {"source": "startup"},
+     "a hook declared in <project>/.gemini/settings.json (folder trust off); PROBE_TAG is the probe's marker of the command version"),
 ]
 
 
 def matches(payload, flt):
     for k, v in flt.items():
+        if "." in k:
+            a, b = k.split(".", 1)
+            if (payload.get(a) or {}).get(b) != v:
+                return False
+            continue
         if v is None:
             if not str(payload.get(k, "")).startswith("User steering update"):
                 return False

@@ -103,7 +103,7 @@ if scenario == "context":
         print(g.dump(run.snap(), "after first"))
         run.save("idle-after-beforeagent-context", run.snap(),
                  "BeforeAgent answered hookSpecificOutput.additionalContext (MARK-BEFOREAGENT): nothing of it on screen.",
-                 "idle", "empty")
+                 "ready", "empty")
         run.reply("AfterTool", ctx("AfterTool", "MARK-AFTERTOOL context"))
         submit(run, "mock:shell echo tooltest")
         # BeforeModel: rewrite the request, appending a user message
@@ -136,7 +136,7 @@ elif scenario == "afteragent":
         print(g.dump(s, "after deny"))
         run.save("idle-after-afteragent-deny", s,
                  "AfterAgent answered decision deny + reason once: the CLI sent the reason as a new prompt and ran a second model call; then idle.",
-                 "idle", "empty")
+                 "ready", "empty")
         print("requests for that turn:", len(run.requests()) - n0)
         # continue:false
         run.reply("AfterAgent", {"continue": False, "stopReason": "MARK-STOPREASON stop now"})
@@ -177,7 +177,7 @@ elif scenario == "sysmsg":
         s = run.wait_quiet(1500)
         print(g.dump(s, "after turn"))
         run.save("idle-after-systemmessage", s,
-                 "BeforeAgent and AfterAgent answered systemMessage: how the CLI shows them.", "idle", "empty")
+                 "BeforeAgent and AfterAgent answered systemMessage: how the CLI shows them.", "ready", "empty")
     finally:
         report(run, marks, ["MARK-SS-SYSMSG", "MARK-BA-SYSMSG", "MARK-AA-SYSMSG"])
         print("left:", run.close())
@@ -237,7 +237,7 @@ elif scenario == "failures":
                 "hang": "BeforeAgent hook slept 8 s with a 3000 ms timeout: killed at the timeout, `⚠ Hook(s) [probe-BeforeAgent] failed ...`, the turn went on 3.4 s after Return; its output was lost.",
             }
             if label in notes:
-                run.save(f"idle-after-hook-{label}", s, notes[label], "idle", "empty")
+                run.save(f"idle-after-hook-{label}", s, notes[label], "ready", "empty")
             if label == "hang":
                 time.sleep(6)  # let the parked hook finish so its log line lands
     finally:
@@ -277,7 +277,7 @@ elif scenario == "lifecycle":
         s = run.wait_idle()
         s = run.wait_quiet(2000)
         print(g.dump(s, "resumed"))
-        run.save("idle-resumed", s, "Started with --resume latest: the previous conversation replayed above the composer.", "idle", "empty")
+        run.save("idle-resumed", s, "Started with --resume latest: the previous conversation replayed above the composer.", "ready", "empty")
         submit(run, "resumed prompt")
         run.pty.send(g.CTRL_C)
         time.sleep(0.3)
@@ -332,7 +332,7 @@ elif scenario == "bgshell":
                  f"tools.shell.backgroundCompletionBehavior={mode}, modelSteering={os.environ.get('STEER', '1') == '1'}: "
                  "the screen after a background command (mock:bg) finished while idle; with inject + modelSteering "
                  "Gemini CLI started a turn by itself (`User steering update: ...`) with no terminal input.",
-                 "idle", "empty")
+                 "ready", "empty")
     finally:
         report(run, marks, ["MARK-BG-DONE"])
         print("left:", run.close())

@@ -59,7 +59,7 @@ try:
                         saved.add(kind)
                         run.save(f"enter-as-newline-{kind}", s,
                                  f"{kind}: text then CR {d} ms later in one send: the CR became a newline in the draft, nothing submitted.",
-                                 "idle", "draft")
+                                 "ready", "nonempty")
                     run.pty.send(g.CTRL_C)
                     run.wait_idle(10)
                     run.wait_quiet(800)

@@ -19,7 +19,8 @@ at a time, every process ended by pid at the end):
   plan-esc      the same, Esc on the approval dialog
   plan-feedback the same, option 3 with typed feedback and Return
   plan-enter    /plan typed at idle in default mode
-  pickers       /permissions /mcp /tools /memory /chat /stats /auth /hooks
+  pickers       /permissions /mcp /tools /memory /chat /stats /auth /hooks /agents
+                /extensions (CMDS='...' picks; TRUST=1: folder trust on, trusted by env)
   paste         bracketed paste of 900 characters on one line and of 12 lines
   escesc        Esc, then Esc after 150/250/350/450/550 ms on a draft
   notice-dialogs  DING's transport (paste, Return) into the ask_user and the plan
@@ -40,7 +41,40 @@ SHIFT_TAB = b"\x1b[Z"
 CTRL_Y = b"\x19"
 
 
+# Notes written after the runs, from what the captures showed; they replace the generic note given at
+# the call site.
+NOTES = {
+    "after-notice-into-ask-user":
+        "DING transport (bracketed paste of a notice, then Return) into the ask_user dialog: the Return submitted the notice as the answer to the model's question (`User answered: Mock → [ding] 1 unread ...`; functionResponse `{\"answers\":{\"0\":\"[ding] ...\"}}`); the turn went on and ended, idle.",
+    "after-notice-into-plan-approval":
+        "DING transport (bracketed paste of a notice, then Return) into the plan approval dialog: the Return rejected the plan with the notice as feedback (`Feedback: [ding] 1 unread ...`; functionResponse `Plan rejected. User feedback: [ding] ...`); still in plan mode, idle.",
+    "dialog-ask-user-after-paste":
+        "The ask_user dialog after a bracketed paste of a DING notice (no Return yet): the paste moved the highlight to `3.` (the custom-value option) and filled it with the notice; the hint reads `Enter to submit · Esc to cancel`.",
+    "dialog-plan-approval-after-paste":
+        "The plan approval dialog after a bracketed paste of a DING notice (no Return yet): the paste moved the highlight to `3.` (the feedback option) and filled it with the notice; `Enter to submit`.",
+    "idle-after-ask-user-esc":
+        "Esc on the ask_user dialog: `ℹ Request cancelled.`, the turn ended with no model request and no AfterAgent; the cancelled turn is left out of the next request's history.",
+    "idle-after-paste-12lines":
+        "After the 12-line paste was submitted: the history echoes the full text (not the placeholder); the hint `Press Ctrl+O to expand pasted text` stays in the row above the status row.",
+    "idle-after-plan-approve":
+        "Return on the plan approval dialog (option 1, Yes, automatically accept edits): `✓ Exit Plan Mode … Plan approved: <plans dir>/mock-plan.md`, the mode row now `auto-accept edits Shift+Tab to plan`, idle.",
+    "idle-after-plan-reject":
+        "Esc on the plan approval dialog: `- Exit Plan Mode …`, `ℹ Request cancelled.`; no model request, no AfterAgent; the mode row stays `plan Shift+Tab to manual`, idle.",
+    "idle-mode-plan-flag":
+        "Started with --approval-mode plan, idle: the mode row reads `plan Shift+Tab to manual` from the first frame.",
+    "idle-project-hooks-warning-changed":
+        "Project-level hooks, second start after the command of all three hooks changed: the same warning again, naming the changed hooks (the trust key is `name:command`); no dialog; the hooks ran. A third start with the same commands showed no warning.",
+    "idle-project-hooks-untrusted":
+        "Project-level hooks, folder trust on, the trust dialog answered 3 (Don't trust): no warning, `ℹ Skipping project agents due to untrusted folder...`, the footer's sandbox column reads `untrusted`; no hook ran in this or the two later starts.",
+    "paste-900chars":
+        "Bracketed paste of 900 characters on one line into the empty composer, before Return: the composer shows the placeholder `[Pasted Text: 900 chars]` and the row above the status row `Press Ctrl+O to expand pasted text`; Return sends the full text (trailing space trimmed).",
+    "paste-12lines":
+        "Bracketed paste of 12 lines (299 characters) into the empty composer, before Return: the composer shows `[Pasted Text: 12 lines]` (above 5 lines or 500 characters the paste is folded); Return sends the full text.",
+}
+
+
 def save(run, name, screen, composer, note, snap=None):
+    note = NOTES.get(name, note)
     snap = snap or run.snap()
     print(g.dump(snap, "save " + name))
     if SAVE:
@@ -367,6 +401,8 @@ def plan_enter():
 # ------------------------------------------------------------ 4. pickers
 
 PICKERS = {
+    "/permissions": ("picker-permissions", "/permissions at idle with folder trust on: the folder-trust dialog for "
+                                           "the workspace replaces the composer."),
     "/auth": ("picker-auth", "/auth at idle: the auth dialog `Get started` replaces the composer (the same as on a "
                              "first start); option 2 Use Gemini API Key highlighted; Return picks it, Esc closes."),
     "/chat": ("picker-chat", "/chat at idle: the session browser (the same view as /resume, not boxed) replaces the "
@@ -378,7 +414,9 @@ PICKERS = {
 
 
 def pickers():
-    run = g.Run("r2-pickers", hooks=["SessionStart"])
+    trust = os.environ.get("TRUST") == "1"
+    run = g.Run("r2-pickers-trust" if trust else "r2-pickers", hooks=["SessionStart"],
+                settings={"security": {"folderTrust": {"enabled": True}}} if trust else {}, trust_env=trust)
     cmds = os.environ.get("CMDS", "/permissions /mcp /tools /memory /chat /stats /auth /hooks /agents /extensions").split()
     try:
         run.start()

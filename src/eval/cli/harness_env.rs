@@ -130,6 +130,7 @@ pub fn parse(parser: &mut lexopt::Parser) -> Result<Option<Request>> {
             model_url,
             permission,
             ask_at_startup: false,
+            outside_dirs: Vec::new(),
         },
         declaration,
     }))

@@ -111,6 +111,7 @@ mod tests {
             model_url: "http://127.0.0.1:9".into(),
             permission,
             ask_at_startup: false,
+            outside_dirs: Vec::new(),
         }
     }
 

@@ -150,42 +150,68 @@ impl WireFormat for GenerateContent {
             ),
         };
         match method {
-            Method::Stream => Reply::Events(events(&response_id, model, parts, pace)),
-            Method::Once | Method::CountTokens => {
-                Reply::Json(response(&response_id, model, parts, true))
-            }
+            Method::Stream => Reply::Events(events(
+                &response_id,
+                model,
+                parts,
+                pace,
+                prompt_tokens(body),
+            )),
+            Method::Once | Method::CountTokens => Reply::Json(response(
+                &response_id,
+                model,
+                parts,
+                Some(prompt_tokens(body)),
+            )),
         }
     }
 }
 
+/// A request's size in tokens as a model would count it: its JSON (the
+/// instructions, tools and conversation) at four characters a token, the
+/// estimate Gemini CLI itself makes. The CLI compares it with its own
+/// estimate of a compressed conversation: a fixed count would make every
+/// `/compress` look "not beneficial" and change nothing.
+fn prompt_tokens(body: &Value) -> usize {
+    body.to_string().len() / 4
+}
+
 /// One `GenerateContentResponse`; `last` ends the candidate and counts
-/// tokens.
-fn response(response_id: &str, model: &str, parts: Vec<Value>, last: bool) -> Value {
+/// tokens (`prompt` of them in the request).
+fn response(response_id: &str, model: &str, parts: Vec<Value>, prompt: Option<usize>) -> Value {
     let mut candidate = json!({
         "content": {"role": "model", "parts": parts},
         "index": 0,
     });
     let mut reply = json!({"modelVersion": model, "responseId": response_id});
-    if last {
+    if let Some(prompt) = prompt {
         candidate["finishReason"] = json!("STOP");
         reply["usageMetadata"] = json!({
-            "promptTokenCount": 100,
+            "promptTokenCount": prompt,
             "candidatesTokenCount": 10,
-            "totalTokenCount": 110,
+            "totalTokenCount": prompt + 10,
         });
     }
     reply["candidates"] = json!([candidate]);
     reply
 }
 
-/// The stream: one event per part, `pace` apart, the last ending the turn.
-fn events(response_id: &str, model: &str, parts: Vec<Value>, pace: Duration) -> Vec<Event> {
+/// The stream: one event per part, `pace` apart, the last ending the turn
+/// (and counting `prompt` tokens).
+fn events(
+    response_id: &str,
+    model: &str,
+    parts: Vec<Value>,
+    pace: Duration,
+    prompt: usize,
+) -> Vec<Event> {
     let count = parts.len();
     parts
         .into_iter()
         .enumerate()
         .map(|(index, part)| {
-            let data = response(response_id, model, vec![part], index + 1 == count);
+            let last = (index + 1 == count).then_some(prompt);
+            let data = response(response_id, model, vec![part], last);
             let after = if index == 0 { Duration::ZERO } else { pace };
             Event::unnamed(after, data)
         })
@@ -484,7 +510,10 @@ mod tests {
         assert!(events.iter().all(|e| e.name.is_empty()));
         let last = &events.last().unwrap().data;
         assert_eq!(last["candidates"][0]["finishReason"], "STOP");
-        assert!(last["usageMetadata"].is_object());
+        assert_eq!(
+            last["usageMetadata"]["promptTokenCount"],
+            body.to_string().len() / 4
+        );
         assert!(
             events[0].data["candidates"][0]
                 .get("finishReason")

@@ -10,14 +10,24 @@
 //! An existing file is merged, never replaced: keys it already has keep
 //! their values. The environment points the API at the mock model.
 //!
+//! Gemini CLI's file tools refuse a path outside its workspace, so each of
+//! `Setup::outside_dirs` (the evaluation's markers) is included in it
+//! (`context.includeDirectories`). Only those: an included directory's
+//! files are listed in the session context the model reads, and the
+//! inbox, beside the project, must not be.
+//!
 //! To make Gemini CLI ask something at startup (`Setup::ask_at_startup`)
 //! folder trust stays on and the project is not trusted: it then asks
 //! whether to trust the folder, "Trust folder" highlighted.
 //!
-//! Permission modes: `manual` is the CLI's default approval mode, which
-//! asks before a command that changes anything (`echo` alone it allows);
-//! `auto` adds `--allowed-tools run_shell_command`, so commands run
-//! without asking.
+//! Permission modes, as a policy file of the home
+//! (`.gemini/policies/mock-commands.toml`, which Gemini CLI loads from the
+//! user's policies directory): `manual` lets the mock model's own harmless
+//! command run (`echo mock-run-start`, `sleep`, `echo mock-run-done`: the
+//! CLI checks each part of a compound command) and asks before any other,
+//! as the CLI's default approval mode does; `auto` lets every command run.
+//! (`tools.allowed` or `--allowed-tools` would deny every command not
+//! listed, with no dialog: "Tool execution denied by policy".)
 
 use std::fs;
 
@@ -29,6 +39,23 @@ use crate::eval::launch::{Launch, MOCK_API_KEY, Permission, Setup};
 /// The settings file under the home.
 const SETTINGS: &str = ".gemini/settings.json";
 
+/// The policy file under the home.
+const POLICY: &str = ".gemini/policies/mock-commands.toml";
+
+/// The policy rule for each permission mode.
+fn policy(permission: Permission) -> String {
+    let prefix = match permission {
+        Permission::Manual => {
+            "commandPrefix = [\"echo mock-run-start\", \"sleep\", \"echo mock-run-done\"]\n"
+        }
+        Permission::Auto => "",
+    };
+    format!(
+        "# Written by ding-eval harness-env: the mock model's commands.\n\
+         [[rule]]\ntoolName = \"run_shell_command\"\n{prefix}decision = \"allow\"\npriority = 200\n"
+    )
+}
+
 pub fn prepare(setup: &Setup) -> Result<Launch> {
     let cwd = setup.create_dirs()?;
     let path = setup.home.join(SETTINGS);
@@ -38,17 +65,24 @@ pub fn prepare(setup: &Setup) -> Result<Launch> {
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => json!({}),
         Err(err) => return Err(err).with_context(|| format!("read {}", path.display())),
     };
-    let settings = first_run_answered(existing, !setup.ask_at_startup)?;
+    let mut settings = first_run_answered(existing, !setup.ask_at_startup)?;
+    for dir in &setup.outside_dirs {
+        fs::create_dir_all(dir).with_context(|| format!("create {}", dir.display()))?;
+        include_directory(&mut settings, dir)?;
+    }
     let parent = path.parent().context("the settings file has a directory")?;
     fs::create_dir_all(parent).with_context(|| format!("create {}", parent.display()))?;
     let text = serde_json::to_string_pretty(&settings).context("encode settings.json")?;
     fs::write(&path, text).with_context(|| format!("write {}", path.display()))?;
-    let mut argv = vec![setup.binary.to_string_lossy().into_owned()];
-    if setup.permission == Permission::Auto {
-        argv.extend(["--allowed-tools".into(), "run_shell_command".into()]);
-    }
+    let policy_path = setup.home.join(POLICY);
+    let parent = policy_path
+        .parent()
+        .context("the policy file has a directory")?;
+    fs::create_dir_all(parent).with_context(|| format!("create {}", parent.display()))?;
+    fs::write(&policy_path, policy(setup.permission))
+        .with_context(|| format!("write {}", policy_path.display()))?;
     Ok(Launch {
-        argv,
+        argv: vec![setup.binary.to_string_lossy().into_owned()],
         env: [
             ("HOME", setup.home.to_string_lossy().as_ref()),
             ("GOOGLE_GEMINI_BASE_URL", setup.model_url.as_str()),
@@ -103,6 +137,23 @@ fn first_run_answered(mut settings: Value, trusted: bool) -> Result<Value> {
     Ok(settings)
 }
 
+/// `dir` among `context.includeDirectories`, once.
+fn include_directory(settings: &mut Value, dir: &std::path::Path) -> Result<()> {
+    let context = object(settings, "settings.json")?
+        .entry("context")
+        .or_insert(json!({}));
+    let list = object(context, "context")?
+        .entry("includeDirectories")
+        .or_insert(json!([]))
+        .as_array_mut()
+        .context("context.includeDirectories is not a list")?;
+    let dir = json!(dir.to_string_lossy());
+    if !list.contains(&dir) {
+        list.push(dir);
+    }
+    Ok(())
+}
+
 fn object<'a>(value: &'a mut Value, what: &str) -> Result<&'a mut Map<String, Value>> {
     value
         .as_object_mut()
@@ -122,6 +173,7 @@ mod tests {
             model_url: "http://127.0.0.1:9".into(),
             permission,
             ask_at_startup: false,
+            outside_dirs: Vec::new(),
         }
     }
 
@@ -155,11 +207,25 @@ mod tests {
         assert_eq!(written["security"]["folderTrust"]["enabled"], false);
         assert_eq!(written["ui"]["showCompatibilityWarnings"], false);
         assert_eq!(written["ide"]["hasSeenNudge"], true);
-        let auto = prepare(&setup(dir.path(), Permission::Auto)).expect("prepare");
+        assert!(written["context"]["includeDirectories"].is_null());
+        let markers = dir.path().join("markers");
+        let outside = Setup {
+            outside_dirs: vec![markers.clone()],
+            ..setup(dir.path(), Permission::Manual)
+        };
+        prepare(&outside).expect("prepare");
+        prepare(&outside).expect("prepare again");
         assert_eq!(
-            auto.argv,
-            ["/opt/gemini.js", "--allowed-tools", "run_shell_command"]
+            settings(dir.path())["context"]["includeDirectories"],
+            json!([markers.to_string_lossy()])
         );
+        assert!(markers.is_dir());
+        let policy = || fs::read_to_string(dir.path().join("home").join(POLICY)).expect("policy");
+        assert!(policy().contains("commandPrefix = [\"echo mock-run-start\", \"sleep\""));
+        let auto = prepare(&setup(dir.path(), Permission::Auto)).expect("prepare");
+        assert_eq!(auto.argv, ["/opt/gemini.js"]);
+        assert!(!policy().contains("commandPrefix"), "{}", policy());
+        assert!(policy().contains("toolName = \"run_shell_command\""));
     }
 
     #[test]

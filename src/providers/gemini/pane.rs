@@ -15,8 +15,17 @@
 //!     Allow once`; Esc rejects the command;
 //!   - a file write (`dialog-edit`): `Apply this change?`, `● 1. Allow
 //!     once`; Esc rejects it;
+//!   - the `ask_user` question (`dialog-ask-user`): `Answer Questions`, the
+//!     model's options and `Enter a custom value`, `● 1.` selected, the
+//!     footer `Enter to select · ↑/↓ to navigate · Esc to cancel`; Esc
+//!     cancels the turn;
 //!   - the `/model` picker (`picker-model`): `Select Model`, `● 1. Auto`;
 //!     Esc closes it (`(Press Esc to close)`).
+//!
+//! A plan approval (`dialog-plan-approval`) takes two model calls on
+//! Gemini CLI (the plan written into its plans directory, then
+//! `exit_plan_mode` naming it), which the mock model does not script: not
+//! among the kinds row 6 samples.
 //! * At startup, in a home that asks (`Setup::ask_at_startup`), the folder
 //!   trust question (`startup-trust-folder`): `Do you trust the files in
 //!   this folder?`, `● 1. Trust folder` selected; Return trusts it.
@@ -187,7 +196,12 @@ mod tests {
 
     #[test]
     fn the_typist_sees_each_dialog_with_option_one_selected() {
-        for name in ["dialog-shell", "dialog-edit", "picker-model"] {
+        for name in [
+            "dialog-shell",
+            "dialog-edit",
+            "dialog-ask-user",
+            "picker-model",
+        ] {
             let screen = capture(name);
             assert_eq!(
                 PANE.dialog(&screen),

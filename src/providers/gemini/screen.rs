@@ -13,6 +13,8 @@
 //!   at col 3 followed by the placeholder ` Type your message or
 //!   @path/to/file`, styled. Continuation rows of a longer text are
 //!   indented three columns (`enter-as-newline-pasteN.json`).
+//! * **YOLO mode** (`idle-mode-yolo.json`): the prompt is `*`; the
+//!   composer is the same.
 //! * **Shell mode** (`shell-mode.json`): the prompt is `!`; anything typed
 //!   would run as a shell command. Not a composer DING may type into:
 //!   unrecognized.
@@ -28,7 +30,11 @@
 //!   `picker-model.json`, `picker-settings.json`, `rewind-after-esc-esc.json`):
 //!   a box (`╭`, `│`, `╰` at col 0 or 1) replaces the composer, the rule and
 //!   the footer. The session browser (`picker-resume.json`) has no box; it
-//!   says `Navigate:` and `Resume: Enter`. A selected option (`● 1.`) in a
+//!   says `Navigate:` and `Resume: Enter`, or, with no session to show
+//!   (`picker-chat.json`), `Press q to exit`. The `ask_user` question
+//!   (`dialog-ask-user*.json`) and the plan approval (`dialog-plan-*.json`)
+//!   are boxes too: a paste there fills their free-text option and a
+//!   Return submits it as the person's answer. A selected option (`● 1.`) in a
 //!   box above a composer is a dialog too, wherever it is drawn.
 //!
 //! Anything else is unrecognized: `unknown`, never idle and never empty.
@@ -41,8 +47,9 @@ use crate::pty::wire::Snapshot;
 
 /// The rule above the composer.
 const RULE: char = '\u{2500}';
-/// The composer's prompt glyph, and shell mode's.
+/// The composer's prompt glyph (`*` in YOLO mode), and shell mode's.
 const PROMPT: char = '>';
+const YOLO_PROMPT: char = '*';
 const SHELL_PROMPT: char = '!';
 /// Where the composer's text starts.
 const TEXT_COL: usize = 3;
@@ -152,7 +159,7 @@ fn composer(snapshot: &Snapshot) -> Option<Found> {
         snapshot.rows.get(row).is_some_and(|text| {
             let mut chars = text.chars();
             chars.next() == Some(' ')
-                && matches!(chars.next(), Some(PROMPT | SHELL_PROMPT))
+                && matches!(chars.next(), Some(PROMPT | YOLO_PROMPT | SHELL_PROMPT))
                 && matches!(chars.next(), Some(' ') | None)
         })
     })?;
@@ -228,10 +235,9 @@ fn dialog_without_composer(snapshot: &Snapshot) -> Option<&'static str> {
             .take(2)
             .any(|c| matches!(c, BOX_TOP | BOX_SIDE | BOX_BOTTOM))
     });
-    let browser = snapshot
-        .rows
-        .iter()
-        .any(|row| row.contains("Navigate:") && row.contains("Enter"));
+    let browser = snapshot.rows.iter().any(|row| {
+        (row.contains("Navigate:") && row.contains("Enter")) || row.trim() == "Press q to exit"
+    });
     if browser {
         Some("a session browser")
     } else if boxed {
