@@ -10,10 +10,11 @@ use std::process::{Command, Output, Stdio};
 
 const SCRIPT: &str = "scripts/install-harnesses.sh";
 
-/// The binaries a complete install holds, relative to its directory.
-const BINARIES: [&str; 2] = [
+/// The harnesses a complete install holds, relative to its directory.
+const BINARIES: [&str; 3] = [
     "node_modules/@anthropic-ai/claude-code-linux-x64/claude",
     "node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex",
+    "node_modules/@google/gemini-cli/bundle/gemini.js",
 ];
 
 /// Runs the script with `DING_HARNESS_DIR=dir` and a PATH without npm, so
@@ -74,9 +75,10 @@ fn a_complete_install_is_reused_without_npm_and_its_paths_printed() {
     fake_install(dir.path(), true);
     let install = dir.path().join("install");
     let expected = format!(
-        "DING_HARNESS_CLAUDE={}\nDING_HARNESS_CODEX={}\n",
+        "DING_HARNESS_CLAUDE={}\nDING_HARNESS_CODEX={}\nDING_HARNESS_GEMINI={}\n",
         install.join(BINARIES[0]).display(),
-        install.join(BINARIES[1]).display()
+        install.join(BINARIES[1]).display(),
+        install.join(BINARIES[2]).display()
     );
     for args in [&[][..], &["--check"][..]] {
         let output = run(dir.path(), args);

@@ -395,7 +395,7 @@ static ONE_TRIAL_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 /// The seed of a smoke trial: `DING_EVAL_SEED` when set (to replay a
 /// printed one), else fresh. Never chosen to make a row pass.
-fn smoke_seed() -> u64 {
+pub fn smoke_seed() -> u64 {
     std::env::var("DING_EVAL_SEED")
         .ok()
         .and_then(|text| text.trim().parse().ok())
