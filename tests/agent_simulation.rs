@@ -18,7 +18,12 @@
 //!   launcher's own `Native` talking to a model of the app-server and its
 //!   queue, hooks awaited one at a time, approvals, a streamed reply that
 //!   looks idle, `/clear` and `/compact`
-//!   (`agent_simulation/codex_harness.rs`); all with input lag
+//!   (`agent_simulation/codex_harness.rs`); and, in a sweep of its own
+//!   over the same worlds, a model of Gemini CLI with the Gemini
+//!   provider, whose only idle path is the typed notice: tools,
+//!   confirmations, `AfterAgent` continuations, a queue of prompts typed
+//!   during a turn, `/compress` (`agent_simulation/gemini_harness.rs`);
+//!   all with input lag
 //!   (a key reaches the harness, and moves the screen, some milliseconds
 //!   after it was written);
 //! * a PTY host model: compare-and-send against the revision (which moves
@@ -75,6 +80,8 @@ mod codex_app_server;
 mod codex_harness;
 #[path = "agent_simulation/demo_harness.rs"]
 mod demo_harness;
+#[path = "agent_simulation/gemini_harness.rs"]
+mod gemini_harness;
 #[path = "agent_simulation/harness.rs"]
 mod harness;
 #[path = "agent_simulation/mutant.rs"]
@@ -113,11 +120,70 @@ fn random_whole_agent_runs_keep_every_invariant() {
         return;
     }
     let seeds = seeds();
+    let (typed, hooked) = sweep_in_threads(
+        seeds,
+        Scenario::random,
+        "DING_AGENT_SIM_SEED",
+        "random_whole_agent_runs_keep_every_invariant",
+    );
+    // The sweep reached both delivery paths, in most seeds.
+    assert!(typed as u64 > seeds / 2, "files typed: {typed}");
+    assert!(
+        hooked as u64 > seeds / 10,
+        "files a hook injected: {hooked}"
+    );
+}
+
+/// The same worlds with a model of Gemini CLI as the harness: a quarter
+/// as many seeds (`DING_AGENT_SIM_SEEDS` / 4). Its only idle path is the
+/// typed notice, so most files are typed; hooks carry what arrives during
+/// turns and drafts. `DING_AGENT_SIM_GEMINI_SEED=S` runs one and prints its
+/// trace.
+#[test]
+fn gemini_whole_agent_runs_keep_every_invariant() {
+    let on_gemini = |seed| Scenario::on(Harness::Gemini, seed);
+    if let Some(seed) = std::env::var("DING_AGENT_SIM_GEMINI_SEED")
+        .ok()
+        .and_then(|text| text.parse::<u64>().ok())
+    {
+        let outcome = run(on_gemini(seed));
+        for line in &outcome.trace {
+            eprintln!("{line}");
+        }
+        for violation in &outcome.violations {
+            eprintln!("{violation}");
+        }
+        return;
+    }
+    let seeds = (seeds() / 4).max(1);
+    let (typed, hooked) = sweep_in_threads(
+        seeds,
+        on_gemini,
+        "DING_AGENT_SIM_GEMINI_SEED",
+        "gemini_whole_agent_runs_keep_every_invariant",
+    );
+    assert!(typed as u64 > seeds / 2, "files typed: {typed}");
+    assert!(
+        hooked as u64 > seeds / 10,
+        "files a hook injected: {hooked}"
+    );
+}
+
+/// Runs the worlds of seeds `0..seeds`, each made by `make`, on every core;
+/// panics naming the first seed that breaks an invariant (and how to
+/// replay it: `variable` set to the seed, with `test`); else the files
+/// typed and hooked.
+fn sweep_in_threads(
+    seeds: u64,
+    make: fn(u64) -> Scenario,
+    variable: &str,
+    test: &str,
+) -> (usize, usize) {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get() as u64);
     // Each thread runs every `threads`th seed; a failure names its seed.
     let sweeps: Vec<Sweep> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..threads)
-            .map(|first| scope.spawn(move || sweep((first..seeds).step_by(threads as usize))))
+            .map(|first| scope.spawn(move || sweep((first..seeds).step_by(threads as usize), make)))
             .collect();
         handles
             .into_iter()
@@ -128,17 +194,31 @@ fn random_whole_agent_runs_keep_every_invariant() {
     for sweep in sweeps {
         if let Some((seed, violation)) = sweep.failure {
             panic!(
-                "seed {seed}: {violation}\nreplay: DING_AGENT_SIM_SEED={seed} cargo test --test agent_simulation random_whole_agent_runs_keep_every_invariant -- --nocapture"
+                "seed {seed}: {violation}\nreplay: {variable}={seed} cargo test --test agent_simulation {test} -- --nocapture"
             );
         }
         typed += sweep.typed;
         hooked += sweep.hooked;
     }
-    // The sweep reached both delivery paths, in most seeds.
-    assert!(typed as u64 > seeds / 2, "files typed: {typed}");
-    assert!(
-        hooked as u64 > seeds / 10,
-        "files a hook injected: {hooked}"
+    (typed, hooked)
+}
+
+/// Open (found 2026-12-05, while the sweep briefly chose harnesses by seed
+/// mod 4): on Claude Code the person deleted a draft, the wake's settle
+/// passed on the empty composer, and the person's next chunk (`/compact`)
+/// reached the harness 1 ms before the wake's answer, after the adapter's
+/// last reading. The woken turn then ran under the person's command. The
+/// typed path is fenced against exactly this by the PTY host's input time;
+/// the wake answers no PTY, so nothing fences it yet: the fix is a fresh
+/// reading of the person's last input just before the wake is answered.
+#[test]
+#[ignore = "open: a wake answered just after a key the adapter has not read (Claude Code, seed 1101)"]
+fn open_a_wake_answered_just_after_a_key_the_adapter_has_not_read() {
+    holds_without(
+        Harness::Claude,
+        1101,
+        Class::WakeOnDraft,
+        &["person types \"/compact\""],
     );
 }
 
@@ -150,10 +230,10 @@ struct Sweep {
     hooked: usize,
 }
 
-fn sweep(seeds: impl Iterator<Item = u64>) -> Sweep {
+fn sweep(seeds: impl Iterator<Item = u64>, make: fn(u64) -> Scenario) -> Sweep {
     let mut found = Sweep::default();
     for seed in seeds {
-        let outcome = run(Scenario::random(seed));
+        let outcome = run(make(seed));
         found.typed += outcome.typed;
         found.hooked += outcome.hooked;
         if let Some(violation) = outcome.violations.into_iter().next() {
@@ -548,6 +628,7 @@ fn find_seeds_going_through() {
     let harness = match var("DING_AGENT_SIM_FIND_HARNESS").as_str() {
         "claude" => Harness::Claude,
         "codex" => Harness::Codex,
+        "gemini" => Harness::Gemini,
         _ => Harness::Demo,
     };
     let wanted = var("DING_AGENT_SIM_FIND");

@@ -14,6 +14,7 @@ use ding::demo::adapter::DemoProvider;
 use ding::providers::claude::adapter::Claude;
 use ding::providers::codex::adapter::Codex;
 use ding::providers::codex::hooks as codex_hooks;
+use ding::providers::gemini::adapter::Gemini;
 use ding::pty::wire::Snapshot;
 
 use crate::world::Harness;
@@ -91,6 +92,9 @@ impl Mutant {
             Harness::Claude => Box::new(Claude::new(None, "ding".into(), true)),
             // As `ding compile-agent codex` sets it up: the native idle path.
             Harness::Codex => Box::new(Codex::new(true)),
+            // As `ding compile-agent gemini` sets it up (its settings file
+            // is the shell's to read; none here).
+            Harness::Gemini => Box::new(Gemini::new(None, "ding".into())),
         };
         Mutant {
             inner,

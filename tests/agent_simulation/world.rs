@@ -22,6 +22,7 @@ use crate::LIVENESS_BOUND_MS;
 use crate::claude_harness::ClaudeHarness;
 use crate::codex_harness::CodexHarness;
 use crate::demo_harness::DemoHarness;
+use crate::gemini_harness::GeminiHarness;
 use crate::harness::{Happened, HarnessModel, View};
 use crate::mutant::{Defect, Mutant};
 use crate::support::rng::Rng;
@@ -99,6 +100,10 @@ pub enum Harness {
     /// screens, its hooks, the app-server's queue and the launcher's own
     /// native path), with the Codex provider on the native idle path.
     Codex,
+    /// A model of Gemini CLI 0.61.0 (its captured screens, its hooks, the
+    /// `AfterAgent` continuation), with the Gemini provider, whose idle
+    /// path is the typed notice.
+    Gemini,
 }
 
 impl Harness {
@@ -245,6 +250,7 @@ fn harness_for(scenario: &Scenario) -> Box<dyn HarnessModel> {
         Harness::Demo => Box::new(DemoHarness::new(turn, scenario.menu_every, Instant::now())),
         Harness::Claude => Box::new(ClaudeHarness::new(turn, scenario.seed)),
         Harness::Codex => Box::new(CodexHarness::new(turn, scenario.seed)),
+        Harness::Gemini => Box::new(GeminiHarness::new(turn, scenario.seed)),
     }
 }
 
