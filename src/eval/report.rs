@@ -771,7 +771,9 @@ mod tests {
             "{text}"
         );
         assert!(
-            text.contains("**cannot tell: row 5 undecided at 95%; more trials may decide**"),
+            text.contains(
+                "**cannot tell: row 5 undecided (each row says what its counts could not decide)**"
+            ),
             "{text}"
         );
         let text = run(&[1, 1, 1, 1, 1]);

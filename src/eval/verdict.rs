@@ -131,7 +131,7 @@ pub fn row_verdict(careful: &Cell, aggressive: Option<&Cell>, trials: &[TrialFac
             }
             match &calls {
                 None if pairs.set_aside > 0 => undecided.push(format!(
-                    "on each of the {} seed(s) delivered on both arms the aggressive arm corrupted the person's input: no price to match, calls per delivered message not compared",
+                    "on each of the {} seed(s) delivered on both arms the aggressive arm corrupted the person's input: no price to match, calls per delivered message not compared (more trials decide it only where the aggressive arm leaves the input whole)",
                     pairs.set_aside
                 )),
                 None if careful.delivered > 0 => undecided.push(
@@ -295,7 +295,7 @@ fn rows_conclusion(rows: &[RowVerdict]) -> Conclusion {
         Conclusion::Fails(why)
     } else if !undecided.is_empty() {
         Conclusion::CannotTell(vec![format!(
-            "{} undecided at 95%; more trials may decide",
+            "{} undecided (each row says what its counts could not decide)",
             undecided.join(", ")
         )])
     } else {
