@@ -8,7 +8,10 @@
 //! hooks run only in a trusted folder), no auto-update, no usage
 //! statistics or telemetry, no IDE integration and no true-colour warning.
 //! An existing file is merged, never replaced: keys it already has keep
-//! their values. The environment points the API at the mock model.
+//! their values. The environment points the API at the mock model, and
+//! sets `CI` and `GITHUB_ACTIONS` to `false`: Gemini CLI runs headless,
+//! whatever its terminal, when either is `true` (as on a CI machine), and
+//! then prints "No input provided via stdin" and exits.
 //!
 //! Gemini CLI's file tools refuse a path outside its workspace, so each of
 //! `Setup::outside_dirs` (the evaluation's markers) is included in it
@@ -87,6 +90,8 @@ pub fn prepare(setup: &Setup) -> Result<Launch> {
             ("HOME", setup.home.to_string_lossy().as_ref()),
             ("GOOGLE_GEMINI_BASE_URL", setup.model_url.as_str()),
             ("GEMINI_API_KEY", MOCK_API_KEY),
+            ("CI", "false"),
+            ("GITHUB_ACTIONS", "false"),
         ]
         .map(|(name, value)| (name.to_string(), value.to_string()))
         .to_vec(),
@@ -198,6 +203,11 @@ mod tests {
             .collect();
         assert_eq!(env["GOOGLE_GEMINI_BASE_URL"], "http://127.0.0.1:9");
         assert_eq!(env["GEMINI_API_KEY"], MOCK_API_KEY);
+        // Interactive even where the machine says it is CI.
+        assert_eq!(
+            (&env["CI"], &env["GITHUB_ACTIONS"]),
+            (&json!("false"), &json!("false"))
+        );
         assert_eq!(env["HOME"], json!(dir.path().join("home")));
         let written = settings(dir.path());
         assert_eq!(
