@@ -104,24 +104,20 @@ pub fn prepare(setup: &Setup) -> Result<Launch> {
 /// already has are kept, but for the trust check, which is what the
 /// caller asked for.
 fn first_run_answered(mut settings: Value, trusted: bool) -> Result<Value> {
-    let answers = [
+    let answers: [(&[&str], Value); 8] = [
         (
-            ["security", "auth", "selectedType"],
+            &["security", "auth", "selectedType"],
             json!("gemini-api-key"),
         ),
-        (["general", "enableAutoUpdate", ""], json!(false)),
-        (
-            ["general", "enableAutoUpdateNotification", ""],
-            json!(false),
-        ),
-        (["privacy", "usageStatisticsEnabled", ""], json!(false)),
-        (["telemetry", "enabled", ""], json!(false)),
-        (["ide", "enabled", ""], json!(false)),
-        (["ide", "hasSeenNudge", ""], json!(true)),
-        (["ui", "showCompatibilityWarnings", ""], json!(false)),
+        (&["general", "enableAutoUpdate"], json!(false)),
+        (&["general", "enableAutoUpdateNotification"], json!(false)),
+        (&["privacy", "usageStatisticsEnabled"], json!(false)),
+        (&["telemetry", "enabled"], json!(false)),
+        (&["ide", "enabled"], json!(false)),
+        (&["ide", "hasSeenNudge"], json!(true)),
+        (&["ui", "showCompatibilityWarnings"], json!(false)),
     ];
-    for (path, value) in answers {
-        let keys: Vec<&str> = path.into_iter().filter(|key| !key.is_empty()).collect();
+    for (keys, value) in answers {
         let (last, parents) = keys.split_last().context("a settings path has a key")?;
         let mut table = object(&mut settings, "settings.json")?;
         for key in parents {
