@@ -17,7 +17,12 @@
 //! `Setup::outside_dirs` (the evaluation's markers) is included in it
 //! (`context.includeDirectories`). Only those: an included directory's
 //! files are listed in the session context the model reads, and the
-//! inbox, beside the project, must not be.
+//! inbox, beside the project, must not be. Each is also trusted in
+//! `<home>/.gemini/trustedFolders.json`: with folder trust on (below),
+//! Gemini CLI otherwise asks a second question at startup, "Do you trust the
+//! following folders being added to this workspace?", that no person in a
+//! trial is there to answer (the markers are the evaluation's, not the
+//! project's).
 //!
 //! To make Gemini CLI ask something at startup (`Setup::ask_at_startup`)
 //! folder trust stays on and the project is not trusted: it then asks
@@ -45,6 +50,9 @@ const SETTINGS: &str = ".gemini/settings.json";
 /// The policy file under the home.
 const POLICY: &str = ".gemini/policies/mock-commands.toml";
 
+/// The trusted folders file under the home.
+const TRUSTED_FOLDERS: &str = ".gemini/trustedFolders.json";
+
 /// The policy rule for each permission mode.
 fn policy(permission: Permission) -> String {
     let prefix = match permission {
@@ -62,21 +70,19 @@ fn policy(permission: Permission) -> String {
 pub fn prepare(setup: &Setup) -> Result<Launch> {
     let cwd = setup.create_dirs()?;
     let path = setup.home.join(SETTINGS);
-    let existing = match fs::read(&path) {
-        Ok(bytes) => serde_json::from_slice(&bytes)
-            .with_context(|| format!("{} is not JSON", path.display()))?,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => json!({}),
-        Err(err) => return Err(err).with_context(|| format!("read {}", path.display())),
-    };
-    let mut settings = first_run_answered(existing, !setup.ask_at_startup)?;
+    let mut settings = first_run_answered(read_json(&path)?, !setup.ask_at_startup)?;
+    let trusted_path = setup.home.join(TRUSTED_FOLDERS);
+    let mut trusted = read_json(&trusted_path)?;
     for dir in &setup.outside_dirs {
         fs::create_dir_all(dir).with_context(|| format!("create {}", dir.display()))?;
         include_directory(&mut settings, dir)?;
+        object(&mut trusted, "trustedFolders.json")?
+            .insert(dir.to_string_lossy().into_owned(), json!("TRUST_FOLDER"));
     }
-    let parent = path.parent().context("the settings file has a directory")?;
-    fs::create_dir_all(parent).with_context(|| format!("create {}", parent.display()))?;
-    let text = serde_json::to_string_pretty(&settings).context("encode settings.json")?;
-    fs::write(&path, text).with_context(|| format!("write {}", path.display()))?;
+    write_json(&path, &settings)?;
+    if !setup.outside_dirs.is_empty() {
+        write_json(&trusted_path, &trusted)?;
+    }
     let policy_path = setup.home.join(POLICY);
     let parent = policy_path
         .parent()
@@ -136,6 +142,23 @@ fn first_run_answered(mut settings: Value, trusted: bool) -> Result<Value> {
     )?;
     trust.insert("enabled".into(), json!(!trusted));
     Ok(settings)
+}
+
+/// The JSON file at `path`, or an empty object if there is none.
+fn read_json(path: &std::path::Path) -> Result<Value> {
+    match fs::read(path) {
+        Ok(bytes) => serde_json::from_slice(&bytes)
+            .with_context(|| format!("{} is not JSON", path.display())),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(json!({})),
+        Err(err) => Err(err).with_context(|| format!("read {}", path.display())),
+    }
+}
+
+fn write_json(path: &std::path::Path, value: &Value) -> Result<()> {
+    let parent = path.parent().context("a home file has a directory")?;
+    fs::create_dir_all(parent).with_context(|| format!("create {}", parent.display()))?;
+    let text = serde_json::to_string_pretty(value).context("encode JSON")?;
+    fs::write(path, text).with_context(|| format!("write {}", path.display()))
 }
 
 /// `dir` among `context.includeDirectories`, once.
@@ -226,6 +249,24 @@ mod tests {
             json!([markers.to_string_lossy()])
         );
         assert!(markers.is_dir());
+        // Trusted, so that folder trust asks nothing about it; the file
+        // keeps what the person trusted themselves.
+        let trusted_path = dir.path().join("home").join(TRUSTED_FOLDERS);
+        let trusted = || -> Value {
+            serde_json::from_slice(&fs::read(&trusted_path).expect("trusted folders"))
+                .expect("JSON")
+        };
+        assert_eq!(
+            trusted()[markers.to_string_lossy().as_ref()],
+            "TRUST_FOLDER"
+        );
+        fs::write(&trusted_path, r#"{"/src/mine": "TRUST_PARENT"}"#).expect("write");
+        prepare(&outside).expect("prepare");
+        assert_eq!(trusted()["/src/mine"], "TRUST_PARENT");
+        assert_eq!(
+            trusted()[markers.to_string_lossy().as_ref()],
+            "TRUST_FOLDER"
+        );
         let policy = || fs::read_to_string(dir.path().join("home").join(POLICY)).expect("policy");
         assert!(policy().contains("commandPrefix = [\"echo mock-run-start\", \"sleep\""));
         let auto = prepare(&setup(dir.path(), Permission::Auto)).expect("prepare");
