@@ -10,7 +10,10 @@
 
 mod support;
 
+use std::time::{Duration, Instant};
+
 use ding::core::identity::Identity;
+use ding::eval::typist::sleep_until;
 use ding::pty::client::Client;
 use ding::pty::transport::WireStep;
 use ding::pty::wire::{Push, Quiet, SendIfReply};
@@ -375,5 +378,74 @@ fn withdraw_steps_need_a_hold_and_are_a_few_keys_after_a_short_wait() {
     assert_eq!(
         host.stderr_text().matches("\"event\":\"delivery\"").count(),
         0
+    );
+}
+
+/// Found on the real Gemini CLI (a person typed `hi` and Return 70 ms
+/// apart just after DING's paste): the Return ended the hold, the paste
+/// was taken back out, and the held text and the Return were written back
+/// to back; the program took a Return that close to a key for a newline in
+/// a paste, and the person's line was never sent. A person's keys reach
+/// the terminal no closer to their previous keys than they came (up to a
+/// cap): the child reads the Return about as long after the text as the
+/// person pressed it.
+#[test]
+fn a_persons_keys_that_waited_keep_the_spacing_they_were_typed_with() {
+    let host = Host::start(
+        &[],
+        &[
+            "bash",
+            "-c",
+            "stty raw -echo; printf READY; \
+             while IFS= read -r -s -n1 -d '' key; do \
+             printf '%s %d\\n' \"$EPOCHREALTIME\" \"'$key\" >> stamps; done",
+        ],
+    );
+    host.wait_screen(|s| s.rows[0].contains("READY"));
+    let mut sender = host.client();
+    paste_withdrawable(&mut sender, &host, 2_000, Some(&withdraw_steps(0)));
+    let mut typist = Typist::new(&host);
+    typist.type_bytes(b"hi");
+    let typed = Instant::now();
+    wait_logged(&host, "input-held", 1);
+    // The person's pace: their Return 100 ms after their text.
+    sleep_until(typed + Duration::from_millis(100));
+    typist.type_bytes(b"\r");
+    let wanted_keys = PASTE.len() + 4;
+    let stamped = || std::fs::read_to_string(host.path("stamps")).unwrap_or_default();
+    assert!(
+        wait_until(PATIENCE, || stamped().lines().count() >= wanted_keys),
+        "{}",
+        stamped()
+    );
+    let stamps = stamped();
+    // The shell's `read` may turn the Return into a newline.
+    let read: Vec<(f64, u32)> = stamps
+        .lines()
+        .map(|line| {
+            let (at, key) = line.split_once(' ').expect("a stamp");
+            let key: u32 = key.parse().expect("a key");
+            (
+                at.parse().expect("a time"),
+                if key == 10 { 13 } else { key },
+            )
+        })
+        .collect();
+    let keys: Vec<u32> = read.iter().map(|&(_, key)| key).collect();
+    let mut wanted: Vec<u32> = PASTE.iter().map(|&b| u32::from(b)).collect();
+    wanted.extend([0x15, u32::from(b'h'), u32::from(b'i'), 13]);
+    assert_eq!(keys, wanted, "{stamps}");
+    let at = |key: u8| {
+        read.iter()
+            .find(|&&(_, k)| k == u32::from(key))
+            .map(|&(at, _)| at)
+            .expect("read")
+    };
+    // Written back to back they are read within a few ms; a gap this
+    // large is the person's (less the loop's own latency).
+    let gap_ms = (at(b'\r') - at(b'i')) * 1000.0;
+    assert!(
+        gap_ms >= 40.0,
+        "the Return {gap_ms:.1} ms after the text: {stamps}"
     );
 }

@@ -280,7 +280,7 @@ impl Host {
 /// UTF-8 text without a control character.
 fn is_typed_input(input: &Input) -> bool {
     match input {
-        Input::Keys(bytes) => is_typed_text(bytes),
+        Input::Keys { bytes, .. } => is_typed_text(bytes),
         Input::Transaction(tx) => tx.steps.iter().all(|step| match step {
             WireStep::Write(bytes) => is_typed_text(bytes),
             WireStep::WaitMs(_) => true,

@@ -22,14 +22,31 @@ impl Host {
         } else if let Input::Transaction(tx) = &input {
             self.hold_owner_acts(tx.client);
         }
-        if self.active.is_some() || !self.queued.is_empty() {
+        let now = Instant::now();
+        if self.active.is_some() || !self.queued.is_empty() || self.keys_wait(&input, now) {
             self.queued_bytes += input_len(&input);
             self.queued.push_back(input);
-            self.advance(Instant::now());
+            self.advance(now);
             return;
         }
         self.begin(input);
-        self.advance(Instant::now());
+        self.advance(now);
+    }
+
+    /// Whether a person's `input` must wait to keep its distance from
+    /// their previous keys (`pace.rs`); if so, when it may go is a
+    /// deadline of the loop.
+    fn keys_wait(&mut self, input: &Input, now: Instant) -> bool {
+        let Input::Keys { arrived, .. } = input else {
+            return false;
+        };
+        match self.key_spacing.due(*arrived) {
+            Some(due) if due > now => {
+                self.keys_due = Some(due);
+                true
+            }
+            _ => false,
+        }
     }
 
     /// Drops the rest of the active send-if, if it has a write left, and
@@ -61,10 +78,11 @@ impl Host {
 
     pub(super) fn begin(&mut self, input: Input) {
         match input {
-            Input::Keys(bytes) => {
+            Input::Keys { bytes, arrived } => {
                 if self.child_alive() {
                     self.commit(&bytes);
                     self.heard_input();
+                    self.key_spacing.wrote(arrived, Instant::now());
                 }
             }
             Input::Transaction(tx) => self.begin_transaction(tx),
@@ -203,6 +221,18 @@ impl Host {
                     UnderHold::Wait => return,
                     UnderHold::Over => {}
                 }
+                // A person's keys keep their distance from their previous
+                // keys (`pace.rs`): they wait, and so does all behind them.
+                self.keys_due = match self.queued.front() {
+                    None => None,
+                    Some(Input::Keys { arrived, .. }) => {
+                        self.key_spacing.due(*arrived).filter(|due| *due > now)
+                    }
+                    Some(Input::Transaction(_)) => None,
+                };
+                if self.keys_due.is_some() {
+                    return;
+                }
                 let Some(next) = self.queued.pop_front() else {
                     return;
                 };
@@ -289,7 +319,7 @@ impl Host {
 /// intervention), as opposed to DING's own delivery.
 fn is_a_persons(input: &Input) -> bool {
     match input {
-        Input::Keys(_) => true,
+        Input::Keys { .. } => true,
         Input::Transaction(tx) => tx.origin == Origin::Intervention && tx.condition.is_none(),
     }
 }

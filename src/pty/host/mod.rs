@@ -59,6 +59,7 @@ mod hold;
 mod input;
 mod lifecycle;
 mod orphans;
+mod pace;
 mod requests;
 mod terminal;
 
@@ -118,8 +119,9 @@ struct Child {
 
 /// A unit of input waiting for its turn.
 enum Input {
-    /// Keystrokes from an attached client: committed as one write.
-    Keys(Vec<u8>),
+    /// Keystrokes from an attached client: committed as one write, paced
+    /// from the person's previous keys by when each came (`pace.rs`).
+    Keys { bytes: Vec<u8>, arrived: Instant },
     /// A `send-if` or `send` with its steps.
     Transaction(Transaction),
 }
@@ -183,6 +185,10 @@ struct Host {
     queued_bytes: usize,
     /// A person's typed text held behind a typed notice's paste.
     hold: Option<hold::InputHold>,
+    /// When the person's last keys came and were written (`pace.rs`).
+    key_spacing: pace::KeySpacing,
+    /// The person's next keys wait until then to keep their spacing.
+    keys_due: Option<Instant>,
     restart_waiter: Option<Token>,
     /// When a restart's SIGHUP is followed by SIGKILL.
     restart_kill_at: Option<Instant>,
@@ -250,6 +256,8 @@ impl Host {
             queued: VecDeque::new(),
             queued_bytes: 0,
             hold: None,
+            key_spacing: pace::KeySpacing::default(),
+            keys_due: None,
             restart_waiter: None,
             restart_kill_at: None,
             job_end_at: None,
@@ -330,6 +338,7 @@ impl Host {
         [
             wait,
             hold,
+            self.keys_due,
             self.exit_at,
             self.restart_kill_at,
             self.job_end_at,
@@ -428,7 +437,7 @@ impl Host {
 
 fn input_len(input: &Input) -> usize {
     match input {
-        Input::Keys(bytes) => bytes.len(),
+        Input::Keys { bytes, .. } => bytes.len(),
         Input::Transaction(tx) => tx
             .steps
             .iter()

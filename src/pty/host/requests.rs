@@ -130,7 +130,10 @@ impl Host {
         match kind {
             FrameKind::Data => {
                 if !payload.is_empty() {
-                    self.submit(Input::Keys(payload));
+                    self.submit(Input::Keys {
+                        bytes: payload,
+                        arrived: Instant::now(),
+                    });
                 }
             }
             FrameKind::Resize => {
