@@ -83,9 +83,21 @@ impl SettingsCheck {
         &self.installed
     }
 
-    /// `ding check --adapters`: the remark, as a pass or a failure.
-    pub fn check_setup(&self, fired: bool) -> Result<String, String> {
-        let remark = self.remark(fired);
+    /// `ding check --adapters`: the remark, as a pass or a failure. The
+    /// check runs an adapter of its own, which no hook calls: whether the
+    /// running agent's hooks fire is for `ding status` to say.
+    pub fn check_setup(&self) -> Result<String, String> {
+        let remark = match self.installed {
+            Installed::Complete => format!(
+                "{} hooks configured in {} (whether they fire: `ding status`)",
+                self.provider,
+                self.file
+                    .as_ref()
+                    .map(|path| path.display().to_string())
+                    .unwrap_or_default()
+            ),
+            _ => self.remark(false),
+        };
         match self.installed {
             Installed::Complete | Installed::Unchecked => Ok(remark),
             Installed::Missing(_) | Installed::Unreadable(_) | Installed::NotRead => Err(remark),
@@ -138,7 +150,7 @@ mod tests {
         let path = PathBuf::from("/p/settings.json");
         let mut check = SettingsCheck::new("h", Some(path.clone()));
         assert_eq!(
-            check.check_setup(false),
+            check.check_setup(),
             Err("h hooks: /p/settings.json not read yet".into())
         );
         let wanted = [entry("A"), entry("B")];
@@ -156,7 +168,7 @@ mod tests {
             check.remark(true),
             "h hooks MISSING from /p/settings.json: B (run `ding compile-agent h` again)"
         );
-        assert!(check.check_setup(true).is_err());
+        assert!(check.check_setup().is_err());
         check.read(
             &[SettingsRead {
                 path: path.clone(),
@@ -176,9 +188,26 @@ mod tests {
             label,
         );
         assert_eq!(check.installed(), &Installed::Unreadable("not JSON".into()));
+        // Complete: the check says where, and leaves firing to the status.
+        check.read(
+            &[SettingsRead {
+                path: path.clone(),
+                settings: Ok(json!({"hooks": {
+                    "A": [{"hooks": [wanted[0].handler.clone()]}],
+                    "B": [{"hooks": [wanted[1].handler.clone()]}],
+                }})),
+            }],
+            &wanted,
+            label,
+        );
+        assert_eq!(
+            check.check_setup(),
+            Ok("h hooks configured in /p/settings.json (whether they fire: `ding status`)".into())
+        );
+        assert_eq!(check.remark(true), "h hooks configured and firing");
         let unchecked = SettingsCheck::new("h", None);
         assert_eq!(
-            unchecked.check_setup(false),
+            unchecked.check_setup(),
             Ok("h hooks: not checked (no --settings)".into())
         );
     }

@@ -42,6 +42,8 @@ pub fn run_script(script: &str, dir: &Path, path: &[&Path]) -> Output {
         .current_dir(dir)
         .env("PATH", std::env::join_paths(dirs).expect("PATH"))
         .env("HOME", dir)
+        // A scratch `mktemp -d` of the example is the test's to remove.
+        .env("TMPDIR", dir)
         .env_remove("ST_HOOKS")
         .stdin(Stdio::null())
         .output()

@@ -136,7 +136,7 @@ impl Provider for Gemini {
     }
 
     fn check_setup(&self, _harness: Option<&[String]>) -> Result<String, String> {
-        self.settings.check_setup(self.fired)
+        self.settings.check_setup()
     }
 
     fn startup_settle(&self) -> Duration {
