@@ -303,13 +303,13 @@ fn first_seed_catching(harness: Harness, defect: Defect, class: Class, limit: u6
     })
 }
 
-/// The mutation check: each of twelve deliberate defects, with no input lag
+/// The mutation check: each of thirteen deliberate defects, with no input lag
 /// (so no race of timing is counted), is caught as its class on
 /// each harness where it can matter by the seed named here, and DING as it
 /// is passes those seeds. A defect the simulation stops catching fails
 /// this test (which then prints the first seed that still catches it).
 ///
-/// The thirteenth, [`Defect::StampsTheCurrentRevision`] (evidence stamped
+/// The fourteenth, [`Defect::StampsTheCurrentRevision`] (evidence stamped
 /// with the revision at the moment of sending, not the one of the screen
 /// judged), is no longer caught on any seed below 5,000 on any harness:
 /// the time fence refuses every send-if until the person and the screen
@@ -320,7 +320,7 @@ fn first_seed_catching(harness: Harness, defect: Defect, class: Class, limit: u6
 /// through the second layer.
 #[test]
 fn every_deliberate_defect_is_caught() {
-    const CAUGHT: [(Defect, Harness, Class, u64); 27] = [
+    const CAUGHT: [(Defect, Harness, Class, u64); 29] = [
         (Defect::IgnoresDrafts, Harness::Demo, Class::Draft, 3),
         // Seed 1 showed it first, then 4 once a wake waits for the
         // person's quiet (issue 20), and 1 again since the Claude model
@@ -450,6 +450,21 @@ fn every_deliberate_defect_is_caught() {
             Harness::Codex,
             Class::Twice,
             177,
+        ),
+        // A person's keys that waited in the PTY host, written back to
+        // back (the real Gemini CLI took such a Return for a newline): on
+        // the harnesses whose idle path is the typed notice.
+        (
+            Defect::BunchesWaitingKeys,
+            Harness::Demo,
+            Class::KeysBunched,
+            12,
+        ),
+        (
+            Defect::BunchesWaitingKeys,
+            Harness::Gemini,
+            Class::KeysBunched,
+            53,
         ),
     ];
     let mut report = Vec::new();
@@ -592,10 +607,10 @@ fn a_key_between_the_paste_and_its_return_waits_for_dings_return() {
 /// class, known open until the withdraw keys). At seed 244 on the demo
 /// agent DING pastes at 8332 ms, the person types `q` at 8448 ms (held
 /// behind the paste) and Backspaces at 8537 ms: the host takes the paste
-/// back out (Ctrl-U) before the `q` and the Backspaces go on, so the
-/// person's composer is theirs alone; the notice is pasted again on the
-/// next empty idle (the same once more at 9047 ms), and at 9598 ms goes
-/// alone, naming both files.
+/// back out (Ctrl-U) before the `q` and the Backspaces go on (as far
+/// apart as the person typed them), so the person's composer is theirs
+/// alone; the notice is pasted again on the next empty idle, at 8924 ms,
+/// and at 9176 ms goes alone, naming both files.
 #[test]
 fn real_pane_a_key_that_is_not_text_between_the_paste_and_its_return_takes_the_paste_back_out() {
     holds_without(
@@ -606,9 +621,33 @@ fn real_pane_a_key_that_is_not_text_between_the_paste_and_its_return_takes_the_p
             "8332 send-if 1 at revision 22",
             "8448 the host holds the key behind DING's paste",
             "8537 the host takes DING's paste back out: a key that is not text alone",
-            "8837 send-if 4 at revision 30",
-            "9047 the host takes DING's paste back out: a key that is not text alone",
-            "9600 submitted \"[ding] 2 unread inbox messages in inbox/new: m0001.md, m0002",
+            "8924 send-if 4 at revision 30",
+            "9176 submitted \"[ding] 2 unread inbox messages in inbox/new: m0001.md, m0002",
+        ],
+    );
+}
+
+/// Real pane, Gemini CLI 0.61.0 (found by following the provider page: a
+/// person typed `hi` and Return 70 ms apart just after DING's paste; the
+/// Return ended the hold, the paste was taken back out, and the held text
+/// and the Return were written back to back, which Gemini CLI took for a
+/// newline in a paste: the person's line was never sent, 3 of 3). At seed
+/// 326 on the Gemini model the person types `s` just after DING's paste
+/// (held) and Return 53 ms later: the host takes the paste back out, lets
+/// the `s` go on, and the Return as far after it as it was typed; the
+/// person's prompt is submitted and the five files ride it.
+#[test]
+fn real_pane_held_text_and_the_return_after_it_keep_the_persons_spacing() {
+    holds_without(
+        Harness::Gemini,
+        326,
+        Class::KeysBunched,
+        &[
+            "3852 the host holds the key behind DING's paste",
+            "3905 person types \"\\r\"",
+            "3905 the host takes DING's paste back out: a key that is not text alone",
+            "3983 submitted \"s\"",
+            "3987 hook BeforeAgent answered, naming [\"m0001.md\", \"m0002.md\", \"m0003.md\", \"m0004.md\", \"m0005.md\"]",
         ],
     );
 }

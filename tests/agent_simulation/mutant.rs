@@ -58,10 +58,14 @@ pub enum Defect {
     /// the queue would deliver (Codex between two launcher calls, or
     /// before its first).
     ForgetsItsNativePath,
+    /// The PTY host writes a person's keys that waited back to back (the
+    /// world does, as `ding pty` did before it paced them): a held text and
+    /// the Return typed after it reach the harness as one burst.
+    BunchesWaitingKeys,
 }
 
 impl Defect {
-    pub const ALL: [Defect; 13] = [
+    pub const ALL: [Defect; 14] = [
         Defect::IgnoresDrafts,
         Defect::MenuIsIdle,
         Defect::BusyIsIdle,
@@ -75,6 +79,7 @@ impl Defect {
         Defect::StampsTheCurrentRevision,
         Defect::InjectsQueuedWorkAgain,
         Defect::ForgetsItsNativePath,
+        Defect::BunchesWaitingKeys,
     ];
 }
 

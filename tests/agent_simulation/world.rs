@@ -51,7 +51,25 @@ pub enum Class {
     /// DING wrote to the terminal of a harness whose native idle path
     /// serves every delivery (Codex's queue, issue 20 item 6).
     TypedOnNativePath,
+    /// A person's keys that waited in the PTY host reached the terminal
+    /// inside a harness's burst window of the keys before them though the
+    /// person typed them further apart: a Return then reads as a newline
+    /// in a paste, and the person's line is not sent.
+    KeysBunched,
 }
+
+/// A key this close to the one before it may be read as part of a paste
+/// (a Return as a newline): 30 ms after a typed key on the programs
+/// measured.
+const BURST_WINDOW_MS: u64 = 30;
+
+/// The PTY host's pacing of a person's keys that waited, as `ding pty`
+/// does it (`src/pty/host/pace.rs`): the gap they came with, up to the
+/// cap, less the timer's slack; keys that came closer than a burst go on
+/// as they came.
+const KEY_SPACING_CAP_MS: u64 = 100;
+const KEY_BURST_MS: u64 = 10;
+const TIMER_SLACK_MS: u64 = 2;
 
 #[derive(Clone, Debug)]
 pub struct Violation {
@@ -200,6 +218,8 @@ enum Due {
     TransactionGoesOn,
     /// The hold of this number has had its time.
     HoldEnds(u64),
+    /// The person's keys waiting for their spacing may go on.
+    PersonsKeysGoOn,
     /// The snapshot the machine asked for is taken now.
     Snapshot,
     Arrival(usize),
@@ -226,7 +246,8 @@ struct Transaction {
 struct InputHold {
     /// Told apart, so that the deadline of an ended hold ends nothing.
     number: u64,
-    held: Vec<Vec<u8>>,
+    /// The keys held, each with when the person typed it.
+    held: Vec<(Vec<u8>, u64)>,
     /// DING's next transaction began: the hold ends once it is done.
     ending: bool,
     withdraw: Option<Vec<u8>>,
@@ -311,6 +332,10 @@ struct World {
     raced: std::collections::BTreeSet<String>,
     typed_at_ms: Option<u64>,
     claimed_at_ms: Option<u64>,
+    /// A person's keys waiting for their spacing (each with when it was
+    /// typed), and when the person's last keys were typed and written.
+    persons_keys: VecDeque<(Vec<u8>, u64)>,
+    last_persons_key: Option<(u64, u64)>,
     violations: Vec<Violation>,
     trace: Vec<String>,
     typed: usize,
@@ -371,6 +396,8 @@ impl World {
             holds: 0,
             typed_at_ms: None,
             claimed_at_ms: None,
+            persons_keys: VecDeque::new(),
+            last_persons_key: None,
             violations: Vec::new(),
             trace: Vec::new(),
             typed: 0,
@@ -526,6 +553,7 @@ impl World {
                 self.carry_out_engine();
             }
             Due::TransactionGoesOn => self.run_transaction(),
+            Due::PersonsKeysGoOn => self.persons_keys_go_on(),
             Due::HoldEnds(number) => {
                 if self
                     .hold
@@ -1168,9 +1196,10 @@ impl World {
             "person types {:?}",
             String::from_utf8_lossy(&bytes)
         ));
+        let typed = self.now;
         if let Some(hold) = self.hold.as_mut() {
             if is_typed_text(&bytes) {
-                hold.held.push(bytes);
+                hold.held.push((bytes, typed));
                 return self.note("the host holds the key behind DING's paste".into());
             }
             if !hold.ending {
@@ -1178,7 +1207,7 @@ impl World {
             }
             self.release_hold("a key that is not text alone");
         }
-        self.persons_input_goes_on(bytes);
+        self.persons_input_goes_on(bytes, typed);
     }
 
     /// Writes the hold's withdraw keys ahead of a person's input, if it has
@@ -1216,14 +1245,15 @@ impl World {
             "the host lets {} held keys go on: {why}",
             hold.held.len()
         ));
-        for bytes in hold.held {
-            self.persons_input_goes_on(bytes);
+        for (bytes, typed) in hold.held {
+            self.persons_input_goes_on(bytes, typed);
         }
     }
 
-    /// A person's input reaches the terminal; a compare-and-send still
-    /// running stops where it is.
-    fn persons_input_goes_on(&mut self, bytes: Vec<u8>) {
+    /// A person's input (typed at `typed`) goes on to the terminal, at the
+    /// pace it was typed; a compare-and-send still running stops where it
+    /// is.
+    fn persons_input_goes_on(&mut self, bytes: Vec<u8>, typed: u64) {
         let writes_left = self.transaction.as_ref().is_some_and(|transaction| {
             transaction
                 .steps
@@ -1250,7 +1280,47 @@ impl World {
             // Return: what becomes of its files follows from this race.
             self.raced.extend(self.typing.iter().cloned());
         }
-        self.write(bytes, Writer::Person);
+        self.persons_keys.push_back((bytes, typed));
+        self.persons_keys_go_on();
+    }
+
+    /// Writes the person's keys that wait, each no closer to the keys
+    /// before it than they were typed (as the PTY host paces them); what
+    /// must wait longer goes on at its moment.
+    fn persons_keys_go_on(&mut self) {
+        while let Some(&(_, typed)) = self.persons_keys.front() {
+            let paced = self.scenario.defect != Some(Defect::BunchesWaitingKeys);
+            let due = self
+                .last_persons_key
+                .filter(|&(before, _)| paced && typed.saturating_sub(before) >= KEY_BURST_MS)
+                .map(|(before, written)| {
+                    written + (typed - before).min(KEY_SPACING_CAP_MS) - TIMER_SLACK_MS
+                });
+            if let Some(due) = due.filter(|&due| due > self.now) {
+                self.at(due, Due::PersonsKeysGoOn);
+                return;
+            }
+            let Some((bytes, typed)) = self.persons_keys.pop_front() else {
+                return;
+            };
+            if let Some((before, written)) = self.last_persons_key {
+                let typed_apart = typed.saturating_sub(before);
+                let written_apart = self.now - written;
+                if typed_apart >= BURST_WINDOW_MS
+                    && written_apart + TIMER_SLACK_MS < BURST_WINDOW_MS
+                {
+                    self.violate(
+                        Class::KeysBunched,
+                        format!(
+                            "the person's {:?} reached the terminal {written_apart} ms after their previous keys, typed {typed_apart} ms after them",
+                            String::from_utf8_lossy(&bytes)
+                        ),
+                    );
+                }
+            }
+            self.last_persons_key = Some((typed, self.now));
+            self.write(bytes, Writer::Person);
+        }
     }
 
     // ----- files -----
