@@ -38,6 +38,30 @@ impl Screen {
     }
 }
 
+/// One snapshot's reading by a grammar that tells the screen and the
+/// composer apart, with the why `ding status` shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct View {
+    pub screen: Screen,
+    pub composer: Composer,
+    pub why: &'static str,
+}
+
+impl View {
+    pub fn new(screen: Screen, composer: Composer, why: &'static str) -> View {
+        View {
+            screen,
+            composer,
+            why,
+        }
+    }
+
+    /// The protocol reading of the screen alone.
+    pub fn reading(self) -> Reading {
+        self.screen.reading(self.composer, self.why)
+    }
+}
+
 /// What a composer holds, as far as its harness draws it: what a typed
 /// notice's Return is confirmed against ([`holds_exactly`]).
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -37,9 +37,8 @@
 //!
 //! Anything else is unrecognized: `unknown`, never idle and never empty.
 
-use crate::adapter::Reading;
-pub use crate::adapter::screen::Screen;
 use crate::adapter::screen::{ComposerContent, is_styled, run_at};
+pub use crate::adapter::screen::{Screen, View};
 use crate::core::protocol::Composer;
 use crate::pty::wire::Snapshot;
 
@@ -50,34 +49,11 @@ const RULE: char = '\u{2500}';
 /// What Claude Code draws after the prompt.
 const NBSP: char = '\u{a0}';
 
-/// One snapshot's reading.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct View {
-    pub screen: Screen,
-    pub composer: Composer,
-    pub why: &'static str,
-}
-
-impl View {
-    /// The protocol reading of the screen alone.
-    pub fn reading(self) -> Reading {
-        self.screen.reading(self.composer, self.why)
-    }
-}
-
-fn view(screen: Screen, composer: Composer, why: &'static str) -> View {
-    View {
-        screen,
-        composer,
-        why,
-    }
-}
-
 /// Reads one snapshot of Claude Code's screen.
 pub fn read(snapshot: &Snapshot) -> View {
-    let unrecognized = |why| view(Screen::Unrecognized, Composer::Unknown, why);
+    let unrecognized = |why| View::new(Screen::Unrecognized, Composer::Unknown, why);
     if let Some(why) = dialog(snapshot) {
-        return view(Screen::Dialog, Composer::Unknown, why);
+        return View::new(Screen::Dialog, Composer::Unknown, why);
     }
     let Some((top, bottom)) = composer_rules(snapshot) else {
         return unrecognized("no composer between two rules");
@@ -97,14 +73,14 @@ pub fn read(snapshot: &Snapshot) -> View {
         .unwrap_or("");
     let prompt_styled = run_at(snapshot, first, 0).is_some_and(is_styled);
     if prompt_styled || footer.contains("esc to interrupt") {
-        return view(Screen::Busy, composer, "a turn is running");
+        return View::new(Screen::Busy, composer, "a turn is running");
     }
     let why = match composer {
         Composer::Empty => "ready, composer empty",
         Composer::Nonempty => "ready, human text in the composer",
         Composer::Unknown => "ready, composer not readable",
     };
-    view(Screen::Ready, composer, why)
+    View::new(Screen::Ready, composer, why)
 }
 
 /// What an idle composer holds: its default-style text, row after row (the
@@ -275,7 +251,7 @@ mod tests {
         let ok = snapshot(&[RULE10, "❯\u{a0}", RULE10, "  ? for shortcuts"], vec![]);
         assert_eq!(
             read(&ok),
-            view(Screen::Ready, Composer::Empty, "ready, composer empty")
+            View::new(Screen::Ready, Composer::Empty, "ready, composer empty")
         );
     }
 

@@ -39,9 +39,8 @@
 //!
 //! Anything else is unrecognized: `unknown`, never idle and never empty.
 
-use crate::adapter::Reading;
-pub use crate::adapter::screen::Screen;
 use crate::adapter::screen::{ComposerContent, is_styled, run_at};
+pub use crate::adapter::screen::{Screen, View};
 use crate::core::protocol::Composer;
 use crate::pty::wire::Snapshot;
 
@@ -69,29 +68,6 @@ const STATUS_ROWS: usize = 2;
 /// How many rows above the rule are searched for a dialog's selected option.
 const DIALOG_ROWS_ABOVE: usize = 12;
 
-/// One snapshot's reading.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct View {
-    pub screen: Screen,
-    pub composer: Composer,
-    pub why: &'static str,
-}
-
-impl View {
-    /// The protocol reading of the screen alone.
-    pub fn reading(self) -> Reading {
-        self.screen.reading(self.composer, self.why)
-    }
-}
-
-fn view(screen: Screen, composer: Composer, why: &'static str) -> View {
-    View {
-        screen,
-        composer,
-        why,
-    }
-}
-
 /// The composer as found on one screen.
 struct Found {
     rule: usize,
@@ -102,15 +78,15 @@ struct Found {
 
 /// Reads one snapshot of Gemini CLI's screen.
 pub fn read(snapshot: &Snapshot) -> View {
-    let unrecognized = |why| view(Screen::Unrecognized, Composer::Unknown, why);
+    let unrecognized = |why| View::new(Screen::Unrecognized, Composer::Unknown, why);
     let Some(found) = composer(snapshot) else {
         return match dialog_without_composer(snapshot) {
-            Some(why) => view(Screen::Dialog, Composer::Unknown, why),
+            Some(why) => View::new(Screen::Dialog, Composer::Unknown, why),
             None => unrecognized("no composer below a rule"),
         };
     };
     if dialog_above(snapshot, found.rule) {
-        return view(
+        return View::new(
             Screen::Dialog,
             Composer::Unknown,
             "a selected option in a box above the composer",
@@ -126,14 +102,14 @@ pub fn read(snapshot: &Snapshot) -> View {
         _ => Composer::Unknown,
     };
     if busy(snapshot, found.rule) {
-        return view(Screen::Busy, composer, "a turn is running");
+        return View::new(Screen::Busy, composer, "a turn is running");
     }
     let why = match composer {
         Composer::Empty => "ready, composer empty",
         Composer::Nonempty => "ready, human text in the composer",
         Composer::Unknown => "ready, composer not readable",
     };
-    view(Screen::Ready, composer, why)
+    View::new(Screen::Ready, composer, why)
 }
 
 /// What a ready composer holds, rows joined by newlines (the placeholder
