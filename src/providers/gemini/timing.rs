@@ -19,9 +19,12 @@ pub const HOOK_GRACE: Duration = Duration::from_secs(3);
 
 /// How long after DING's paste its withdraw key (Ctrl-U, which kills the
 /// line left of the cursor: the whole one-line notice) is pressed (ms).
-/// A control key read in the same chunk as a paste may be taken as part of
-/// it; Claude Code's measured 50 ms, doubled, is used until Gemini CLI's
-/// own is measured (docs/providers/gemini.md).
+/// Measured on Gemini CLI 0.61.0 (docs/providers/gemini.md, "The idle
+/// path"): Ctrl-U empties the composer of a 160- or 450-character notice
+/// even in the same write as the paste, so this is a margin, not a need;
+/// it stays at the value that keeps another harness's paste whole (a
+/// control key read in the same chunk as a paste may be taken as part of
+/// it there).
 pub const WITHDRAW_AFTER_MS: u64 = 100;
 
 /// How long Gemini CLI lets DING's hooks run (ms), as written into its
