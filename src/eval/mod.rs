@@ -36,6 +36,7 @@ pub mod arm;
 pub mod cli;
 pub mod confidence;
 pub mod evidence;
+pub mod home_files;
 pub mod http;
 pub mod launch;
 pub mod logs;

@@ -20,26 +20,19 @@
 //! `--allowedTools Bash`, so commands run without asking;
 //! `bypassPermissions` is refused when running as root, as CI does.
 
-use std::fs;
 use std::path::Path;
 
 use anyhow::{Context, Result};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
+use crate::eval::home_files::{object, read_json, write_json};
 use crate::eval::launch::{Launch, MOCK_API_KEY, Permission, Setup};
 
 pub fn prepare(setup: &Setup) -> Result<Launch> {
     let cwd = setup.create_dirs()?;
     let config_path = setup.home.join(".claude.json");
-    let existing = match fs::read(&config_path) {
-        Ok(bytes) => serde_json::from_slice(&bytes)
-            .with_context(|| format!("{} is not JSON", config_path.display()))?,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => json!({}),
-        Err(err) => return Err(err).with_context(|| format!("read {}", config_path.display())),
-    };
-    let config = first_run_answered(existing, &cwd, !setup.ask_at_startup)?;
-    let text = serde_json::to_string_pretty(&config).context("encode .claude.json")?;
-    fs::write(&config_path, text).with_context(|| format!("write {}", config_path.display()))?;
+    let config = first_run_answered(read_json(&config_path)?, &cwd, !setup.ask_at_startup)?;
+    write_json(&config_path, &config)?;
     let mut argv = vec![
         setup.binary.to_string_lossy().into_owned(),
         "--permission-mode".into(),
@@ -92,15 +85,11 @@ fn first_run_answered(mut config: Value, cwd: &Path, trusted: bool) -> Result<Va
     Ok(config)
 }
 
-fn object<'a>(value: &'a mut Value, what: &str) -> Result<&'a mut Map<String, Value>> {
-    value
-        .as_object_mut()
-        .with_context(|| format!("{what} is not a JSON object"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::Map;
+    use std::fs;
     use std::path::PathBuf;
 
     fn setup(dir: &Path, permission: Permission) -> Setup {

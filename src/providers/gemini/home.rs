@@ -40,8 +40,9 @@
 use std::fs;
 
 use anyhow::{Context, Result};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
+use crate::eval::home_files::{object, read_json, write_json, write_text};
 use crate::eval::launch::{Launch, MOCK_API_KEY, Permission, Setup};
 
 /// The settings file under the home.
@@ -83,13 +84,7 @@ pub fn prepare(setup: &Setup) -> Result<Launch> {
     if !setup.outside_dirs.is_empty() {
         write_json(&trusted_path, &trusted)?;
     }
-    let policy_path = setup.home.join(POLICY);
-    let parent = policy_path
-        .parent()
-        .context("the policy file has a directory")?;
-    fs::create_dir_all(parent).with_context(|| format!("create {}", parent.display()))?;
-    fs::write(&policy_path, policy(setup.permission))
-        .with_context(|| format!("write {}", policy_path.display()))?;
+    write_text(&setup.home.join(POLICY), &policy(setup.permission))?;
     Ok(Launch {
         argv: vec![setup.binary.to_string_lossy().into_owned()],
         env: [
@@ -144,23 +139,6 @@ fn first_run_answered(mut settings: Value, trusted: bool) -> Result<Value> {
     Ok(settings)
 }
 
-/// The JSON file at `path`, or an empty object if there is none.
-fn read_json(path: &std::path::Path) -> Result<Value> {
-    match fs::read(path) {
-        Ok(bytes) => serde_json::from_slice(&bytes)
-            .with_context(|| format!("{} is not JSON", path.display())),
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(json!({})),
-        Err(err) => Err(err).with_context(|| format!("read {}", path.display())),
-    }
-}
-
-fn write_json(path: &std::path::Path, value: &Value) -> Result<()> {
-    let parent = path.parent().context("a home file has a directory")?;
-    fs::create_dir_all(parent).with_context(|| format!("create {}", parent.display()))?;
-    let text = serde_json::to_string_pretty(value).context("encode JSON")?;
-    fs::write(path, text).with_context(|| format!("write {}", path.display()))
-}
-
 /// `dir` among `context.includeDirectories`, once.
 fn include_directory(settings: &mut Value, dir: &std::path::Path) -> Result<()> {
     let context = object(settings, "settings.json")?
@@ -178,15 +156,10 @@ fn include_directory(settings: &mut Value, dir: &std::path::Path) -> Result<()> 
     Ok(())
 }
 
-fn object<'a>(value: &'a mut Value, what: &str) -> Result<&'a mut Map<String, Value>> {
-    value
-        .as_object_mut()
-        .with_context(|| format!("{what} is not a JSON object"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::Map;
     use std::path::{Path, PathBuf};
 
     fn setup(dir: &Path, permission: Permission) -> Setup {

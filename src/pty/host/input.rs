@@ -22,31 +22,17 @@ impl Host {
         } else if let Input::Transaction(tx) = &input {
             self.hold_owner_acts(tx.client);
         }
-        let now = Instant::now();
-        if self.active.is_some() || !self.queued.is_empty() || self.keys_wait(&input, now) {
+        // A person's keys go through the queue even when it is empty: it is
+        // where they keep their distance from the keys before (`pace.rs`).
+        let paced = matches!(input, Input::Keys { .. });
+        if self.active.is_some() || !self.queued.is_empty() || paced {
             self.queued_bytes += input_len(&input);
             self.queued.push_back(input);
-            self.advance(now);
+            self.advance(Instant::now());
             return;
         }
         self.begin(input);
-        self.advance(now);
-    }
-
-    /// Whether a person's `input` must wait to keep its distance from
-    /// their previous keys (`pace.rs`); if so, when it may go is a
-    /// deadline of the loop.
-    fn keys_wait(&mut self, input: &Input, now: Instant) -> bool {
-        let Input::Keys { arrived, .. } = input else {
-            return false;
-        };
-        match self.key_spacing.due(*arrived) {
-            Some(due) if due > now => {
-                self.keys_due = Some(due);
-                true
-            }
-            _ => false,
-        }
+        self.advance(Instant::now());
     }
 
     /// Drops the rest of the active send-if, if it has a write left, and
