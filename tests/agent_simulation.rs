@@ -106,17 +106,7 @@ fn seeds() -> u64 {
 
 #[test]
 fn random_whole_agent_runs_keep_every_invariant() {
-    if let Some(seed) = std::env::var("DING_AGENT_SIM_SEED")
-        .ok()
-        .and_then(|text| text.parse::<u64>().ok())
-    {
-        let outcome = run(Scenario::random(seed));
-        for line in &outcome.trace {
-            eprintln!("{line}");
-        }
-        for violation in &outcome.violations {
-            eprintln!("{violation}");
-        }
+    if replayed("DING_AGENT_SIM_SEED", Scenario::random) {
         return;
     }
     let seeds = seeds();
@@ -142,17 +132,7 @@ fn random_whole_agent_runs_keep_every_invariant() {
 #[test]
 fn gemini_whole_agent_runs_keep_every_invariant() {
     let on_gemini = |seed| Scenario::on(Harness::Gemini, seed);
-    if let Some(seed) = std::env::var("DING_AGENT_SIM_GEMINI_SEED")
-        .ok()
-        .and_then(|text| text.parse::<u64>().ok())
-    {
-        let outcome = run(on_gemini(seed));
-        for line in &outcome.trace {
-            eprintln!("{line}");
-        }
-        for violation in &outcome.violations {
-            eprintln!("{violation}");
-        }
+    if replayed("DING_AGENT_SIM_GEMINI_SEED", on_gemini) {
         return;
     }
     let seeds = (seeds() / 4).max(1);
@@ -167,6 +147,30 @@ fn gemini_whole_agent_runs_keep_every_invariant() {
         hooked as u64 > seeds / 10,
         "files a hook injected: {hooked}"
     );
+}
+
+/// Whether `variable` names a seed: then runs that one world (made by
+/// `make`) and prints its trace and violations, for a sweep to replay.
+fn replayed(variable: &str, make: fn(u64) -> Scenario) -> bool {
+    let Some(seed) = std::env::var(variable)
+        .ok()
+        .and_then(|text| text.parse::<u64>().ok())
+    else {
+        return false;
+    };
+    print_run(make(seed));
+    true
+}
+
+/// Runs one world and prints its trace, then its violations.
+fn print_run(scenario: Scenario) {
+    let outcome = run(scenario);
+    for line in &outcome.trace {
+        eprintln!("{line}");
+    }
+    for violation in &outcome.violations {
+        eprintln!("{violation}");
+    }
 }
 
 /// Runs the worlds of seeds `0..seeds`, each made by `make`, on every core;
@@ -677,13 +681,7 @@ fn find_seeds_going_through() {
         .collect();
     if let Ok(seed) = var("DING_AGENT_SIM_FIND_SEED").parse::<u64>() {
         // One seed on that harness, its whole trace.
-        let outcome = run(Scenario::on(harness, seed));
-        for line in &outcome.trace {
-            eprintln!("{line}");
-        }
-        for violation in &outcome.violations {
-            eprintln!("{violation}");
-        }
+        print_run(Scenario::on(harness, seed));
         return;
     }
     let limit = var("DING_AGENT_SIM_FIND_LIMIT").parse().unwrap_or(5_000);
