@@ -462,6 +462,64 @@ fn the_systemd_unit_keeps_the_agent_up_and_stops_it_in_order() {
     );
 }
 
+/// What `make install` or a package manager does: a new file renamed over
+/// the old path (a new inode; the running image loses its name).
+fn install_over(source: &str, path: &std::path::Path) {
+    let fresh = path.with_extension("new");
+    fs::copy(source, &fresh).expect("copy the new ding");
+    fs::rename(&fresh, path).expect("rename it over the old one");
+}
+
+#[test]
+fn a_supervisor_restarts_from_the_binary_installed_over_it_and_fails_when_none_is_left() {
+    let agent = Agent::new("upgraded", &careful_decl("upgraded", SLEEPING_HARNESS, ""));
+    let installed = agent.path("bin/ding");
+    fs::create_dir(agent.path("bin")).expect("mkdir bin");
+    install_over(DING, &installed);
+    let mut supervisor = Command::new(&installed)
+        .args(["up", "--foreground", "--agent", "upgraded"])
+        .arg(agent.declaration())
+        .envs(agent.env_vars())
+        .current_dir(agent.dir.path())
+        .stdin(Stdio::null())
+        .stdout(fs::File::create(agent.path("supervisor.out")).expect("out"))
+        .spawn()
+        .expect("ding up --foreground");
+    let said = || fs::read_to_string(agent.path("supervisor.out")).unwrap_or_default();
+    wait_for("the supervisor to have started the agent", || {
+        said().contains(" supervising;")
+    });
+
+    // Upgraded in place, then the sidecar dies: it comes back, run from
+    // the file now installed at the path.
+    install_over(DING, &installed);
+    let sidecar = agent.sidecar_pid().expect("sidecar");
+    kill(Pid::from_raw(sidecar), Signal::SIGKILL).expect("kill -9 the sidecar");
+    wait_for("a new sidecar after the upgrade", || {
+        agent.sidecar_pid().is_some_and(|pid| pid != sidecar)
+            && agent.ding(&["status", "upgraded"]).status.success()
+    });
+    let restarted = agent.sidecar_pid().expect("sidecar");
+    let exe = fs::read_link(format!("/proc/{restarted}/exe")).expect("its exe");
+    assert_eq!(exe, installed, "the new sidecar runs the installed file");
+    let pty = agent.pty_pid().expect("pty host");
+    kill(Pid::from_raw(pty), Signal::SIGKILL).expect("kill -9 the pty host");
+    wait_for("a new pty host after the upgrade", || {
+        agent.pty_pid().is_some_and(|pid| pid != pty)
+            && agent.ding(&["status", "upgraded"]).status.success()
+    });
+
+    // Uninstalled: nothing can start a ding again, so the supervisor ends
+    // with failure for its service manager to see, instead of retrying.
+    fs::remove_file(&installed).expect("uninstall");
+    let sidecar = agent.sidecar_pid().expect("sidecar");
+    kill(Pid::from_raw(sidecar), Signal::SIGKILL).expect("kill -9 the sidecar");
+    let status = ended(&mut supervisor);
+    assert!(!status.success(), "{}", said());
+    assert!(said().contains("is gone"), "{}", said());
+    agent.ding_ok(&["down", "upgraded"]);
+}
+
 /// How `child` ended, waiting at most [`DEADLINE`] (then it is killed).
 fn ended(child: &mut std::process::Child) -> std::process::ExitStatus {
     let deadline = std::time::Instant::now() + DEADLINE;

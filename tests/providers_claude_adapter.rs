@@ -162,3 +162,53 @@ fn ding_check_asks_the_adapter_whether_its_hooks_are_in_place() {
         "{after}"
     );
 }
+
+/// The hooks of a harness DING did not start (no `DING_SESSION`,
+/// `DING_INCARNATION`, `DING_GENERATION` in its environment) and a caller
+/// that names another incarnation claim nothing: the work stays unread for
+/// the harness this agent runs, and the call answers empty with exit 0.
+#[test]
+fn a_hook_call_without_this_harness_identity_claims_nothing() {
+    let agent = agent("cl-stranger");
+    agent.up(&[]);
+    agent.wait_adapter_up();
+    let name = "20261201T000000000001Z-a.md";
+    agent.drop_message(name, "work");
+    agent.wait_held(name, "not-idle");
+    let prompt = json!({"hook_event_name": "UserPromptSubmit", "prompt": "hello"});
+    let status = agent.pty().status().expect("pty status");
+    let socket = agent.paths().runtime_dir().join("hook.sock");
+    for incarnation in [None, Some("not-this-one")] {
+        let mut hook = std::process::Command::new(support::sidecar_agent::DING);
+        hook.args(["hook", "claude", "UserPromptSubmit"])
+            .env_remove("DING_SESSION")
+            .env_remove("DING_INCARNATION")
+            .env_remove("DING_GENERATION")
+            .env("DING_HOOK_SOCKET", &socket)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped());
+        if let Some(incarnation) = incarnation {
+            hook.env("DING_SESSION", &status.session)
+                .env("DING_INCARNATION", incarnation)
+                .env("DING_GENERATION", &status.generation);
+        }
+        let mut child = hook.spawn().expect("ding hook");
+        std::io::Write::write_all(
+            &mut child.stdin.take().expect("stdin"),
+            prompt.to_string().as_bytes(),
+        )
+        .expect("payload");
+        let out = child.wait_with_output().expect("ding hook");
+        assert!(out.status.success(), "{incarnation:?}: {out:?}");
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "", "{incarnation:?}");
+        let status = agent.status();
+        assert_eq!(
+            message(&status, name).map(|m| m["state"].clone()),
+            Some(json!("pending")),
+            "{incarnation:?}: {status}"
+        );
+    }
+    // The harness this agent runs still gets it.
+    let printed = hook(&agent, "UserPromptSubmit", &prompt);
+    assert!(printed.contains(name), "{printed}");
+}

@@ -159,6 +159,11 @@ impl<P: Copy + Eq, C> Slots<P, C> {
         self.take(|parked| parked.deadline <= now)
     }
 
+    /// Removes and returns the calls `which` picks.
+    pub fn take_calls(&mut self, which: impl Fn(&C) -> bool) -> Vec<Parked<P, C>> {
+        self.take(|parked| which(&parked.call))
+    }
+
     /// Removes `peer`'s call (its hook went away); returns it.
     pub fn withdraw(&mut self, peer: P) -> Option<Parked<P, C>> {
         let slot = self

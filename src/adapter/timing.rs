@@ -13,6 +13,13 @@ use std::time::Duration;
 /// answered with nothing (it then injects nothing; the work stays unread).
 pub const CLAIM_DEADLINE: Duration = Duration::from_secs(3);
 
+/// How long a hook call that names another terminal than the one the
+/// adapter knows waits for the adapter to learn that terminal (a harness
+/// that started again runs its first hooks before the sidecar's news of it
+/// arrives, within milliseconds) before it is refused: long enough for a
+/// loaded machine, short enough that a stale caller costs nothing.
+pub const STRANGER_WAIT: Duration = Duration::from_secs(2);
+
 /// How long a hook has, once an answer carrying claimed files is queued
 /// for it, to read it, print it and send its receipt. A hook does that in
 /// milliseconds; one that has not done it by then is taken not to have
@@ -59,6 +66,9 @@ mod tests {
         assert!(VALID_FOR < ADAPTER_SILENCE.default);
         // A hook whose claim is answered late still has its receipt's time.
         assert!(CLAIM_DEADLINE < RECEIPT_DEADLINE);
+        // A call waiting for its terminal is refused before a claim made
+        // for it then could still be answered inside the hook's patience.
+        assert!(STRANGER_WAIT < CLAIM_DEADLINE);
         // A parked call that granted nothing is tried again before the
         // margin that answers it ahead of the hook's own timeout passes.
         assert!(PARK_RETRY_AFTER < PARK_TIMEOUT_MARGIN);

@@ -14,7 +14,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
 use super::agent_state::{Harness, START_GRACE, pty_status};
@@ -183,11 +183,6 @@ pub fn start_sidecar(
     })
     .map_err(|err| Failure::Refused.because(format!("agent `{}`: {err:#}", spec.name)))?;
     Ok(pid)
-}
-
-/// The `ding` binary that runs now, to start the others.
-pub fn ding_binary() -> Result<PathBuf> {
-    std::env::current_exe().context("locate the ding binary")
 }
 
 /// Waits until the harness the host at `paths` just started has run for

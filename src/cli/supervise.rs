@@ -15,6 +15,12 @@
 //! SIGTERM, SIGINT or SIGHUP stop every agent of the declaration (as
 //! `ding down`) and end the supervisor.
 //!
+//! An upgrade in place replaces the `ding` file under a running
+//! supervisor: a restart then runs the new file at the same path
+//! ([`super::ding_binary`]). When no file is left at that path, the
+//! supervisor ends with failure (leaving the agents as they are) so that
+//! its service manager, which restarts only what exits, sees it.
+//!
 //! It looks once a second (processes adopted from an earlier `ding up`
 //! are not its children, so it cannot wait for them) and at once when a
 //! child of its own exits.
@@ -32,6 +38,7 @@ use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
 use nix::unistd::Pid;
 
 use super::agent_state::{AgentState, Process};
+use super::ding_binary::is_binary_gone;
 use super::down::{stop_agent, stopped_on_purpose};
 use super::up::{Options, up};
 use crate::core::backoff::Backoff;
@@ -145,6 +152,18 @@ pub fn run(declaration: &Path, specs: &[AgentSpec], options: &Options) -> Result
             match up(declaration, agent.spec, options) {
                 Ok(report) => {
                     let _ = write!(std::io::stdout(), "{report}");
+                }
+                Err(err) if is_binary_gone(&err) => {
+                    // Nothing here can start a `ding` again: end with
+                    // failure so the service manager restarts the
+                    // supervisor from its unit (which names the path) or
+                    // reports it failed, instead of trying forever.
+                    say(&format!(
+                        "agent {}: {}; the supervisor ends so that its service manager sees it",
+                        agent.spec.name,
+                        super::error_text(&err),
+                    ));
+                    return Ok(ExitCode::FAILURE);
                 }
                 Err(err) => {
                     say(&format!(

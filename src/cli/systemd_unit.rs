@@ -23,9 +23,9 @@ use std::process::ExitCode;
 use anyhow::{Result, bail};
 use lexopt::{Arg, ValueExt};
 
+use super::ding_binary::ding_binary;
 use super::exit::Failure;
 use super::help_asked;
-use super::launch::ding_binary;
 use super::up::load_agents;
 use crate::sidecar::agent_record::AgentRecord;
 use crate::sidecar::paths::{AgentPaths, DirsEnv};

@@ -24,13 +24,13 @@ use anyhow::{Context, Result, bail};
 use lexopt::{Arg, ValueExt};
 
 use super::agent_state::{AgentState, Process};
+use super::ding_binary::ding_binary;
 use super::down::{stop_agent, stop_pty_host, stop_sidecar};
 use super::exit::Failure;
 use super::fleet;
 use super::help_asked;
 use super::launch::{
-    LaunchRecord, await_started, check_startable, ding_binary, restart_harness, start_pty_host,
-    start_sidecar,
+    LaunchRecord, await_started, check_startable, restart_harness, start_pty_host, start_sidecar,
 };
 use crate::core::escape::escape;
 use crate::decl::{self, AgentSpec, FieldDrift, drift};

@@ -25,6 +25,7 @@
 mod claims;
 mod quiet;
 mod startup;
+mod strangers;
 
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -32,6 +33,7 @@ use std::time::Duration;
 use claims::{Claims, Delivering, Waiting, due};
 use quiet::PersonQuiet;
 use startup::Startup;
+use strangers::Strangers;
 
 use super::hook_wire::{HOOK_WIRE_VERSION, HookAnswer, HookCall, HookRefusal, MAX_CALL_BYTES};
 use super::parked::{self, Parked, Slots};
@@ -198,6 +200,8 @@ pub struct Machine<P: Provider> {
     pty_retry_at: Option<Time>,
     claims: Claims,
     parked: Slots<Peer, HookCall>,
+    /// Calls that name another terminal, waiting for it (`strangers.rs`).
+    strangers: Strangers,
     /// The provider's remark last reported on its own line.
     remarked: Option<String>,
     done: bool,
@@ -238,6 +242,7 @@ impl<P: Provider> Machine<P> {
             pty_retry_at: None,
             claims: Claims::default(),
             parked: Slots::default(),
+            strangers: Strangers::default(),
             remarked: None,
             done: false,
             outputs: VecDeque::new(),
@@ -279,6 +284,7 @@ impl<P: Provider> Machine<P> {
             self.pty_retry_at,
             self.claims.next_deadline(),
             self.parked.next_deadline(),
+            self.strangers.next_deadline(),
             self.settle_check_at.filter(|_| self.wanted),
         ]
         .into_iter()
@@ -371,11 +377,40 @@ impl<P: Provider> Machine<P> {
             self.new_terminal(identity.as_ref());
         }
         self.identity = identity;
+        self.calls_meet_identity();
         // Claims refused for identity wait for this; ask again now.
         for peer in self.claims.unsent() {
             self.send_claim(peer);
         }
         self.moved = true;
+    }
+
+    /// The machine's identity is new or confirmed: calls about another
+    /// terminal can no longer claim (a parked one would hold this terminal
+    /// for a harness that is gone), and calls that waited for this one go
+    /// ahead.
+    fn calls_meet_identity(&mut self) {
+        let Some(known) = self.identity.clone() else {
+            return;
+        };
+        let about_other = |call: &HookCall| call.identity.as_ref() != Some(&known);
+        for stale in self.parked.take_calls(about_other) {
+            self.end_park(stale, ParkEnded::Ended);
+        }
+        for peer in self.claims.unsent() {
+            if self
+                .claims
+                .waiting
+                .get(&peer)
+                .is_some_and(|w| about_other(&w.call))
+            {
+                self.claims.waiting.remove(&peer);
+                self.answer(peer, &HookAnswer::default());
+            }
+        }
+        for (peer, line) in self.strangers.take_about(&known) {
+            self.on_call(peer, &line);
+        }
     }
 
     /// The terminal's identity changed: nothing read of the old one's
@@ -530,13 +565,26 @@ impl<P: Provider> Machine<P> {
         if let Some(parked) = self.parked.withdraw(peer) {
             self.end_park(parked, ParkEnded::Withdrawn);
         }
+        self.strangers.forget(peer);
     }
 
     fn on_call(&mut self, peer: Peer, line: &[u8]) {
-        let (call, plan) = match judge_call(&mut self.provider, line, &self.agent, self.now) {
-            Ok(judged) => judged,
+        let call = match read_call(self.provider.name(), line) {
+            Ok(call) => call,
             Err(refusal) => return self.refuse(peer, refusal),
         };
+        let Some(identity) = call.identity.clone() else {
+            return self.refuse(peer, no_identity());
+        };
+        if self.identity.as_ref() != Some(&identity) {
+            // Nothing of it reaches the sidecar or the provider until the
+            // machine knows its terminal (`strangers.rs`).
+            if !self.strangers.wait(peer, line.to_vec(), identity, self.now) {
+                self.refuse(peer, another_terminal());
+            }
+            return;
+        }
+        let plan = self.provider.on_hook(&call, &self.agent, self.now);
         if let Some(identity) = self.identity_for(&call) {
             for fact in plan.facts {
                 let line = self.uplink.lifecycle(&identity, fact);
@@ -717,6 +765,7 @@ impl<P: Provider> Machine<P> {
             self.new_terminal(identity.as_ref());
         }
         self.identity = identity;
+        self.calls_meet_identity();
         self.moved = true;
     }
 
@@ -884,6 +933,9 @@ impl<P: Provider> Machine<P> {
         for stale in self.parked.take_expired(now) {
             self.end_park(stale, ParkEnded::Expired);
         }
+        for peer in self.strangers.take_expired(now) {
+            self.refuse(peer, another_terminal());
+        }
         for due in self.parked.take_due(now) {
             let screen_later = (!parked::may_wake(&due.park, self.fresh_idle))
                 .then(|| now.saturating_add(due.park.settle));
@@ -945,21 +997,23 @@ pub fn judge_call<P: Provider>(
     agent: &AgentContext,
     now: Time,
 ) -> Result<(HookCall, HookPlan), HookRefusal> {
-    let refusal = |error: &str, message: String| HookRefusal {
-        error: error.into(),
-        message,
-    };
+    let call = read_call(provider.name(), line)?;
+    if call.identity.is_none() {
+        return Err(no_identity());
+    }
+    let plan = provider.on_hook(&call, agent, now);
+    Ok((call, plan))
+}
+
+/// One hook call line, read and checked for an adapter of `provider`.
+fn read_call(provider: &str, line: &[u8]) -> Result<HookCall, HookRefusal> {
     let call: HookCall =
         serde_json::from_slice(line).map_err(|err| refusal("malformed-call", err.to_string()))?;
     if call.v != HOOK_WIRE_VERSION {
         return Err(refusal("unknown-version", format!("version {}", call.v)));
     }
-    if call.provider != provider.name() {
-        let message = format!(
-            "this adapter serves `{}`, not `{}`",
-            provider.name(),
-            call.provider
-        );
+    if call.provider != provider {
+        let message = format!("this adapter serves `{provider}`, not `{}`", call.provider);
         return Err(refusal("wrong-provider", message));
     }
     // The machine stamps the call's claims and facts with this identity:
@@ -968,8 +1022,34 @@ pub fn judge_call<P: Provider>(
         check_identity(identity)
             .map_err(|err| refusal("malformed-call", format!("identity: {err}")))?;
     }
-    let plan = provider.on_hook(&call, agent, now);
-    Ok((call, plan))
+    Ok(call)
+}
+
+fn refusal(error: &str, message: String) -> HookRefusal {
+    HookRefusal {
+        error: error.into(),
+        message,
+    }
+}
+
+/// A call without the harness identity comes from a harness DING did not
+/// start (its hooks run without `DING_SESSION`, `DING_INCARNATION` and
+/// `DING_GENERATION`): whatever it claimed would go to a session that may
+/// never ask again.
+fn no_identity() -> HookRefusal {
+    refusal(
+        "no-identity",
+        "the call names no harness identity (DING_SESSION, DING_INCARNATION, DING_GENERATION): its harness was not started by this agent's PTY host".into(),
+    )
+}
+
+/// A call about another terminal than this adapter's, once it waited for
+/// it in vain.
+fn another_terminal() -> HookRefusal {
+    refusal(
+        "identity-mismatch",
+        "the call names another harness than the one this adapter serves (stale, or not this agent's)".into(),
+    )
 }
 
 /// The refusal of a call line longer than [`MAX_CALL_BYTES`].

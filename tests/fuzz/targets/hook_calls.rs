@@ -123,8 +123,13 @@ pub fn planned_claim<P: Provider>(
     let (call, plan) = match judge_call(provider, line, &agent(), Time::ZERO) {
         Err(refusal) => {
             assert!(
-                ["malformed-call", "unknown-version", "wrong-provider"]
-                    .contains(&refusal.error.as_str()),
+                [
+                    "malformed-call",
+                    "unknown-version",
+                    "wrong-provider",
+                    "no-identity"
+                ]
+                .contains(&refusal.error.as_str()),
                 "{refusal:?}"
             );
             refused(&refusal);
