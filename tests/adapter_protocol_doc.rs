@@ -46,17 +46,32 @@ fn blocks(text: &str, language: &str) -> Vec<String> {
 }
 
 /// A harness that reads lines at a `> ` prompt with GNU readline (which
-/// takes a bracketed paste as text) and records each one.
-const LINE_HARNESS: &str = r#"command "python3" "-c" "import readline\nwhile True:\n    line = input('> ')\n    open('lines', 'a').write(line + '\\n')""#;
+/// asks for bracketed paste and takes a paste as text) and records each
+/// one.
+const READLINE_HARNESS: &str = r#"command "python3" "-c" "import readline\nwhile True:\n    line = input('> ')\n    open('lines', 'a').write(line + '\\n')""#;
+
+/// A harness that reads plain lines at a `> ` prompt (`sh`'s `read` in the
+/// terminal's own line editing, which never asks for bracketed paste: a
+/// paste marker would be text in its line) and records each one.
+const PLAIN_LINE_HARNESS: &str = r#"command "sh" "-c" "while printf '> '; read -r line; do printf '%s\\n' \"$line\" >> lines; done""#;
 
 #[test]
-fn the_minimal_adapter_runs_as_printed_and_delivers() {
+fn the_minimal_adapter_runs_as_printed_and_delivers_to_a_readline_harness() {
+    minimal_adapter_delivers_on("doc-readline", READLINE_HARNESS);
+}
+
+#[test]
+fn the_minimal_adapter_runs_as_printed_and_delivers_to_a_plain_line_reader() {
+    minimal_adapter_delivers_on("doc-plain", PLAIN_LINE_HARNESS);
+}
+
+fn minimal_adapter_delivers_on(name: &str, harness: &str) {
     let adapters = blocks(&doc(), "python");
     assert_eq!(adapters.len(), 1, "one minimal adapter in the doc");
     let declaration = format!(
-        "agent \"doc\" {{\n  {LINE_HARNESS}\n  ding {{\n    delivery \"turn-boundary+fresh-idle\"\n    adapter {{ command \"python3\" \"$ST_HOOKS/minimal-adapter.py\"; }}\n  }}\n}}\n"
+        "agent \"{name}\" {{\n  {harness}\n  ding {{\n    delivery \"turn-boundary+fresh-idle\"\n    adapter {{ command \"python3\" \"$ST_HOOKS/minimal-adapter.py\"; }}\n  }}\n}}\n"
     );
-    let agent = Agent::new("doc", &declaration);
+    let agent = Agent::new(name, &declaration);
     fs::write(agent.path("hooks/minimal-adapter.py"), &adapters[0]).expect("write adapter");
     agent.up(&[]);
     agent.wait_screen(">");

@@ -28,16 +28,16 @@ use ding::core::time::Time;
 use ding::core::transport::{Step, Transport};
 use support::core_driver::{Driver, ungathered};
 
-/// The exact transaction aggressive DING writes for one unread file.
+/// The notice aggressive DING writes for one unread file.
+const NOTICE: &str = "[ding] 1 unread inbox message in inbox/new: 20261130T101500Z-7f3a.md. \
+                      Read each file, then archive it: ding archive worker FILE";
+
+/// The exact transaction aggressive DING writes for one unread file: the
+/// notice as a paste (the PTY host adds the markers a program asked for).
 fn expected_transport() -> Transport {
-    let notice = "[ding] 1 unread inbox message in inbox/new: 20261130T101500Z-7f3a.md. \
-                  Read each file, then archive it: ding archive worker FILE";
-    let mut paste = b"\x1b[200~".to_vec();
-    paste.extend_from_slice(notice.as_bytes());
-    paste.extend_from_slice(b"\x1b[201~");
     Transport {
         steps: vec![
-            Step::Write(paste),
+            Step::Paste(NOTICE.as_bytes().to_vec()),
             Step::Wait(Duration::from_millis(200)),
             Step::Write(b"\r".to_vec()),
         ],
@@ -238,6 +238,16 @@ fn both_policies_paste_the_same_notice_and_the_careful_one_submits_it_apart() {
     let careful = transport_of(Policy::TurnBoundaryFreshIdle, Duration::from_millis(200));
     assert_eq!(careful.steps, vec![default.steps[0].clone()]);
     assert_eq!(Transport::submit().bytes(), b"\r");
+    // To a program that asked for bracketed paste, the paste comes inside
+    // its markers; to one that did not, as the notice's text alone.
+    let mut bracketed = b"\x1b[200~".to_vec();
+    bracketed.extend_from_slice(NOTICE.as_bytes());
+    bracketed.extend_from_slice(b"\x1b[201~\r");
+    assert_eq!(default.bytes_for(true), bracketed);
+    assert_eq!(
+        default.bytes_for(false),
+        [NOTICE.as_bytes(), b"\r"].concat()
+    );
     // A declared submit-delay applies to the aggressive wait only (the
     // careful Return waits at least as long after its paste).
     let slower = Duration::from_millis(450);

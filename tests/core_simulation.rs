@@ -63,7 +63,7 @@ use ding::core::message::MessageName;
 use ding::core::ownership::MessageState;
 use ding::core::protocol::{ClaimScope, Composer};
 use ding::core::time::Time;
-use ding::core::transport::{PASTE_END, PASTE_START, RETURN, Step, Transport};
+use ding::core::transport::{RETURN, Step, Transport};
 use oracle::{
     AdapterView, Body, File, LEASE_CAP_MS, Line, Oracle, Part, REPLY_TIMEOUT_MS, SILENCE_MS,
     Timing, Wants,
@@ -1101,13 +1101,8 @@ fn millis(duration: Duration) -> u64 {
 fn part_of(transport: &Transport) -> Part {
     match transport.steps.as_slice() {
         [Step::Write(bytes)] if bytes == RETURN => Part::Return,
-        [Step::Write(bytes)]
-            if bytes.starts_with(PASTE_START)
-                && bytes.ends_with(PASTE_END)
-                && bytes.len() >= PASTE_START.len() + PASTE_END.len() =>
-        {
-            let text = &bytes[PASTE_START.len()..bytes.len() - PASTE_END.len()];
-            Part::Paste(String::from_utf8(text.to_vec()).expect("a notice is UTF-8"))
+        [Step::Paste(text)] => {
+            Part::Paste(String::from_utf8(text.clone()).expect("a notice is UTF-8"))
         }
         _ => Part::Whole,
     }

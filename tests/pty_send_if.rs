@@ -406,3 +406,37 @@ fn revision_moves_on_output_input_resize_and_restart() {
     }
     assert!(seen >= after_restart);
 }
+
+/// A paste step comes inside bracketed-paste markers only to a program that
+/// asked for them (DECSET 2004), as a terminal pastes: a line reader that
+/// never asked reads the text alone.
+#[test]
+fn a_paste_has_markers_only_while_the_program_asked_for_them() {
+    let paste = ding::pty::transport::WireStep::Paste(b"[ding] hi".to_vec());
+    let plain = Host::recording();
+    let (identity, revision) = plain.identity();
+    let reply = plain
+        .client()
+        .send_if(&identity, revision, &[paste.clone(), write(b"\r")])
+        .expect("send-if");
+    assert!(matches!(reply, SendIfReply::Sent { .. }), "{reply:?}");
+    assert_eq!(plain.wait_file("out", 10), b"[ding] hi\r");
+
+    let asked = Host::start(
+        &[],
+        &[
+            "sh",
+            "-c",
+            "stty raw -echo; printf '\\033[?2004hREADY'; exec cat > out",
+        ],
+    );
+    asked.wait_screen(|s| s.rows[0].contains("READY"));
+    let (identity, revision) = asked.identity();
+    let reply = asked
+        .client()
+        .send_if(&identity, revision, std::slice::from_ref(&paste))
+        .expect("send-if");
+    assert!(matches!(reply, SendIfReply::Sent { .. }), "{reply:?}");
+    assert_eq!(asked.wait_file("out", 21), b"\x1b[200~[ding] hi\x1b[201~");
+    assert!(asked.client().status().expect("status").bracketed_paste);
+}

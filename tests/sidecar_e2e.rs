@@ -122,7 +122,7 @@ fn aggressive_rings_with_the_exact_transport_and_runs_no_adapter() {
 
 /// A harness that records, for every read of its terminal, the monotonic
 /// time in nanoseconds and the bytes in hex, one line each.
-const TIMING_HARNESS: &str = r#"command "python3" "-c" "import os, sys, time, tty\ntty.setraw(0)\nsys.stdout.write('READY')\nsys.stdout.flush()\nout = open('reads', 'a')\nwhile True:\n    data = os.read(0, 4096)\n    out.write('%d %s\\n' % (time.monotonic_ns(), data.hex()))\n    out.flush()""#;
+const TIMING_HARNESS: &str = r#"command "python3" "-c" "import os, sys, time, tty\ntty.setraw(0)\nsys.stdout.write('\\x1b[?2004hREADY')\nsys.stdout.flush()\nout = open('reads', 'a')\nwhile True:\n    data = os.read(0, 4096)\n    out.write('%d %s\\n' % (time.monotonic_ns(), data.hex()))\n    out.flush()""#;
 
 #[test]
 fn aggressive_waits_the_submit_delay_between_the_paste_and_return() {

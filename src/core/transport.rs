@@ -27,6 +27,15 @@ pub const RETURN: &[u8] = b"\r";
 pub enum Step {
     /// Write these bytes to the terminal.
     Write(#[serde(serialize_with = "lossy_text")] Vec<u8>),
+    /// Write this text as a terminal writes a paste: inside bracketed-paste
+    /// markers ([`PASTE_START`] .. [`PASTE_END`]) when the program has
+    /// asked for them (DECSET 2004), as it is otherwise. Only the PTY host
+    /// knows the mode at the moment of writing, so it adds the markers; a
+    /// mode change is output, which moves the revision a compare-and-send
+    /// checks. The text must be safe without markers too: a notice is one
+    /// line of visible characters, so a line reader acts on nothing in it
+    /// but the Return that follows.
+    Paste(#[serde(serialize_with = "lossy_text")] Vec<u8>),
     /// Let this much time pass before the next step.
     Wait(#[serde(serialize_with = "millis")] Duration),
 }
@@ -38,12 +47,12 @@ pub struct Transport {
 }
 
 impl Transport {
-    /// The fixed combined transport used by both policies: bracketed paste of
-    /// the notice, a wait longer than paste-burst Enter suppression, Return.
+    /// The fixed combined transport used by both policies: a paste of the
+    /// notice, a wait longer than paste-burst Enter suppression, Return.
     pub fn combined(notice: &Notice, submit_delay: Duration) -> Transport {
         Transport {
             steps: vec![
-                Step::Write(bracketed(notice)),
+                Step::Paste(notice.text().as_bytes().to_vec()),
                 Step::Wait(submit_delay),
                 Step::Write(RETURN.to_vec()),
             ],
@@ -55,7 +64,7 @@ impl Transport {
     /// ([`Transport::submit`]).
     pub fn paste(notice: &Notice) -> Transport {
         Transport {
-            steps: vec![Step::Write(bracketed(notice))],
+            steps: vec![Step::Paste(notice.text().as_bytes().to_vec())],
         }
     }
 
@@ -80,17 +89,24 @@ impl Transport {
         }
     }
 
-    /// Every byte the transaction writes, in order.
+    /// Every byte the transaction writes, in order, to a program that has
+    /// asked for bracketed paste (`bracketed`) or not.
+    pub fn bytes_for(&self, bracketed: bool) -> Vec<u8> {
+        let mut out = Vec::new();
+        for step in &self.steps {
+            match step {
+                Step::Write(bytes) => out.extend_from_slice(bytes),
+                Step::Paste(text) => out.extend_from_slice(&pasted(text, bracketed)),
+                Step::Wait(_) => {}
+            }
+        }
+        out
+    }
+
+    /// Every byte the transaction writes to a program that has asked for
+    /// bracketed paste, as the real harnesses all do.
     pub fn bytes(&self) -> Vec<u8> {
-        self.steps
-            .iter()
-            .filter_map(|step| match step {
-                Step::Write(bytes) => Some(bytes.as_slice()),
-                Step::Wait(_) => None,
-            })
-            .flatten()
-            .copied()
-            .collect()
+        self.bytes_for(true)
     }
 
     /// The sum of all waits.
@@ -99,17 +115,21 @@ impl Transport {
             .iter()
             .map(|step| match step {
                 Step::Wait(span) => *span,
-                Step::Write(_) => Duration::ZERO,
+                Step::Write(_) | Step::Paste(_) => Duration::ZERO,
             })
             .sum()
     }
 }
 
-/// The notice inside bracketed-paste markers.
-fn bracketed(notice: &Notice) -> Vec<u8> {
-    let mut paste = Vec::with_capacity(PASTE_START.len() + notice.text().len() + PASTE_END.len());
+/// `text` as a terminal pastes it: inside bracketed-paste markers when the
+/// program asked for them (`bracketed`), as it is otherwise.
+pub fn pasted(text: &[u8], bracketed: bool) -> Vec<u8> {
+    if !bracketed {
+        return text.to_vec();
+    }
+    let mut paste = Vec::with_capacity(PASTE_START.len() + text.len() + PASTE_END.len());
     paste.extend_from_slice(PASTE_START);
-    paste.extend_from_slice(notice.text().as_bytes());
+    paste.extend_from_slice(text);
     paste.extend_from_slice(PASTE_END);
     paste
 }

@@ -1,7 +1,10 @@
 //! Bounded transports: the opaque list of steps a send or send-if writes.
 //!
-//! A step either writes bytes or waits. The host does not know what the bytes
-//! mean (paste markers, Return, a newline); the caller built them. This module
+//! A step writes bytes, writes a paste, or waits. The host does not know
+//! what the bytes mean (Return, a newline, a withdraw key); the caller
+//! built them. A paste is the one step the host shapes: it adds the
+//! bracketed-paste markers when, and only when, the program asked for them
+//! (DECSET 2004), as a terminal does. This module
 //! owns the step shape, its byte encoding (standard base64 with padding, so
 //! any byte including ESC and NUL can be carried) and the caps. Running the
 //! steps against the terminal is the host's job.
@@ -10,6 +13,8 @@ use std::fmt;
 
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::core::transport::{PASTE_END, PASTE_START};
 
 /// Most bytes one transport may write in total.
 pub const MAX_TRANSPORT_BYTES: usize = 64 * 1024;
@@ -27,6 +32,11 @@ pub enum WireStep {
     /// Wait this long, measured from the moment every earlier byte reached
     /// the terminal, before the next step. On the wire: `{"waitMs":N}`.
     WaitMs(u64),
+    /// Write these bytes as a terminal writes a paste: inside
+    /// bracketed-paste markers (`ESC[200~` .. `ESC[201~`) when the program
+    /// has enabled bracketed paste (DECSET 2004) at the moment of writing,
+    /// as they are otherwise. On the wire: `{"paste":"<base64>"}`.
+    Paste(#[serde(serialize_with = "to_base64", deserialize_with = "from_base64")] Vec<u8>),
 }
 
 impl fmt::Debug for WireStep {
@@ -34,6 +44,7 @@ impl fmt::Debug for WireStep {
         match self {
             WireStep::Write(bytes) => write!(f, "Write({:?})", String::from_utf8_lossy(bytes)),
             WireStep::WaitMs(ms) => write!(f, "WaitMs({ms})"),
+            WireStep::Paste(bytes) => write!(f, "Paste({:?})", String::from_utf8_lossy(bytes)),
         }
     }
 }
@@ -93,16 +104,20 @@ pub fn validate(steps: &[WireStep]) -> Result<usize, TransportError> {
     Ok(bytes)
 }
 
-/// How many bytes the steps write and how many milliseconds they wait, in
-/// all (saturating).
+/// How many bytes the steps write at most (a paste with its markers) and
+/// how many milliseconds they wait, in all (saturating).
 pub fn totals<'a>(steps: impl IntoIterator<Item = &'a WireStep>) -> (usize, u64) {
     steps
         .into_iter()
         .fold((0, 0), |(bytes, wait), step| match step {
             WireStep::Write(data) => (bytes.saturating_add(data.len()), wait),
+            WireStep::Paste(text) => (bytes.saturating_add(text.len() + PASTE_MARKERS), wait),
             WireStep::WaitMs(ms) => (bytes, wait.saturating_add(*ms)),
         })
 }
+
+/// The bytes a paste's two markers add.
+const PASTE_MARKERS: usize = PASTE_START.len() + PASTE_END.len();
 
 const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 

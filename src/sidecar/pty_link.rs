@@ -396,6 +396,7 @@ pub fn wire_steps(transport: &Transport) -> Vec<WireStep> {
         .iter()
         .map(|step| match step {
             transport::Step::Write(bytes) => WireStep::Write(bytes.clone()),
+            transport::Step::Paste(text) => WireStep::Paste(text.clone()),
             transport::Step::Wait(span) => {
                 WireStep::WaitMs(u64::try_from(span.as_millis()).unwrap_or(u64::MAX))
             }

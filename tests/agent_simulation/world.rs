@@ -914,6 +914,13 @@ impl World {
                     transaction.written += bytes.len();
                     self.write(bytes, Writer::Ding)
                 }
+                // Every modelled harness asked for bracketed paste, as
+                // the real ones do.
+                Some(Step::Paste(text)) => {
+                    let bytes = ding::core::transport::pasted(&text, true);
+                    transaction.written += bytes.len();
+                    self.write(bytes, Writer::Ding)
+                }
                 Some(Step::Wait(span)) => {
                     let wait = u64::try_from(span.as_millis()).unwrap_or(u64::MAX);
                     return self.after(wait, Due::TransactionGoesOn);
@@ -1258,7 +1265,7 @@ impl World {
             transaction
                 .steps
                 .iter()
-                .any(|step| matches!(step, Step::Write(_)))
+                .any(|step| matches!(step, Step::Write(_) | Step::Paste(_)))
         });
         if writes_left && let Some(transaction) = self.transaction.take() {
             self.note(format!(

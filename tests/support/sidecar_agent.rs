@@ -46,9 +46,11 @@ pub fn status_json(socket: &Path) -> Result<Value, String> {
 pub const DEADLINE: Duration = Duration::from_secs(15);
 
 /// A harness that records every byte its terminal receives into `out`,
-/// after putting the terminal in raw mode (so CR stays CR) and saying READY.
+/// after putting the terminal in raw mode (so CR stays CR), asking for
+/// bracketed paste as the TUIs DING serves do (DECSET 2004: DING's notice
+/// then comes inside paste markers) and saying READY.
 pub const RECORDING_HARNESS: &str =
-    r#"command "sh" "-c" "stty raw -echo; printf READY; exec cat > out""#;
+    r#"command "sh" "-c" "stty raw -echo; printf '\\033[?2004hREADY'; exec cat > out""#;
 
 /// The scripted adapter's declaration line.
 pub const SCRIPTED_ADAPTER: &str = r#"command "sh" "$ST_HOOKS/adapter.sh""#;
@@ -66,7 +68,7 @@ exec cat 0<>"$fifo"
 /// paste into its composer: the Return of a typed notice waits for
 /// evidence read after the paste was drawn ([`Agent::confirm_typed`]).
 pub const DRAWING_HARNESS: &str =
-    r#"command "sh" "-c" "stty raw -echo; printf READY; exec tee out""#;
+    r#"command "sh" "-c" "stty raw -echo; printf '\\033[?2004hREADY'; exec tee out""#;
 
 /// A harness that only waits.
 pub const SLEEPING_HARNESS: &str = r#"command "sleep" "600""#;

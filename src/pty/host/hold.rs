@@ -282,7 +282,7 @@ fn is_typed_input(input: &Input) -> bool {
     match input {
         Input::Keys { bytes, .. } => is_typed_text(bytes),
         Input::Transaction(tx) => tx.steps.iter().all(|step| match step {
-            WireStep::Write(bytes) => is_typed_text(bytes),
+            WireStep::Write(bytes) | WireStep::Paste(bytes) => is_typed_text(bytes),
             WireStep::WaitMs(_) => true,
         }),
     }

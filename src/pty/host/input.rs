@@ -4,6 +4,7 @@
 
 use super::hold::UnderHold;
 use super::*;
+use crate::core::transport::pasted;
 
 impl Host {
     /// Hands input to the terminal in arrival order, or queues it behind the
@@ -45,7 +46,7 @@ impl Host {
         let writes_left = tx
             .steps
             .iter()
-            .any(|step| matches!(step, WireStep::Write(_)));
+            .any(|step| matches!(step, WireStep::Write(_) | WireStep::Paste(_)));
         if tx.condition.is_none() || !writes_left {
             return;
         }
@@ -244,6 +245,13 @@ impl Host {
                 continue;
             }
             match tx.steps.pop_front() {
+                Some(WireStep::Paste(text)) => {
+                    // As a terminal pastes: markers only for a program
+                    // that asked for them, in the mode it has now (the
+                    // compare just before saw every output that set it).
+                    let bytes = pasted(&text, self.screen.bracketed_paste());
+                    tx.steps.push_front(WireStep::Write(bytes));
+                }
                 Some(WireStep::Write(bytes)) => {
                     tx.written += bytes.len();
                     let delivery = tx.origin == Origin::Delivery;

@@ -442,7 +442,7 @@ fn input_len(input: &Input) -> usize {
             .steps
             .iter()
             .map(|s| match s {
-                WireStep::Write(b) => b.len(),
+                WireStep::Write(b) | WireStep::Paste(b) => b.len(),
                 WireStep::WaitMs(_) => 0,
             })
             .sum(),

@@ -116,6 +116,8 @@ pub fn judge(line: &[u8]) -> String {
                         .iter()
                         .map(|step| match step {
                             WireStep::Write(data) => data.len(),
+                            // At most: with the markers a program may ask for.
+                            WireStep::Paste(text) => text.len() + 12,
                             WireStep::WaitMs(_) => 0,
                         })
                         .sum();
@@ -123,7 +125,7 @@ pub fn judge(line: &[u8]) -> String {
                         .iter()
                         .map(|step| match step {
                             WireStep::WaitMs(ms) => *ms,
-                            WireStep::Write(_) => 0,
+                            WireStep::Write(_) | WireStep::Paste(_) => 0,
                         })
                         .fold(0, u64::saturating_add);
                     assert_eq!(bytes, written);
