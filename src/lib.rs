@@ -24,6 +24,8 @@
 //!   wire formats and scratch homes of the real harnesses.
 //! * `demo`: the bundled generic demo agent and its scripted adapter.
 //! * `wall_clock`: UTC calendar time for logs and arrival names.
+//! * `ding_binary`: which `ding` file starts the others (the one installed
+//!   over the running one, after an upgrade in place).
 //! * `log_file`: the capped, rotated log file of the sidecar and the PTY
 //!   host, whose failed writes are counted, never fatal.
 //! * `wait`: the one helper that blocks until a fact holds by looking again,
@@ -34,6 +36,7 @@ pub mod cli;
 pub mod core;
 pub mod decl;
 pub mod demo;
+pub mod ding_binary;
 pub mod eval;
 pub mod line_server;
 pub mod log_file;

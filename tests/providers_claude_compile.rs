@@ -75,11 +75,14 @@ fn the_hooks_are_merged_beside_the_users_and_a_second_run_changes_nothing() {
         .iter()
         .filter_map(|handler| handler["command"].as_str())
         .collect();
+    // The hooks name this ding by its path, guarded (tests/hooks_never_block.rs).
     assert_eq!(
         ours,
         [
-            "ding hook claude Stop",
-            "ding hook claude wake --timeout 86340"
+            format!("command -v {DING} >/dev/null 2>&1 && exec {DING} hook claude Stop; exit 0"),
+            format!(
+                "command -v {DING} >/dev/null 2>&1 && exec {DING} hook claude wake --timeout 86340; exit 0"
+            )
         ]
     );
     for event in [

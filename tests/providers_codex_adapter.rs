@@ -15,7 +15,7 @@ use std::os::unix::fs::PermissionsExt;
 use ding::providers::codex::hooks::CONTEXT_CAP;
 use serde_json::{Value, json};
 use support::real_pane::{pty_writes, wait_until};
-use support::sidecar_agent::{Agent, DEADLINE, adapter_says, message};
+use support::sidecar_agent::{Agent, DEADLINE, DING, adapter_says, message};
 
 /// A stand-in for `codex`: records its argv, one word a line, then waits.
 const FAKE_CODEX: &str = "#!/bin/sh\nprintf '%s\\n' \"$@\" > \"$ARGV_FILE\"\nexec sleep 600\n";
@@ -73,9 +73,9 @@ fn the_launcher_declares_and_trusts_the_hooks_and_the_adapter_says_so() {
     // DING's hooks first, then the trust of exactly them, then the user's.
     assert_eq!(argv.len(), 2 * 12 + 1, "{argv:?}");
     assert!(
-        argv[1].starts_with(
-            "hooks.SessionStart=[{hooks=[{type=\"command\",command=\"ding hook codex SessionStart\""
-        ),
+        argv[1].starts_with(&format!(
+            "hooks.SessionStart=[{{hooks=[{{type=\"command\",command=\"{DING} hook codex SessionStart\""
+        )),
         "{argv:?}"
     );
     assert!(argv[23].starts_with("hooks.state={"), "{argv:?}");

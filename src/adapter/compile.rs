@@ -41,6 +41,18 @@ pub fn shell_word(program: &str) -> String {
     }
 }
 
+/// A shell hook command that runs `program hook ARGS` and never fails the
+/// harness: where `program` cannot be found in the environment the harness
+/// runs its hooks in, it exits 0 having printed nothing, so the harness
+/// carries on as if the inbox were empty (Gemini CLI blocks the person's
+/// prompt on a hook that exits non-zero with text on stderr, as `sh` does
+/// for a command it cannot find). Otherwise `ding hook` runs in the shell's
+/// place and its exit is the hook's (a provider may mean an exit 2).
+pub fn guarded_hook_command(program: &str, args: &str) -> String {
+    let program = shell_word(program);
+    format!("command -v {program} >/dev/null 2>&1 && exec {program} hook {args}; exit 0")
+}
+
 /// What `ding compile-agent PROVIDER` was asked for.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CompileRequest {
@@ -57,7 +69,9 @@ pub struct CompileRequest {
     /// Where the provider's hook configuration goes; `None`: its default,
     /// under `cwd`. Relative paths are under `cwd`.
     pub settings: Option<PathBuf>,
-    /// How the hooks spell `ding` (a name on `PATH`, or a path).
+    /// How the hooks spell `ding` (a path by default: the `ding` that
+    /// compiles, so that it resolves wherever the harness runs its hooks;
+    /// a name is looked up on the harness's `PATH`).
     pub ding: String,
     /// How idle work reaches the harness.
     pub idle: IdlePath,

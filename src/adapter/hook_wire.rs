@@ -125,6 +125,15 @@ impl HookRefusal {
     }
 }
 
+/// Set (non-empty) by `ding check --adapters` when it runs a hook command
+/// as the harness would: `ding hook` then prints [`PROBE_ANSWER`] and exits
+/// 0 without relaying anything, so the check sees that the command reaches
+/// a `ding` (and not another program of that name).
+pub const PROBE_VARIABLE: &str = "DING_HOOK_PROBE";
+
+/// What a probed `ding hook` prints.
+pub const PROBE_ANSWER: &str = "ding hook: reached";
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -26,12 +26,14 @@ use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token};
 
 use super::clock::Clock;
+use super::compile::guarded_hook_command;
 use super::hook_config::read_file;
-use super::hook_wire::MAX_CALL_BYTES;
+use super::hook_wire::{MAX_CALL_BYTES, PROBE_ANSWER, PROBE_VARIABLE};
 use super::machine::{Input, Machine, Output, Pacing, Peer};
 use super::pty_watch::{PtyEvent, PtyWatch};
 use super::uplink::Pipe;
 use super::{AgentContext, Provider, SettingsRead, identity_from_env};
+use crate::core::escape::escape;
 use crate::core::time::Time;
 use crate::line_server::{Limits, LineServer, ServerEvent};
 use crate::sidecar::adapter_proc::set_nonblocking;
@@ -130,9 +132,13 @@ pub fn main<P: Provider>(provider: P, options: impl FnOnce() -> Result<KitOption
             .ok()
             .and_then(|text| serde_json::from_str(&text).ok());
         let mut provider = provider;
+        look_up_hook_program(&mut provider);
         let read = read_settings(provider.settings_files());
         provider.on_settings_read(&read);
-        return match provider.check_setup(harness.as_deref()) {
+        return match provider
+            .check_setup(harness.as_deref())
+            .and_then(|line| probe_hook_command(&provider).map(|()| line))
+        {
             Ok(line) => {
                 writeln!(io::stdout(), "{line}")?;
                 Ok(())
@@ -140,7 +146,54 @@ pub fn main<P: Provider>(provider: P, options: impl FnOnce() -> Result<KitOption
             Err(line) => bail!("{line}"),
         };
     }
+    let mut provider = provider;
+    look_up_hook_program(&mut provider);
     run(provider, options()?)
+}
+
+/// Runs one of the provider's hook commands as the harness would (`sh -c`,
+/// this environment) with [`PROBE_VARIABLE`] set: it must reach a `ding`
+/// that answers [`PROBE_ANSWER`]. The command is built by the kit's one
+/// rule ([`guarded_hook_command`]), as every provider's hooks are.
+fn probe_hook_command<P: Provider>(provider: &P) -> Result<(), String> {
+    let Some(program) = provider.hook_program() else {
+        return Ok(());
+    };
+    let command = guarded_hook_command(&program, &format!("{} SessionStart", provider.name()));
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(&command)
+        .env(PROBE_VARIABLE, "1")
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output()
+        .map_err(|err| {
+            format!(
+                "{} hooks: cannot run `sh` to try them: {err}",
+                provider.name()
+            )
+        })?;
+    let said = String::from_utf8_lossy(&out.stdout);
+    if out.status.success() && said.trim_end() == PROBE_ANSWER {
+        return Ok(());
+    }
+    Err(format!(
+        "{} hooks cannot run: `{}` does not answer as ding where the harness runs them (tried `{}`), so they do nothing (run `ding compile-agent {}` again with the ding you use, or name it with --ding PATH)",
+        provider.name(),
+        escape(&program),
+        escape(&command),
+        provider.name()
+    ))
+}
+
+/// Tells `provider` whether the program its hook commands run is found
+/// here (the PTY host runs the harness from the same `ding up`, so its
+/// hooks look it up on the same `PATH`).
+fn look_up_hook_program<P: Provider>(provider: &mut P) {
+    if let Some(program) = provider.hook_program() {
+        let found = super::find_program::find_on_path(&program).is_some();
+        provider.on_hook_program(found);
+    }
 }
 
 /// Reads a provider's hook settings files, each as the agent compiler reads

@@ -37,6 +37,7 @@
 pub mod clock;
 pub mod compile;
 pub mod context;
+pub mod find_program;
 pub mod hook_config;
 pub mod hook_wire;
 pub mod kit;
@@ -323,6 +324,19 @@ pub trait Provider {
 
     /// The files [`Provider::settings_files`] named, as read.
     fn on_settings_read(&mut self, _read: &[SettingsRead]) {}
+
+    /// The program the provider's hook commands run (`ding`, as the
+    /// declaration spells it), if its hooks are shell commands the
+    /// harness runs: the shell looks it up once, when the adapter starts
+    /// (and before a check), and says what it found with
+    /// [`Provider::on_hook_program`].
+    fn hook_program(&self) -> Option<String> {
+        None
+    }
+
+    /// Whether [`Provider::hook_program`] was found where the harness runs
+    /// its hooks: a hook that cannot find it does nothing.
+    fn on_hook_program(&mut self, _found: bool) {}
 
     /// How long a new terminal's screen must read idle without a break
     /// before it counts as idle evidence: the dialogs a harness draws in

@@ -30,10 +30,16 @@ pub struct SettingsCheck {
     provider: &'static str,
     file: Option<PathBuf>,
     installed: Installed,
+    /// The program the hooks run, and whether it was found where they run
+    /// (`None`: not looked up yet).
+    program: String,
+    program_found: Option<bool>,
 }
 
 impl SettingsCheck {
-    pub fn new(provider: &'static str, file: Option<PathBuf>) -> SettingsCheck {
+    /// The check of `provider`'s hooks in `file`, whose commands run
+    /// `program`.
+    pub fn new(provider: &'static str, file: Option<PathBuf>, program: String) -> SettingsCheck {
         let installed = if file.is_some() {
             Installed::NotRead
         } else {
@@ -43,7 +49,29 @@ impl SettingsCheck {
             provider,
             file,
             installed,
+            program,
+            program_found: None,
         }
+    }
+
+    /// The program the hooks run.
+    pub fn program(&self) -> &str {
+        &self.program
+    }
+
+    /// Whether the shell found [`SettingsCheck::program`].
+    pub fn on_program(&mut self, found: bool) {
+        self.program_found = Some(found);
+    }
+
+    /// Hooks in place that cannot run: what to say of them.
+    fn cannot_run(&self) -> Option<String> {
+        (self.program_found == Some(false)).then(|| {
+            format!(
+                "{} hooks cannot run: `{}` is not found where the harness runs them, so they do nothing (run `ding compile-agent {}` again with the ding you use, or name it with --ding PATH)",
+                self.provider, self.program, self.provider
+            )
+        })
     }
 
     /// The file to read, if one was named.
@@ -87,6 +115,9 @@ impl SettingsCheck {
     /// check runs an adapter of its own, which no hook calls: whether the
     /// running agent's hooks fire is for `ding status` to say.
     pub fn check_setup(&self) -> Result<String, String> {
+        if let Some(why) = self.cannot_run() {
+            return Err(why);
+        }
         let remark = match self.installed {
             Installed::Complete => format!(
                 "{} hooks configured in {} (whether they fire: `ding status`)",
@@ -107,6 +138,10 @@ impl SettingsCheck {
     /// What `ding status` says of the hooks; `fired`: whether any hook has
     /// called since the adapter started.
     pub fn remark(&self, fired: bool) -> String {
+        // A hook that fired found its program, whatever the look-up said.
+        if let Some(why) = self.cannot_run().filter(|_| !fired) {
+            return why;
+        }
         let provider = self.provider;
         let file = || {
             self.file
@@ -148,7 +183,7 @@ mod tests {
     #[test]
     fn the_check_follows_the_file_as_read() {
         let path = PathBuf::from("/p/settings.json");
-        let mut check = SettingsCheck::new("h", Some(path.clone()));
+        let mut check = SettingsCheck::new("h", Some(path.clone()), "ding".into());
         assert_eq!(
             check.check_setup(),
             Err("h hooks: /p/settings.json not read yet".into())
@@ -205,10 +240,26 @@ mod tests {
             Ok("h hooks configured in /p/settings.json (whether they fire: `ding status`)".into())
         );
         assert_eq!(check.remark(true), "h hooks configured and firing");
-        let unchecked = SettingsCheck::new("h", None);
+        let unchecked = SettingsCheck::new("h", None, "ding".into());
         assert_eq!(
             unchecked.check_setup(),
             Ok("h hooks: not checked (no --settings)".into())
         );
+    }
+
+    #[test]
+    fn a_hook_program_that_is_not_found_is_said_until_a_hook_fires() {
+        let mut check = SettingsCheck::new("h", None, "/gone/ding".into());
+        assert!(!check.remark(false).contains("cannot run"));
+        check.on_program(false);
+        let said = check.remark(false);
+        assert!(
+            said.contains("h hooks cannot run: `/gone/ding` is not found"),
+            "{said}"
+        );
+        assert!(check.check_setup().is_err());
+        assert!(!check.remark(true).contains("cannot run"), "a hook fired");
+        check.on_program(true);
+        assert!(check.check_setup().is_ok());
     }
 }

@@ -37,7 +37,7 @@ Options:
   --inbox DIR        the agent's inbox (default: inbox/NAME beside the declaration)
   --env NAME=VALUE   a variable for the harness (repeatable; never a secret)
   --settings FILE    where the hooks go (default: the provider's, under DIR)
-  --ding PROGRAM     how the hooks run ding (default: ding, from PATH)
+  --ding PROGRAM     how the hooks run ding (default: this ding's path)
   --out FILE         write the declaration there instead of printing it
   --idle-path PATH   how idle work arrives: `native` (the provider's own
                      wake, if it has one; the default) or `terminal` (typed
@@ -125,7 +125,7 @@ type Parsed = (String, CompileRequest, Option<PathBuf>);
 fn parse(parser: &mut lexopt::Parser) -> Result<Option<Parsed>> {
     let (mut harness, mut name, mut cwd, mut inbox) = (None, None, None, None);
     let (mut env, mut settings, mut out) = (Vec::new(), None, None);
-    let mut ding = "ding".to_string();
+    let mut ding = None;
     let mut idle = IdlePath::Native;
     let mut command = Vec::new();
     while let Some(arg) = parser.next()? {
@@ -137,7 +137,7 @@ fn parse(parser: &mut lexopt::Parser) -> Result<Option<Parsed>> {
             Long("cwd") => cwd = Some(PathBuf::from(parser.value()?)),
             Long("inbox") => inbox = Some(PathBuf::from(parser.value()?)),
             Long("settings") => settings = Some(PathBuf::from(parser.value()?)),
-            Long("ding") => ding = parser.value()?.string()?,
+            Long("ding") => ding = Some(parser.value()?.string()?),
             Long("out") => out = Some(PathBuf::from(parser.value()?)),
             Long("idle-path") => {
                 let word = parser.value()?.string()?;
@@ -191,6 +191,9 @@ fn parse(parser: &mut lexopt::Parser) -> Result<Option<Parsed>> {
         .map(std::path::absolute)
         .transpose()
         .context("resolve --inbox")?;
+    // This `ding`, by its path: the hooks then run it wherever the harness
+    // runs them, whatever that environment's PATH says.
+    let ding = ding.unwrap_or_else(crate::ding_binary::ding_program);
     Ok(Some((
         harness,
         CompileRequest {

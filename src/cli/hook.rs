@@ -13,7 +13,7 @@ use anyhow::{Result, bail};
 use lexopt::prelude::*;
 
 use super::help_asked;
-use crate::adapter::hook_wire::HookAnswer;
+use crate::adapter::hook_wire::{HookAnswer, PROBE_ANSWER, PROBE_VARIABLE};
 use crate::adapter::relay::{self, RelayFailure};
 
 const SHORT: &str = "\
@@ -35,7 +35,8 @@ both set by the PTY host inside the harness. The call carries the harness
 identity from DING_SESSION, DING_INCARNATION and DING_GENERATION. When the
 adapter cannot be reached, refuses the call or does not answer in time, the
 answer is empty and the exit code 0: the harness carries on as it would
-without DING.
+without DING. Whatever fails inside `ding hook` itself (its arguments, a
+closed output) ends the same way.
 ";
 
 struct Options {
@@ -45,10 +46,40 @@ struct Options {
     explain: bool,
 }
 
+/// Runs the hook, and whatever fails inside it (its own arguments, a
+/// closed stdout, a panic) ends as "nothing to add" with exit 0: a DING
+/// hook never blocks, slows or changes the person's own work. Only the
+/// adapter's answer sets another exit code (a provider may mean one).
 pub fn run(parser: &mut lexopt::Parser) -> Result<ExitCode> {
+    let explain = std::env::args().any(|arg| arg == "--explain");
+    if !explain {
+        // A panic's message on stderr is text a harness may show the
+        // person as the hook's complaint.
+        std::panic::set_hook(Box::new(|_| {}));
+    }
+    let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| relay_once(parser)));
+    match ran {
+        Ok(Ok(code)) => Ok(code),
+        Ok(Err(err)) => {
+            if explain {
+                let _ = writeln!(std::io::stderr(), "ding hook: answering nothing: {err:#}");
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(_) => Ok(ExitCode::SUCCESS),
+    }
+}
+
+fn relay_once(parser: &mut lexopt::Parser) -> Result<ExitCode> {
     let Some(options) = parse(parser)? else {
         return Ok(ExitCode::SUCCESS);
     };
+    if std::env::var_os(PROBE_VARIABLE).is_some_and(|value| !value.is_empty()) {
+        // `ding check --adapters` runs a hook command as the harness
+        // would, to see that it reaches a `ding`.
+        writeln!(std::io::stdout(), "{PROBE_ANSWER}")?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let answer = match relay::socket_from_env() {
         None => Err(RelayFailure::NoSocket),
         Some(socket) => {
@@ -81,11 +112,17 @@ pub fn run(parser: &mut lexopt::Parser) -> Result<ExitCode> {
     // to unread work instead of being taken as in a context they never
     // reached.
     let mut stdout = std::io::stdout();
-    stdout.write_all(answer.stdout.as_bytes())?;
-    stdout.flush()?;
+    let printed = stdout
+        .write_all(answer.stdout.as_bytes())
+        .and_then(|()| stdout.flush());
     let mut stderr = std::io::stderr();
-    stderr.write_all(answer.stderr.as_bytes())?;
-    stderr.flush()?;
+    let _ = stderr
+        .write_all(answer.stderr.as_bytes())
+        .and_then(|()| stderr.flush());
+    if let Err(err) = printed {
+        // Not passed on: no receipt, so the files go back to unread work.
+        return Err(anyhow::Error::new(err).context("print the answer"));
+    }
     if let Some(receipt) = receipt {
         receipt.send();
     }

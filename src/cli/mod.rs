@@ -23,7 +23,6 @@ pub mod check;
 pub mod compile_agent;
 pub mod demo_adapter;
 pub mod demo_agent;
-pub mod ding_binary;
 pub mod down;
 pub mod exit;
 pub mod fleet;

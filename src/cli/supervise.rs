@@ -17,7 +17,7 @@
 //!
 //! An upgrade in place replaces the `ding` file under a running
 //! supervisor: a restart then runs the new file at the same path
-//! ([`super::ding_binary`]). When no file is left at that path, the
+//! ([`crate::ding_binary`]). When no file is left at that path, the
 //! supervisor ends with failure (leaving the agents as they are) so that
 //! its service manager, which restarts only what exits, sees it.
 //!
@@ -38,11 +38,11 @@ use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
 use nix::unistd::Pid;
 
 use super::agent_state::{AgentState, Process};
-use super::ding_binary::is_binary_gone;
 use super::down::{stop_agent, stopped_on_purpose};
 use super::up::{Options, up};
 use crate::core::backoff::Backoff;
 use crate::decl::AgentSpec;
+use crate::ding_binary::is_binary_gone;
 use crate::sidecar::paths::{AgentPaths, DirsEnv};
 use crate::signals::read_through_signalfd;
 use crate::wall_clock::now_rfc3339;

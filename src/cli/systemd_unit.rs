@@ -23,10 +23,10 @@ use std::process::ExitCode;
 use anyhow::{Result, bail};
 use lexopt::{Arg, ValueExt};
 
-use super::ding_binary::ding_binary;
 use super::exit::Failure;
 use super::help_asked;
 use super::up::load_agents;
+use crate::ding_binary::ding_binary;
 use crate::sidecar::agent_record::AgentRecord;
 use crate::sidecar::paths::{AgentPaths, DirsEnv};
 

@@ -24,7 +24,6 @@ use anyhow::{Context, Result, bail};
 use lexopt::{Arg, ValueExt};
 
 use super::agent_state::{AgentState, Process};
-use super::ding_binary::ding_binary;
 use super::down::{stop_agent, stop_pty_host, stop_sidecar};
 use super::exit::Failure;
 use super::fleet;
@@ -34,6 +33,7 @@ use super::launch::{
 };
 use crate::core::escape::escape;
 use crate::decl::{self, AgentSpec, FieldDrift, drift};
+use crate::ding_binary::ding_binary;
 use crate::sidecar::adapter_group;
 use crate::sidecar::paths::{AgentPaths, DirsEnv};
 

@@ -56,9 +56,9 @@ pub struct Claude {
 impl Claude {
     pub fn new(settings: Option<PathBuf>, program: String, wake: bool) -> Claude {
         Claude {
-            program,
+            program: program.clone(),
             wake,
-            settings: SettingsCheck::new(PROVIDER, settings),
+            settings: SettingsCheck::new(PROVIDER, settings, program),
             heard: HookActivity::Unheard,
             ready_since: None,
             woken_at: None,
@@ -172,6 +172,14 @@ impl Provider for Claude {
         self.check_settings(read);
     }
 
+    fn hook_program(&self) -> Option<String> {
+        Some(self.settings.program().to_string())
+    }
+
+    fn on_hook_program(&mut self, found: bool) {
+        self.settings.on_program(found);
+    }
+
     fn check_setup(&self, _harness: Option<&[String]>) -> Result<String, String> {
         self.settings.check_setup()
     }
@@ -200,7 +208,7 @@ Usage: ding adapter claude [--settings PATH] [--ding PROGRAM] [--idle-path nativ
 Claude Code's DING adapter, run by the sidecar (docs/providers/claude.md).
 
   --settings PATH    the hook settings file to check (compile-agent writes it)
-  --ding PROGRAM     how its hooks spell ding (default: ding)
+  --ding PROGRAM     how its hooks spell ding (default: this ding's path)
   --idle-path PATH   `native` (the wake hook is configured; the default) or
                      `terminal` (it is not)
 ";
@@ -210,7 +218,8 @@ pub fn run(args: Vec<OsString>) -> Result<()> {
     use lexopt::prelude::*;
     let mut parser = lexopt::Parser::from_args(args);
     let mut settings = None;
-    let mut program = "ding".to_string();
+    // The hooks compile-agent writes name this ding by its path.
+    let mut program = crate::ding_binary::ding_program();
     let mut wake = true;
     while let Some(arg) = parser.next()? {
         match arg {

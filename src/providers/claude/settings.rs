@@ -7,7 +7,8 @@
 //! runs all of them. DING writes `.claude/settings.local.json` (the local,
 //! uncommitted one: its hooks name this machine's `ding`), merged with
 //! whatever the user keeps there. Each hook runs `ding hook claude EVENT`
-//! through `sh -c`.
+//! through `sh -c`, guarded: where `ding` cannot be found the command exits
+//! 0 with nothing printed.
 //!
 //! Two kinds of handler:
 //!
@@ -24,7 +25,7 @@
 use serde_json::{Value, json};
 
 use super::timing::{WAKE_HOOK_TIMEOUT_SECS, WAKE_RELAY_TIMEOUT_SECS};
-use crate::adapter::compile::shell_word;
+use crate::adapter::compile::guarded_hook_command;
 use crate::adapter::hook_config::HookEntry;
 
 /// Where `ding compile-agent claude` writes the hooks, under the project.
@@ -60,13 +61,16 @@ pub const WAKE_MESSAGE: &str = "DING, the inbox service (not the user), says:";
 pub const WAKE_SUMMARY: &str = "ding: unread inbox work";
 
 /// The hook command for `event`, running `ding` as `program` (a shell word
-/// is written as is, anything else single-quoted).
+/// is written as is, anything else single-quoted), guarded so that a
+/// `ding` the harness cannot find fails nothing ([`guarded_hook_command`]).
 pub fn command(program: &str, event: &str) -> String {
-    let program = shell_word(program);
     if event == WAKE {
-        format!("{program} hook {PROVIDER} {WAKE} --timeout {WAKE_RELAY_TIMEOUT_SECS}")
+        guarded_hook_command(
+            program,
+            &format!("{PROVIDER} {WAKE} --timeout {WAKE_RELAY_TIMEOUT_SECS}"),
+        )
     } else {
-        format!("{program} hook {PROVIDER} {event}")
+        guarded_hook_command(program, &format!("{PROVIDER} {event}"))
     }
 }
 
@@ -108,15 +112,17 @@ mod tests {
 
     #[test]
     fn commands_quote_an_odd_program_and_stay_recognizable() {
-        assert_eq!(command("ding", "Stop"), "ding hook claude Stop");
+        assert_eq!(
+            command("ding", "Stop"),
+            "command -v ding >/dev/null 2>&1 && exec ding hook claude Stop; exit 0"
+        );
         assert_eq!(
             command("/opt/my tools/ding", "Stop"),
-            "'/opt/my tools/ding' hook claude Stop"
+            "command -v '/opt/my tools/ding' >/dev/null 2>&1 && exec '/opt/my tools/ding' hook claude Stop; exit 0"
         );
-        assert_eq!(
-            command("ding", WAKE),
-            format!("ding hook claude wake --timeout {WAKE_RELAY_TIMEOUT_SECS}")
-        );
+        assert!(command("ding", WAKE).contains(&format!(
+            "exec ding hook claude wake --timeout {WAKE_RELAY_TIMEOUT_SECS};"
+        )));
         for entry in wanted("/opt/it's/ding", true) {
             assert!(is_ours(&entry.handler), "{:?}", entry.handler);
         }

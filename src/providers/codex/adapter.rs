@@ -17,6 +17,7 @@ use anyhow::{Result, bail};
 use serde_json::Value;
 
 use crate::adapter::compile::IdlePath;
+use crate::adapter::find_program::find_on_path;
 use crate::adapter::kit::{self, KitOptions};
 use crate::adapter::screen::ComposerContent;
 use crate::adapter::{
@@ -483,7 +484,7 @@ pub fn check_harness(harness: Option<&[String]>, native: bool) -> Result<String,
         ("ding (for its hooks)", &request.ding),
         ("codex", &request.program),
     ] {
-        if find_program(program).is_none() {
+        if find_on_path(program).is_none() {
             return Err(format!(
                 "codex hooks cannot run: {what} `{program}` is not found"
             ));
@@ -499,24 +500,6 @@ pub fn check_harness(harness: Option<&[String]>, native: bool) -> Result<String,
 
 fn idle_word(native: bool) -> &'static str {
     if native { "native" } else { "terminal" }
-}
-
-/// Where `program` is: itself if it names a path, else the first match on
-/// `PATH`.
-fn find_program(program: &str) -> Option<std::path::PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
-    let runnable = |path: &std::path::Path| {
-        path.metadata()
-            .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
-    };
-    if program.contains('/') {
-        let path = std::path::PathBuf::from(program);
-        return runnable(&path).then_some(path);
-    }
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|dir| dir.join(program))
-        .find(|candidate| runnable(candidate))
 }
 
 /// `--idle-path WORD`: whether the native path is on.

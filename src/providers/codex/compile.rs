@@ -28,7 +28,9 @@ pub fn compile(request: &CompileRequest) -> Result<Compiled> {
         );
     }
     let mut options = Vec::new();
-    if request.ding != "ding" {
+    // The adapter's (and the launcher's) own default is the path of the
+    // ding that runs it, which is this one's: said only when it differs.
+    if request.ding != crate::ding_binary::ding_program() {
         options.extend(["--ding".to_string(), request.ding.clone()]);
     }
     if request.idle == IdlePath::Terminal {

@@ -65,12 +65,12 @@ pub struct LaunchRequest {
 pub fn parse(args: Vec<OsString>) -> Result<LaunchRequest> {
     use lexopt::prelude::*;
     let mut parser = lexopt::Parser::from_args(args);
-    let mut ding = "ding".to_string();
+    let mut ding = None;
     let mut native = true;
     let mut argv = Vec::new();
     while let Some(arg) = parser.next()? {
         match arg {
-            Long("ding") => ding = parser.value()?.string()?,
+            Long("ding") => ding = Some(parser.value()?.string()?),
             Long("idle-path") => {
                 native = super::adapter::parse_idle_path(&parser.value()?.string()?)?
             }
@@ -88,6 +88,9 @@ pub fn parse(args: Vec<OsString>) -> Result<LaunchRequest> {
             "usage: ding adapter codex launch [--ding P] [--idle-path native|terminal] -- CODEX [ARGS...]"
         );
     };
+    // By default the hooks run this very `ding`, by its path: they then
+    // find it whatever PATH Codex gives its hooks.
+    let ding = ding.unwrap_or_else(crate::ding_binary::ding_program);
     Ok(LaunchRequest {
         ding,
         native,

@@ -50,8 +50,8 @@ pub struct Gemini {
 impl Gemini {
     pub fn new(settings: Option<PathBuf>, program: String) -> Gemini {
         Gemini {
-            program,
-            settings: SettingsCheck::new(PROVIDER, settings),
+            program: program.clone(),
+            settings: SettingsCheck::new(PROVIDER, settings, program),
             heard: HookActivity::Unheard,
             ready_since: None,
             incarnation: Incarnation::default(),
@@ -135,6 +135,14 @@ impl Provider for Gemini {
             .read(read, &wanted, |entry| entry.event.clone());
     }
 
+    fn hook_program(&self) -> Option<String> {
+        Some(self.settings.program().to_string())
+    }
+
+    fn on_hook_program(&mut self, found: bool) {
+        self.settings.on_program(found);
+    }
+
     fn check_setup(&self, _harness: Option<&[String]>) -> Result<String, String> {
         self.settings.check_setup()
     }
@@ -154,7 +162,7 @@ Usage: ding adapter gemini [--settings PATH] [--ding PROGRAM]
 Gemini CLI's DING adapter, run by the sidecar (docs/providers/gemini.md).
 
   --settings PATH    the hook settings file to check (compile-agent writes it)
-  --ding PROGRAM     how its hooks spell ding (default: ding)
+  --ding PROGRAM     how its hooks spell ding (default: this ding's path)
 ";
 
 /// `ding adapter gemini [OPTIONS]`.
@@ -162,7 +170,8 @@ pub fn run(args: Vec<OsString>) -> Result<()> {
     use lexopt::prelude::*;
     let mut parser = lexopt::Parser::from_args(args);
     let mut settings = None;
-    let mut program = "ding".to_string();
+    // The hooks compile-agent writes name this ding by its path.
+    let mut program = crate::ding_binary::ding_program();
     while let Some(arg) = parser.next()? {
         match arg {
             Long("settings") => settings = Some(PathBuf::from(parser.value()?)),

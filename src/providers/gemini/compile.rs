@@ -30,7 +30,9 @@ pub fn compile(request: &CompileRequest) -> Result<Compiled> {
         "--settings".to_string(),
         settings.to_string_lossy().into_owned(),
     ];
-    if request.ding != "ding" {
+    // The adapter's (and the launcher's) own default is the path of the
+    // ding that runs it, which is this one's: said only when it differs.
+    if request.ding != crate::ding_binary::ding_program() {
         adapter_args.extend(["--ding".to_string(), request.ding.clone()]);
     }
     let command = if request.command.is_empty() {
@@ -76,7 +78,7 @@ mod tests {
             command: Vec::new(),
             env: Vec::new(),
             settings: None,
-            ding: "ding".into(),
+            ding: crate::ding_binary::ding_program(),
             idle: IdlePath::Native,
         }
     }
@@ -101,7 +103,7 @@ mod tests {
         assert_eq!(after_agent[0]["hooks"][0]["command"], "notify-send done");
         assert_eq!(
             after_agent[1]["hooks"][0]["command"],
-            "ding hook gemini AfterAgent"
+            super::super::settings::command(&crate::ding_binary::ding_program(), "AfterAgent")
         );
         assert_eq!(after_agent[1]["matcher"], "*");
         let again = compile(&request(dir.path())).expect("compile again");

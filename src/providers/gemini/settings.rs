@@ -16,7 +16,7 @@
 use serde_json::{Value, json};
 
 use super::timing::HOOK_TIMEOUT_MS;
-use crate::adapter::compile::shell_word;
+use crate::adapter::compile::guarded_hook_command;
 use crate::adapter::hook_config::HookEntry;
 
 /// Where `ding compile-agent gemini` writes the hooks, under the project.
@@ -41,9 +41,11 @@ pub const EVENTS: [&str; 8] = [
 const EVERY: &str = "*";
 
 /// The hook command for `event`, running `ding` as `program` (a shell word
-/// is written as is, anything else single-quoted).
+/// is written as is, anything else single-quoted), guarded so that a
+/// `ding` the harness cannot find fails nothing ([`guarded_hook_command`]):
+/// Gemini CLI blocks the person's prompt on a hook that fails.
 pub fn command(program: &str, event: &str) -> String {
-    format!("{} hook {PROVIDER} {event}", shell_word(program))
+    guarded_hook_command(program, &format!("{PROVIDER} {event}"))
 }
 
 /// Whether a handler is one of DING's (any version's): its command runs
@@ -77,10 +79,13 @@ mod tests {
 
     #[test]
     fn commands_quote_an_odd_program_and_stay_recognizable() {
-        assert_eq!(command("ding", "AfterAgent"), "ding hook gemini AfterAgent");
         assert_eq!(
-            command("/opt/my tools/ding", "AfterAgent"),
-            "'/opt/my tools/ding' hook gemini AfterAgent"
+            command("ding", "AfterAgent"),
+            "command -v ding >/dev/null 2>&1 && exec ding hook gemini AfterAgent; exit 0"
+        );
+        assert!(
+            command("/opt/my tools/ding", "AfterAgent")
+                .contains("exec '/opt/my tools/ding' hook gemini AfterAgent;")
         );
         for entry in wanted("/opt/it's/ding") {
             assert!(is_ours(&entry.handler), "{:?}", entry.handler);

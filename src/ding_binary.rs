@@ -49,6 +49,16 @@ pub fn ding_binary() -> Result<PathBuf> {
     Ok(installed_at(exe, |path| path.is_file())?)
 }
 
+/// How hook commands and launchers spell this `ding` by default: its path
+/// (so that it is found whatever `PATH` the harness gives its hooks), or
+/// `ding` when the path cannot be told or is not UTF-8.
+pub fn ding_program() -> String {
+    ding_binary()
+        .ok()
+        .and_then(|path| path.to_str().map(str::to_string))
+        .unwrap_or_else(|| "ding".to_string())
+}
+
 /// `exe` as `/proc/self/exe` names it, resolved to a file that exists:
 /// itself, or, once it was replaced, the file at its original path.
 fn installed_at(exe: PathBuf, exists: impl Fn(&Path) -> bool) -> Result<PathBuf, BinaryGone> {
