@@ -148,3 +148,56 @@ fn snapshot_rows_keep_a_trailing_no_break_space_the_program_drew() {
     assert_eq!(snap.rows[1], "plain", "trailing spaces are padding");
     assert_eq!(snap.rows[2], "\u{a0}\u{a0}");
 }
+
+/// The PTY host is the program's terminal, attached or not: a cursor
+/// position or device attributes query is answered once, from its own
+/// screen, and an attached client's terminal never sees the query (so it
+/// cannot answer a second time, as a person's keys).
+#[test]
+fn terminal_queries_are_answered_once_by_the_host() {
+    // Moves the cursor, asks where it is and what the terminal is, and
+    // records every byte it reads in `out`.
+    let host = Host::start(
+        &[],
+        &[
+            "sh",
+            "-c",
+            "stty raw -echo; printf 'READY\\033[3;5H\\033[6n\\033[c'; exec cat > out",
+        ],
+    );
+    let out = host.wait_file("out", 13);
+    assert_eq!(out, b"\x1b[3;5R\x1b[?1;2c");
+
+    // Asks once a key came, with a client attached.
+    let asked = Host::start(
+        &[],
+        &[
+            "sh",
+            "-c",
+            "stty raw -echo; printf READY; head -c1 >/dev/null; printf 'Q\\033[6n'; exec cat > out",
+        ],
+    );
+    asked.wait_screen(|s| s.rows[0].contains("READY"));
+    let (mut attached, _) = asked.client().attach().expect("attach");
+    attached
+        .set_read_timeout(Some(std::time::Duration::from_millis(500)))
+        .expect("timeout");
+    let mut typist = support::Typist::new(&asked);
+    typist.type_bytes(b"x");
+    asked.wait_screen(|s| s.rows[0].contains("READYQ"));
+    let mut seen = Vec::new();
+    let mut chunk = [0u8; 4096];
+    while let Ok(n) = std::io::Read::read(&mut attached, &mut chunk) {
+        if n == 0 {
+            break;
+        }
+        seen.extend_from_slice(&chunk[..n]);
+    }
+    assert!(seen.windows(1).any(|w| w == b"Q"), "{seen:?}");
+    assert!(
+        !seen.windows(4).any(|w| w == b"\x1b[6n"),
+        "no query reaches an attached client: {seen:?}"
+    );
+    // One answer, the host's: the cursor after `READYQ`.
+    assert_eq!(asked.wait_file("out", 6), b"\x1b[1;7R");
+}

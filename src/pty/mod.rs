@@ -28,6 +28,7 @@ pub mod control_conn;
 pub mod host;
 pub mod identity;
 pub mod last_exit;
+pub mod queries;
 pub mod screen;
 pub mod socket;
 pub mod transport;

@@ -35,6 +35,11 @@ impl Screen {
         self.parser.screen_mut().set_size(rows, cols);
     }
 
+    /// The cursor's row and column (0-based), as a terminal reports it.
+    pub fn cursor(&self) -> (u16, u16) {
+        self.parser.screen().cursor_position()
+    }
+
     pub fn bracketed_paste(&self) -> bool {
         self.parser.screen().bracketed_paste()
     }

@@ -40,6 +40,7 @@ impl Host {
             since: Instant::now(),
         };
         self.screen = Screen::new(self.size);
+        self.queries = QueryScanner::default();
         self.bump();
         let revision = self.revision;
         let redraw = self.screen.redraw();

@@ -44,6 +44,7 @@ use crate::log_file::LogSink;
 use crate::pty::child::{self, Launch};
 use crate::pty::connection::{Connection, Fill, Mode};
 use crate::pty::identity::{LaunchSpec, fresh_incarnation};
+use crate::pty::queries::QueryScanner;
 use crate::pty::screen::Screen;
 use crate::pty::socket;
 use crate::pty::transport::{self, WireStep};
@@ -172,6 +173,8 @@ struct Host {
     clock: Instant,
     terminal: TerminalTimes,
     screen: Screen,
+    /// Terminal queries in the output, answered by the host (`queries.rs`).
+    queries: QueryScanner,
     /// The last snapshot reply line and the revision it shows.
     snapshot_cache: Option<(u64, std::rc::Rc<[u8]>)>,
     child: Child,
@@ -240,6 +243,7 @@ impl Host {
             clock: Instant::now(),
             terminal: TerminalTimes::default(),
             screen: Screen::new(config.size),
+            queries: QueryScanner::default(),
             snapshot_cache: None,
             child: Child {
                 incarnation: String::new(),

@@ -3,6 +3,7 @@
 //! input in order, whatever the kernel accepts per write.
 
 use super::*;
+use crate::pty::queries::{Piece, Query};
 
 impl Host {
     /// Reads the master until WouldBlock or until `MASTER_READ_BUDGET` bytes
@@ -34,13 +35,12 @@ impl Host {
                 }
                 Ok(n) => {
                     budget = budget.saturating_sub(n);
-                    let chunk = &buf[..n];
                     self.bump();
                     self.terminal.output_at_ms = Some(self.clock_ms(Instant::now()));
-                    self.screen.handle_output(chunk);
-                    for client in self.clients.values_mut() {
-                        if client.mode == Mode::Attach {
-                            client.send_output(chunk);
+                    for piece in self.queries.feed(&buf[..n]) {
+                        match piece {
+                            Piece::Show(bytes) => self.show(&bytes),
+                            Piece::Ask(query) => self.answer(query),
                         }
                     }
                 }
@@ -53,6 +53,27 @@ impl Host {
                 }
             }
         }
+    }
+
+    /// Output for the screen model and every attached client.
+    fn show(&mut self, bytes: &[u8]) {
+        self.screen.handle_output(bytes);
+        for client in self.clients.values_mut() {
+            if client.mode == Mode::Attach {
+                client.send_output(bytes);
+            }
+        }
+    }
+
+    /// Answers a terminal query as the terminal (`queries.rs`): from the
+    /// screen as the output before it left it, once, attached or not. The
+    /// answer goes to the program ahead of anything queued behind a
+    /// transaction (a terminal answers at once); it is nobody's keys.
+    fn answer(&mut self, query: Query) {
+        let (row, col) = self.screen.cursor();
+        let answer = query.answer(row, col);
+        self.to_master.extend(answer);
+        self.flush_master();
     }
 
     /// Writes committed input until the kernel refuses more; the rest waits
