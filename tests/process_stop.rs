@@ -155,3 +155,40 @@ fn every_process_starts_clean_even_when_ding_up_inherits_ignored_signals() {
     assert!(!process_alive(adapter), "adapter {adapter} survived");
     assert_eq!(agent.processes(), Vec::<i32>::new(), "nothing is left");
 }
+
+/// SIGTERM stops the typing: the sidecar finishes the delivery in flight
+/// (its reply is journaled) and starts no other, however much work waits.
+#[test]
+fn a_stopping_sidecar_types_nothing_new() {
+    let agent = Agent::new("stopping", &aggressive_decl("stopping", RECORDING_HARNESS));
+    agent.up_recording();
+    for n in 0..40 {
+        agent.drop_message(&format!("{n:04}.md"), "work");
+    }
+    agent.wait_out("two rings", |chunks| {
+        chunks
+            .iter()
+            .filter(|chunk| matches!(chunk, Chunk::Notice(_)))
+            .count()
+            >= 2
+    });
+    let sidecar = agent.sidecar_pid().expect("sidecar pid");
+    let rings = |out: &[u8]| {
+        parse_out(out)
+            .iter()
+            .filter(|chunk| matches!(chunk, Chunk::Notice(_)))
+            .count()
+    };
+    let before = rings(&agent.out());
+    kill(Pid::from_raw(sidecar), Signal::SIGTERM).expect("SIGTERM the sidecar");
+    wait_for("the sidecar to stop", || !process_alive(sidecar));
+    let after = rings(&agent.out());
+    assert!(
+        after <= before + 1,
+        "only the ring in flight may land after SIGTERM: {before} before, {after} after"
+    );
+    let unread = fs::read_dir(agent.path("inbox/stopping/new"))
+        .expect("new/")
+        .count();
+    assert!(unread >= 40 - after, "nothing was lost: {unread} unread");
+}

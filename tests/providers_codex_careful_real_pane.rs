@@ -23,7 +23,7 @@ use ding::providers::codex::screen::{Screen, read};
 use ding::pty::wire::Snapshot;
 use serde_json::Value;
 use support::real_pane::*;
-use support::sidecar_agent::{Agent, adapter_says};
+use support::sidecar_agent::{Agent, DEADLINE, adapter_says};
 
 /// The key is a secret by its name: it reaches the harness from the
 /// environment of `ding up`, never from the declaration.
@@ -204,8 +204,13 @@ fn a_killed_app_server_is_started_again_and_the_work_waits_for_it() {
     wait_screen(&codex.agent, "the first reply, then idle", |snapshot| {
         shows(snapshot, "mock reply to turn 1.") && ready_and_empty(snapshot)
     });
-    let servers = processes_with("CODEX_HOME", &codex.codex_home, "app-server");
-    assert_eq!(servers.len(), 1, "one app-server: {servers:?}");
+    // A process the app-server forks to run a hook carries its command
+    // line until it execs (under load, for a moment longer): wait for the
+    // one app-server left once those are gone.
+    let servers = wait_until("one app-server", DEADLINE, || {
+        let found = processes_with("CODEX_HOME", &codex.codex_home, "app-server");
+        (found.len() == 1).then_some(found)
+    });
     let killed = nix::unistd::Pid::from_raw(servers[0]);
     nix::sys::signal::kill(killed, nix::sys::signal::Signal::SIGKILL).expect("kill -9");
     wait_screen(&codex.agent, "the TUI reconnecting", |snapshot| {

@@ -135,6 +135,9 @@ pub enum Input {
     },
     /// The PTY host cannot be reached (connection lost or refused).
     PtyUnreachable,
+    /// The runtime is stopping (SIGTERM): the delivery in flight finishes,
+    /// nothing new starts, and the work waits on disk for the next start.
+    Stopping,
 }
 
 /// The compare-and-send: write `transport` iff the terminal is still exactly
@@ -263,6 +266,8 @@ pub struct Engine {
     in_flight: Option<InFlight>,
     /// A notice pasted and not yet submitted.
     typed: Option<TypedNotice>,
+    /// The runtime is stopping: nothing new starts ([`Input::Stopping`]).
+    stopping: bool,
     /// The hold last announced, so `Held` is recorded once per change.
     hold: Option<(HoldReason, Time)>,
     /// What the adapter was last told about wanting evidence; `None` until
@@ -305,6 +310,7 @@ impl Engine {
             pty_block: None,
             in_flight: None,
             typed: None,
+            stopping: false,
             hold: None,
             demand: None,
             adapter_reason: None,
@@ -424,6 +430,7 @@ impl Engine {
             } => self.on_pty_mismatch(request, part, actual),
             Input::HarnessExited { request, status } => self.on_harness_exited(request, status),
             Input::PtyUnreachable => self.on_pty_unreachable(),
+            Input::Stopping => self.stopping = true,
         }
         self.settle();
     }
@@ -1569,6 +1576,9 @@ impl Engine {
     fn gate(&self, now: Time) -> Result<Option<(Identity, u64)>, HoldReason> {
         if self.in_flight.is_some() {
             return Err(HoldReason::AwaitingReply);
+        }
+        if self.stopping {
+            return Err(HoldReason::Stopping);
         }
         if self.typed.is_some() {
             return Err(HoldReason::AwaitingReturn);

@@ -93,6 +93,9 @@ pub enum HoldReason {
     /// Files are still arriving: they are gathered into one delivery until
     /// none came for `gather-quiet`, or `gather-cap` after the first.
     Gathering,
+    /// The sidecar is stopping (SIGTERM): nothing new is typed; the work
+    /// waits on disk for its next start.
+    Stopping,
 }
 
 /// Where the evidence behind a hold came from.
@@ -133,7 +136,8 @@ impl HoldReason {
             HoldReason::LeaseExpired
             | HoldReason::LeaseSpent
             | HoldReason::AwaitingReturn
-            | HoldReason::Gathering => HoldSource::Engine,
+            | HoldReason::Gathering
+            | HoldReason::Stopping => HoldSource::Engine,
         }
     }
 
@@ -166,6 +170,7 @@ impl HoldReason {
             HoldReason::HarnessExited { .. } => "harness-exited",
             HoldReason::AwaitingReply => "awaiting-reply",
             HoldReason::Gathering => "gathering",
+            HoldReason::Stopping => "stopping",
         }
     }
 }
@@ -320,6 +325,11 @@ pub const ADVICE: &[HoldAdvice] = &[
         "Files are still arriving, so DING waits until none came for `gather-quiet` (1 s by default, at most `gather-cap` after the first) and delivers them together, for one model call instead of one each.",
         "Nothing: delivery follows within `gather-cap` (3 s by default). Set `gather-quiet \"0s\"` to deliver each file at once.",
     ),
+    advice(
+        "stopping",
+        "The sidecar was asked to stop (SIGTERM, `ding down`): it finishes the delivery in flight and types nothing new; the work waits on disk.",
+        "Nothing, if the stop was meant: `ding up` delivers it. Otherwise see what stopped it (`ding logs NAME`).",
+    ),
 ];
 
 impl HoldAdvice {
@@ -401,6 +411,7 @@ impl fmt::Display for HoldReason {
             HoldReason::HarnessExited { status } => write!(f, "harness exited ({status})"),
             HoldReason::AwaitingReply => f.write_str("awaiting pty reply"),
             HoldReason::Gathering => f.write_str("gathering arrivals into one delivery"),
+            HoldReason::Stopping => f.write_str("the sidecar is stopping"),
         }
     }
 }
@@ -457,6 +468,7 @@ mod tests {
             },
             HoldReason::AwaitingReply,
             HoldReason::Gathering,
+            HoldReason::Stopping,
         ]
     }
 
@@ -488,6 +500,7 @@ mod tests {
             HoldReason::HarnessExited { .. } => 23,
             HoldReason::AwaitingReply => 24,
             HoldReason::Gathering => 25,
+            HoldReason::Stopping => 26,
         }
     }
 
@@ -512,7 +525,7 @@ mod tests {
     #[test]
     fn every_hold_code_has_advice_in_order() {
         let ordinals: Vec<usize> = every_variant().iter().map(ordinal).collect();
-        assert_eq!(ordinals, (0..26).collect::<Vec<_>>(), "one of each variant");
+        assert_eq!(ordinals, (0..27).collect::<Vec<_>>(), "one of each variant");
         let advised: Vec<&str> = ADVICE.iter().map(|advice| advice.code).collect();
         assert_eq!(advised, every_code());
         for advice in ADVICE {

@@ -799,6 +799,9 @@ impl Runtime {
                     self.log
                         .event("sidecar-stopping", json!({ "signal": signal.as_str() }));
                     self.shutdown_deadline = Some(now.saturating_add(SHUTDOWN_GRACE));
+                    // The delivery in flight finishes; nothing new is typed
+                    // while the sidecar waits for it.
+                    self.inputs.push_back(Input::Stopping);
                 }
                 _ => {}
             }
