@@ -11,6 +11,11 @@ log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 "${CARGO:-cargo}" test --all-targets 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
+# The product without the tests' features (crash points): checked apart,
+# since every test build has them.
+if ! CARGO="${CARGO:-cargo}" bash scripts/product-has-no-test-machinery.sh; then
+  status=1
+fi
 skipped=$(grep -c '^SKIPPED ' "$log")
 echo "== tests that skipped what they check: $skipped"
 grep '^SKIPPED ' "$log"

@@ -18,13 +18,14 @@
 //! | `after-journal-rename` | it was renamed over `journal.json`, its directory not yet fsynced |
 //! | `after-claim-journaled` | a claim's grant is in the durable journal, its `claimed` answer not yet queued for the adapter |
 //!
-//! Debug and release builds alike honour it, so the tests could run the
-//! shipped binary, and a release build is no different from the tested
-//! one. That is safe because these are exactly the places where a kill
-//! is proven to lose nothing (`tests/crash_points.rs`): a stray variable
-//! can cost what a `kill -9` costs, never a message. The sidecar logs
-//! `crash-point-armed` at start so an armed sidecar is never silent. Only
-//! the sidecar arms it; every other `ding` command ignores the variable.
+//! Only test builds have them: the cargo feature `crash-points`, which the
+//! crate's tests turn on (the crate is its own dev-dependency with that
+//! feature, so `cargo test` builds the `ding` the tests run with it). A
+//! release `ding` neither reads the variable nor holds its name or the
+//! points' names: set in a supervisor's environment, it would otherwise
+//! make a crash loop of a real agent. The sidecar logs `crash-point-armed`
+//! at start so an armed sidecar is never silent. Only the sidecar arms it;
+//! every other `ding` command ignores the variable.
 
 use std::sync::OnceLock;
 
@@ -40,8 +41,10 @@ pub enum CrashPoint {
 }
 
 /// The environment variable naming the point.
+#[cfg(feature = "crash-points")]
 pub const CRASH_AT_VAR: &str = "DING_CRASH_AT";
 
+#[cfg(feature = "crash-points")]
 impl CrashPoint {
     pub const ALL: [CrashPoint; 6] = [
         CrashPoint::MidScan,
@@ -75,6 +78,7 @@ static ARMED: OnceLock<Option<CrashPoint>> = OnceLock::new();
 /// Reads `DING_CRASH_AT` once. Returns the armed point, or `Err` with the
 /// value when it names none (the sidecar refuses to start rather than run
 /// a test that checks nothing).
+#[cfg(feature = "crash-points")]
 pub fn arm_from_env() -> Result<Option<CrashPoint>, String> {
     let wanted = std::env::var_os(CRASH_AT_VAR).filter(|value| !value.is_empty());
     let point = match wanted {
@@ -87,6 +91,12 @@ pub fn arm_from_env() -> Result<Option<CrashPoint>, String> {
     Ok(*ARMED.get_or_init(|| point))
 }
 
+/// Without the feature nothing is armed, and nothing is read.
+#[cfg(not(feature = "crash-points"))]
+pub fn arm_from_env() -> Result<Option<CrashPoint>, String> {
+    Ok(None)
+}
+
 /// Kills this process with SIGKILL if `point` is the armed one.
 pub fn reach(point: CrashPoint) {
     if ARMED.get().copied().flatten() == Some(point) {
@@ -94,7 +104,7 @@ pub fn reach(point: CrashPoint) {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "crash-points"))]
 mod tests {
     use super::*;
 

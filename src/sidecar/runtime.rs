@@ -46,7 +46,10 @@ use super::adapter_proc::{
 };
 use super::agent_record::AgentRecord;
 use super::control::write_pid;
+#[cfg(feature = "crash-points")]
 use super::crash_point::{self, CRASH_AT_VAR, CrashPoint};
+#[cfg(not(feature = "crash-points"))]
+use super::crash_point::{self, CrashPoint};
 use super::inbox::{Inbox, NameClass, Scan, Unreadable, classify_name};
 use super::inbox_watch::{InboxEvent, InboxWatch};
 use super::journal_store::JournalStore;
@@ -170,16 +173,20 @@ impl Runtime {
             Some(&paths.sidecar_log()),
             monotonic_now,
         );
-        // Tests only (`crash_point`): read once, before anything can reach one.
-        let crash_at = crash_point::arm_from_env().map_err(|value| {
-            let names: Vec<&str> = CrashPoint::ALL.iter().map(|p| p.name()).collect();
-            anyhow::anyhow!(
-                "{CRASH_AT_VAR}={value:?} names no crash point (one of {})",
-                names.join(", ")
-            )
-        })?;
-        if let Some(point) = crash_at {
-            log.event("crash-point-armed", json!({ "point": point.name() }));
+        // Test builds only (`crash_point`): read once, before anything can
+        // reach one.
+        #[cfg(feature = "crash-points")]
+        {
+            let crash_at = crash_point::arm_from_env().map_err(|value| {
+                let names: Vec<&str> = CrashPoint::ALL.iter().map(|p| p.name()).collect();
+                anyhow::anyhow!(
+                    "{CRASH_AT_VAR}={value:?} names no crash point (one of {})",
+                    names.join(", ")
+                )
+            })?;
+            if let Some(point) = crash_at {
+                log.event("crash-point-armed", json!({ "point": point.name() }));
+            }
         }
         paths.ensure_runtime_dir()?;
         paths.ensure_state_dir()?;
