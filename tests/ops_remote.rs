@@ -51,6 +51,9 @@ shift
 case "$host" in
   down) echo "ssh: connect to host down port 22: Connection refused" >&2; exit 255 ;;
   evil) printf 'agent \033]52;c;eA==\007 evil\n'; printf 'bad \033[2J\n' >&2; exit 3 ;;
+  hung) exec sleep 600 ;;
+  flood) head -c 70000000 /dev/zero; exit 0 ;;
+  *evil-name*) printf 'said\n' >&2; exit 3 ;;
 esac
 {exports}exec sh -c "$1"
 "#,
@@ -63,7 +66,12 @@ esac
     }
 
     fn ding(&self, args: &[&str], stdin: &[u8]) -> Output {
+        self.ding_with(args, stdin, &[])
+    }
+
+    fn ding_with(&self, args: &[&str], stdin: &[u8], env: &[(&str, &str)]) -> Output {
         let mut command: Command = self.agent.command(args);
+        command.envs(env.iter().copied());
         command
             .env("DING_SSH", &self.ssh)
             .env("DING_REMOTE_DING", DING)
@@ -173,4 +181,48 @@ fn ls_and_status_of_another_host_are_its_answers_escaped() {
     assert_eq!(out.status.code(), Some(3));
     assert_eq!(stdout(&out), "agent \\u{1b}]52;c;eA==\\u{7} evil\n");
     assert_eq!(stderr(&out), "evil: bad \\u{1b}[2J\n");
+}
+
+/// What another host can do to this side is bounded: an agent name it
+/// would read as an option is refused here, a host name is escaped where
+/// it is printed, a remote side that floods its output or never answers
+/// ends the command with the reason instead of filling the memory or
+/// hanging it.
+#[test]
+fn another_host_cannot_hang_flood_or_inject_through_ding() {
+    let far = Agent::new("far", "");
+    let near = Near::new(&far);
+    let out = near.ding(&["status", "box:--decl=/etc/passwd"], b"");
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(stderr(&out).contains("not a valid agent name"), "{out:?}");
+    assert!(
+        !fs::read_to_string(near.agent.path("ssh.log"))
+            .unwrap_or_default()
+            .contains("--decl"),
+        "nothing reached the remote side"
+    );
+
+    let out = near.ding(&["status", "evil-name\x1b[2J:worker"], b"");
+    assert!(!stderr(&out).contains('\x1b'), "{out:?}");
+    assert!(
+        stderr(&out).contains("evil-name\\u{1b}[2J: said"),
+        "{out:?}"
+    );
+
+    let started = std::time::Instant::now();
+    let out = near.ding_with(
+        &["status", "hung:worker"],
+        b"",
+        &[("DING_REMOTE_TIMEOUT", "1")],
+    );
+    assert!(!out.status.success(), "{out:?}");
+    assert!(
+        stderr(&out).contains("did not answer within 1 s"),
+        "{out:?}"
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+
+    let out = near.ding(&["ls", "flood:"], b"");
+    assert!(!out.status.success(), "{out:?}");
+    assert!(stderr(&out).contains("printed more than"), "{out:?}");
 }

@@ -14,12 +14,19 @@
 //! middle of a pipeline, no terminal. The remote `ding` is
 //! `DING_REMOTE_DING` (default `ding`, found on the remote `PATH`). What
 //! the remote side prints is text from another machine: it is escaped by
-//! the one rule before it reaches the local terminal.
+//! the one rule before it reaches the local terminal, and so is the host
+//! name printed beside it. It is bounded too ([`MAX_STDOUT`],
+//! [`MAX_STDERR`]), and the whole exchange has a deadline
+//! (`DING_REMOTE_TIMEOUT` seconds, default [`DEFAULT_TIMEOUT`]): a remote
+//! side that hangs or floods ends the command with the reason, never hangs
+//! it or fills the memory.
 
 use std::ffi::OsString;
 use std::io::{Read, Write};
 use std::process::{Command, ExitCode, Stdio};
+use std::sync::mpsc;
 use std::thread;
+use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 
@@ -48,6 +55,33 @@ impl Remote {
             host: host.to_string(),
             agent: agent.to_string(),
         })
+    }
+}
+
+/// The most a remote command may print on stdout: a status listing ten
+/// thousand unread files is a few MB.
+pub const MAX_STDOUT: u64 = 64 * 1024 * 1024;
+/// The most a remote command may print on stderr.
+pub const MAX_STDERR: u64 = 1024 * 1024;
+/// How long a remote command may take, unless `DING_REMOTE_TIMEOUT` says.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+
+impl Remote {
+    /// Refuses an agent name the remote `ding` would take for something
+    /// else (an option, a path): the same names as here.
+    pub fn check_agent(&self) -> Result<()> {
+        if self.agent.is_empty() || crate::decl::is_valid_agent_name(&self.agent) {
+            return Ok(());
+        }
+        Err(Failure::Usage.because(format!(
+            "`{}` is not a valid agent name (letters, digits, `.`, `_`, `-`, not starting with `-`)",
+            displayable(&self.agent)
+        )))
+    }
+
+    /// The host, as it may be printed on this terminal.
+    pub fn shown_host(&self) -> String {
+        displayable(&self.host)
     }
 }
 
@@ -93,23 +127,54 @@ pub fn run(host: &str, args: &[&str], stdin: &[u8]) -> Result<Ran> {
         drop(input);
         written
     });
-    let mut stderr = Vec::new();
-    let mut err_pipe = child.stderr.take().context("ssh's stderr")?;
-    let reader = thread::spawn(move || err_pipe.read_to_end(&mut stderr).map(|_| stderr));
-    let mut stdout = Vec::new();
-    child
-        .stdout
-        .take()
-        .context("ssh's stdout")?
-        .read_to_end(&mut stdout)
-        .context("read the remote side's output")?;
+    // The deadline: past it, ssh is killed, which closes its pipes and so
+    // ends the reads below.
+    let timeout = timeout_from_env()?;
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    let (done, finished) = mpsc::channel::<()>();
+    let watchdog = thread::spawn(move || {
+        let expired = finished.recv_timeout(timeout) == Err(mpsc::RecvTimeoutError::Timeout);
+        if expired {
+            let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
+        }
+        expired
+    });
+    let err_pipe = child.stderr.take().context("ssh's stderr")?;
+    let reader = thread::spawn(move || read_bounded(err_pipe, MAX_STDERR));
+    let out_pipe = child.stdout.take().context("ssh's stdout")?;
+    let stdout = read_bounded(out_pipe, MAX_STDOUT);
+    if stdout.is_err() {
+        // Too much: stop the remote side instead of reading the rest.
+        let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
+    }
     let status = child.wait().context("wait for ssh")?;
+    let _ = done.send(());
+    let expired = watchdog.join().unwrap_or(false);
     let stderr = reader
         .join()
-        .map_err(|_| anyhow::anyhow!("reading ssh's stderr panicked"))??;
+        .map_err(|_| anyhow::anyhow!("reading ssh's stderr panicked"))?;
     // A remote side that exited without reading its input is not an error
     // of ours: its status says what happened.
     let _ = writer.join();
+    if expired {
+        return Err(Failure::Refused.because(format!(
+            "{} did not answer within {} s (DING_REMOTE_TIMEOUT)",
+            displayable(host),
+            timeout.as_secs()
+        )));
+    }
+    let stdout = stdout.map_err(|limit| {
+        Failure::Refused.because(format!(
+            "{} printed more than {limit} bytes; stopped reading it",
+            displayable(host)
+        ))
+    })?;
+    let stderr = stderr.map_err(|limit| {
+        Failure::Refused.because(format!(
+            "{} printed more than {limit} bytes of errors; stopped reading them",
+            displayable(host)
+        ))
+    })?;
     Ok(Ran {
         code: status.code().unwrap_or(255),
         stdout,
@@ -117,8 +182,36 @@ pub fn run(host: &str, args: &[&str], stdin: &[u8]) -> Result<Ran> {
     })
 }
 
+/// Reads `pipe` to its end, or fails with `limit` once it passes it.
+fn read_bounded(pipe: impl Read, limit: u64) -> Result<Vec<u8>, u64> {
+    let mut bytes = Vec::new();
+    match pipe.take(limit + 1).read_to_end(&mut bytes) {
+        Ok(_) if bytes.len() as u64 > limit => Err(limit),
+        Ok(_) => Ok(bytes),
+        // A read error ends what there is to read.
+        Err(_) => Ok(bytes),
+    }
+}
+
+/// `DING_REMOTE_TIMEOUT` (whole seconds, 1..=86400), else
+/// [`DEFAULT_TIMEOUT`].
+fn timeout_from_env() -> Result<Duration> {
+    let Some(value) = std::env::var_os("DING_REMOTE_TIMEOUT").filter(|v| !v.is_empty()) else {
+        return Ok(DEFAULT_TIMEOUT);
+    };
+    let text = value.to_string_lossy();
+    match text.parse::<u64>() {
+        Ok(secs) if (1..=86_400).contains(&secs) => Ok(Duration::from_secs(secs)),
+        _ => Err(Failure::Usage.because(format!(
+            "DING_REMOTE_TIMEOUT wants whole seconds from 1 to 86400, got `{}`",
+            displayable(&text)
+        ))),
+    }
+}
+
 /// What the remote side said on stderr, escaped, line by line, to stderr.
 pub fn relay_stderr(host: &str, ran: &Ran) {
+    let host = displayable(host);
     for line in String::from_utf8_lossy(&ran.stderr).lines() {
         eprintln!("{host}: {}", displayable(line));
     }
@@ -128,6 +221,7 @@ pub fn relay_stderr(host: &str, ran: &Ran) {
 /// table of codes), or 1 when ssh itself failed (255: no connection, no
 /// key, an unknown host) or the remote `ding` could not run (126, 127).
 pub fn exit_code(host: &str, ran: &Ran) -> Result<ExitCode> {
+    let host = displayable(host);
     match ran.code {
         0..=4 => Ok(ExitCode::from(ran.code as u8)),
         code => Err(Failure::Refused.because(format!(
@@ -148,6 +242,7 @@ pub fn shown(stdout: &[u8]) -> String {
 /// output, escaped (JSON read and written again by the escape rule), with
 /// its exit status.
 pub fn show(remote: &Remote, command: &str, json: bool) -> Result<ExitCode> {
+    remote.check_agent()?;
     let mut args = vec![command];
     if !remote.agent.is_empty() {
         args.push(remote.agent.as_str());
@@ -163,7 +258,7 @@ pub fn show(remote: &Remote, command: &str, json: bool) -> Result<ExitCode> {
         let document: serde_json::Value = serde_json::from_slice(&ran.stdout).map_err(|err| {
             Failure::Refused.because(format!(
                 "{}'s ding {command} --json printed no JSON ({err})",
-                remote.host
+                remote.shown_host()
             ))
         })?;
         writeln!(out, "{}", to_json_pretty(&document)?)?;
@@ -178,8 +273,8 @@ pub fn show(remote: &Remote, command: &str, json: bool) -> Result<ExitCode> {
 pub fn refuse_local_option(option: &str, remote: &Remote) -> Result<()> {
     bail!(
         "{option} names a file on this host, and agent `{}` is on {}: the remote ding finds the agent by its name\nhint: leave out {option}",
-        remote.agent,
-        remote.host
+        displayable(&remote.agent),
+        remote.shown_host()
     )
 }
 
@@ -221,5 +316,24 @@ mod tests {
             shown(b"ok\n\x1b]52;c;eA==\x07\n"),
             "ok\n\\u{1b}]52;c;eA==\\u{7}\n"
         );
+    }
+
+    #[test]
+    fn an_agent_name_the_remote_ding_would_read_as_an_option_is_refused() {
+        let hostile = Remote::parse("box:--decl=/etc/passwd").unwrap();
+        let refused = hostile.check_agent().unwrap_err();
+        assert!(format!("{refused:#}").contains("not a valid agent name"));
+        assert!(Remote::parse("box:worker").unwrap().check_agent().is_ok());
+        assert!(Remote::parse("box:").unwrap().check_agent().is_ok());
+        assert_eq!(
+            Remote::parse("b\x1b]0;x\x07ox:w").unwrap().shown_host(),
+            "b\\u{1b}]0;x\\u{7}ox"
+        );
+    }
+
+    #[test]
+    fn output_past_its_bound_is_refused() {
+        assert_eq!(read_bounded(&b"12345"[..], 5), Ok(b"12345".to_vec()));
+        assert_eq!(read_bounded(&b"123456"[..], 5), Err(5));
     }
 }

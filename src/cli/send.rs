@@ -241,9 +241,9 @@ fn send_remote(options: &Options, remote: &Remote) -> Result<ExitCode> {
     if !is_a_name {
         return Err(Failure::Refused.because(format!(
             "{}'s ding send exited 0 but printed no message name ({}): whether the message was delivered is unknown\nhint: `ding status {}:{}` lists the remote inbox",
-            remote.host,
+            remote.shown_host(),
             displayable(&printed),
-            remote.host,
+            remote.shown_host(),
             remote.agent
         )));
     }
@@ -252,7 +252,7 @@ fn send_remote(options: &Options, remote: &Remote) -> Result<ExitCode> {
         bail!(
             "delivered {name} to agent {} on {}, but could not print its name: {err}",
             remote.agent,
-            remote.host
+            remote.shown_host()
         );
     }
     Ok(ExitCode::SUCCESS)
