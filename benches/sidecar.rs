@@ -454,6 +454,7 @@ fn measure(
     reports: &UnixDatagram,
     count: usize,
     mut before_each: impl FnMut(),
+    why_not: impl Fn() -> String,
 ) -> Samples {
     let mut samples = Vec::with_capacity(count);
     let mut buf = [0u8; 256];
@@ -467,7 +468,7 @@ fn measure(
         loop {
             let len = reports
                 .recv(&mut buf)
-                .unwrap_or_else(|err| panic!("{name} was not delivered: {err}"));
+                .unwrap_or_else(|err| panic!("{name} was not delivered: {err}\n{}", why_not()));
             let report = String::from_utf8_lossy(&buf[..len]);
             let Some((nanos, reported)) = report.split_once(' ') else {
                 continue;
@@ -522,7 +523,7 @@ impl Bench {
                     && lease["revision"] == engine["pty"]["revision"];
                 settled && (!careful || ready)
             });
-        })
+        }, || format!("its sidecar's status: {}", agent.status()))
     }
 }
 
@@ -592,7 +593,7 @@ impl Bench {
             Baseline::Polling => {
                 thread::sleep(Duration::from_millis(phase.next_below(1000)));
             }
-        });
+        }, || format!("the baseline {name} never typed it"));
         stop_group(&mut watcher);
         let _ = Command::new("tmux")
             .arg("-S")
