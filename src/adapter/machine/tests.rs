@@ -771,8 +771,9 @@ fn a_newer_wake_replaces_the_parked_one_and_each_answer_says_what_became_of_it()
     );
 }
 
-#[test]
-fn a_claim_refused_for_identity_is_answered_with_nothing_once_the_terminal_is_another() {
+/// A claim refused for identity, then the sidecar's next identity
+/// (`incarnation`); what the machine does then.
+fn refused_for_identity_then_told(incarnation: &str) -> (Machine<Probe>, Vec<Output>) {
     let mut machine = machine();
     call(&mut machine, 1, "claim", at(0));
     drain(&mut machine);
@@ -780,11 +781,17 @@ fn a_claim_refused_for_identity_is_answered_with_nothing_once_the_terminal_is_an
     assert_eq!(drain(&mut machine), [], "waits for the next identity");
     machine.handle_input(
         downlink(Downlink::Pty {
-            identity: Some(identity("j")),
+            identity: Some(identity(incarnation)),
         }),
         at(10),
     );
     let outputs = drain(&mut machine);
+    (machine, outputs)
+}
+
+#[test]
+fn a_claim_refused_for_identity_is_answered_with_nothing_once_the_terminal_is_another() {
+    let (machine, outputs) = refused_for_identity_then_told("j");
     assert!(uplinked(&outputs).is_empty(), "{outputs:?}");
     assert!(
         outputs.contains(&Output::HookAnswer {
@@ -798,18 +805,7 @@ fn a_claim_refused_for_identity_is_answered_with_nothing_once_the_terminal_is_an
 
 #[test]
 fn a_claim_refused_for_identity_is_asked_again_once_when_the_identity_is_confirmed() {
-    let mut machine = machine();
-    call(&mut machine, 1, "claim", at(0));
-    drain(&mut machine);
-    machine.handle_input(answer(1, &[], Some(ClaimRefusal::IdentityMismatch)), at(5));
-    assert_eq!(drain(&mut machine), [], "waits for the next identity");
-    machine.handle_input(
-        downlink(Downlink::Pty {
-            identity: Some(identity("i")),
-        }),
-        at(10),
-    );
-    let outputs = drain(&mut machine);
+    let (_, outputs) = refused_for_identity_then_told("i");
     let lines = uplinked(&outputs);
     assert!(
         matches!(&lines[..], [Body::Claim(claim)] if claim.claim == 2),
