@@ -67,6 +67,9 @@ while True:
         break
     if first is None:
         first = now
+    # Draw what came, as a TUI draws a paste: a careful Return waits for a
+    # screen read after the paste was drawn.
+    os.write(1, b".")
     pending += data
     while b"\r" in pending:
         notice, _, pending = pending.partition(b"\r")
@@ -122,8 +125,13 @@ fn main() {
     );
     let aggressive = bench.ding_latency("aggressive", messages);
     print_latency("ding, aggressive", &aggressive);
-    let careful = bench.ding_latency("careful", messages);
-    print_latency("ding, turn-boundary+fresh-idle, ready lease", &careful);
+    // Fewer: each waits out the time fence first (`FENCE_PASSED`).
+    let careful_messages = messages.min(200);
+    let careful = bench.ding_latency("careful", careful_messages);
+    print_latency(
+        &format!("ding, careful, ready lease ({careful_messages} msgs)"),
+        &careful,
+    );
     let mut baselines = Vec::new();
     if tool_available("tmux", "-V") && tool_available("inotifywait", "--help") {
         let inotify = bench.tmux_latency(Baseline::Inotify, messages);
@@ -390,6 +398,17 @@ impl Agent<'_> {
         }
     }
 
+    /// What `ding logs NAME` prints: why a bench run went wrong.
+    fn logs(&self) -> String {
+        let out = self
+            .bench
+            .ding()
+            .args(["logs", &self.name])
+            .output()
+            .expect("ding logs");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
     /// Stops the sidecar alone (the PTY host keeps running).
     fn stop_sidecar(&self) {
         stop_pid(self.sidecar_pid());
@@ -512,20 +531,43 @@ impl Bench {
         let agent = self.agent(&name, &recorder, &block);
         await_ready(&reports, &name);
         let careful = policy == "careful";
-        measure(&agent.inbox, &reports, count, || {
-            // The previous message is archived and its transaction is over;
-            // under the careful policy, a lease for the current revision waits.
-            agent.wait_status("settled", |engine| {
-                let settled = engine["inFlight"].is_null() && engine["unread"] == 0;
-                let lease = &engine["lease"];
-                let ready = lease["freshness"] == "fresh"
-                    && lease["remainingMs"].as_u64().unwrap_or(0) > 500
-                    && lease["revision"] == engine["pty"]["revision"];
-                settled && (!careful || ready)
-            });
-        }, || format!("its sidecar's status: {}", agent.status()))
+        measure(
+            &agent.inbox,
+            &reports,
+            count,
+            || {
+                // The previous message is archived and its transaction is over;
+                // under the careful policy, a lease for the current revision waits.
+                agent.wait_status("settled", |engine| {
+                    let settled = engine["inFlight"].is_null() && engine["unread"] == 0;
+                    let lease = &engine["lease"];
+                    let ready = lease["freshness"] == "fresh"
+                        && lease["remainingMs"].as_u64().unwrap_or(0) > 500
+                        && lease["revision"] == engine["pty"]["revision"];
+                    settled && (!careful || ready)
+                });
+                if careful {
+                    // The recorder drew the last Return: let the time fence
+                    // (settled output, quiet input) pass too, so that the
+                    // figure is the transaction's own latency.
+                    thread::sleep(FENCE_PASSED);
+                }
+            },
+            || {
+                format!(
+                    "its sidecar's status: {}\nits logs:\n{}",
+                    agent.status(),
+                    agent.logs()
+                )
+            },
+        )
     }
 }
+
+/// Longer than the declaration's default time fence (quiet input 300 ms,
+/// settled output 250 ms), waited outside the measurement before each
+/// careful message.
+const FENCE_PASSED: Duration = Duration::from_millis(350);
 
 /// The baselines people run today, each driving `tmux send-keys`.
 #[derive(Clone, Copy, PartialEq)]
@@ -585,15 +627,21 @@ impl Bench {
         // inotifywait prints nothing when its watch is set up; give it time.
         thread::sleep(Duration::from_millis(500));
         let mut phase = Phase(monotonic_nanos() | 1);
-        let samples = measure(&inbox, &reports, count, || match baseline {
-            // Let the previous send-keys process finish.
-            Baseline::Inotify => thread::sleep(Duration::from_millis(5)),
-            // A random phase against the loop's 1 s tick, else every message
-            // would land just after a tick and wait the same time.
-            Baseline::Polling => {
-                thread::sleep(Duration::from_millis(phase.next_below(1000)));
-            }
-        }, || format!("the baseline {name} never typed it"));
+        let samples = measure(
+            &inbox,
+            &reports,
+            count,
+            || match baseline {
+                // Let the previous send-keys process finish.
+                Baseline::Inotify => thread::sleep(Duration::from_millis(5)),
+                // A random phase against the loop's 1 s tick, else every message
+                // would land just after a tick and wait the same time.
+                Baseline::Polling => {
+                    thread::sleep(Duration::from_millis(phase.next_below(1000)));
+                }
+            },
+            || format!("the baseline {name} never typed it"),
+        );
         stop_group(&mut watcher);
         let _ = Command::new("tmux")
             .arg("-S")
@@ -943,7 +991,10 @@ impl Bench {
 /// * `keep-ready`: reports `idle` with an empty composer at the PTY's
 ///   current revision, again after every revision push (a delivery moves the
 ///   revision, which ends the lease's use) and every second besides, so a
-///   fresh lease for the current revision is always waiting;
+///   fresh lease for the current revision is always waiting; after DING
+///   pastes a notice (the downlink's `typed`), the next report names it in
+///   `typed` (the composer holds it alone, as a harness that drew the paste
+///   would show), which is what the notice's Return waits for;
 /// * `active-once`: reports `active` once, then stays silent with its
 ///   stdout open.
 fn scripted_adapter(mode: &str) {
@@ -958,9 +1009,27 @@ fn scripted_adapter(mode: &str) {
     };
     let mut stdout = std::io::stdout().lock();
     let mut sequence = 0u64;
-    let mut report = |state: &str, revision: u64| -> bool {
+    // The downlink, read beside the PTY watch: the request of each notice
+    // DING pasted and now waits to submit.
+    let (typed_tx, typed_rx) = std::sync::mpsc::channel::<u64>();
+    thread::spawn(move || {
+        for line in std::io::stdin().lines() {
+            let Ok(line) = line else { return };
+            let Ok(down) = serde_json::from_str::<serde_json::Value>(&line) else {
+                continue;
+            };
+            if down["kind"] == "typed"
+                && let Some(request) = down["request"].as_u64()
+                && typed_tx.send(request).is_err()
+            {
+                return;
+            }
+        }
+    });
+    let mut typed: Option<u64> = None;
+    let mut report = |state: &str, revision: u64, typed: Option<u64>| -> bool {
         sequence += 1;
-        let line = serde_json::json!({
+        let mut line = serde_json::json!({
             "v": 1,
             "kind": "activity",
             "session": status.session,
@@ -973,12 +1042,16 @@ fn scripted_adapter(mode: &str) {
             "revision": revision,
             "reason": "benchmark script",
         });
+        if let Some(request) = typed {
+            line["composer"] = serde_json::json!("nonempty");
+            line["typed"] = serde_json::json!(request);
+        }
         writeln!(stdout, "{line}")
             .and_then(|()| stdout.flush())
             .is_ok()
     };
     if mode == "active-once" {
-        report("active", status.revision);
+        report("active", status.revision, None);
         loop {
             thread::sleep(Duration::from_secs(3600));
         }
@@ -986,12 +1059,47 @@ fn scripted_adapter(mode: &str) {
     let Ok(mut revision) = client.watch() else {
         return;
     };
+    // A second connection, for the host's revision right after the paste.
+    let Ok(mut asker) = Client::connect(Path::new(&socket)) else {
+        return;
+    };
+    let mut last_report = Instant::now();
+    let mut reported = None;
+    // The revision at which the pasted notice was known to be in place,
+    // and whether it was named at a later one (drawn) since.
+    let mut typed_at = 0;
+    let mut named_drawn = false;
     loop {
-        if !report("idle", revision) {
-            return;
+        // The downlink's `typed` comes after the paste was written: from
+        // then on the composer holds the notice (a harness draws it; the
+        // recorder draws nothing, and this stands for it) until the
+        // revision moves again, by its Return.
+        if let Ok(request) = typed_rx.try_recv() {
+            let Ok(now) = asker.status() else { return };
+            typed = Some(request);
+            typed_at = now.revision;
+            named_drawn = false;
+            revision = revision.max(now.revision);
         }
-        match client.next_push(Duration::from_secs(1)) {
-            Ok(Some(Push::Revision { revision: seen, .. })) => revision = seen,
+        let due = last_report.elapsed() >= Duration::from_secs(1);
+        if due || reported != Some((revision, typed)) {
+            if !report("idle", revision, typed) {
+                return;
+            }
+            reported = Some((revision, typed));
+            last_report = Instant::now();
+            named_drawn |= typed.is_some() && revision > typed_at;
+        }
+        match client.next_push(Duration::from_millis(20)) {
+            Ok(Some(Push::Revision { revision: seen, .. })) => {
+                // Named once drawn, the notice then leaves the composer
+                // with the next move: its Return.
+                if named_drawn && seen > revision {
+                    typed = None;
+                    named_drawn = false;
+                }
+                revision = revision.max(seen);
+            }
             Ok(Some(_)) | Err(_) => return,
             Ok(None) => {}
         }
