@@ -36,6 +36,7 @@
 use std::collections::BTreeMap;
 use std::io::{self, Read, Write};
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use mio::net::{UnixListener, UnixStream};
@@ -71,7 +72,34 @@ pub struct Limits {
     pub max_request: usize,
     /// The most connections open at once.
     pub max_peers: usize,
+    /// What a new connection gets when `max_peers` are open and none of
+    /// them is silent.
+    pub when_full: WhenFull,
 }
+
+/// What a new connection gets when all `max_peers` open connections have
+/// asked (a silent one is always closed first).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WhenFull {
+    /// The oldest is closed: a caller that holds its connection open for
+    /// long by design (a parked hook call) makes room for a newer one.
+    CloseOldest,
+    /// A reply none has read for [`STALLED_AFTER`] is closed to make room;
+    /// without one, the new connection is answered [`BUSY_REPLY`] at once
+    /// and closed, and the asker tries again. Nobody is cut off in the
+    /// middle of a reply it is reading, nobody waits without knowing why,
+    /// and peers that ask and never read hold no slot for long (the status
+    /// socket).
+    RefuseBusy,
+}
+
+/// How long a reply may sit unread, its reader making no progress, before
+/// its connection is closed to make room for another.
+pub const STALLED_AFTER: Duration = Duration::from_secs(1);
+
+/// What a connection refused for [`WhenFull::RefuseBusy`] reads.
+pub const BUSY_REPLY: &[u8] =
+    b"{\"error\":\"busy\",\"message\":\"every connection is being answered; ask again\"}\n";
 
 struct Peer {
     stream: UnixStream,
@@ -89,6 +117,9 @@ struct Peer {
     receipt: Vec<u8>,
     /// The connecting process (`SO_PEERCRED`), to make room fairly.
     pid: i32,
+    /// When its reply last went out in part (or it connected): a reader
+    /// that takes nothing for [`STALLED_AFTER`] is stalled.
+    progress_at: Instant,
 }
 
 /// Where a peer's reply stands after a write.
@@ -265,6 +296,44 @@ impl LineServer {
     /// socket with silent connections thus closes its own, never the one a
     /// client opened a moment before writing its request.
     fn make_room(&mut self, registry: &Registry, events: &mut Vec<ServerEvent>) {
+        if self.close_a_silent_peer(registry, events) {
+            return;
+        }
+        if let Some((oldest, mut peer)) = self.peers.pop_first() {
+            let _ = registry.deregister(&mut peer.stream);
+            if !peer.answered || peer.sent < peer.outbox.len() {
+                events.push(ServerEvent::Gone { peer: oldest });
+            } else if peer.wants_receipt {
+                events.push(ServerEvent::NoReceipt { peer: oldest });
+            }
+        }
+    }
+
+    /// Closes the oldest connection whose reply waits, unread, its reader
+    /// having taken nothing of it for [`STALLED_AFTER`]. Returns whether
+    /// one was closed.
+    fn close_a_stalled_reader(
+        &mut self,
+        registry: &Registry,
+        events: &mut Vec<ServerEvent>,
+    ) -> bool {
+        let stalled = self.peers.iter().find(|(_, peer)| {
+            peer.answered
+                && peer.sent < peer.outbox.len()
+                && peer.progress_at.elapsed() >= STALLED_AFTER
+        });
+        let Some(token) = stalled.map(|(token, _)| *token) else {
+            return false;
+        };
+        events.push(ServerEvent::Gone { peer: token });
+        self.settle(registry, token, true);
+        true
+    }
+
+    /// Closes the oldest connection of the process holding the most that
+    /// have still not sent their request when looked at now (one that has
+    /// is heard instead, and kept). Returns whether one was closed.
+    fn close_a_silent_peer(&mut self, registry: &Registry, events: &mut Vec<ServerEvent>) -> bool {
         let mut silent_by_pid: BTreeMap<i32, usize> = BTreeMap::new();
         for peer in self.peers.values().filter(|peer| !peer.asked) {
             *silent_by_pid.entry(peer.pid).or_default() += 1;
@@ -290,20 +359,15 @@ impl LineServer {
                 if !peer.answered {
                     events.push(ServerEvent::Gone { peer: token });
                 }
-                return self.settle(registry, token, true);
+                self.settle(registry, token, true);
+                return true;
             }
             if !peer.asked {
-                return self.settle(registry, token, true);
+                self.settle(registry, token, true);
+                return true;
             }
         }
-        if let Some((oldest, mut peer)) = self.peers.pop_first() {
-            let _ = registry.deregister(&mut peer.stream);
-            if !peer.answered || peer.sent < peer.outbox.len() {
-                events.push(ServerEvent::Gone { peer: oldest });
-            } else if peer.wants_receipt {
-                events.push(ServerEvent::NoReceipt { peer: oldest });
-            }
-        }
+        false
     }
 
     /// Accepts what waits, at most `max_peers` connections a call, so that
@@ -324,7 +388,17 @@ impl LineServer {
                         }
                     };
                     if self.peers.len() >= self.limits.max_peers {
-                        self.make_room(registry, events);
+                        match self.limits.when_full {
+                            WhenFull::CloseOldest => self.make_room(registry, events),
+                            WhenFull::RefuseBusy => {
+                                if !self.close_a_silent_peer(registry, events)
+                                    && !self.close_a_stalled_reader(registry, events)
+                                {
+                                    let _ = stream.write_all(BUSY_REPLY);
+                                    continue;
+                                }
+                            }
+                        }
                     }
                     let token = Token(self.next_token);
                     self.next_token += 1;
@@ -344,6 +418,7 @@ impl LineServer {
                                 wants_receipt: false,
                                 receipt: Vec::new(),
                                 pid,
+                                progress_at: Instant::now(),
                             },
                         );
                         // A client that asked at once is heard now, before
@@ -421,7 +496,10 @@ fn write_out(peer: &mut Peer) -> Writing {
     while peer.sent < peer.outbox.len() {
         match peer.stream.write(&peer.outbox[peer.sent..]) {
             Ok(0) => return Writing::Failed,
-            Ok(n) => peer.sent += n,
+            Ok(n) => {
+                peer.sent += n;
+                peer.progress_at = Instant::now();
+            }
             Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
             Err(err) if err.kind() == io::ErrorKind::WouldBlock => return Writing::Pending,
             Err(_) => return Writing::Failed,
@@ -482,12 +560,17 @@ mod tests {
     }
 
     fn bench() -> Bench {
+        bench_when_full(WhenFull::CloseOldest)
+    }
+
+    fn bench_when_full(when_full: WhenFull) -> Bench {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("s/line.sock");
         let poll = Poll::new().expect("poll");
         let limits = Limits {
             max_request: 1024,
             max_peers: 4,
+            when_full,
         };
         let server = LineServer::bind(&path, poll.registry(), LISTENER, 10, limits).expect("bind");
         Bench {
@@ -516,6 +599,12 @@ mod tests {
                 for event in events.iter() {
                     self.server
                         .on_ready(self.poll.registry(), event.token(), &mut all);
+                }
+                // As the runtimes do: connections waiting to be accepted
+                // are taken before sleeping.
+                if self.server.has_backlog() {
+                    self.server
+                        .on_ready(self.poll.registry(), LISTENER, &mut all);
                 }
             }
             all
@@ -611,5 +700,40 @@ mod tests {
         assert_eq!(line, "answer\n");
         assert!(bench.server.peers() <= 4);
         drop((silent, more));
+    }
+
+    /// Under [`WhenFull::RefuseBusy`], a connection past `max_peers` is told
+    /// `busy` at once while every open one is being read; once a reader
+    /// has taken nothing of its reply for [`STALLED_AFTER`], it is the one
+    /// closed, and the next asker is heard.
+    #[test]
+    fn past_the_bound_an_asker_is_told_busy_and_a_stalled_reader_makes_room() {
+        let mut bench = bench_when_full(WhenFull::RefuseBusy);
+        let big = vec![b'x'; 4 * 1024 * 1024];
+        let askers: Vec<(StdStream, Token)> = (0..4).map(|_| bench.ask()).collect();
+        for (_, peer) in &askers {
+            bench.server.reply(bench.poll.registry(), *peer, &big);
+        }
+        let late = StdStream::connect(&bench.path).expect("connect");
+        let _ = bench.events_within(Duration::from_millis(100), |_| false);
+        let mut line = Vec::new();
+        BufReader::new(&late)
+            .read_until(b'\n', &mut line)
+            .expect("busy");
+        assert_eq!(line, BUSY_REPLY, "told at once, not left waiting");
+        assert_eq!(bench.server.peers(), 4, "nobody was cut off for it");
+
+        std::thread::sleep(STALLED_AFTER);
+        let mut asker = StdStream::connect(&bench.path).expect("connect");
+        asker.write_all(b"ask\n").expect("ask");
+        let events =
+            bench.events_until(|e| e.iter().any(|e| matches!(e, ServerEvent::Request { .. })));
+        let oldest = askers[0].1;
+        assert!(
+            events.contains(&ServerEvent::Gone { peer: oldest }),
+            "the oldest stalled reader made room: {events:?}"
+        );
+        assert_eq!(bench.server.peers(), 4);
+        drop(askers);
     }
 }

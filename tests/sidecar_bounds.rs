@@ -221,3 +221,45 @@ fn a_flood_of_silent_connections_never_keeps_status_from_answering() {
         "the flood was too small to test: {opened}"
     );
 }
+
+/// Many people asking at once, each reading its whole answer: every one is
+/// answered in full, none is told the sidecar is not answering. Past the
+/// connections it serves at once, an asker is told `busy` and asks again;
+/// before, the ninth closed the oldest in the middle of its answer.
+#[test]
+fn many_concurrent_status_askers_are_all_answered_in_full() {
+    let agent = Agent::new(
+        "askers",
+        &careful_decl("askers", RECORDING_HARNESS, "adapter-silence \"1h\""),
+    );
+    agent.up_recording();
+    agent.wait_adapter_up();
+    for i in 0..2000 {
+        agent.drop_message(&format!("msg-{i:05}.md"), "waiting");
+    }
+    agent.wait_status_every(
+        Duration::from_millis(100),
+        Duration::from_secs(60),
+        "every message listed",
+        |status| status["engine"]["unread"] == 2000,
+    );
+    let askers: Vec<std::process::Child> = (0..40)
+        .map(|_| {
+            agent
+                .command(&["status", "askers", "--json", "--all"])
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .expect("ding status")
+        })
+        .collect();
+    for asker in askers {
+        let out = asker.wait_with_output().expect("ding status");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice::<Value>(&out.stdout).expect("a whole JSON document");
+    }
+}

@@ -35,7 +35,7 @@ use super::uplink::Pipe;
 use super::{AgentContext, Provider, SettingsRead, identity_from_env};
 use crate::core::escape::escape;
 use crate::core::time::Time;
-use crate::line_server::{Limits, LineServer, ServerEvent};
+use crate::line_server::{Limits, LineServer, ServerEvent, WhenFull};
 use crate::sidecar::adapter_proc::set_nonblocking;
 
 pub use super::timing::RECEIPT_DEADLINE;
@@ -52,6 +52,9 @@ const FIRST_HOOK_PEER: usize = 100;
 const HOOK_LIMITS: Limits = Limits {
     max_request: MAX_CALL_BYTES,
     max_peers: 64,
+    // A parked call holds its connection for long: a newer one closes
+    // the oldest rather than wait behind it.
+    when_full: WhenFull::CloseOldest,
 };
 
 /// Everything the loop needs; [`KitOptions::from_env`] reads what the

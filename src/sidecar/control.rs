@@ -4,6 +4,7 @@
 //! through `private_file`, so a FIFO or link planted in their place can
 //! neither hang `ding status` / `ding down` nor redirect a write.
 
+use crate::line_server::BUSY_REPLY;
 use std::fs;
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;
@@ -44,6 +45,31 @@ pub fn status_listing_within(
     timeout: Duration,
     window: &MessageWindow,
 ) -> Result<Vec<u8>> {
+    // A sidecar answering as many as it serves at once says `busy`: ask
+    // again, a little later each time, within the same patience.
+    let deadline = std::time::Instant::now() + timeout;
+    let mut pause = Duration::from_millis(10);
+    loop {
+        let reply = status_listing_once(socket, timeout, window)?;
+        if reply != BUSY_REPLY[..BUSY_REPLY.len() - 1] {
+            return Ok(reply);
+        }
+        if std::time::Instant::now() + pause >= deadline {
+            bail!(
+                "the sidecar stayed busy answering others for {} s",
+                timeout.as_secs()
+            );
+        }
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_millis(200));
+    }
+}
+
+fn status_listing_once(
+    socket: &Path,
+    timeout: Duration,
+    window: &MessageWindow,
+) -> Result<Vec<u8>> {
     let mut stream = UnixStream::connect(socket)
         .with_context(|| format!("connect to sidecar at {}", socket.display()))?;
     stream.set_read_timeout(Some(timeout))?;
@@ -54,11 +80,17 @@ pub fn status_listing_within(
     }
     .to_string();
     request.push('\n');
-    stream.write_all(request.as_bytes())?;
+    // A sidecar that is busy says so as it accepts, and closes before the
+    // request could be read: its answer is read all the same.
+    let written = stream.write_all(request.as_bytes());
     let mut line = Vec::new();
-    BufReader::new(stream)
-        .read_until(b'\n', &mut line)
-        .context("read the sidecar's status")?;
+    let read = BufReader::new(stream).read_until(b'\n', &mut line);
+    if line.ends_with(b"\n") && line[..line.len() - 1] == BUSY_REPLY[..BUSY_REPLY.len() - 1] {
+        line.pop();
+        return Ok(line);
+    }
+    written?;
+    read.context("read the sidecar's status")?;
     if line.pop() != Some(b'\n') {
         bail!("the sidecar closed the connection before its status was complete");
     }

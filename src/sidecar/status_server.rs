@@ -10,9 +10,12 @@
 //! most [`MAX_REQUEST`] bytes, refused as soon as it passes that, newline or
 //! not) and one reply. Nothing is read after the request, so a peer that
 //! pipelines more and never reads has its bytes wait in its own socket
-//! buffer. At most [`MAX_PEERS`] connections are open at once; a new one
-//! past that closes the oldest, so peers that never read cannot keep the
-//! socket from answering anyone else.
+//! buffer. At most [`MAX_PEERS`] connections are open at once. A new one
+//! past that closes a silent one (connected, asked nothing), else one whose
+//! reply sat unread for a second, else it is answered `busy` at once and
+//! the asker tries again (`control::status_listing_within`): nobody is cut
+//! off in the middle of a reply it is reading, and peers that never read
+//! cannot keep the socket from answering anyone else.
 
 use std::path::Path;
 
@@ -22,7 +25,7 @@ use serde::Deserialize;
 
 use super::lines::Line;
 use crate::core::status::MessageWindow;
-use crate::line_server::{Limits, LineServer, ServerEvent};
+use crate::line_server::{Limits, LineServer, ServerEvent, WhenFull};
 use crate::pty::wire::is_object_text;
 
 /// The longest request line accepted.
@@ -59,6 +62,7 @@ impl StatusServer {
         let limits = Limits {
             max_request: MAX_REQUEST,
             max_peers: MAX_PEERS,
+            when_full: WhenFull::RefuseBusy,
         };
         Ok(StatusServer {
             server: LineServer::bind(path, registry, token, first_peer_token, limits)?,
