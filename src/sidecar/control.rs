@@ -4,7 +4,6 @@
 //! through `private_file`, so a FIFO or link planted in their place can
 //! neither hang `ding status` / `ding down` nor redirect a write.
 
-use crate::line_server::BUSY_REPLY;
 use std::fs;
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;
@@ -20,6 +19,7 @@ use nix::unistd::Pid;
 use super::private_file::{open_log, read_regular, read_tail, replace};
 use super::status_document::LiveStatus;
 use crate::core::status::MessageWindow;
+use crate::line_server::BUSY_REPLY;
 use crate::wait::{POLL_EVERY, wait_for, wait_until};
 
 /// How long a CLI waits for a sidecar's status reply.
