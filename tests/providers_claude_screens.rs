@@ -121,3 +121,30 @@ fn the_startup_trust_question_is_never_idle() {
         );
     }
 }
+
+/// Under `NO_COLOR`, `CI`, `FORCE_COLOR=0` or `TERM=dumb` Claude Code
+/// 2.1.328 draws no style but its inverse cursor cell (`monochrome-*.json`):
+/// the idle composer still reads as idle and empty, a turn as busy by its
+/// footer, and a draft as human text, also during a turn (whose grey
+/// prompt is not drawn): it holds delivery all the same.
+#[test]
+fn without_colour_the_screen_is_read_as_in_colour_and_a_draft_still_holds() {
+    let mut seen = 0;
+    for (name, capture) in captures() {
+        if !name.starts_with("monochrome-") {
+            continue;
+        }
+        seen += 1;
+        let snapshot: Snapshot = serde_json::from_value(capture.clone()).expect("a snapshot");
+        let styled = snapshot.runs.iter().filter(|run| !run.inverse).count();
+        assert_eq!(styled, 0, "{name} is drawn without colour");
+        let reading = read(&snapshot).reading();
+        let idle_empty =
+            reading.state == ActivityState::Idle && reading.composer == Composer::Empty;
+        assert_eq!(idle_empty, name.contains("idle"), "{name}: {reading:?}");
+        if name.contains("draft") {
+            assert_eq!(reading.composer, Composer::Nonempty, "{name}");
+        }
+    }
+    assert!(seen >= 6, "{seen}");
+}

@@ -182,3 +182,48 @@ fn the_next_prompt_carries_held_work_and_claims_exactly_what_it_names() {
     assert!(printed.contains(names[named].as_str()), "{printed}");
     assert_eq!(pty_writes(&agent).deliveries, 0);
 }
+
+/// Codex does not start its interface on a dumb terminal unless someone
+/// answers its question (`fixtures/providers/codex/snapshots/term-dumb-*`):
+/// `ding compile-agent codex --env TERM=dumb` is refused and writes
+/// nothing, and `ding check --adapters` fails, naming the fix, where `ding
+/// up` runs with `TERM=dumb` or where the declaration says it.
+#[test]
+fn a_dumb_terminal_is_refused_by_compile_agent_and_by_the_check() {
+    let agent = agent("cx-dumb");
+    let term = [("TERM", "xterm-256color")];
+    let fine = agent.ding_with_env(&term, &["check", "--adapters", "agent.kdl"]);
+    assert!(fine.status.success(), "{fine:?}");
+    let dumb = agent.ding_with_env(&[("TERM", "dumb")], &["check", "--adapters", "agent.kdl"]);
+    let said = String::from_utf8_lossy(&dumb.stdout);
+    assert_eq!(dumb.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains(
+            "cx-dumb: adapter check FAILED: codex: TERM=dumb in the harness's environment"
+        ),
+        "{said}"
+    );
+    assert!(said.contains("declare TERM=xterm-256color"), "{said}");
+    let text = fs::read_to_string(agent.declaration()).expect("declaration");
+    let declared = text.replacen("env {", "env {\n    TERM \"dumb\"", 1);
+    assert_ne!(declared, text, "the declaration has an env block: {text}");
+    agent.write_declaration(&declared);
+    let out = agent.ding_with_env(&term, &["check", "--adapters", "agent.kdl"]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let refused = agent.ding(&[
+        "compile-agent",
+        "codex",
+        "--name",
+        "other",
+        "--cwd",
+        agent.path("project").to_str().expect("utf-8"),
+        "--env",
+        "TERM=dumb",
+        "--out",
+        "other.kdl",
+    ]);
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success(), "{said}");
+    assert!(said.contains("--env TERM=dumb: Codex then asks"), "{said}");
+    assert!(!agent.path("other.kdl").exists());
+}

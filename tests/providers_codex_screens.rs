@@ -242,3 +242,43 @@ fn the_dialogs_a_tool_or_a_command_opens_are_never_idle() {
         }
     }
 }
+
+/// Under `NO_COLOR` Codex 0.169.0 drops its colours but keeps the bold and
+/// dim its grammar reads (`no-color-*.json`): read as in colour. Under
+/// `TERM=dumb` it asks before it starts, and ends on any answer but `y`
+/// (`term-dumb-*.json`): never idle, and the reason names the cause.
+#[test]
+fn without_colour_codex_reads_as_in_colour_and_a_dumb_terminal_names_its_cause() {
+    use ding::providers::codex::screen::DUMB_TERMINAL;
+    let captures = captures();
+    let mut seen = 0;
+    for (name, capture) in &captures {
+        let snapshot = snapshot(capture);
+        if name.starts_with("no-color-") {
+            seen += 1;
+            assert!(
+                snapshot
+                    .runs
+                    .iter()
+                    .all(|run| run.fg.is_none() && run.bg.is_none()),
+                "{name} has no colour"
+            );
+            assert_ne!(read(&snapshot).screen, Screen::Unrecognized, "{name}");
+        } else if name.starts_with("term-dumb-") {
+            seen += 1;
+            let view = read(&snapshot);
+            assert_eq!(
+                (view.screen, view.composer, view.why),
+                (Screen::Unrecognized, Composer::Unknown, DUMB_TERMINAL),
+                "{name}"
+            );
+        }
+    }
+    assert!(seen >= 6, "{seen}");
+    let idle = snapshot_named(captures, "no-color-idle-empty");
+    let view = read(&idle);
+    assert_eq!(
+        (view.screen, view.composer),
+        (Screen::Ready, Composer::Empty)
+    );
+}

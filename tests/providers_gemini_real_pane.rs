@@ -7,12 +7,16 @@
 //! careful arm on the same seed, which must meet the acceptance bar. Gemini
 //! CLI has no native idle path: its careful arm is the typed notice under
 //! the input fence. A printed seed replays a trial (`DING_EVAL_SEED`).
+//! And what a person's `NO_COLOR` does to it (issue 36, item 5).
 
 mod support;
 
 use ding::eval::arm::Arm;
+use ding::eval::launch::MOCK_API_KEY;
 use ding::eval::row::Row;
+use ding::providers::gemini::screen::COLOURLESS;
 use support::real_pane::*;
+use support::sidecar_agent::{Agent, adapter_says, message};
 
 #[test]
 fn row_4_an_inbox_message_at_exact_idle_reaches_gemini_cli_with_one_model_call() {
@@ -49,4 +53,57 @@ fn row_3_a_message_during_a_running_command_reaches_gemini_cli() {
 #[test]
 fn row_7_a_burst_reaches_gemini_cli() {
     delivered_by_both(Row::Burst);
+}
+
+/// A person's `NO_COLOR=1` where `ding up` runs makes Gemini CLI draw its
+/// screen without colour, which DING cannot read: `ding check --adapters`
+/// fails there, naming the variable and the fix (and passes without it);
+/// started all the same, a message is held with nothing typed and `ding
+/// status` names the cause, not just `activity unknown`.
+#[test]
+fn without_colour_the_check_fails_and_status_names_the_cause() {
+    let binary = harness_binary("DING_HARNESS_GEMINI");
+    let agent = Agent::new("gm-colourless", "");
+    let model = ModelServer::start("gemini", &agent.path("model"));
+    let launch = prepare_harness(&agent, "gemini", &binary, &model);
+    let secret = ("GEMINI_API_KEY", MOCK_API_KEY);
+    compile(&agent, "gemini", &launch, "terminal", secret);
+    let clean = agent.ding_unset(&["NO_COLOR"], &["check", "--adapters", "agent.kdl"]);
+    assert!(clean.status.success(), "{clean:?}");
+    let check = agent.ding_with_env(&[("NO_COLOR", "1")], &["check", "--adapters", "agent.kdl"]);
+    let said = String::from_utf8_lossy(&check.stdout);
+    assert_eq!(check.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains(
+            "gm-colourless: adapter check FAILED: gemini: NO_COLOR=1 in the harness's environment"
+        ),
+        "{said}"
+    );
+    assert!(said.contains("env -u NO_COLOR ding up FILE"), "{said}");
+    let env = format!("{}={}", secret.0, secret.1);
+    let up = agent.ding_under(&["env", &env, "NO_COLOR=1"], &["up", "agent.kdl"]);
+    assert!(up.status.success(), "ding up: {up:?}");
+    wait_screen(&agent, "the composer drawn without colour", |snapshot| {
+        shows(snapshot, "Type your message")
+    });
+    let name = send_message(&agent, "please look at the parser\n");
+    let status = agent.wait_status("the cause named", |status| {
+        held_for_a_reason(status, &name) && adapter_says(status).starts_with(COLOURLESS)
+    });
+    let held = message(&status, &name).expect("the message");
+    assert_eq!(held["hold"]["code"], "not-idle", "{status}");
+    let shown = agent.ding_ok(&["status", "gm-colourless"]);
+    assert!(
+        shown.contains("adapter says the screen is drawn without colour"),
+        "{shown}"
+    );
+    assert_eq!(pty_writes(&agent).deliveries, 0, "nothing typed");
+    assert!(
+        !model
+            .requests()
+            .iter()
+            .any(|request| carries(request, &name)),
+        "{}",
+        summary(&model.requests())
+    );
 }

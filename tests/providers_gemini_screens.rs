@@ -71,3 +71,48 @@ fn the_composer_is_read_as_the_text_it_holds() {
     let busy = snapshot_named(captures(), "busy-draft");
     assert_eq!(composer_content(&busy), ComposerContent::Unreadable);
 }
+
+/// Under `CI` (any value), `FORCE_COLOR=0`, `TERM=dumb` or `NO_COLOR`,
+/// Gemini CLI draws its screen without colour (`mono-*.json`): never read,
+/// not even a draft, and the reason names the cause and the fix, for
+/// `ding status`. In 16, 256 and 24-bit colour (`colour-*.json`, the
+/// evaluation's `CI=false GITHUB_ACTIONS=false` among them) it is read.
+#[test]
+fn a_screen_drawn_without_colour_is_never_read_and_says_why() {
+    use ding::adapter::Provider;
+    use ding::adapter::screen::Screen;
+    use ding::providers::gemini::adapter::Gemini;
+    use ding::providers::gemini::screen::COLOURLESS;
+    let mut mono = 0;
+    let mut colour = 0;
+    for (name, capture) in captures() {
+        let snapshot: Snapshot = serde_json::from_value(capture).expect("a snapshot");
+        let view = read(&snapshot);
+        if name.starts_with("mono-") {
+            mono += 1;
+            assert_eq!(
+                (view.screen, view.composer, view.why),
+                (Screen::Unrecognized, Composer::Unknown, COLOURLESS),
+                "{name}"
+            );
+            assert_eq!(composer_content(&snapshot), ComposerContent::Unreadable);
+            // What the adapter reports, and so what `ding status` shows.
+            let mut gemini = Gemini::new(None, "ding".into());
+            let reading = gemini.evidence(&snapshot, ding::core::time::Time::ZERO);
+            assert_eq!(reading.state, ActivityState::Unknown, "{name}");
+            assert!(reading.reason.starts_with(COLOURLESS), "{name}");
+        } else {
+            // Every other capture was drawn in colour: none says otherwise.
+            assert_ne!(view.why, COLOURLESS, "{name}");
+            if name.starts_with("colour-") {
+                colour += 1;
+                assert_ne!(view.screen, Screen::Unrecognized, "{name}: {}", view.why);
+            }
+        }
+    }
+    assert!(mono >= 9 && colour >= 7, "{mono} {colour}");
+    assert!(
+        COLOURLESS.contains("NO_COLOR") && COLOURLESS.contains("CI"),
+        "the reason names the variables"
+    );
+}

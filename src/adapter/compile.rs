@@ -44,7 +44,7 @@ pub fn shell_word(program: &str) -> String {
 /// A shell hook command that runs `program hook ARGS` and never fails the
 /// harness: where `program` cannot be found in the environment the harness
 /// runs its hooks in, it exits 0 having printed nothing, so the harness
-/// carries on as if the inbox were empty (Gemini CLI blocks the person's
+/// carries on as if the inbox were empty (a harness may block the person's
 /// prompt on a hook that exits non-zero with text on stderr, as `sh` does
 /// for a command it cannot find). Otherwise `ding hook` runs in the shell's
 /// place and its exit is the hook's (a provider may mean an exit 2).

@@ -32,7 +32,7 @@ use super::hook_wire::{MAX_CALL_BYTES, PROBE_ANSWER, PROBE_VARIABLE};
 use super::machine::{Input, Machine, Output, Pacing, Peer};
 use super::pty_watch::{PtyEvent, PtyWatch};
 use super::uplink::Pipe;
-use super::{AgentContext, Provider, SettingsRead, identity_from_env};
+use super::{AgentContext, HarnessEnv, Provider, SettingsRead, identity_from_env};
 use crate::core::escape::escape;
 use crate::core::time::Time;
 use crate::line_server::{Limits, LineServer, ServerEvent, WhenFull};
@@ -126,9 +126,12 @@ pub const CHECK_VARIABLE: &str = "DING_ADAPTER_CHECK";
 pub const HARNESS_VARIABLE: &str = "DING_ADAPTER_CHECK_HARNESS";
 
 /// An adapter's main: with [`CHECK_VARIABLE`] set, prints
-/// [`Provider::check_setup`] (an error if the setup is incomplete) and
-/// returns; otherwise runs `provider` with `options()` until the sidecar
-/// closes stdin.
+/// [`Provider::check_setup`] (an error if the setup is incomplete, or if
+/// [`Provider::check_harness_env`] refuses the environment the harness will
+/// get: this one with the declared variables of
+/// [`super::harness_env::DECLARED_ENV_VARIABLE`] over it) and returns;
+/// otherwise runs `provider` with `options()` until the sidecar closes
+/// stdin.
 pub fn main<P: Provider>(provider: P, options: impl FnOnce() -> Result<KitOptions>) -> Result<()> {
     if std::env::var_os(CHECK_VARIABLE).is_some_and(|value| !value.is_empty()) {
         let harness: Option<Vec<String>> = std::env::var(HARNESS_VARIABLE)
@@ -138,8 +141,10 @@ pub fn main<P: Provider>(provider: P, options: impl FnOnce() -> Result<KitOption
         look_up_hook_program(&mut provider);
         let read = read_settings(provider.settings_files());
         provider.on_settings_read(&read);
+        let env = HarnessEnv::for_check();
         return match provider
             .check_setup(harness.as_deref())
+            .and_then(|line| provider.check_harness_env(&env).map(|()| line))
             .and_then(|line| probe_hook_command(&provider).map(|()| line))
         {
             Ok(line) => {

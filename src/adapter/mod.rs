@@ -27,6 +27,10 @@
 //!   puts into the model's next context, naming exact files;
 //! * the **screen** pieces (`screen`): the kinds of screen a grammar tells
 //!   apart and their reading, and which styled run covers a cell;
+//! * the **harness environment** (`harness_env`): the variables a harness
+//!   will run in, as `ding check --adapters` and `ding compile-agent` can
+//!   know them, for a provider to judge whether its harness will draw a
+//!   screen it reads;
 //! * every timing of the room, with its orderings tested (`timing`);
 //! * the process shell (`kit`): one mio loop with no busy polling and no
 //!   policy; with nothing wanted and no hook running it sleeps in `poll`
@@ -38,6 +42,7 @@ pub mod clock;
 pub mod compile;
 pub mod context;
 pub mod find_program;
+pub mod harness_env;
 pub mod hook_config;
 pub mod hook_wire;
 pub mod kit;
@@ -63,6 +68,7 @@ use crate::core::protocol::{
 use crate::core::time::Time;
 use crate::pty::wire::Snapshot;
 
+pub use harness_env::HarnessEnv;
 pub use hook_wire::{HookAnswer, HookCall, ParkAnswer};
 
 /// What a provider reads on one screen: its own grammar's verdict, which
@@ -372,6 +378,17 @@ pub trait Provider {
     /// adapter relies on is missing.
     fn check_setup(&self, _harness: Option<&[String]>) -> Result<String, String> {
         Ok(self.remark().unwrap_or_else(|| "nothing to check".into()))
+    }
+
+    /// Whether the harness, run in `env` (what `ding up` will give it: see
+    /// [`harness_env`]), draws a screen this provider reads, or runs its
+    /// terminal interface at all: `Err` says, for people, which variable
+    /// stops it and what to change. `ding check --adapters` fails on it
+    /// (see [`kit::main`]). A variable that changes how a harness draws is
+    /// invisible on the screen until delivery silently never happens, so
+    /// it is refused before the start. The default: any environment.
+    fn check_harness_env(&self, _env: &HarnessEnv) -> Result<(), String> {
+        Ok(())
     }
 }
 

@@ -5,11 +5,13 @@
 //! environment and started with no shell; only its exit status and first
 //! line of output are read, made printable.
 
+use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
+use crate::adapter::harness_env::{DECLARED_ENV_VARIABLE, declared_json};
 use crate::adapter::kit::{CHECK_VARIABLE, HARNESS_VARIABLE};
 use crate::core::escape::escape;
 use crate::decl::expand_argv_from_env;
@@ -35,8 +37,14 @@ fn check_launcher(program: &Path) -> anyhow::Result<()> {
 /// Runs the adapter `argv` in check mode: whether it passed, and what it
 /// said (its first line of output, or why there is none). The declared
 /// harness argv, expanded, goes along in [`HARNESS_VARIABLE`]: an adapter
-/// whose hooks come with the harness command checks them there.
-pub fn run(argv: &[String], harness: Option<&[String]>) -> (bool, String) {
+/// whose hooks come with the harness command checks them there. So do the
+/// declared variables `env`, in [`DECLARED_ENV_VARIABLE`] (secrets left
+/// out): with this environment they are what the harness will run in.
+pub fn run(
+    argv: &[String],
+    harness: Option<&[String]>,
+    env: &BTreeMap<String, String>,
+) -> (bool, String) {
     let argv = match expand_argv_from_env(argv) {
         Ok(argv) => argv,
         Err(err) => return (false, err.to_string()),
@@ -63,6 +71,7 @@ pub fn run(argv: &[String], harness: Option<&[String]>) -> (bool, String) {
         .args(args)
         .env(CHECK_VARIABLE, "1")
         .env(HARNESS_VARIABLE, harness)
+        .env(DECLARED_ENV_VARIABLE, declared_json(env))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

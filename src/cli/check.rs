@@ -51,9 +51,10 @@ not exist are warnings, since the file may be meant for another machine.
 With --adapters, each agent's adapter is run once (its argv expanded from
 this environment, so $ST_HOOKS must be set) with DING_ADAPTER_CHECK=1; it
 says whether what it relies on is in place (for example the harness's hook
-configuration) and exits. Its line is printed as `NAME: adapter: TEXT`; an
-adapter that reports a problem, fails or says nothing within 10 s makes the
-check fail.
+configuration, or an environment, this one with the declared env over it,
+in which the harness draws a screen the adapter reads) and exits. Its line
+is printed as `NAME: adapter: TEXT`; an adapter that reports a problem,
+fails or says nothing within 10 s makes the check fail.
 
 Options:
   --fingerprint   print only `sha256:HEX`, one line per agent, file order
@@ -153,7 +154,7 @@ pub fn run(parser: &mut lexopt::Parser) -> Result<ExitCode> {
             if options.adapters
                 && let Some(argv) = agent.adapter_command()
             {
-                let (ok, said) = adapter_check::run(argv, agent.command.as_deref());
+                let (ok, said) = adapter_check::run(argv, agent.command.as_deref(), &agent.env);
                 let verdict = if ok {
                     "adapter"
                 } else {

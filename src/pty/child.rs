@@ -26,6 +26,10 @@ nix::ioctl_write_ptr_bad!(ioctl_set_winsize, libc::TIOCSWINSZ, Winsize);
 nix::ioctl_read_bad!(ioctl_get_winsize, libc::TIOCGWINSZ, Winsize);
 nix::ioctl_write_int_bad!(ioctl_set_controlling_tty, libc::TIOCSCTTY);
 
+/// The `TERM` the harness gets when neither the host's environment nor
+/// `--env` sets one: the terminal the host's screen model emulates.
+pub const DEFAULT_TERM: &str = "xterm-256color";
+
 /// A started child: its pid and the master side of its PTY (non-blocking,
 /// close-on-exec).
 pub struct Spawned {

@@ -7,9 +7,10 @@
 //! from its own screen model, once per query however many clients are
 //! attached, as tmux does. The queries are not passed on to attached
 //! clients, so their terminals do not answer a second time (an answer that
-//! did come from one would reach the program as a person's keys). Codex
-//! writes `ESC[6n` on every resize and draws nothing until it is answered:
-//! unanswered, its silence looked like quiet output over a stale frame.
+//! did come from one would reach the program as a person's keys). A
+//! harness may write `ESC[6n` on every resize and draw nothing until it is
+//! answered: unanswered, its silence looked like quiet output over a stale
+//! frame.
 //!
 //! [`QueryScanner`] is sans-IO: it splits output into the bytes to show and
 //! the queries to answer, keeping a query cut across two reads until its

@@ -30,14 +30,25 @@ pub fn blocks(doc: &str, info: &str) -> Vec<String> {
     out
 }
 
+/// Variables that change how a harness draws its screen, or whether it
+/// runs its terminal interface at all (a CI machine sets `CI=true`): an
+/// example runs as in a person's terminal, where none is set, and says
+/// itself when it sets one.
+const DRAWING_VARIABLES: [&str; 5] = ["CI", "GITHUB_ACTIONS", "NO_COLOR", "FORCE_COLOR", "TERM"];
+
 /// Runs `script` with bash in `dir` (`HOME` there too), with `ding` and
-/// then `path` before the inherited `PATH`, and no `ST_HOOKS`.
+/// then `path` before the inherited `PATH`, no `ST_HOOKS` and none of
+/// [`DRAWING_VARIABLES`].
 pub fn run_script(script: &str, dir: &Path, path: &[&Path]) -> Output {
     let mut dirs = vec![Path::new(DING).parent().expect("bin dir").to_path_buf()];
     dirs.extend(path.iter().map(|dir| dir.to_path_buf()));
     let inherited = std::env::var_os("PATH").unwrap_or_default();
     dirs.extend(std::env::split_paths(&inherited));
-    Command::new("bash")
+    let mut command = Command::new("bash");
+    for name in DRAWING_VARIABLES {
+        command.env_remove(name);
+    }
+    command
         .args(["-euo", "pipefail", "-c", script])
         .current_dir(dir)
         .env("PATH", std::env::join_paths(dirs).expect("PATH"))

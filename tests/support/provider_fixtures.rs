@@ -112,7 +112,8 @@ pub fn check_plan(name: &str, plan: &HookPlan, expect: &Value) {
 
 /// Reads every capture (`(name, snapshot JSON with `_expect`)`) with `read`
 /// (its screen, composer and why) and fails naming each one not read as its
-/// `_expect` says; `more` may find more wrong with a reading (a message).
+/// `_expect` says (its `why` too, where it gives one: the reason `ding
+/// status` shows); `more` may find more wrong with a reading (a message).
 pub fn check_every_capture(
     captures: &[(String, Value)],
     at_least: usize,
@@ -133,6 +134,8 @@ pub fn check_every_capture(
         let got = (screen_word(screen), composer_word(composer));
         if (expect["screen"].as_str(), expect["composer"].as_str()) != (Some(got.0), Some(got.1)) {
             wrong.push(format!("{name}: expected {expect}, read {got:?} ({why})"));
+        } else if expect["why"].as_str().is_some_and(|wanted| wanted != why) {
+            wrong.push(format!("{name}: expected {expect}, read why {why:?}"));
         } else if let Some(more) = more(expect, &snapshot) {
             wrong.push(format!("{name}: expected {expect}: {more}"));
         }

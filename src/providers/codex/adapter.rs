@@ -21,7 +21,7 @@ use crate::adapter::find_program::find_on_path;
 use crate::adapter::kit::{self, KitOptions};
 use crate::adapter::screen::ComposerContent;
 use crate::adapter::{
-    AgentContext, HookAnswer, HookCall, HookPlan, Incarnation, Provider, Reading,
+    AgentContext, HarnessEnv, HookAnswer, HookCall, HookPlan, Incarnation, Provider, Reading,
 };
 use crate::core::downlink::Claimed;
 use crate::core::identity::Identity;
@@ -364,6 +364,11 @@ impl Provider for Codex {
 
     fn check_setup(&self, harness: Option<&[String]>) -> Result<String, String> {
         check_harness(harness, self.native)
+    }
+
+    /// `TERM=dumb` stops the interface: see `environment.rs`.
+    fn check_harness_env(&self, env: &HarnessEnv) -> Result<(), String> {
+        super::environment::check(env)
     }
 
     fn startup_settle(&self) -> Duration {

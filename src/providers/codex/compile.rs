@@ -8,6 +8,8 @@
 //! hooks never run in the user's own Codex sessions. Re-running it writes
 //! the same declaration. Secrets never go into it: Codex reads its key (or
 //! its login) from the environment of `ding up` or its own `CODEX_HOME`.
+//! `--env TERM=dumb`, under which Codex asks before it starts
+//! (`environment.rs`), is refused.
 
 use anyhow::{Result, bail};
 
@@ -21,6 +23,7 @@ use super::trust::PROVIDER;
 pub const DEFAULT_PROGRAM: &str = "codex";
 
 pub fn compile(request: &CompileRequest) -> Result<Compiled> {
+    super::environment::check_declared(&request.env).map_err(anyhow::Error::msg)?;
     if let Some(settings) = &request.settings {
         bail!(
             "codex takes no --settings ({}): its hooks are declared per invocation by the launcher, and no file is written",

@@ -7,6 +7,8 @@
 //!   requests told apart).
 //! * `home`: `config.toml` with the mock provider, approvals, sandbox and
 //!   project trust, and the environment.
+//! * `environment`: whether Codex, in a given environment, starts the
+//!   interface the grammar reads (not under `TERM=dumb`).
 //! * `screen`: what one PTY snapshot shows (ready, busy, a selection list;
 //!   the composer empty or not), from real captures.
 //! * `activity`: what the hooks said, combined with the screen (the screen
@@ -28,6 +30,7 @@
 pub mod activity;
 pub mod adapter;
 pub mod compile;
+pub mod environment;
 pub mod home;
 pub mod hooks;
 pub mod launch;

@@ -45,6 +45,12 @@
 //!   placeholder `[Pasted Content N chars]`, N its length in characters
 //!   ([`composer_content`]).
 //!
+//! * **A dumb terminal** (`term-dumb-question.json`): under `TERM=dumb`
+//!   Codex asks `Continue anyway? [y/N]:` before its interface: unrecognized,
+//!   with the cause as the reason. Without colour (`NO_COLOR`,
+//!   `no-color-*.json`) it keeps the bold and dim read here: nothing
+//!   changes.
+//!
 //! Anything else is unrecognized: `unknown`, never idle and never empty.
 //! Among those: a model's question (`choice-dialog.json`, its selected row
 //! at col 2, the cursor hidden) and the `/resume` browser
@@ -80,6 +86,14 @@ const SERVER_GONE_MARKS: [&str; 3] = [
     "This conversation is read-only or unavailable",
 ];
 
+/// Codex's question before its interface when `TERM=dumb`
+/// (`term-dumb-question.json`; it ends on any answer but `y`,
+/// `term-dumb-refused.json`).
+const DUMB_TERMINAL_MARK: &str = "TERM is set to \"dumb\"";
+
+/// Why a dumb terminal's screen is not read (`environment.rs`).
+pub const DUMB_TERMINAL: &str = "Codex does not start its interface on a dumb terminal (TERM=dumb) unless someone answers y to its question: unset TERM for `ding up`, or declare TERM=xterm-256color";
+
 /// One snapshot's reading.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct View {
@@ -113,6 +127,13 @@ pub fn read(snapshot: &Snapshot) -> View {
     let unrecognized = |why| view(Screen::Unrecognized, Composer::Unknown, false, why);
     if let Some(why) = dialog(snapshot) {
         return view(Screen::Dialog, Composer::Unknown, false, why);
+    }
+    if snapshot
+        .rows
+        .iter()
+        .any(|text| text.contains(DUMB_TERMINAL_MARK))
+    {
+        return unrecognized(DUMB_TERMINAL);
     }
     if !snapshot.cursor.visible {
         return unrecognized("the cursor is hidden: no composer has the keys");

@@ -20,7 +20,8 @@ use crate::adapter::kit::{self, KitOptions};
 use crate::adapter::screen::ComposerContent;
 use crate::adapter::settings_check::SettingsCheck;
 use crate::adapter::{
-    AgentContext, HookAnswer, HookCall, HookPlan, Incarnation, Provider, Reading, SettingsRead,
+    AgentContext, HarnessEnv, HookAnswer, HookCall, HookPlan, Incarnation, Provider, Reading,
+    SettingsRead,
 };
 use crate::core::downlink::Claimed;
 use crate::core::identity::Identity;
@@ -145,6 +146,12 @@ impl Provider for Gemini {
 
     fn check_setup(&self, _harness: Option<&[String]>) -> Result<String, String> {
         self.settings.check_setup()
+    }
+
+    /// Headless under `CI=true`, colourless under any `CI`, `NO_COLOR` and
+    /// more: see `environment.rs`.
+    fn check_harness_env(&self, env: &HarnessEnv) -> Result<(), String> {
+        super::environment::check(env)
     }
 
     fn startup_settle(&self) -> Duration {

@@ -8,7 +8,8 @@
 //! Secrets never go into it: the harness inherits `GEMINI_API_KEY` (or a
 //! login) from the environment of `ding up`. Gemini CLI has no native
 //! idle path, so `--idle-path` changes nothing: idle work is the typed
-//! notice.
+//! notice. An `--env` under which Gemini CLI runs headless or draws no
+//! colour (`environment.rs`) is refused, and nothing is written.
 
 use anyhow::Result;
 
@@ -23,6 +24,9 @@ use super::settings::{PROVIDER, SETTINGS_FILE, is_ours, wanted};
 pub const DEFAULT_PROGRAM: &str = "gemini";
 
 pub fn compile(request: &CompileRequest) -> Result<Compiled> {
+    // Before anything is written: a variable that runs Gemini CLI headless
+    // or without colour leaves DING nothing to read.
+    super::environment::check_declared(&request.env).map_err(anyhow::Error::msg)?;
     let settings = request.settings_path(SETTINGS_FILE);
     let entries = wanted(&request.ding);
     let changed = edit_file(&settings, |document| merge(document, &entries, &is_ours))?;
@@ -81,6 +85,40 @@ mod tests {
             ding: crate::ding_binary::ding_program(),
             idle: IdlePath::Native,
         }
+    }
+
+    /// `--env CI=false` (the advice docs/providers/gemini.md once gave) draws Gemini CLI
+    /// without colour: refused, with the fix, and nothing is written.
+    #[test]
+    fn an_env_that_stops_gemini_drawing_its_screen_is_refused_before_any_write() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        for env in [
+            vec![("CI", "false")],
+            vec![("CI", "true"), ("GITHUB_ACTIONS", "false")],
+            vec![("NO_COLOR", "1")],
+            vec![("TERM", "dumb")],
+            vec![("FORCE_COLOR", "0")],
+        ] {
+            let request = CompileRequest {
+                env: env
+                    .iter()
+                    .map(|(name, value)| (name.to_string(), value.to_string()))
+                    .collect(),
+                ..request(dir.path())
+            };
+            let refused = compile(&request).expect_err("refused").to_string();
+            assert!(refused.starts_with("--env "), "{refused}");
+            assert!(refused.contains("unset"), "{refused}");
+            assert!(!dir.path().join(SETTINGS_FILE).exists(), "{env:?}");
+        }
+        let both_false = CompileRequest {
+            env: vec![
+                ("CI".into(), "false".into()),
+                ("GITHUB_ACTIONS".into(), "false".into()),
+            ],
+            ..request(dir.path())
+        };
+        assert!(compile(&both_false).is_ok());
     }
 
     #[test]

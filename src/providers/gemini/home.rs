@@ -11,7 +11,10 @@
 //! their values. The environment points the API at the mock model, and
 //! sets `CI` and `GITHUB_ACTIONS` to `false`: Gemini CLI runs headless,
 //! whatever its terminal, when either is `true` (as on a CI machine), and
-//! then prints "No input provided via stdin" and exits.
+//! then prints "No input provided via stdin" and exits. Both, never `CI`
+//! alone: Gemini CLI draws no colour while `CI` is set, whatever its
+//! value, and its composer cannot be read without colour; `GITHUB_ACTIONS`
+//! beside it gives 24-bit colour back (`environment.rs`).
 //!
 //! Gemini CLI's file tools refuse a path outside its workspace, so each of
 //! `Setup::outside_dirs` (the evaluation's markers) is included in it
@@ -195,11 +198,16 @@ mod tests {
             .collect();
         assert_eq!(env["GOOGLE_GEMINI_BASE_URL"], "http://127.0.0.1:9");
         assert_eq!(env["GEMINI_API_KEY"], MOCK_API_KEY);
-        // Interactive even where the machine says it is CI.
+        // Interactive even where the machine says it is CI, and in colour.
         assert_eq!(
             (&env["CI"], &env["GITHUB_ACTIONS"]),
             (&json!("false"), &json!("false"))
         );
+        let harness_env = crate::adapter::HarnessEnv::new(
+            [("CI".to_string(), "true".to_string())],
+            launch.env.clone(),
+        );
+        assert_eq!(super::super::environment::judge(&harness_env), None);
         assert_eq!(env["HOME"], json!(dir.path().join("home")));
         let written = settings(dir.path());
         assert_eq!(

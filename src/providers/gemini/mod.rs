@@ -9,6 +9,9 @@
 //!   `:generateContent`, `:countTokens`).
 //! * `home`: `settings.json` and the environment that skip every
 //!   first-run dialog, and the argv with the approval setting.
+//! * `environment`: whether Gemini CLI, in a given environment, draws a
+//!   screen the grammar reads (headless under `CI=true`, no colour under
+//!   any `CI` or `NO_COLOR`).
 //! * `screen`: what one PTY snapshot shows (ready, busy, dialog; the
 //!   composer empty or not), from real captures.
 //! * `activity`: what the hooks said, combined with the screen.
@@ -22,6 +25,7 @@
 pub mod activity;
 pub mod adapter;
 pub mod compile;
+pub mod environment;
 pub mod generate_content;
 pub mod home;
 pub mod hooks;

@@ -37,6 +37,19 @@
 //!   Return submits it as the person's answer. A selected option (`● 1.`) in a
 //!   box above a composer is a dialog too, wherever it is drawn.
 //!
+//! * **Drawn without colour** (`mono-ci-false-*.json`,
+//!   `mono-no-color-*.json`): under `CI` (any value), `FORCE_COLOR=0` or
+//!   `TERM=dumb` not one style is drawn, the composer's inverse cursor cell
+//!   included; under `NO_COLOR` the composer sits between two rules with
+//!   no colour (`environment.rs` says which variables). The prompt glyph
+//!   has no colour then, while every coloured screen draws it in the
+//!   theme's accent (`idle-empty.json`: fg 183 on the block's bg 240; 16
+//!   colours, `colour-term-xterm-idle.json`: fg 15 on bg 0; 24-bit,
+//!   `colour-ci-false-gha-false-idle.json`). The placeholder then looks
+//!   like typed text and the composer's rows cannot be told from the
+//!   screen's: unrecognized, with the cause and the fix as the reason, so
+//!   that `ding status` says why nothing is delivered.
+//!
 //! Anything else is unrecognized: `unknown`, never idle and never empty.
 
 use crate::adapter::screen::{ComposerContent, is_styled, run_at};
@@ -67,6 +80,8 @@ const PROMPT_WITHIN: usize = 3;
 const STATUS_ROWS: usize = 2;
 /// How many rows above the rule are searched for a dialog's selected option.
 const DIALOG_ROWS_ABOVE: usize = 12;
+/// The reason a screen drawn without colour is not read.
+pub const COLOURLESS: &str = "the screen is drawn without colour, which DING cannot read (CI, NO_COLOR, FORCE_COLOR=0 or TERM=dumb in Gemini CLI's environment): unset them for `ding up` (`ding check --adapters` names which)";
 
 /// The composer as found on one screen.
 struct Found {
@@ -82,6 +97,7 @@ pub fn read(snapshot: &Snapshot) -> View {
     let Some(found) = composer(snapshot) else {
         return match dialog_without_composer(snapshot) {
             Some(why) => View::new(Screen::Dialog, Composer::Unknown, why),
+            None if between_rules_without_colour(snapshot) => unrecognized(COLOURLESS),
             None => unrecognized("no composer below a rule"),
         };
     };
@@ -91,6 +107,9 @@ pub fn read(snapshot: &Snapshot) -> View {
             Composer::Unknown,
             "a selected option in a box above the composer",
         );
+    }
+    if !prompt_coloured(snapshot, found.prompt) {
+        return unrecognized(COLOURLESS);
     }
     let prompt_row = &snapshot.rows[found.prompt];
     if prompt_row.chars().nth(1) == Some(SHELL_PROMPT) {
@@ -124,20 +143,49 @@ pub fn composer_content(snapshot: &Snapshot) -> ComposerContent {
     }
 }
 
+/// A full-width rule (`─` across the row, perhaps but its last cell).
+fn is_rule(row: &str, width: usize) -> bool {
+    let count = row.chars().count();
+    count + 1 >= width && count > 0 && row.chars().all(|c| c == RULE)
+}
+
+/// A composer's prompt row: ` > `, ` * ` or ` ! ` from col 0.
+fn is_prompt_row(text: &str) -> bool {
+    let mut chars = text.chars();
+    chars.next() == Some(' ')
+        && matches!(chars.next(), Some(PROMPT | YOLO_PROMPT | SHELL_PROMPT))
+        && matches!(chars.next(), Some(' ') | None)
+}
+
+/// Whether the prompt glyph at col 1 of `row` has a colour (a foreground or
+/// a background): Gemini CLI draws it in its theme's accent, on the
+/// composer block's grey, whenever it draws colour at all.
+fn prompt_coloured(snapshot: &Snapshot, row: usize) -> bool {
+    run_at(snapshot, row, 1).is_some_and(|run| run.fg.is_some() || run.bg.is_some())
+}
+
+/// `NO_COLOR`'s composer (`mono-no-color-idle.json`): a prompt row between
+/// two full-width rules, its glyph without colour.
+fn between_rules_without_colour(snapshot: &Snapshot) -> bool {
+    let width = usize::from(snapshot.size.cols);
+    let rows = &snapshot.rows;
+    (1..rows.len().saturating_sub(1)).any(|row| {
+        is_prompt_row(&rows[row])
+            && is_rule(&rows[row - 1], width)
+            && is_rule(&rows[row + 1], width)
+            && !prompt_coloured(snapshot, row)
+    })
+}
+
 /// The bottom-most full-width rule with a prompt row just below it.
 fn composer(snapshot: &Snapshot) -> Option<Found> {
     let width = usize::from(snapshot.size.cols);
-    let rule = snapshot.rows.iter().rposition(|row| {
-        let count = row.chars().count();
-        count + 1 >= width && count > 0 && row.chars().all(|c| c == RULE)
-    })?;
+    let rule = snapshot.rows.iter().rposition(|row| is_rule(row, width))?;
     let prompt = (rule + 1..=rule + PROMPT_WITHIN).find(|&row| {
-        snapshot.rows.get(row).is_some_and(|text| {
-            let mut chars = text.chars();
-            chars.next() == Some(' ')
-                && matches!(chars.next(), Some(PROMPT | YOLO_PROMPT | SHELL_PROMPT))
-                && matches!(chars.next(), Some(' ') | None)
-        })
+        snapshot
+            .rows
+            .get(row)
+            .is_some_and(|text| is_prompt_row(text))
     })?;
     // The block goes on while its rows are the composer's grey (a run
     // from col 0 with a background) and indented like its text.

@@ -68,7 +68,7 @@ impl Host {
     pub(super) fn child_env(&self, incarnation: &str) -> Vec<(OsString, OsString)> {
         let mut env: Vec<(OsString, OsString)> = Vec::new();
         if std::env::var_os("TERM").is_none() && !self.spec.env.contains_key("TERM") {
-            env.push(("TERM".into(), "xterm-256color".into()));
+            env.push(("TERM".into(), crate::pty::child::DEFAULT_TERM.into()));
         }
         for (key, value) in &self.spec.env {
             env.push((key.into(), value.into()));
