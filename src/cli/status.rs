@@ -43,7 +43,8 @@ use crate::core::escape::{displayable, escape};
 use crate::core::hold::HoldAdvice;
 use crate::core::lease::LeaseSlot;
 use crate::core::status::{
-    AdapterStatus, Freshness, LeaseStatus, MessageWindow, PtyView, StateCounts, human_age,
+    AdapterStatus, EvidenceView, Freshness, LeaseStatus, MessageWindow, PtyView, StateCounts,
+    human_age,
 };
 use crate::core::time::Time;
 use crate::pty::last_exit::LastExit;
@@ -278,7 +279,7 @@ fn render_listing(status: &AgentStatus, every_line: Option<&[String]>) -> String
         // The adapter's own words (opaque: shown, never interpreted,
         // escaped), for example whether the harness's hooks are in place.
         if let Some(reason) = &engine.evidence.adapter_reason {
-            out.push_str(&format!("  adapter says {}\n", escape(reason)));
+            out.push_str(&adapter_words(&engine.evidence, reason, engine.now));
         }
         let lease = if live.policy == Policy::Aggressive {
             "not used by this policy".to_string()
@@ -504,9 +505,46 @@ fn render_pty(pty: &PtyView, connected: bool) -> String {
     )
 }
 
+/// The adapter's last words, as they stand now: said while evidence was
+/// wanted, then not read again because nothing waits, they describe a
+/// screen of the past and are shown as such.
+fn adapter_words(evidence: &EvidenceView, reason: &str, now: Time) -> String {
+    let stale_since = match (evidence.wanted, evidence.since, evidence.adapter_reason_at) {
+        (false, Some(since), Some(said)) if said <= since => Some(said),
+        _ => None,
+    };
+    match stale_since {
+        Some(said) => format!(
+            "  adapter said {} ({} s ago, when work last waited; no screen is read while nothing does)\n",
+            escape(reason),
+            now.since(said).as_secs()
+        ),
+        None => format!("  adapter says {}\n", escape(reason)),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_adapters_words_from_before_nothing_waited_are_shown_as_past() {
+        let evidence = |wanted, since, said| EvidenceView {
+            wanted,
+            since: Some(Time::from_millis(since)),
+            fence: Fence::Evidence,
+            adapter_reason: Some("ready, human text".into()),
+            adapter_reason_at: Some(Time::from_millis(said)),
+        };
+        let now = Time::from_millis(200_000);
+        let stale = adapter_words(&evidence(false, 20_000, 10_000), "ready, human text", now);
+        assert!(stale.starts_with("  adapter said ready, human text (190 s ago"), "{stale}");
+        let current = adapter_words(&evidence(true, 20_000, 10_000), "ready, human text", now);
+        assert_eq!(current, "  adapter says ready, human text\n");
+        // A remark said after nothing waited any more is today's.
+        let remark = adapter_words(&evidence(false, 20_000, 30_000), "hooks firing", now);
+        assert_eq!(remark, "  adapter says hooks firing\n");
+    }
     use crate::cli::agent_state::{Harness, Process, Processes};
     use crate::sidecar::status_document::{DiskEngine, DiskStatus, Running};
 

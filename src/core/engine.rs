@@ -275,6 +275,8 @@ pub struct Engine {
     demand: Option<Demand>,
     /// The `reason` of the adapter's latest activity line, for status.
     adapter_reason: Option<String>,
+    /// When the adapter said it.
+    adapter_reason_at: Option<Time>,
     /// The wait before the next PTY retry after an error.
     pty_retry: Backoff,
     next_request: RequestId,
@@ -314,6 +316,7 @@ impl Engine {
             hold: None,
             demand: None,
             adapter_reason: None,
+            adapter_reason_at: None,
             pty_retry: PTY_RETRY,
             next_request: 1,
             outputs: VecDeque::new(),
@@ -480,6 +483,7 @@ impl Engine {
             since: self.demand.map(|demand| demand.since),
             fence: self.config.tunables.fence,
             adapter_reason: self.adapter_reason.clone(),
+            adapter_reason_at: self.adapter_reason_at,
         };
         let mut status = EngineStatus::new(
             &self.config,
@@ -703,6 +707,7 @@ impl Engine {
         self.adapter.spawned(pid, self.now);
         self.lease = LeaseSlot::ended(HoldReason::NoEvidence, self.now);
         self.adapter_reason = None;
+        self.adapter_reason_at = None;
         self.record(Decision::AdapterUp { pid });
         // A new process knows nothing: tell it the terminal, then (in
         // `settle`) whether evidence is wanted.
@@ -784,6 +789,7 @@ impl Engine {
     fn on_event(&mut self, event: Event<'_>) {
         if let Body::Activity(activity) = &event.body {
             self.adapter_reason = activity.reason.as_deref().map(str::to_owned);
+            self.adapter_reason_at = Some(self.now);
         }
         match event.body {
             Body::Activity(activity) if activity.state == ActivityState::Idle => {

@@ -145,6 +145,10 @@ pub struct EvidenceView {
     pub fence: Fence,
     /// The opaque `reason` of the adapter's latest activity line.
     pub adapter_reason: Option<String>,
+    /// When that line came: a reason said before evidence stopped being
+    /// wanted speaks of a screen nobody has read since.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adapter_reason_at: Option<Time>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -458,6 +458,7 @@ mod tests {
                 since: Some(Time::from_millis(10)),
                 fence: Fence::ReceiptUnsafe,
                 adapter_reason: Some("hooks configured".into()),
+                adapter_reason_at: Some(Time::from_millis(10)),
             },
             in_flight: Some(4),
             unread: messages.len(),
