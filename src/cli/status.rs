@@ -538,7 +538,10 @@ mod tests {
         };
         let now = Time::from_millis(200_000);
         let stale = adapter_words(&evidence(false, 20_000, 10_000), "ready, human text", now);
-        assert!(stale.starts_with("  adapter said ready, human text (190 s ago"), "{stale}");
+        assert!(
+            stale.starts_with("  adapter said ready, human text (190 s ago"),
+            "{stale}"
+        );
         let current = adapter_words(&evidence(true, 20_000, 10_000), "ready, human text", now);
         assert_eq!(current, "  adapter says ready, human text\n");
         // A remark said after nothing waited any more is today's.
