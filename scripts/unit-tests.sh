@@ -9,7 +9,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-"${CARGO:-cargo}" test --all-targets 2>&1 | tee "$log"
+"${CARGO:-cargo}" test --all-targets --no-fail-fast 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
 # The product without the tests' features (crash points): checked apart,
 # since every test build has them.

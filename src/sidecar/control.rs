@@ -20,7 +20,7 @@ use super::private_file::{open_log, read_regular, read_tail, replace};
 use super::status_document::LiveStatus;
 use crate::core::status::MessageWindow;
 use crate::line_server::BUSY_REPLY;
-use crate::wait::{POLL_EVERY, wait_for, wait_until};
+use crate::wait::{POLL_EVERY, RETRY_EVERY, wait_for, wait_until};
 
 /// How long a CLI waits for a sidecar's status reply.
 const STATUS_TIMEOUT: Duration = Duration::from_secs(5);
@@ -46,23 +46,27 @@ pub fn status_listing_within(
     window: &MessageWindow,
 ) -> Result<Vec<u8>> {
     // A sidecar answering as many as it serves at once says `busy`: ask
-    // again, a little later each time, within the same patience.
-    let deadline = std::time::Instant::now() + timeout;
-    let mut pause = Duration::from_millis(10);
-    loop {
-        let reply = status_listing_once(socket, timeout, window)?;
-        if reply != BUSY_REPLY[..BUSY_REPLY.len() - 1] {
-            return Ok(reply);
+    // again, within the same patience.
+    let mut failed = None;
+    let answered = wait_for(timeout, RETRY_EVERY, || {
+        match status_listing_once(socket, timeout, window) {
+            Ok(reply) if reply == BUSY_REPLY[..BUSY_REPLY.len() - 1] => None,
+            Ok(reply) => Some(reply),
+            Err(err) => {
+                failed = Some(err);
+                Some(Vec::new())
+            }
         }
-        if std::time::Instant::now() + pause >= deadline {
-            bail!(
-                "the sidecar stayed busy answering others for {} s",
-                timeout.as_secs()
-            );
-        }
-        std::thread::sleep(pause);
-        pause = (pause * 2).min(Duration::from_millis(200));
+    });
+    if let Some(err) = failed {
+        return Err(err);
     }
+    answered.ok_or_else(|| {
+        anyhow!(
+            "the sidecar stayed busy answering others for {} s",
+            timeout.as_secs()
+        )
+    })
 }
 
 fn status_listing_once(
