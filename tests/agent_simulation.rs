@@ -47,8 +47,10 @@
 //! * **busy**: DING never types into a running turn;
 //! * **hooks**: every hook call gets exactly one answer, before its
 //!   timeout;
-//! * **once**: no file reaches the model twice (hooked and typed, or typed
-//!   twice);
+//! * **once**: no file reaches the model twice in one context (hooked and
+//!   typed, or typed twice); a crash and a `/clear` begin the context
+//!   again, and a compaction keeps its prompts but not what hooks
+//!   injected, so a file still unread may be said again there;
 //! * **liveness**: once the person is quiet and the harness idle, every
 //!   file reaches the model within [`LIVENESS_BOUND_MS`];
 //! * the same seed gives the same trace.
@@ -416,11 +418,14 @@ fn every_deliberate_defect_is_caught() {
             Class::Liveness,
             0,
         ),
+        // Seed 0 showed it until a file a prompt of the thread carried
+        // was left out of every later hook's injection (issue 36, item
+        // 6): there the prompt's own file was said again.
         (
             Defect::ClaimsUnreadAtTurnStart,
             Harness::Codex,
             Class::Twice,
-            0,
+            1,
         ),
         (
             Defect::WakesWithoutFreshIdle,
@@ -775,6 +780,89 @@ fn real_pane_a_dead_app_server_claims_nothing_and_its_successor_delivers() {
             "8791 arrives m0001.md",
             "11780 hook queue answered, naming [\"m0001.md\", \"m0002.md\", \"m0003.md\"]",
             "a queued turn starts on \"[ding] 3 unread",
+        ],
+    );
+}
+
+/// Found by the sweep (issue 36, item 6: a file reached the model twice,
+/// at 11 seeds from 10220), where the world model was wrong: the
+/// app-server dies at 8.6 s while a queued turn carries three files and
+/// `SessionStart` four more; the turn is lost without a `Stop`, so the
+/// model archives none of them. The person then runs `/clear`: Codex
+/// starts a new thread that holds nothing of the old one (captured on
+/// 0.169.0, `fixtures/providers/codex/eval/compaction-0.169.0.jsonl`:
+/// the first request after the clear carries only its own prompt), DING
+/// reports `clear` and queues the seven unread files into it, with an
+/// eighth, as CODEX-6 asks. The model was told of them once in each
+/// context; the world counted both as one context until a `/clear` began
+/// it again as a crash does.
+#[test]
+fn files_of_a_turn_lost_with_its_app_server_reach_the_thread_a_clear_begins_once() {
+    holds_without(
+        Harness::Codex,
+        10220,
+        Class::Twice,
+        &[
+            "7202 hook queue answered, naming [\"m0001.md\", \"m0002.md\", \"m0003.md\"]",
+            "7253 hook SessionStart answered, naming [\"m0004.md\", \"m0005.md\", \"m0006.md\", \"m0007.md\"]",
+            "8577 hook launch",
+            "12062 person types \"/clear\"",
+            "the context begins again empty",
+            "13476 hook queue answered, naming [\"m0001.md\", \"m0002.md\", \"m0003.md\", \"m0004.md\", \"m0005.md\", \"m0006.md\", \"m0007.md\", \"m0008.md\"]",
+            "a queued turn starts on \"[ding] 8 unread",
+        ],
+    );
+}
+
+/// Found by the sweep with the one before (seed 33077), where the world
+/// model was wrong too: the person's prompt at 3.4 s gets four files from
+/// `SessionStart`, and that turn is lost with its app-server. After a
+/// `/compact`, the next turn's `SessionStart` (`compact`) names them
+/// again, as CODEX-6 asks: what a hook injected is a `developer` message,
+/// which rides every request only until a compaction or a clear (findings
+/// §3), so the compacted context no longer has them. The world kept
+/// everything through a compaction; it now keeps the prompts only.
+#[test]
+fn files_a_hook_injected_into_a_lost_turn_are_said_again_after_a_compaction() {
+    holds_without(
+        Harness::Codex,
+        33077,
+        Class::Twice,
+        &[
+            "3420 hook SessionStart answered, naming [\"m0001.md\", \"m0002.md\", \"m0003.md\", \"m0004.md\"]",
+            "3583 hook launch",
+            "5005 person types \"/compact\"",
+            "the context is compacted: its prompts stay",
+            "8288 hook SessionStart answered, naming [\"m0001.md\", \"m0002.md\", \"m0003.md\", \"m0004.md\"]",
+        ],
+    );
+}
+
+/// Found by the sweep with the two before (seed 22760), where DING was
+/// wrong: a queued delivery carries four files into a turn that is lost
+/// with its app-server, so they stay unread; after the person's
+/// `/compact` the next turn's `SessionStart` (`compact`) put the whole
+/// unread backlog into the request, those four among them, beside the
+/// queued notice itself, which Codex keeps through a compaction (a user
+/// message; on 0.169.0 the request after a `/compact` carried the notice
+/// of the turn before it, `compaction-0.169.0.jsonl`): four files twice
+/// in one request. A file a prompt of the thread carried is now left out
+/// of every later hook's injection until the context begins again
+/// (`src/providers/codex/adapter.rs::a_file_a_prompt_of_the_thread_carried_is_not_said_again_by_the_compacted_backlog`).
+#[test]
+fn a_queued_notice_kept_through_a_compaction_is_not_said_again_by_its_backlog() {
+    holds_without(
+        Harness::Codex,
+        22760,
+        Class::Twice,
+        &[
+            "3617 hook queue answered, naming [\"m0001.md\", \"m0002.md\", \"m0003.md\", \"m0004.md\"]",
+            "3644 a queued turn starts on \"[ding] 4 unread",
+            "3873 hook launch",
+            "9699 person types \"/compact\"",
+            "the context is compacted: its prompts stay",
+            "12253 a queued turn starts on \"[ding] 1 unread",
+            "12268 hook SessionStart answered, naming []",
         ],
     );
 }

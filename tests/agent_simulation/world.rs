@@ -199,6 +199,30 @@ impl Scenario {
     }
 }
 
+/// How a file reached the model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Path {
+    /// DING's notice, typed and submitted: a prompt.
+    Typed,
+    /// A delivery queued through a native path, its turn's prompt.
+    Queued,
+    /// What a hook's answer injected.
+    Hook,
+    /// What a hook put into a compacted context, with its next request.
+    HooksContext,
+}
+
+impl std::fmt::Display for Path {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Path::Typed => "typed",
+            Path::Queued => "queued",
+            Path::Hook => "a hook",
+            Path::HooksContext => "a hook's context",
+        })
+    }
+}
+
 /// Who wrote bytes to the terminal.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Writer {
@@ -277,7 +301,11 @@ fn harness_for(scenario: &Scenario) -> Box<dyn HarnessModel> {
 
 struct File {
     arrived_ms: u64,
+    /// How many times it reached the model's present context.
     seen: u32,
+    /// It reached the model in a prompt (typed or queued), which a
+    /// compaction keeps; not only in what a hook injected.
+    in_prompt: bool,
     archived: bool,
 }
 
@@ -586,6 +614,7 @@ impl World {
                         File {
                             arrived_ms: self.now,
                             seen: 0,
+                            in_prompt: false,
                             archived: false,
                         },
                     );
@@ -781,7 +810,7 @@ impl World {
         for name in &names {
             self.hooked += usize::from(copies > 0);
             for _ in 0..copies {
-                self.seen(name, "a hook");
+                self.seen(name, Path::Hook);
             }
         }
         if answer.parked == Some(ParkAnswer::Delivered)
@@ -1037,19 +1066,27 @@ impl World {
                     self.note(format!("a queued turn starts on {:?}", clip(&text)));
                     for name in self.names_in(&text) {
                         self.hooked += 1;
-                        self.seen(&name, "queued");
+                        self.seen(&name, Path::Queued);
                     }
                 }
                 Happened::ContextReaches(text) => {
                     self.note(format!("the context reaches the model: {:?}", clip(&text)));
                     for name in self.names_in(&text) {
                         self.hooked += 1;
-                        self.seen(&name, "a hook's context");
+                        self.seen(&name, Path::HooksContext);
                     }
                 }
                 Happened::TurnEnded => {
                     self.note("a turn ends".into());
                     self.archive_seen();
+                }
+                Happened::ContextCleared => {
+                    self.note("the context begins again empty".into());
+                    self.forget_context(|_| false);
+                }
+                Happened::ContextCompacted => {
+                    self.note("the context is compacted: its prompts stay".into());
+                    self.forget_context(|file| file.in_prompt);
                 }
             }
         }
@@ -1071,7 +1108,7 @@ impl World {
         if dings {
             for name in names {
                 self.typed += 1;
-                self.seen(&name, "typed");
+                self.seen(&name, Path::Typed);
             }
         }
     }
@@ -1102,13 +1139,7 @@ impl World {
         for peer in gone {
             self.after(0, Due::Machine(ToMachine::HookGone { peer }));
         }
-        for name in std::mem::take(&mut self.to_archive) {
-            if let Some(file) = self.files.get_mut(&name)
-                && !file.archived
-            {
-                file.seen = 0;
-            }
-        }
+        self.forget_context(|_| false);
         let scenario = Scenario {
             seed: self.scenario.seed.wrapping_add(self.incarnation),
             ..self.scenario.clone()
@@ -1333,11 +1364,12 @@ impl World {
             .collect()
     }
 
-    fn seen(&mut self, name: &str, how: &str) {
+    fn seen(&mut self, name: &str, how: Path) {
         let Some(file) = self.files.get_mut(name) else {
             return;
         };
         file.seen += 1;
+        file.in_prompt |= matches!(how, Path::Typed | Path::Queued);
         let seen = file.seen;
         self.to_archive.push(name.to_string());
         if seen > 1 {
@@ -1346,6 +1378,25 @@ impl World {
                 format!("{name} reached the model {seen} times, last {how}"),
             );
         }
+    }
+
+    /// What the model read and has not archived leaves its context,
+    /// except what `stays` keeps: it may be told of it again. (A file it
+    /// no longer knows of is not archived at the next turn's end.)
+    fn forget_context(&mut self, stays: impl Fn(&File) -> bool) {
+        let mut kept = Vec::new();
+        for name in std::mem::take(&mut self.to_archive) {
+            let Some(file) = self.files.get_mut(&name) else {
+                continue;
+            };
+            if file.archived || stays(file) {
+                kept.push(name);
+            } else {
+                file.seen = 0;
+                file.in_prompt = false;
+            }
+        }
+        self.to_archive = kept;
     }
 
     /// The model read what it saw during the turn and archives it.

@@ -24,7 +24,7 @@ use crate::adapter::{
 };
 use crate::core::downlink::Claimed;
 use crate::core::identity::Identity;
-use crate::core::protocol::WithdrawKeys;
+use crate::core::protocol::{Lifecycle, WithdrawKeys};
 use crate::core::time::Time;
 use crate::pty::wire::Snapshot;
 
@@ -297,6 +297,10 @@ impl Provider for Codex {
         } else {
             self.fired = true;
         }
+        if planned.plan.facts.contains(&Lifecycle::Clear) {
+            // The context begins again: no prompt of it carried anything.
+            self.memory.prompted.clear();
+        }
         if call.event == "UserPromptSubmit"
             && let Some(prompt) = call.payload["prompt"].as_str()
         {
@@ -304,6 +308,10 @@ impl Provider for Codex {
             self.memory
                 .deliveries
                 .retain(|delivery| delivery.text != prompt);
+            // Its files are in this prompt, which a compaction keeps.
+            self.memory
+                .prompted
+                .extend(planned.plan.received.iter().cloned());
         }
         if let Some(activity) = planned.activity {
             self.hear(activity, now);
@@ -329,11 +337,17 @@ impl Provider for Codex {
             // as that turn's prompt; said here as well it would be in one
             // request twice (seen after a compaction: SessionStart's
             // backlog and the queued prompt of the same turn). It stays
-            // hook-owned by the delivery's own claim.
+            // hook-owned by the delivery's own claim. So does a file a
+            // prompt of this thread already carried: a compaction keeps
+            // the thread's user messages, and SessionStart's backlog
+            // would say it beside that prompt (on Codex 0.169.0 the
+            // request after a `/compact` carried the queued notice of the
+            // turn before it: `compaction-0.169.0.jsonl`).
             let deliveries = &self.memory.deliveries;
-            claimed
-                .granted
-                .retain(|name| !deliveries.iter().any(|d| d.names.contains(name)));
+            let prompted = &self.memory.prompted;
+            claimed.granted.retain(|name| {
+                !deliveries.iter().any(|d| d.names.contains(name)) && !prompted.contains(name)
+            });
         }
         let answer = hooks::render(&call.event, &claimed, agent, &id);
         match call.event.as_str() {
@@ -806,6 +820,42 @@ mod tests {
         );
         let only_queued = codex.on_claimed(&start, &claimed(&["a.md"]), &agent(), T);
         assert!(!only_queued.stdout.contains("a.md"), "{only_queued:?}");
+    }
+
+    /// Issue 36, item 6: a queued delivery's turn ran (its prompt carried
+    /// the file, unread still: that turn was lost with its app-server),
+    /// then the person compacted. Codex 0.169.0 keeps the thread's user
+    /// messages through a compaction (the request after a `/compact`
+    /// carried the notice of the turn before it:
+    /// `fixtures/providers/codex/eval/compaction-0.169.0.jsonl`), so
+    /// SessionStart's backlog leaves that file out; a file only a hook
+    /// injected (a `developer` message, which the compaction drops) is
+    /// said again. After a `/clear` nothing of the old thread is there,
+    /// and the file is said again.
+    #[test]
+    fn a_file_a_prompt_of_the_thread_carried_is_not_said_again_by_the_compacted_backlog() {
+        let mut codex = Codex::new(true);
+        let queue = call(QUEUE, idle_report(), "a");
+        codex.on_hook(&queue, &agent(), T);
+        let delivery = codex.on_claimed(&queue, &claimed(&["a.md"]), &agent(), T);
+        let text = hooks::queued_text(&delivery).expect("a delivery");
+        let prompt = call("UserPromptSubmit", json!({"prompt": text}), "a");
+        let plan = codex.on_hook(&prompt, &agent(), T);
+        assert_eq!(plan.received, vec![MessageName::new("a.md").expect("name")]);
+        let start = call("SessionStart", json!({"source": "compact"}), "a");
+        codex.on_hook(&start, &agent(), T);
+        let answer = codex.on_claimed(&start, &claimed(&["a.md", "b.md"]), &agent(), T);
+        assert!(
+            answer.stdout.contains("b.md") && !answer.stdout.contains("a.md"),
+            "{answer:?}"
+        );
+        // A new thread: its first prompt's SessionStart reports `clear`,
+        // and the backlog it brings names the file again.
+        let clear = call("SessionStart", json!({"source": "clear"}), "a");
+        let plan = codex.on_hook(&clear, &agent(), T);
+        assert!(plan.facts.contains(&Lifecycle::Clear), "{plan:?}");
+        let again = codex.on_claimed(&clear, &claimed(&["a.md"]), &agent(), T);
+        assert!(again.stdout.contains("a.md"), "{again:?}");
     }
 
     #[test]
