@@ -228,6 +228,51 @@ fn open_a_wake_answered_just_after_a_key_the_adapter_has_not_read() {
     );
 }
 
+/// Prints every seed in `DING_AGENT_SIM_FROM..DING_AGENT_SIM_SEEDS` (from
+/// 0, to 10,000 unless said) that breaks an invariant, with its first
+/// violation, where the sweeps stop at the first: what a sweep past the
+/// seeds `make test` runs is judged with (`cargo test --release --test
+/// agent_simulation print_every_seed_that_breaks_an_invariant --
+/// --ignored --nocapture`). `DING_AGENT_SIM_GEMINI=1` runs the Gemini
+/// worlds instead.
+#[test]
+#[ignore]
+fn print_every_seed_that_breaks_an_invariant() {
+    let from: u64 = std::env::var("DING_AGENT_SIM_FROM")
+        .ok()
+        .and_then(|text| text.parse().ok())
+        .unwrap_or(0);
+    let make: fn(u64) -> Scenario = if std::env::var("DING_AGENT_SIM_GEMINI").is_ok() {
+        |seed| Scenario::on(Harness::Gemini, seed)
+    } else {
+        Scenario::random
+    };
+    let (to, threads) = (
+        seeds(),
+        std::thread::available_parallelism().map_or(1, |n| n.get()),
+    );
+    let found = std::sync::atomic::AtomicUsize::new(0);
+    std::thread::scope(|scope| {
+        for first in 0..threads as u64 {
+            let found = &found;
+            scope.spawn(move || {
+                for seed in (from + first..to).step_by(threads) {
+                    let scenario = make(seed);
+                    let harness = scenario.harness;
+                    if let Some(violation) = run(scenario).violations.first() {
+                        eprintln!("seed {seed} ({harness:?}): {violation}");
+                        found.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    }
+                }
+            });
+        }
+    });
+    eprintln!(
+        "{} of the seeds {from}..{to} break an invariant",
+        found.into_inner()
+    );
+}
+
 /// What one thread's seeds found.
 #[derive(Default)]
 struct Sweep {
