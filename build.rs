@@ -31,7 +31,12 @@ fn main() {
         println!("cargo:rerun-if-changed={git_dir}/HEAD");
     }
     if let Some(common) = git(&["rev-parse", "--path-format=absolute", "--git-common-dir"]) {
-        println!("cargo:rerun-if-changed={common}/packed-refs");
+        // Watched only where it is: cargo takes a missing file for a
+        // changed one and would build the crate again every time.
+        let packed = Path::new(&common).join("packed-refs");
+        if packed.exists() {
+            println!("cargo:rerun-if-changed={}", packed.display());
+        }
         if let Some(branch) = git(&["symbolic-ref", "-q", "HEAD"]) {
             let reference = Path::new(&common).join(branch);
             println!("cargo:rerun-if-changed={}", reference.display());

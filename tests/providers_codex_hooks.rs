@@ -50,6 +50,7 @@ fn memory(value: &Value) -> Memory {
         owed: names(&value["owed"]),
         thread: value["thread"].as_str().map(String::from),
         cleared: value["cleared"].as_str().map(String::from),
+        prompted: names(&value["prompted"]),
     }
 }
 

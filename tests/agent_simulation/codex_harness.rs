@@ -26,8 +26,17 @@
 //!   continues the turn once (`stop_hook_active` on its own `Stop`);
 //! * Esc stops a running turn (`Interrupt`, no `Stop`) and pauses the
 //!   queue; Return during a turn steers the text into it;
-//! * `/clear` starts a new thread; `/compact` runs a compaction
-//!   (`PreCompact`, `PostCompact` `manual`);
+//! * `/clear` starts a new thread, which holds nothing of the old one
+//!   (the model may be told of an unread file again); `/compact` runs a
+//!   compaction (`PreCompact`, `PostCompact` `manual`), after which the
+//!   thread keeps its user messages (the prompts: the person's, a typed
+//!   notice, a queued delivery) but not the `developer` messages hooks
+//!   injected (findings §3; captured on 0.169.0 in
+//!   `fixtures/providers/codex/eval/compaction-0.169.0.jsonl`, where the
+//!   prompt after a `/compact` still carries the queued notice of the
+//!   turn before it), nor, taken to be alike, a `Stop` block's reason
+//!   (not captured; Codex's source reads it as a hook prompt, which its
+//!   compaction leaves out with the `developer` messages);
 //! * every hook is awaited before the turn goes on, one at a time (Codex
 //!   awaits synchronous hooks: `SessionStart`'s answer comes before
 //!   `UserPromptSubmit` runs);
@@ -360,7 +369,7 @@ impl CodexHarness {
                 self.tell_launcher(vec![started], now);
                 self.history = false;
                 self.session = Some("clear");
-                vec![Happened::Drew]
+                vec![Happened::ContextCleared, Happened::Drew]
             }
             _ => {
                 let length = self.rng.between(300, 1_500);
@@ -567,7 +576,11 @@ impl CodexHarness {
                 self.session = Some("compact");
                 self.set_active(false, now);
                 let post = json!({"hook_event_name": "PostCompact", "trigger": "manual"});
-                vec![CodexHarness::hook("PostCompact", post), Happened::Drew]
+                vec![
+                    Happened::ContextCompacted,
+                    CodexHarness::hook("PostCompact", post),
+                    Happened::Drew,
+                ]
             }
             Phase::Busy {
                 ends_at,

@@ -46,6 +46,14 @@ pub enum Happened {
     ContextReaches(String),
     /// A turn ended: the model archives what it read during it.
     TurnEnded,
+    /// The context began again empty (Codex's `/clear`: a new thread):
+    /// nothing the model read before is in it.
+    ContextCleared,
+    /// The context was compacted: the prompts stay in it (Codex keeps a
+    /// thread's user messages through a compaction: the person's, a typed
+    /// notice, a queued delivery), what hooks injected beside them does
+    /// not.
+    ContextCompacted,
 }
 
 /// What a person sees.

@@ -199,6 +199,30 @@ impl Scenario {
     }
 }
 
+/// How a file reached the model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Path {
+    /// DING's notice, typed and submitted: a prompt.
+    Typed,
+    /// A delivery queued through a native path, its turn's prompt.
+    Queued,
+    /// What a hook's answer injected.
+    Hook,
+    /// What a hook put into a compacted context, with its next request.
+    HooksContext,
+}
+
+impl std::fmt::Display for Path {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Path::Typed => "typed",
+            Path::Queued => "queued",
+            Path::Hook => "a hook",
+            Path::HooksContext => "a hook's context",
+        })
+    }
+}
+
 /// Who wrote bytes to the terminal.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Writer {
@@ -277,7 +301,15 @@ fn harness_for(scenario: &Scenario) -> Box<dyn HarnessModel> {
 
 struct File {
     arrived_ms: u64,
+    /// How many times the model's present context says it.
     seen: u32,
+    /// It reached the model in a prompt (typed or queued), which a
+    /// compaction keeps; not only in what a hook injected.
+    in_prompt: bool,
+    /// The model was told of it since its context last began (a crash, a
+    /// `/clear`). A compaction leaves it told, even where it drops the
+    /// text that said it: the summary is written from that text.
+    told: bool,
     archived: bool,
 }
 
@@ -586,6 +618,8 @@ impl World {
                         File {
                             arrived_ms: self.now,
                             seen: 0,
+                            in_prompt: false,
+                            told: false,
                             archived: false,
                         },
                     );
@@ -781,7 +815,7 @@ impl World {
         for name in &names {
             self.hooked += usize::from(copies > 0);
             for _ in 0..copies {
-                self.seen(name, "a hook");
+                self.seen(name, Path::Hook);
             }
         }
         if answer.parked == Some(ParkAnswer::Delivered)
@@ -1044,19 +1078,27 @@ impl World {
                     self.note(format!("a queued turn starts on {:?}", clip(&text)));
                     for name in self.names_in(&text) {
                         self.hooked += 1;
-                        self.seen(&name, "queued");
+                        self.seen(&name, Path::Queued);
                     }
                 }
                 Happened::ContextReaches(text) => {
                     self.note(format!("the context reaches the model: {:?}", clip(&text)));
                     for name in self.names_in(&text) {
                         self.hooked += 1;
-                        self.seen(&name, "a hook's context");
+                        self.seen(&name, Path::HooksContext);
                     }
                 }
                 Happened::TurnEnded => {
                     self.note("a turn ends".into());
                     self.archive_seen();
+                }
+                Happened::ContextCleared => {
+                    self.note("the context begins again empty".into());
+                    self.forget_context();
+                }
+                Happened::ContextCompacted => {
+                    self.note("the context is compacted: its prompts stay".into());
+                    self.compact_context();
                 }
             }
         }
@@ -1078,7 +1120,7 @@ impl World {
         if dings {
             for name in names {
                 self.typed += 1;
-                self.seen(&name, "typed");
+                self.seen(&name, Path::Typed);
             }
         }
     }
@@ -1109,13 +1151,7 @@ impl World {
         for peer in gone {
             self.after(0, Due::Machine(ToMachine::HookGone { peer }));
         }
-        for name in std::mem::take(&mut self.to_archive) {
-            if let Some(file) = self.files.get_mut(&name)
-                && !file.archived
-            {
-                file.seen = 0;
-            }
-        }
+        self.forget_context();
         let scenario = Scenario {
             seed: self.scenario.seed.wrapping_add(self.incarnation),
             ..self.scenario.clone()
@@ -1340,11 +1376,13 @@ impl World {
             .collect()
     }
 
-    fn seen(&mut self, name: &str, how: &str) {
+    fn seen(&mut self, name: &str, how: Path) {
         let Some(file) = self.files.get_mut(name) else {
             return;
         };
         file.seen += 1;
+        file.in_prompt |= matches!(how, Path::Typed | Path::Queued);
+        file.told = true;
         let seen = file.seen;
         self.to_archive.push(name.to_string());
         if seen > 1 {
@@ -1352,6 +1390,40 @@ impl World {
                 Class::Twice,
                 format!("{name} reached the model {seen} times, last {how}"),
             );
+        }
+    }
+
+    /// The context begins again: what the model read and has not
+    /// archived is gone from it, and it may be told of it again. (A file
+    /// it no longer knows of is not archived at the next turn's end.)
+    fn forget_context(&mut self) {
+        let mut kept = Vec::new();
+        for name in std::mem::take(&mut self.to_archive) {
+            let Some(file) = self.files.get_mut(&name) else {
+                continue;
+            };
+            if file.archived {
+                kept.push(name);
+            } else {
+                file.seen = 0;
+                file.in_prompt = false;
+                file.told = false;
+            }
+        }
+        self.to_archive = kept;
+    }
+
+    /// A compaction: the text of a file the model read only in what a
+    /// hook injected is gone, so saying it again is no repeat; the model
+    /// was still told of it.
+    fn compact_context(&mut self) {
+        for name in &self.to_archive {
+            if let Some(file) = self.files.get_mut(name)
+                && !file.archived
+                && !file.in_prompt
+            {
+                file.seen = 0;
+            }
         }
     }
 
@@ -1396,7 +1468,7 @@ impl World {
             .files
             .iter()
             .filter(|(_, file)| {
-                file.seen == 0 && settled.max(file.arrived_ms) + LIVENESS_BOUND_MS <= self.now
+                !file.told && settled.max(file.arrived_ms) + LIVENESS_BOUND_MS <= self.now
             })
             .map(|(name, _)| name.clone())
             .collect();

@@ -25,7 +25,7 @@ use crate::adapter::{
 };
 use crate::core::downlink::Claimed;
 use crate::core::identity::Identity;
-use crate::core::protocol::WithdrawKeys;
+use crate::core::protocol::{Lifecycle, WithdrawKeys};
 use crate::core::time::Time;
 use crate::pty::wire::Snapshot;
 
@@ -195,6 +195,20 @@ impl Codex {
         }
     }
 
+    /// Whether a `queue` call while the native path is down is one the
+    /// launcher made before its app-server died, come late (each hook call
+    /// is a process of its own: none is ordered against another). The
+    /// first report of an app-server carries Codex's `hooks/list`, and only
+    /// the first; a report without it says nothing of the new server, and
+    /// what it lists as queued may have died with the old one (found by
+    /// the whole-agent simulation, seed 33401: the delivery just handed to
+    /// the launcher was never added, a late report listed it, and its
+    /// files waited for a turn that never came).
+    fn is_from_the_dead_server(&self, payload: &Value) -> bool {
+        matches!(self.path, NativePath::Down(_))
+            && QueueReport::from_payload(payload).hooks.is_none()
+    }
+
     /// The first `queue` report of an app-server started again after the
     /// last one died: a delivery it does not list as queued died with the
     /// old one, and its files are owed to the next claim (the launcher's
@@ -290,6 +304,10 @@ impl Provider for Codex {
             self.new_terminal(Some(&identity.incarnation), now);
         }
         if call.event == QUEUE {
+            if self.is_from_the_dead_server(&call.payload) {
+                // It offers nothing to queue into, and reports nothing.
+                return HookPlan::nothing();
+            }
             self.after_the_server_came_back(&call.payload);
         }
         let planned = hooks::plan(&call.event, &call.payload, agent, &self.memory);
@@ -298,6 +316,10 @@ impl Provider for Codex {
         } else {
             self.fired = true;
         }
+        if planned.plan.facts.contains(&Lifecycle::Clear) {
+            // The context begins again: no prompt of it carried anything.
+            self.memory.prompted.clear();
+        }
         if call.event == "UserPromptSubmit"
             && let Some(prompt) = call.payload["prompt"].as_str()
         {
@@ -305,6 +327,10 @@ impl Provider for Codex {
             self.memory
                 .deliveries
                 .retain(|delivery| delivery.text != prompt);
+            // Its files are in this prompt, which a compaction keeps.
+            self.memory
+                .prompted
+                .extend(planned.plan.received.iter().cloned());
         }
         if let Some(activity) = planned.activity {
             self.hear(activity, now);
@@ -330,11 +356,17 @@ impl Provider for Codex {
             // as that turn's prompt; said here as well it would be in one
             // request twice (seen after a compaction: SessionStart's
             // backlog and the queued prompt of the same turn). It stays
-            // hook-owned by the delivery's own claim.
+            // hook-owned by the delivery's own claim. So does a file a
+            // prompt of this thread already carried: a compaction keeps
+            // the thread's user messages, and SessionStart's backlog
+            // would say it beside that prompt (on Codex 0.169.0 the
+            // request after a `/compact` carried the queued notice of the
+            // turn before it: `compaction-0.169.0.jsonl`).
             let deliveries = &self.memory.deliveries;
-            claimed
-                .granted
-                .retain(|name| !deliveries.iter().any(|d| d.names.contains(name)));
+            let prompted = &self.memory.prompted;
+            claimed.granted.retain(|name| {
+                !deliveries.iter().any(|d| d.names.contains(name)) && !prompted.contains(name)
+            });
         }
         let answer = hooks::render(&call.event, &claimed, agent, &id);
         match call.event.as_str() {
@@ -657,7 +689,7 @@ mod tests {
         report["hooks"] = json!(all_hooks_trusted());
         let queue = call(QUEUE, report.clone(), "a");
         codex.on_hook(&queue, &agent(), T);
-        codex.on_claimed(&queue, &claimed(&["a.md"]), &agent(), T);
+        let delivery = codex.on_claimed(&queue, &claimed(&["a.md"]), &agent(), T);
         codex.on_hook(&call("PreModelRequest", json!({}), "a"), &agent(), T);
         let down = json!({"mode": "native-down", "error": "the app-server exited (signal: 9); starting it again (1 of 3)"});
         let plan = codex.on_hook(&call(LAUNCH, down, "a"), &agent(), T);
@@ -672,6 +704,18 @@ mod tests {
         assert!(
             !remark.contains("unavailable") && !remark.contains("compile-agent"),
             "{remark}"
+        );
+        // A report the launcher made before the server died, come late,
+        // lists the delivery as queued: it says nothing of the new server.
+        let id: Value = serde_json::from_str(&delivery.stdout).expect("JSON");
+        let late =
+            json!({"threadId": "t", "status": "idle", "queued": [id["queue"]["id"]], "failed": []});
+        let plan = codex.on_hook(&call(QUEUE, late, "a"), &agent(), T);
+        assert_eq!(plan.action, HookAction::Answer(HookAnswer::default()));
+        assert!(
+            codex
+                .native_path_holds()
+                .is_some_and(|why| why.contains("is down"))
         );
         // The new app-server lists nothing of DING's: the delivery died
         // with the old one, and its file is claimed by the next park.
@@ -794,6 +838,42 @@ mod tests {
         );
         let only_queued = codex.on_claimed(&start, &claimed(&["a.md"]), &agent(), T);
         assert!(!only_queued.stdout.contains("a.md"), "{only_queued:?}");
+    }
+
+    /// Issue 36, item 6: a queued delivery's turn ran (its prompt carried
+    /// the file, unread still: that turn was lost with its app-server),
+    /// then the person compacted. Codex 0.169.0 keeps the thread's user
+    /// messages through a compaction (the request after a `/compact`
+    /// carried the notice of the turn before it:
+    /// `fixtures/providers/codex/eval/compaction-0.169.0.jsonl`), so
+    /// SessionStart's backlog leaves that file out; a file only a hook
+    /// injected (a `developer` message, which the compaction drops) is
+    /// said again. After a `/clear` nothing of the old thread is there,
+    /// and the file is said again.
+    #[test]
+    fn a_file_a_prompt_of_the_thread_carried_is_not_said_again_by_the_compacted_backlog() {
+        let mut codex = Codex::new(true);
+        let queue = call(QUEUE, idle_report(), "a");
+        codex.on_hook(&queue, &agent(), T);
+        let delivery = codex.on_claimed(&queue, &claimed(&["a.md"]), &agent(), T);
+        let text = hooks::queued_text(&delivery).expect("a delivery");
+        let prompt = call("UserPromptSubmit", json!({"prompt": text}), "a");
+        let plan = codex.on_hook(&prompt, &agent(), T);
+        assert_eq!(plan.received, vec![MessageName::new("a.md").expect("name")]);
+        let start = call("SessionStart", json!({"source": "compact"}), "a");
+        codex.on_hook(&start, &agent(), T);
+        let answer = codex.on_claimed(&start, &claimed(&["a.md", "b.md"]), &agent(), T);
+        assert!(
+            answer.stdout.contains("b.md") && !answer.stdout.contains("a.md"),
+            "{answer:?}"
+        );
+        // A new thread: its first prompt's SessionStart reports `clear`,
+        // and the backlog it brings names the file again.
+        let clear = call("SessionStart", json!({"source": "clear"}), "a");
+        let plan = codex.on_hook(&clear, &agent(), T);
+        assert!(plan.facts.contains(&Lifecycle::Clear), "{plan:?}");
+        let again = codex.on_claimed(&clear, &claimed(&["a.md"]), &agent(), T);
+        assert!(again.stdout.contains("a.md"), "{again:?}");
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //!
 //! | event | activity | with unread work |
 //! |---|---|---|
-//! | `SessionStart` | active (it fires with the first prompt of a session, never at start) | pending work as `additionalContext`, riding that first request; `clear` first reports lifecycle `clear` (unless the launcher already did for this thread), `compact` takes the whole unread backlog (scope `unread`) |
+//! | `SessionStart` | active (it fires with the first prompt of a session, never at start) | pending work as `additionalContext`, riding that first request; `clear` first reports lifecycle `clear` (unless the launcher already did for this thread), `compact` takes the whole unread backlog (scope `unread`) but for what a prompt of the thread carried (the compaction kept that prompt) |
 //! | `UserPromptSubmit` | active | pending work as `additionalContext` (the same request); a receipt for DING's own prompt: a delivery it queued (exactly its text) or its notice typed by the terminal path |
 //! | `PreModelRequest` | active | none |
 //! | `PreToolUse` | child | none |
@@ -68,6 +68,11 @@ pub struct Memory {
     pub thread: Option<String>,
     /// The thread for which `clear` was already reported.
     pub cleared: Option<String>,
+    /// Files a prompt of this thread carried (a delivery's turn, DING's
+    /// typed notice), since the context last began again. Codex keeps a
+    /// thread's user messages through a compaction, so these are still in
+    /// the compacted context: its backlog must not say them a second time.
+    pub prompted: Vec<MessageName>,
 }
 
 /// What one hook call means.
