@@ -599,8 +599,8 @@ fn wake_granted(machine: &mut Machine<Probe>) {
     assert_eq!(lines, 1, "the claim");
 }
 
-/// Found by the whole-agent simulation (issue 36, item 6; Claude Code
-/// seeds 1101, 21538, 45325, Codex 16613, 18857, 48980): the person's key
+/// Found by the whole-agent simulation (issue 36, item 6; seeds 1101,
+/// 21538, 45325 of one model, 16613, 18857, 48980 of another): the person's key
 /// reached the terminal while a wake's claim was out, and the wake,
 /// answered on the reading the claim was made on, started a turn under
 /// their draft. A wake granted files goes only on a reading asked for
