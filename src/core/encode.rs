@@ -132,7 +132,6 @@ impl Undelivered {
         match self {
             Undelivered::HookGone => "hook-gone",
             Undelivered::NoReceipt => "no-receipt",
-            Undelivered::Withheld => "withheld",
         }
     }
 }
@@ -304,11 +303,7 @@ mod tests {
             });
         let release = (
             names(),
-            prop_oneof![
-                Just(Undelivered::HookGone),
-                Just(Undelivered::NoReceipt),
-                Just(Undelivered::Withheld)
-            ],
+            prop_oneof![Just(Undelivered::HookGone), Just(Undelivered::NoReceipt)],
         )
             .prop_map(|(messages, reason)| Body::Release { messages, reason });
         prop_oneof![

@@ -301,15 +301,11 @@ fn harness_for(scenario: &Scenario) -> Box<dyn HarnessModel> {
 
 struct File {
     arrived_ms: u64,
-    /// How many times the model's present context says it.
+    /// How many times it reached the model's present context.
     seen: u32,
     /// It reached the model in a prompt (typed or queued), which a
     /// compaction keeps; not only in what a hook injected.
     in_prompt: bool,
-    /// The model was told of it since its context last began (a crash, a
-    /// `/clear`). A compaction leaves it told, even where it drops the
-    /// text that said it: the summary is written from that text.
-    told: bool,
     archived: bool,
 }
 
@@ -619,7 +615,6 @@ impl World {
                             arrived_ms: self.now,
                             seen: 0,
                             in_prompt: false,
-                            told: false,
                             archived: false,
                         },
                     );
@@ -1094,11 +1089,11 @@ impl World {
                 }
                 Happened::ContextCleared => {
                     self.note("the context begins again empty".into());
-                    self.forget_context();
+                    self.forget_context(|_| false);
                 }
                 Happened::ContextCompacted => {
                     self.note("the context is compacted: its prompts stay".into());
-                    self.compact_context();
+                    self.forget_context(|file| file.in_prompt);
                 }
             }
         }
@@ -1151,7 +1146,7 @@ impl World {
         for peer in gone {
             self.after(0, Due::Machine(ToMachine::HookGone { peer }));
         }
-        self.forget_context();
+        self.forget_context(|_| false);
         let scenario = Scenario {
             seed: self.scenario.seed.wrapping_add(self.incarnation),
             ..self.scenario.clone()
@@ -1382,7 +1377,6 @@ impl World {
         };
         file.seen += 1;
         file.in_prompt |= matches!(how, Path::Typed | Path::Queued);
-        file.told = true;
         let seen = file.seen;
         self.to_archive.push(name.to_string());
         if seen > 1 {
@@ -1393,38 +1387,23 @@ impl World {
         }
     }
 
-    /// The context begins again: what the model read and has not
-    /// archived is gone from it, and it may be told of it again. (A file
-    /// it no longer knows of is not archived at the next turn's end.)
-    fn forget_context(&mut self) {
+    /// What the model read and has not archived leaves its context,
+    /// except what `stays` keeps: it may be told of it again. (A file it
+    /// no longer knows of is not archived at the next turn's end.)
+    fn forget_context(&mut self, stays: impl Fn(&File) -> bool) {
         let mut kept = Vec::new();
         for name in std::mem::take(&mut self.to_archive) {
             let Some(file) = self.files.get_mut(&name) else {
                 continue;
             };
-            if file.archived {
+            if file.archived || stays(file) {
                 kept.push(name);
             } else {
                 file.seen = 0;
                 file.in_prompt = false;
-                file.told = false;
             }
         }
         self.to_archive = kept;
-    }
-
-    /// A compaction: the text of a file the model read only in what a
-    /// hook injected is gone, so saying it again is no repeat; the model
-    /// was still told of it.
-    fn compact_context(&mut self) {
-        for name in &self.to_archive {
-            if let Some(file) = self.files.get_mut(name)
-                && !file.archived
-                && !file.in_prompt
-            {
-                file.seen = 0;
-            }
-        }
     }
 
     /// The model read what it saw during the turn and archives it.
@@ -1468,7 +1447,7 @@ impl World {
             .files
             .iter()
             .filter(|(_, file)| {
-                !file.told && settled.max(file.arrived_ms) + LIVENESS_BOUND_MS <= self.now
+                file.seen == 0 && settled.max(file.arrived_ms) + LIVENESS_BOUND_MS <= self.now
             })
             .map(|(name, _)| name.clone())
             .collect();
