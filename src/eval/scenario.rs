@@ -416,6 +416,30 @@ fn draft_in_progress(t: &mut Trial) -> Result<()> {
 const SEEING: Duration = Duration::from_millis(200);
 const _: () = assert!(SEEING.as_millis() < 300, "before the earliest arrival");
 
+/// How long a person looks at the screen after typing one of the
+/// harness's commands before deciding that its Return did not take.
+const COMMAND_TAKES: Duration = Duration::from_secs(5);
+
+/// Types one of the harness's own commands and its Return, as a person
+/// types it. A harness may take that Return for one that closes its
+/// command list and leave the command in the composer (Codex 0.169.0 did,
+/// under load, with `/plan` and `/permissions`): a person who sees nothing
+/// happen (`taken` not holding within [`COMMAND_TAKES`]) presses Return
+/// once more. The trial's notes say when that happened.
+fn type_command(t: &mut Trial, command: &str, taken: impl Fn(&Snapshot) -> bool) -> Result<()> {
+    let plan = Pace::new(&mut t.rng).line(command);
+    t.perform(&plan, Instant::now())?;
+    if t.wait_screen("the command taken", COMMAND_TAKES, &taken)
+        .is_err()
+    {
+        t.notes.push(format!(
+            "{command}: its Return did not take; the typist pressed Return again"
+        ));
+        t.press(b"\r")?;
+    }
+    Ok(())
+}
+
 /// Row 6: a message arrives while a dialog is open; the typist reads it for
 /// a few seconds, then answers it as it decided. Each trial samples the
 /// dialog's kind among those the harness can be made to show
@@ -446,8 +470,7 @@ fn dialog_open(t: &mut Trial) -> Result<()> {
     if let Some(command) = pane.setup_command(kind) {
         // The harness's own command, typed as a person types it; it never
         // reaches the model, so it is not recorded as a line.
-        let plan = Pace::new(&mut t.rng).line(command);
-        t.perform(&plan, Instant::now())?;
+        type_command(t, command, |s| super::pane::idle(pane, s))?;
         t.wait_idle()?;
     }
     match asking {
@@ -458,8 +481,7 @@ fn dialog_open(t: &mut Trial) -> Result<()> {
             };
             // The harness's own command: it never reaches the model, so it
             // is typed, not recorded as a line.
-            let plan = Pace::new(&mut t.rng).line(command);
-            t.perform(&plan, Instant::now())?;
+            type_command(t, command, |s| pane.dialog(s).is_some())?;
         }
     }
     let seen = |answer, selected_at_open, opened_ms| DialogSeen {
