@@ -422,8 +422,8 @@ const COMMAND_TAKES: Duration = Duration::from_secs(5);
 
 /// Types one of the harness's own commands and its Return, as a person
 /// types it. A harness may take that Return for one that closes its
-/// command list and leave the command in the composer (Codex 0.169.0 did,
-/// under load, with `/plan` and `/permissions`): a person who sees nothing
+/// command list and leave the command in the composer (one of the real
+/// harnesses did, under load, with two of its commands): a person who sees nothing
 /// happen (`taken` not holding within [`COMMAND_TAKES`]) presses Return
 /// once more. The trial's notes say when that happened.
 fn type_command(t: &mut Trial, command: &str, taken: impl Fn(&Snapshot) -> bool) -> Result<()> {
