@@ -255,10 +255,13 @@ fn many_concurrent_status_askers_are_all_answered_in_full() {
         .collect();
     for asker in askers {
         let out = asker.wait_with_output().expect("ding status");
+        // A status that gave up exits non-zero with the sidecar shown as
+        // not answering in its document, and nothing on stderr.
         assert!(
             out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
+            "{}{}",
+            String::from_utf8_lossy(&out.stderr),
+            String::from_utf8_lossy(&out.stdout)
         );
         serde_json::from_slice::<Value>(&out.stdout).expect("a whole JSON document");
     }

@@ -24,6 +24,10 @@ use crate::wait::{POLL_EVERY, RETRY_EVERY, wait_for, wait_until};
 
 /// How long a CLI waits for a sidecar's status reply.
 const STATUS_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long a CLI keeps asking a sidecar that answers `busy` (serving as
+/// many askers as it does at once): each `busy` shows it alive, so this
+/// is longer than the silence that counts as "not answering".
+const BUSY_PATIENCE: Duration = Duration::from_secs(30);
 
 /// Asks the sidecar listening on `socket` for its status document.
 pub fn query_status(socket: &Path) -> Result<LiveStatus> {
@@ -32,7 +36,9 @@ pub fn query_status(socket: &Path) -> Result<LiveStatus> {
 }
 
 /// The sidecar's reply to a status request as it came, without its
-/// newline, waiting at most `timeout`: an error only when no reply came.
+/// newline, waiting at most `timeout` for each answer (and asking again
+/// on `busy`, see [`status_listing_within`]): an error only when no reply
+/// came.
 /// [`LiveStatus::from_reply`] reads it.
 pub fn status_reply_within(socket: &Path, timeout: Duration) -> Result<Vec<u8>> {
     status_listing_within(socket, timeout, &MessageWindow::All)
@@ -45,27 +51,22 @@ pub fn status_listing_within(
     timeout: Duration,
     window: &MessageWindow,
 ) -> Result<Vec<u8>> {
-    // A sidecar answering as many as it serves at once says `busy`: ask
-    // again, within the same patience.
-    let mut failed = None;
-    let answered = wait_for(timeout, RETRY_EVERY, || {
-        match status_listing_once(socket, timeout, window) {
+    // A sidecar answering as many as it serves at once says `busy`: that is
+    // an answer, so `timeout` (how long a silent sidecar is given) starts
+    // again with each ask, for at most BUSY_PATIENCE in all.
+    let answered = wait_for(
+        BUSY_PATIENCE.max(timeout),
+        RETRY_EVERY,
+        || match status_listing_once(socket, timeout, window) {
             Ok(reply) if reply == BUSY_REPLY[..BUSY_REPLY.len() - 1] => None,
-            Ok(reply) => Some(reply),
-            Err(err) => {
-                failed = Some(err);
-                Some(Vec::new())
-            }
-        }
-    });
-    if let Some(err) = failed {
-        return Err(err);
-    }
-    answered.ok_or_else(|| {
-        anyhow!(
+            outcome => Some(outcome),
+        },
+    );
+    answered.unwrap_or_else(|| {
+        Err(anyhow!(
             "the sidecar stayed busy answering others for {} s",
-            timeout.as_secs()
-        )
+            BUSY_PATIENCE.max(timeout).as_secs()
+        ))
     })
 }
 
