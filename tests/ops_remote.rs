@@ -194,7 +194,7 @@ fn another_host_cannot_hang_flood_or_inject_through_ding() {
     let near = Near::new(&far);
     let out = near.ding(&["status", "box:--decl=/etc/passwd"], b"");
     assert_eq!(out.status.code(), Some(2), "{out:?}");
-    assert!(stderr(&out).contains("not a valid agent name"), "{out:?}");
+    assert!(stderr(&out).contains("is not allowed"), "{out:?}");
     assert!(
         !fs::read_to_string(near.agent.path("ssh.log"))
             .unwrap_or_default()

@@ -113,6 +113,16 @@ impl CompileRequest {
             None => self.cwd.join(default),
         }
     }
+
+    /// The `--ding PATH` options of the adapter's (or launcher's) command:
+    /// none when `ding` is the one running now, since that path is the
+    /// adapter's own default.
+    pub fn ding_options(&self) -> Vec<String> {
+        if self.ding == crate::ding_binary::ding_program() {
+            return Vec::new();
+        }
+        vec!["--ding".to_string(), self.ding.clone()]
+    }
 }
 
 /// A file a compiler wrote (or found already right).

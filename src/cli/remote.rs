@@ -33,6 +33,7 @@ use anyhow::{Context, Result, bail};
 use super::exit::Failure;
 use crate::core::escape::displayable;
 use crate::sidecar::escaped_json::to_json_pretty;
+use crate::sidecar::paths::check_agent_name;
 
 /// An agent on another host: `HOST:NAME` (`NAME` empty for `ding ls
 /// HOST:`). HOST is whatever ssh takes (`user@host`, an alias of the ssh
@@ -68,15 +69,14 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 
 impl Remote {
     /// Refuses an agent name the remote `ding` would take for something
-    /// else (an option, a path): the same names as here.
+    /// else (an option, a path): the same names as here. An empty name
+    /// asks for the remote host's list.
     pub fn check_agent(&self) -> Result<()> {
-        if self.agent.is_empty() || crate::decl::is_valid_agent_name(&self.agent) {
+        if self.agent.is_empty() {
             return Ok(());
         }
-        Err(Failure::Usage.because(format!(
-            "`{}` is not a valid agent name (letters, digits, `.`, `_`, `-`, not starting with `-`)",
-            displayable(&self.agent)
-        )))
+        check_agent_name(&self.agent)
+            .map_err(|refused| Failure::Usage.because(format!("{refused:#}")))
     }
 
     /// The host, as it may be printed on this terminal.
@@ -322,7 +322,7 @@ mod tests {
     fn an_agent_name_the_remote_ding_would_read_as_an_option_is_refused() {
         let hostile = Remote::parse("box:--decl=/etc/passwd").unwrap();
         let refused = hostile.check_agent().unwrap_err();
-        assert!(format!("{refused:#}").contains("not a valid agent name"));
+        assert!(format!("{refused:#}").contains("is not allowed"));
         assert!(Remote::parse("box:worker").unwrap().check_agent().is_ok());
         assert!(Remote::parse("box:").unwrap().check_agent().is_ok());
         assert_eq!(

@@ -30,12 +30,7 @@ pub fn compile(request: &CompileRequest) -> Result<Compiled> {
             settings.display()
         );
     }
-    let mut options = Vec::new();
-    // The adapter's (and the launcher's) own default is the path of the
-    // ding that runs it, which is this one's: said only when it differs.
-    if request.ding != crate::ding_binary::ding_program() {
-        options.extend(["--ding".to_string(), request.ding.clone()]);
-    }
+    let mut options = request.ding_options();
     if request.idle == IdlePath::Terminal {
         options.extend([
             "--idle-path".to_string(),

@@ -34,11 +34,7 @@ pub fn compile(request: &CompileRequest) -> Result<Compiled> {
         "--settings".to_string(),
         settings.to_string_lossy().into_owned(),
     ];
-    // The adapter's (and the launcher's) own default is the path of the
-    // ding that runs it, which is this one's: said only when it differs.
-    if request.ding != crate::ding_binary::ding_program() {
-        adapter_args.extend(["--ding".to_string(), request.ding.clone()]);
-    }
+    adapter_args.extend(request.ding_options());
     let command = if request.command.is_empty() {
         vec![DEFAULT_PROGRAM.to_string()]
     } else {
