@@ -195,6 +195,20 @@ impl Codex {
         }
     }
 
+    /// Whether a `queue` call while the native path is down is one the
+    /// launcher made before its app-server died, come late (each hook call
+    /// is a process of its own: none is ordered against another). The
+    /// first report of an app-server carries Codex's `hooks/list`, and only
+    /// the first; a report without it says nothing of the new server, and
+    /// what it lists as queued may have died with the old one (found by
+    /// the whole-agent simulation, seed 33401: the delivery just handed to
+    /// the launcher was never added, a late report listed it, and its
+    /// files waited for a turn that never came).
+    fn is_from_the_dead_server(&self, payload: &Value) -> bool {
+        matches!(self.path, NativePath::Down(_))
+            && QueueReport::from_payload(payload).hooks.is_none()
+    }
+
     /// The first `queue` report of an app-server started again after the
     /// last one died: a delivery it does not list as queued died with the
     /// old one, and its files are owed to the next claim (the launcher's
@@ -290,6 +304,10 @@ impl Provider for Codex {
             self.new_terminal(Some(&identity.incarnation), now);
         }
         if call.event == QUEUE {
+            if self.is_from_the_dead_server(&call.payload) {
+                // It offers nothing to queue into, and reports nothing.
+                return HookPlan::nothing();
+            }
             self.after_the_server_came_back(&call.payload);
         }
         let planned = hooks::plan(&call.event, &call.payload, agent, &self.memory);
@@ -671,7 +689,7 @@ mod tests {
         report["hooks"] = json!(all_hooks_trusted());
         let queue = call(QUEUE, report.clone(), "a");
         codex.on_hook(&queue, &agent(), T);
-        codex.on_claimed(&queue, &claimed(&["a.md"]), &agent(), T);
+        let delivery = codex.on_claimed(&queue, &claimed(&["a.md"]), &agent(), T);
         codex.on_hook(&call("PreModelRequest", json!({}), "a"), &agent(), T);
         let down = json!({"mode": "native-down", "error": "the app-server exited (signal: 9); starting it again (1 of 3)"});
         let plan = codex.on_hook(&call(LAUNCH, down, "a"), &agent(), T);
@@ -686,6 +704,18 @@ mod tests {
         assert!(
             !remark.contains("unavailable") && !remark.contains("compile-agent"),
             "{remark}"
+        );
+        // A report the launcher made before the server died, come late,
+        // lists the delivery as queued: it says nothing of the new server.
+        let id: Value = serde_json::from_str(&delivery.stdout).expect("JSON");
+        let late =
+            json!({"threadId": "t", "status": "idle", "queued": [id["queue"]["id"]], "failed": []});
+        let plan = codex.on_hook(&call(QUEUE, late, "a"), &agent(), T);
+        assert_eq!(plan.action, HookAction::Answer(HookAnswer::default()));
+        assert!(
+            codex
+                .native_path_holds()
+                .is_some_and(|why| why.contains("is down"))
         );
         // The new app-server lists nothing of DING's: the delivery died
         // with the old one, and its file is claimed by the next park.

@@ -65,7 +65,10 @@ pub struct QueueReport {
     /// Deliveries that could not be queued.
     #[serde(default)]
     pub failed: Vec<String>,
-    /// Codex's `hooks/list`, on the first call only.
+    /// Codex's `hooks/list`, on the first call to each app-server only:
+    /// while the path is down, the adapter takes the report that carries
+    /// it for the new server's first, and any other for a late one of the
+    /// server that died.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hooks: Option<Vec<ListedHook>>,
 }
