@@ -52,7 +52,9 @@
 //!   again, and a compaction keeps its prompts but not what hooks
 //!   injected, so a file still unread may be said again there;
 //! * **liveness**: once the person is quiet and the harness idle, every
-//!   file reaches the model within [`LIVENESS_BOUND_MS`];
+//!   file reaches the model within [`LIVENESS_BOUND_MS`] (again, if a
+//!   crash or a `/clear` began its context again before it was archived;
+//!   a compaction leaves it told);
 //! * the same seed gives the same trace.
 //!
 //! The PTY is modelled as `ding pty` is: every input and output moves the
@@ -209,22 +211,118 @@ fn sweep_in_threads(
     (typed, hooked)
 }
 
-/// Open (found 2026-12-05, while the sweep briefly chose harnesses by seed
-/// mod 4): on Claude Code the person deleted a draft, the wake's settle
-/// passed on the empty composer, and the person's next chunk (`/compact`)
-/// reached the harness 1 ms before the wake's answer, after the adapter's
-/// last reading. The woken turn then ran under the person's command. The
-/// typed path is fenced against exactly this by the PTY host's input time;
-/// the wake answers no PTY, so nothing fences it yet: the fix is a fresh
-/// reading of the person's last input just before the wake is answered.
+/// Found 2026-12-05 at seed 1101 (Claude Code) and kept open, then by
+/// the sweep past `make test`'s seeds (issue 36, item 6: 21538 and 45325
+/// on Claude Code, below): the wake's claim went out on a reading of an
+/// empty composer after the person had been quiet long enough, the
+/// person's key (`p`) reached the terminal 1 ms later, and the grant came
+/// back 1 ms after that: the wake, answered on the reading the claim was
+/// made on, started a turn under the draft. The typed path is fenced
+/// against exactly this by the PTY host's input time; the wake answers no
+/// PTY host. A wake granted files now goes only on a reading asked for
+/// after the grant; this one showed the key, so the wake was withheld,
+/// its files given back (`release` `withheld`), and the call put back: it
+/// went once the person had deleted their key and been quiet.
 #[test]
-#[ignore = "open: a wake answered just after a key the adapter has not read (Claude Code, seed 1101)"]
-fn open_a_wake_answered_just_after_a_key_the_adapter_has_not_read() {
+fn a_key_while_a_wakes_claim_is_out_withholds_the_wake() {
     holds_without(
         Harness::Claude,
-        1101,
+        21538,
         Class::WakeOnDraft,
-        &["person types \"/compact\""],
+        &[
+            "11665 the harness crashes and starts again as i2",
+            "12420 person types \"p\"",
+            "12447 adapter log: wake: withheld: the screen read after its grant does not allow it",
+            "12566 person types \"\\u{7f}\"",
+            "12871 hook wake answered, naming [\"m0003.md\", \"m0004.md\", \"m0005.md\", \"m0006.md\", \"m0007.md\"]",
+        ],
+    );
+    for seed in [1101, 45325] {
+        holds_without(
+            Harness::Claude,
+            seed,
+            Class::WakeOnDraft,
+            &["wake: withheld: the screen read after its grant does not allow it"],
+        );
+    }
+}
+
+/// The same race on Codex's native path (issue 36, item 6: seeds 16613,
+/// 18857 and 48980): the parked `queue` call's claim went out in the
+/// millisecond the person typed `m`, and the queued turn the launcher
+/// then started ran under their draft. Withheld on the reading taken
+/// after the grant, the three files went back to pending, and the
+/// person's own prompt (`mvur`) carried them, at no model call of their
+/// own.
+#[test]
+fn a_key_while_a_queued_turns_claim_is_out_withholds_the_delivery() {
+    holds_without(
+        Harness::Codex,
+        16613,
+        Class::WakeOnDraft,
+        &[
+            "8871 arrives m0003.md",
+            "9667 person types \"m\"",
+            "9694 adapter log: queue: withheld: the screen read after its grant does not allow it",
+            "10178 submitted \"mvur\"",
+            "10194 hook SessionStart answered, naming [\"m0001.md\", \"m0002.md\", \"m0003.md\"]",
+        ],
+    );
+    for seed in [18857, 48980] {
+        holds_without(
+            Harness::Codex,
+            seed,
+            Class::WakeOnDraft,
+            &["queue: withheld: the screen read after its grant does not allow it"],
+        );
+    }
+}
+
+/// Found by the sweep once the wake above waited for its reading (its
+/// timing moved by a millisecond), where DING was wrong: the launcher
+/// answered a delivery of seven files at 6065 ms and called the adapter
+/// again with a report listing it as queued; the app-server died 2 ms
+/// later, before the delivery was added, and that report reached the
+/// adapter after `native-down`, which took it for the new server's first:
+/// the files stayed hook-owned for a turn that never came. A late report
+/// of a dead server now counts for nothing; the new server's first says
+/// the delivery is gone, and the next park claims its files again.
+#[test]
+fn a_late_queue_report_of_a_dead_app_server_counts_for_nothing() {
+    holds_without(
+        Harness::Codex,
+        33401,
+        Class::Liveness,
+        &[
+            "6065 hook queue answered, naming [\"m0001.md\", \"m0002.md\", \"m0003.md\", \"m0004.md\", \"m0005.md\", \"m0006.md\", \"m0007.md\"]",
+            "6067 hook launch",
+            "6078 hook queue answered, naming []",
+            "9580 hook queue answered, naming [\"m0001.md\", \"m0002.md\", \"m0003.md\", \"m0004.md\", \"m0005.md\", \"m0006.md\", \"m0007.md\"]",
+            "a queued turn starts on \"[ding] 7 unread",
+        ],
+    );
+}
+
+/// Found by the same sweep (seed 43979), where the world model was
+/// wrong: a `Stop` continuation carries five files into a turn that is
+/// lost with its app-server, and the person compacts. The world had
+/// begun to take a compaction for the end of everything hooks had said,
+/// so the five never reached the model; but the compaction's summary is
+/// written from that text, and a lost turn's files are as told to the
+/// model as they were before it (nothing prompts it either way until the
+/// next prompt). A compaction now only lets them be said again.
+#[test]
+fn files_of_a_lost_continuation_stay_told_through_a_compaction() {
+    holds_without(
+        Harness::Codex,
+        43979,
+        Class::Liveness,
+        &[
+            "7736 hook Stop answered, naming [\"m0004.md\", \"m0005.md\", \"m0006.md\", \"m0007.md\", \"m0008.md\"]",
+            "8692 hook launch",
+            "9153 person types \"/compact\"",
+            "13541 the context is compacted: its prompts stay",
+        ],
     );
 }
 
@@ -590,8 +688,9 @@ fn real_pane_a_key_drawn_after_the_last_reading_holds_the_wake() {
 /// rule at seed 548, then 1447, now 61 since arrivals are gathered: three
 /// files wait at an idle Codex, the person presses Backspace on the empty
 /// composer just before the parked queue call's claim is due. A parked
-/// call waits until the person has been quiet for `quiet-input`: the
-/// queued turn starts 302 ms after their key, with all three.
+/// call waits until the person has been quiet for `quiet-input`: its
+/// delivery goes 306 ms after their key (302 ms before a wake waited for
+/// a reading after its grant), with all three.
 #[test]
 fn real_pane_a_first_key_just_before_a_queued_turn_waits_for_the_persons_quiet() {
     holds_through(
@@ -600,7 +699,7 @@ fn real_pane_a_first_key_just_before_a_queued_turn_waits_for_the_persons_quiet()
         &[
             "5056 arrives m0003.md",
             "6027 person types \"\\u{7f}\"",
-            "6329 hook queue answered, naming [\"m0001.md\", \"m0002.md\", \"m0003.md\"]",
+            "6333 hook queue answered, naming [\"m0001.md\", \"m0002.md\", \"m0003.md\"]",
             "a queued turn starts on \"[ding] 3 unread",
         ],
     );
@@ -823,38 +922,38 @@ fn real_pane_a_dead_app_server_claims_nothing_and_its_successor_delivers() {
             "6646 hook launch",
             "6654 hook queue answered, naming []",
             "8791 arrives m0001.md",
-            "11780 hook queue answered, naming [\"m0001.md\", \"m0002.md\", \"m0003.md\"]",
+            "11782 hook queue answered, naming [\"m0001.md\", \"m0002.md\", \"m0003.md\"]",
             "a queued turn starts on \"[ding] 3 unread",
         ],
     );
 }
 
 /// Found by the sweep (issue 36, item 6: a file reached the model twice,
-/// at 11 seeds from 10220), where the world model was wrong: the
-/// app-server dies at 8.6 s while a queued turn carries three files and
-/// `SessionStart` four more; the turn is lost without a `Stop`, so the
-/// model archives none of them. The person then runs `/clear`: Codex
-/// starts a new thread that holds nothing of the old one (captured on
-/// 0.169.0, `fixtures/providers/codex/eval/compaction-0.169.0.jsonl`:
+/// at 11 Codex seeds below 40,000 from 10220; now seed 10517, since a
+/// wake waits for a reading after its grant), where the world model was
+/// wrong: the person's prompt at 8.1 s gets three files from
+/// `SessionStart`, and the turn is lost with its app-server at 8.5 s (no
+/// `Stop`: the model archives none of them). The person then runs
+/// `/clear`: Codex starts a new thread that holds nothing of the old one
+/// (captured on 0.169.0, `fixtures/providers/codex/eval/compaction-0.169.0.jsonl`:
 /// the first request after the clear carries only its own prompt), DING
-/// reports `clear` and queues the seven unread files into it, with an
-/// eighth, as CODEX-6 asks. The model was told of them once in each
-/// context; the world counted both as one context until a `/clear` began
-/// it again as a crash does.
+/// reports `clear` and queues the three unread files into it, with four
+/// that arrived meanwhile, as CODEX-6 asks. The model was told of them
+/// once in each context; the world counted both as one context until a
+/// `/clear` began it again, as a crash does.
 #[test]
 fn files_of_a_turn_lost_with_its_app_server_reach_the_thread_a_clear_begins_once() {
     holds_without(
         Harness::Codex,
-        10220,
+        10517,
         Class::Twice,
         &[
-            "7202 hook queue answered, naming [\"m0001.md\", \"m0002.md\", \"m0003.md\"]",
-            "7253 hook SessionStart answered, naming [\"m0004.md\", \"m0005.md\", \"m0006.md\", \"m0007.md\"]",
-            "8577 hook launch",
-            "12062 person types \"/clear\"",
+            "8113 hook SessionStart answered, naming [\"m0001.md\", \"m0002.md\", \"m0003.md\"]",
+            "8513 hook launch",
+            "10705 person types \"/clear\"",
             "the context begins again empty",
-            "13476 hook queue answered, naming [\"m0001.md\", \"m0002.md\", \"m0003.md\", \"m0004.md\", \"m0005.md\", \"m0006.md\", \"m0007.md\", \"m0008.md\"]",
-            "a queued turn starts on \"[ding] 8 unread",
+            "13516 hook queue answered, naming [\"m0001.md\", \"m0002.md\", \"m0003.md\", \"m0004.md\", \"m0005.md\", \"m0006.md\", \"m0007.md\"]",
+            "a queued turn starts on \"[ding] 7 unread",
         ],
     );
 }
@@ -878,36 +977,37 @@ fn files_a_hook_injected_into_a_lost_turn_are_said_again_after_a_compaction() {
             "3583 hook launch",
             "5005 person types \"/compact\"",
             "the context is compacted: its prompts stay",
-            "8288 hook SessionStart answered, naming [\"m0001.md\", \"m0002.md\", \"m0003.md\", \"m0004.md\"]",
+            "8284 hook SessionStart answered, naming [\"m0001.md\", \"m0002.md\", \"m0003.md\", \"m0004.md\"]",
         ],
     );
 }
 
-/// Found by the sweep with the two before (seed 22760), where DING was
-/// wrong: a queued delivery carries four files into a turn that is lost
-/// with its app-server, so they stay unread; after the person's
-/// `/compact` the next turn's `SessionStart` (`compact`) put the whole
-/// unread backlog into the request, those four among them, beside the
-/// queued notice itself, which Codex keeps through a compaction (a user
-/// message; on 0.169.0 the request after a `/compact` carried the notice
-/// of the turn before it, `compaction-0.169.0.jsonl`): four files twice
-/// in one request. A file a prompt of the thread carried is now left out
-/// of every later hook's injection until the context begins again
+/// Found by the sweep with the two before (seed 22760; now 51608, since
+/// a wake waits for a reading after its grant), where DING was wrong: a
+/// queued delivery carries five files into a turn that is lost with its
+/// app-server, so they stay unread; after the person's `/compact` the
+/// next turn's `SessionStart` (`compact`) put the whole unread backlog
+/// into the request, those five among them, beside the queued notice
+/// itself, which Codex keeps through a compaction (a user message; on
+/// 0.169.0 the request after a `/compact` carried the notice of the turn
+/// before it, `compaction-0.169.0.jsonl`): five files twice in one
+/// request. A file a prompt of the thread carried is now left out of
+/// every later hook's injection until the context begins again
 /// (`src/providers/codex/adapter.rs::a_file_a_prompt_of_the_thread_carried_is_not_said_again_by_the_compacted_backlog`).
 #[test]
 fn a_queued_notice_kept_through_a_compaction_is_not_said_again_by_its_backlog() {
     holds_without(
         Harness::Codex,
-        22760,
+        51608,
         Class::Twice,
         &[
-            "3617 hook queue answered, naming [\"m0001.md\", \"m0002.md\", \"m0003.md\", \"m0004.md\"]",
-            "3644 a queued turn starts on \"[ding] 4 unread",
-            "3873 hook launch",
-            "9699 person types \"/compact\"",
+            "7094 hook queue answered, naming [\"m0001.md\", \"m0002.md\", \"m0003.md\", \"m0004.md\", \"m0005.md\"]",
+            "7131 a queued turn starts on \"[ding] 5 unread",
+            "7682 hook launch",
+            "9069 person types \"/compact\"",
             "the context is compacted: its prompts stay",
-            "12253 a queued turn starts on \"[ding] 1 unread",
-            "12268 hook SessionStart answered, naming []",
+            "13293 a queued turn starts on \"[ding] 1 unread",
+            "13310 hook SessionStart answered, naming []",
         ],
     );
 }
@@ -985,7 +1085,7 @@ fn real_pane_two_messages_half_a_second_apart_are_one_wake() {
         &[
             "1523 arrives m0001.md",
             "2033 arrives m0002.md",
-            "3786 hook wake answered, naming [\"m0001.md\", \"m0002.md\"]",
+            "3788 hook wake answered, naming [\"m0001.md\", \"m0002.md\"]",
         ],
     );
     let wakes = outcome
@@ -1054,7 +1154,7 @@ fn real_pane_files_arriving_around_a_compaction_are_left_to_the_wake() {
             "17001 arrives m0001.md",
             "17981 person types \"/compact\"",
             "19768 hook SessionStart answered, naming []",
-            "20026 hook wake answered, naming [\"m0001.md\"]",
+            "20029 hook wake answered, naming [\"m0001.md\"]",
         ],
     );
 }

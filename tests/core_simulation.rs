@@ -492,7 +492,10 @@ impl Sim {
             0..=6 => self.activity(&mut line),
             7..=8 if self.rng.chance(25) => {
                 let named = self.hook_names();
-                let reason = self.rng.pick(&["hook-gone", "no-receipt"]).unwrap();
+                let reason = self
+                    .rng
+                    .pick(&["hook-gone", "no-receipt", "withheld"])
+                    .unwrap();
                 line.insert("kind".into(), json!("release"));
                 line.insert("messages".into(), json!(named));
                 line.insert("reason".into(), json!(reason));

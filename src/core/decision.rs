@@ -38,6 +38,9 @@ pub enum ReleaseCause {
     /// The hook never confirmed that it passed its answer on
     /// ([`Undelivered::NoReceipt`]).
     NoReceipt,
+    /// A wake was granted it, and the screen read after the grant no
+    /// longer let the wake go ([`Undelivered::Withheld`]).
+    Withheld,
     /// A person interrupted its typing, or its Return was withheld, and the
     /// composer was then seen empty with no turn in between: the notice is
     /// gone unsent.
@@ -52,6 +55,7 @@ impl From<Undelivered> for ReleaseCause {
         match why {
             Undelivered::HookGone => ReleaseCause::HookGone,
             Undelivered::NoReceipt => ReleaseCause::NoReceipt,
+            Undelivered::Withheld => ReleaseCause::Withheld,
         }
     }
 }

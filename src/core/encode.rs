@@ -132,6 +132,7 @@ impl Undelivered {
         match self {
             Undelivered::HookGone => "hook-gone",
             Undelivered::NoReceipt => "no-receipt",
+            Undelivered::Withheld => "withheld",
         }
     }
 }
@@ -303,7 +304,11 @@ mod tests {
             });
         let release = (
             names(),
-            prop_oneof![Just(Undelivered::HookGone), Just(Undelivered::NoReceipt)],
+            prop_oneof![
+                Just(Undelivered::HookGone),
+                Just(Undelivered::NoReceipt),
+                Just(Undelivered::Withheld)
+            ],
         )
             .prop_map(|(messages, reason)| Body::Release { messages, reason });
         prop_oneof![

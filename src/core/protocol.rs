@@ -87,6 +87,11 @@ pub enum Undelivered {
     /// The hook read the answer but never confirmed that it passed it on
     /// (it died before printing it, or hung past the receipt deadline).
     NoReceipt,
+    /// The answer was never given: a wake waiting for fresh idle was
+    /// granted the files, and the screen read after the grant was no
+    /// longer fresh idle, or a person's input had reached the terminal
+    /// within `quiet-input` (or no reading came).
+    Withheld,
 }
 
 /// A hook is about to put unread files into the harness's next context and
@@ -603,9 +608,13 @@ fn undelivered(value: Value<'_>) -> Result<Undelivered, ProtocolError> {
     match string("reason", value)?.as_ref() {
         "hook-gone" => Ok(Undelivered::HookGone),
         "no-receipt" => Ok(Undelivered::NoReceipt),
+        "withheld" => Ok(Undelivered::Withheld),
         other => Err(invalid(
             "reason",
-            format!("`hook-gone` or `no-receipt`, found {:?}", truncated(other)),
+            format!(
+                "`hook-gone`, `no-receipt` or `withheld`, found {:?}",
+                truncated(other)
+            ),
         )),
     }
 }
@@ -803,6 +812,14 @@ mod tests {
                 reason: Undelivered::NoReceipt,
             }
         );
+        let text = line(r#""kind":"release","sequence":4,"messages":["a.md"],"reason":"withheld""#);
+        assert!(matches!(
+            parse_line(&text).unwrap().body,
+            Body::Release {
+                reason: Undelivered::Withheld,
+                ..
+            }
+        ));
         let text = line(r#""kind":"release","sequence":4,"messages":["a.md"],"reason":"later""#);
         assert!(matches!(
             parse_line(&text),

@@ -266,6 +266,9 @@ impl MessageStatus {
             Some(ReleaseCause::NoReceipt) => {
                 "; given back: the hook that claimed it never confirmed passing it on"
             }
+            Some(ReleaseCause::Withheld) => {
+                "; given back: a wake claimed it, and the screen read just before the wake no longer allowed it (a person's key, most likely)"
+            }
             Some(ReleaseCause::InterruptedUnsent) => {
                 "; given back: a person interrupted its notice, which left the composer unsent"
             }

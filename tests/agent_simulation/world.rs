@@ -301,11 +301,15 @@ fn harness_for(scenario: &Scenario) -> Box<dyn HarnessModel> {
 
 struct File {
     arrived_ms: u64,
-    /// How many times it reached the model's present context.
+    /// How many times the model's present context says it.
     seen: u32,
     /// It reached the model in a prompt (typed or queued), which a
     /// compaction keeps; not only in what a hook injected.
     in_prompt: bool,
+    /// The model was told of it since its context last began (a crash, a
+    /// `/clear`). A compaction leaves it told, even where it drops the
+    /// text that said it: the summary is written from that text.
+    told: bool,
     archived: bool,
 }
 
@@ -615,6 +619,7 @@ impl World {
                             arrived_ms: self.now,
                             seen: 0,
                             in_prompt: false,
+                            told: false,
                             archived: false,
                         },
                     );
@@ -1089,11 +1094,11 @@ impl World {
                 }
                 Happened::ContextCleared => {
                     self.note("the context begins again empty".into());
-                    self.forget_context(|_| false);
+                    self.forget_context();
                 }
                 Happened::ContextCompacted => {
                     self.note("the context is compacted: its prompts stay".into());
-                    self.forget_context(|file| file.in_prompt);
+                    self.compact_context();
                 }
             }
         }
@@ -1146,7 +1151,7 @@ impl World {
         for peer in gone {
             self.after(0, Due::Machine(ToMachine::HookGone { peer }));
         }
-        self.forget_context(|_| false);
+        self.forget_context();
         let scenario = Scenario {
             seed: self.scenario.seed.wrapping_add(self.incarnation),
             ..self.scenario.clone()
@@ -1377,6 +1382,7 @@ impl World {
         };
         file.seen += 1;
         file.in_prompt |= matches!(how, Path::Typed | Path::Queued);
+        file.told = true;
         let seen = file.seen;
         self.to_archive.push(name.to_string());
         if seen > 1 {
@@ -1387,23 +1393,38 @@ impl World {
         }
     }
 
-    /// What the model read and has not archived leaves its context,
-    /// except what `stays` keeps: it may be told of it again. (A file it
-    /// no longer knows of is not archived at the next turn's end.)
-    fn forget_context(&mut self, stays: impl Fn(&File) -> bool) {
+    /// The context begins again: what the model read and has not
+    /// archived is gone from it, and it may be told of it again. (A file
+    /// it no longer knows of is not archived at the next turn's end.)
+    fn forget_context(&mut self) {
         let mut kept = Vec::new();
         for name in std::mem::take(&mut self.to_archive) {
             let Some(file) = self.files.get_mut(&name) else {
                 continue;
             };
-            if file.archived || stays(file) {
+            if file.archived {
                 kept.push(name);
             } else {
                 file.seen = 0;
                 file.in_prompt = false;
+                file.told = false;
             }
         }
         self.to_archive = kept;
+    }
+
+    /// A compaction: the text of a file the model read only in what a
+    /// hook injected is gone, so saying it again is no repeat; the model
+    /// was still told of it.
+    fn compact_context(&mut self) {
+        for name in &self.to_archive {
+            if let Some(file) = self.files.get_mut(name)
+                && !file.archived
+                && !file.in_prompt
+            {
+                file.seen = 0;
+            }
+        }
     }
 
     /// The model read what it saw during the turn and archives it.
@@ -1447,7 +1468,7 @@ impl World {
             .files
             .iter()
             .filter(|(_, file)| {
-                file.seen == 0 && settled.max(file.arrived_ms) + LIVENESS_BOUND_MS <= self.now
+                !file.told && settled.max(file.arrived_ms) + LIVENESS_BOUND_MS <= self.now
             })
             .map(|(name, _)| name.clone())
             .collect();

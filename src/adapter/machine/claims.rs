@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 
 use super::Peer;
 use crate::adapter::{ClaimRequest, HookCall, Park};
+use crate::core::downlink::Claimed;
 use crate::core::identity::Identity;
 use crate::core::message::MessageName;
 use crate::core::time::Time;
@@ -44,9 +45,34 @@ pub struct Delivering {
     pub deadline: Time,
 }
 
+/// A parked call that waits for fresh idle, whose claim granted files:
+/// its wake goes only on a reading of the screen asked for after the
+/// grant came (a key may have reached the terminal while the claim was
+/// out, and a wake answers no PTY host that could refuse it).
+#[derive(Clone, Debug)]
+pub struct Confirming {
+    /// The call, as it waited for its claim (`parked` is its park).
+    pub waiting: Waiting,
+    pub claimed: Claimed,
+    /// The number of the last snapshot asked for when the grant came: a
+    /// later one confirms.
+    pub after: u64,
+    /// When it is given up without a reading: withheld.
+    pub deadline: Time,
+}
+
+impl Confirming {
+    /// The park of the call (every confirming call has one).
+    pub fn park(&self) -> Option<&Park> {
+        self.waiting.parked.as_ref().map(|(park, _)| park)
+    }
+}
+
 #[derive(Debug)]
 pub struct Claims {
     pub waiting: BTreeMap<Peer, Waiting>,
+    /// Wakes granted files, waiting for their confirming reading.
+    pub confirming: BTreeMap<Peer, Confirming>,
     /// Answers with claimed files awaiting the hook's receipt.
     pub delivering: BTreeMap<Peer, Delivering>,
     /// Claims in flight whose hook left (or was answered with nothing at
@@ -59,6 +85,7 @@ impl Default for Claims {
     fn default() -> Self {
         Claims {
             waiting: BTreeMap::new(),
+            confirming: BTreeMap::new(),
             delivering: BTreeMap::new(),
             abandoned: BTreeMap::new(),
             next_claim: 1,
@@ -110,20 +137,27 @@ impl Claims {
             .collect()
     }
 
-    /// The slot of a parked call being claimed for that holds the terminal.
+    /// The slot of a parked call being claimed for, or confirmed, that
+    /// holds the terminal.
     pub fn terminal_holder(&self) -> Option<&'static str> {
         self.waiting
             .values()
+            .chain(
+                self.confirming
+                    .values()
+                    .map(|confirming| &confirming.waiting),
+            )
             .filter_map(|waiting| waiting.parked.as_ref())
             .find(|(park, _)| park.holds_terminal)
             .map(|(park, _)| park.slot)
     }
 
-    /// The earliest claim or receipt deadline.
+    /// The earliest claim, confirmation or receipt deadline.
     pub fn next_deadline(&self) -> Option<Time> {
         let claims = self.waiting.values().map(|waiting| waiting.deadline);
+        let confirming = self.confirming.values().map(|wake| wake.deadline);
         let receipts = self.delivering.values().map(|sent| sent.deadline);
-        claims.chain(receipts).min()
+        claims.chain(confirming).chain(receipts).min()
     }
 }
 

@@ -30,7 +30,7 @@ mod strangers;
 use std::collections::VecDeque;
 use std::time::Duration;
 
-use claims::{Claims, Delivering, Waiting, due};
+use claims::{Claims, Confirming, Delivering, Waiting, due};
 use quiet::PersonQuiet;
 use startup::Startup;
 use strangers::Strangers;
@@ -195,6 +195,9 @@ pub struct Machine<P: Provider> {
     /// composer holds exactly it.
     typed: Option<(u64, String)>,
     link: Link,
+    /// How many snapshots were asked for: the reply to the last one is
+    /// number `snapshots_asked` (one is pending at a time).
+    snapshots_asked: u64,
     last_snapshot: Option<Time>,
     next_heartbeat: Option<Time>,
     pty_retry_at: Option<Time>,
@@ -237,6 +240,7 @@ impl<P: Provider> Machine<P> {
             moved: false,
             typed: None,
             link: Link::Closed,
+            snapshots_asked: 0,
             last_snapshot: None,
             next_heartbeat: None,
             pty_retry_at: None,
@@ -397,6 +401,18 @@ impl<P: Provider> Machine<P> {
         for stale in self.parked.take_calls(about_other) {
             self.end_park(stale, ParkEnded::Ended);
         }
+        let stale: Vec<Peer> = self
+            .claims
+            .confirming
+            .iter()
+            .filter(|(_, wake)| about_other(&wake.waiting.call))
+            .map(|(peer, _)| *peer)
+            .collect();
+        for peer in stale {
+            if let Some(wake) = self.claims.confirming.remove(&peer) {
+                self.withhold(peer, wake, None, "its terminal is gone");
+            }
+        }
         for peer in self.claims.unsent() {
             if self
                 .claims
@@ -440,8 +456,12 @@ impl<P: Provider> Machine<P> {
         } else {
             self.next_heartbeat = None;
             self.pty_retry_at = None;
-            self.moved = false;
-            self.close_pty();
+            // A wake waiting for its confirming reading keeps the
+            // terminal open until it has it.
+            if self.claims.confirming.is_empty() {
+                self.moved = false;
+                self.close_pty();
+            }
         }
     }
 
@@ -476,17 +496,122 @@ impl<P: Provider> Machine<P> {
             // Nothing to wake the harness with: keep offering.
             return self.repark(peer, waiting.call, park, deadline);
         }
+        if waiting
+            .parked
+            .as_ref()
+            .is_some_and(|(park, _)| park.waits_for_fresh_idle)
+        {
+            // The screen was fresh idle and the person quiet when the claim
+            // went out; a key may have reached the terminal since, and no
+            // PTY host fences a wake. It goes only on a reading asked for
+            // now (see `confirm_wakes`).
+            self.claims.confirming.insert(
+                peer,
+                Confirming {
+                    waiting,
+                    claimed,
+                    after: self.snapshots_asked,
+                    deadline: self.now + CLAIM_DEADLINE,
+                },
+            );
+            self.moved = true;
+            return;
+        }
+        self.deliver(peer, waiting, &claimed);
+    }
+
+    /// Answers `peer`'s call with the files its claim was granted.
+    fn deliver(&mut self, peer: Peer, waiting: Waiting, claimed: &Claimed) {
         let mut answer = self
             .provider
-            .on_claimed(&waiting.call, &claimed, &self.agent, self.now);
+            .on_claimed(&waiting.call, claimed, &self.agent, self.now);
         if waiting.parked.is_some() {
             answer.parked = Some(ParkAnswer::Delivered);
         }
         match waiting.claimed_as {
             Some(identity) if !claimed.granted.is_empty() => {
-                self.answer_for_receipt(peer, &answer, identity, claimed.granted)
+                self.answer_for_receipt(peer, &answer, identity, claimed.granted.clone())
             }
             _ => self.answer(peer, &answer),
+        }
+    }
+
+    /// Wakes whose confirming reading has come (this snapshot's) go if it
+    /// is still fresh idle, settled, and the person has still been quiet
+    /// for `quiet-input`; else they are withheld.
+    fn confirm_wakes(&mut self) {
+        let read: Vec<Peer> = self
+            .claims
+            .confirming
+            .iter()
+            .filter(|(_, wake)| wake.after < self.snapshots_asked)
+            .map(|(peer, _)| *peer)
+            .collect();
+        for peer in read {
+            let Some(wake) = self.claims.confirming.remove(&peer) else {
+                continue;
+            };
+            let Some(park) = wake.park() else {
+                continue;
+            };
+            let screen_later = (!parked::may_wake(park, self.fresh_idle))
+                .then(|| self.now.saturating_add(park.settle));
+            let quiet_later = self.person.not_before(self.pacing.quiet_input, self.now);
+            match screen_later.or(quiet_later) {
+                None => self.deliver(peer, wake.waiting, &wake.claimed),
+                again_at => self.withhold(
+                    peer,
+                    wake,
+                    again_at,
+                    "the screen read after its grant does not allow it",
+                ),
+            }
+        }
+        self.close_unless_wanted();
+    }
+
+    /// A wake granted files is withheld (`why`): the files go back to
+    /// unread work (`release` `withheld`) and the call to its slot, due
+    /// again `again_at`, or (`None`: its terminal is gone) it is answered
+    /// with nothing.
+    fn withhold(&mut self, peer: Peer, wake: Confirming, again_at: Option<Time>, why: &str) {
+        self.emit(Output::Log(format!(
+            "{}: withheld: {why}",
+            wake.waiting.call.event
+        )));
+        if let Some(identity) = &wake.waiting.claimed_as {
+            self.give_back(identity, wake.claimed.granted, Undelivered::Withheld);
+        }
+        let Some((park, deadline)) = wake.waiting.parked else {
+            return;
+        };
+        let back = Parked {
+            peer,
+            call: wake.waiting.call,
+            park,
+            deadline,
+            fire_at: None,
+        };
+        let stale = match again_at {
+            None => Some(back),
+            Some(at) if self.wanted => self.parked.hold(back, at),
+            Some(_) => self.parked.restore(back, false, self.now),
+        };
+        if let Some(stale) = stale {
+            let ended = if again_at.is_some() {
+                ParkEnded::Replaced
+            } else {
+                ParkEnded::Ended
+            };
+            self.end_park(stale, ended);
+        }
+    }
+
+    /// Closes the terminal once nothing wants it read.
+    fn close_unless_wanted(&mut self) {
+        if !self.wanted && self.claims.confirming.is_empty() && self.link != Link::Closed {
+            self.moved = false;
+            self.close_pty();
         }
     }
 
@@ -558,6 +683,12 @@ impl<P: Provider> Machine<P> {
         // given back now.
         if let Some(waiting) = self.claims.waiting.remove(&peer) {
             self.claims.abandon(&waiting);
+        }
+        if let Some(wake) = self.claims.confirming.remove(&peer)
+            && let Some(identity) = &wake.waiting.claimed_as
+        {
+            self.give_back(identity, wake.claimed.granted, Undelivered::HookGone);
+            self.close_unless_wanted();
         }
         if let Some(sent) = self.claims.delivering.remove(&peer) {
             self.give_back(&sent.identity, sent.messages, Undelivered::HookGone);
@@ -799,6 +930,7 @@ impl<P: Provider> Machine<P> {
         if let Some(request) = typed {
             reading.reason = format!("{}; it holds DING's notice {request}", reading.reason).into();
         }
+        self.confirm_wakes();
         self.report(reading, snapshot.revision, typed);
     }
 
@@ -814,6 +946,11 @@ impl<P: Provider> Machine<P> {
 
     fn pty_lost(&mut self, why: &str) {
         self.close_pty();
+        // No reading can confirm a wake now.
+        for (peer, wake) in std::mem::take(&mut self.claims.confirming) {
+            let again_at = wake.park().map(|park| self.now.saturating_add(park.settle));
+            self.withhold(peer, wake, again_at, "the terminal could not be read");
+        }
         if let Some(identity) = self.identity.clone() {
             // Without a screen nothing can be vouched for: say so (no
             // revision, so it can never authorize input).
@@ -902,7 +1039,7 @@ impl<P: Provider> Machine<P> {
     /// Whether a snapshot is owed: wanted, something moved, and the open
     /// connection has none pending.
     fn snapshot_wanted(&self) -> bool {
-        self.wanted
+        (self.wanted || !self.claims.confirming.is_empty())
             && self.moved
             && self.link
                 == Link::Open {
@@ -928,6 +1065,13 @@ impl<P: Provider> Machine<P> {
             self.emit(Output::HookClose { peer });
             if let Some(sent) = self.claims.delivering.remove(&peer) {
                 self.give_back(&sent.identity, sent.messages, Undelivered::NoReceipt);
+            }
+        }
+        for peer in due(&self.claims.confirming, now, |wake| wake.deadline) {
+            // No reading came in time: nothing vouches for the screen.
+            if let Some(wake) = self.claims.confirming.remove(&peer) {
+                let again_at = wake.park().map(|park| now.saturating_add(park.settle));
+                self.withhold(peer, wake, again_at, "no reading of the screen came");
             }
         }
         for stale in self.parked.take_expired(now) {
@@ -972,15 +1116,16 @@ impl<P: Provider> Machine<P> {
                 self.next_heartbeat = Some(now + self.pacing.heartbeat);
                 self.moved = true;
             }
-            let allowed = self.snapshot_allowed_at().is_none_or(|at| at <= now);
-            if self.snapshot_wanted() && allowed {
-                self.moved = false;
-                self.last_snapshot = Some(now);
-                self.link = Link::Open {
-                    snapshot_pending: true,
-                };
-                self.emit(Output::PtySnapshot);
-            }
+        }
+        let allowed = self.snapshot_allowed_at().is_none_or(|at| at <= now);
+        if self.snapshot_wanted() && allowed {
+            self.moved = false;
+            self.last_snapshot = Some(now);
+            self.snapshots_asked += 1;
+            self.link = Link::Open {
+                snapshot_pending: true,
+            };
+            self.emit(Output::PtySnapshot);
         }
         self.report_remark();
     }

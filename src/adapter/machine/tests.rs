@@ -571,14 +571,114 @@ fn a_parked_wake_claims_only_after_settling_on_fresh_idle_and_holds_the_terminal
         matches!(&lines[..], [Body::Claim(claim)] if claim.claim == 2),
         "{lines:?}"
     );
+    // Granted: the wake goes on a reading asked for after the grant.
     machine.handle_input(claimed(2, &["a.md"]), at(2_300));
+    assert_eq!(drain(&mut machine), [Output::PtySnapshot]);
+    machine.handle_input(snapshot(5), at(2_305));
     let outputs = drain(&mut machine);
     assert!(
         matches!(
             &outputs[..],
-            [Output::HookAnswerForReceipt { peer: Peer(2), .. }]
+            [
+                Output::HookAnswerForReceipt { peer: Peer(2), .. },
+                Output::Uplink(_)
+            ]
         ),
         "{outputs:?}"
+    );
+}
+
+/// A wake granted its files with the terminal where its claim left it.
+fn wake_granted(machine: &mut Machine<Probe>) {
+    park(machine, 2, "wake", at(0));
+    wanted_and_open(machine, at(1_000));
+    machine.handle_input(snapshot(3), at(1_010));
+    drain(machine);
+    machine.handle_timeout(at(1_100));
+    let lines = uplinked(&drain(machine)).len();
+    assert_eq!(lines, 1, "the claim");
+}
+
+/// Found by the whole-agent simulation (issue 36, item 6; seeds 1101,
+/// 21538, 45325 of one model, 16613, 18857, 48980 of another): the person's key
+/// reached the terminal while a wake's claim was out, and the wake,
+/// answered on the reading the claim was made on, started a turn under
+/// their draft. A wake granted files goes only on a reading asked for
+/// after the grant came; one that shows the person's input gives the
+/// files back (`release` `withheld`) and puts the call back in its slot.
+#[test]
+fn a_key_while_a_wakes_claim_is_out_withholds_the_wake_and_gives_the_files_back() {
+    let mut machine = machine();
+    wake_granted(&mut machine);
+    // A key reaches the terminal; the grant comes right after, and with
+    // it the sidecar's word that no evidence is wanted any more.
+    machine.handle_input(Input::PtyMoved, at(1_101));
+    assert_eq!(drain(&mut machine), [Output::PtySnapshot]);
+    machine.handle_input(claimed(1, &["a.md"]), at(1_102));
+    machine.handle_input(wanted(false), at(1_102));
+    assert!(
+        drain(&mut machine).is_empty(),
+        "no answer, and the terminal stays open for the reading"
+    );
+    // The snapshot asked before the grant does not count.
+    machine.handle_input(snapshot(4), at(1_103));
+    assert!(drain(&mut machine).is_empty());
+    machine.handle_timeout(at(1_128));
+    assert_eq!(drain(&mut machine), [Output::PtySnapshot]);
+    // The one asked after it shows the key (the host counted it 5 ms
+    // before it built the reply).
+    let mut typed = testing::snapshot(10, &["ready"], Vec::new(), None);
+    typed.revision = 5;
+    typed.terminal.input_at_ms = Some(50_095);
+    typed.clock_ms = Some(50_100);
+    machine.handle_input(Input::PtySnapshot(Box::new(typed)), at(1_130));
+    let outputs = drain(&mut machine);
+    assert!(
+        !outputs.iter().any(|output| matches!(
+            output,
+            Output::HookAnswerForReceipt { .. } | Output::HookAnswer { .. }
+        )),
+        "the wake is withheld: {outputs:?}"
+    );
+    let lines = uplinked(&outputs);
+    assert!(
+        matches!(&lines[..], [Body::Release { messages, reason: Undelivered::Withheld }] if messages.len() == 1),
+        "{lines:?}"
+    );
+    assert!(outputs.contains(&Output::PtyClose), "{outputs:?}");
+    // Back in its slot: evidence wanted again (the files are pending), it
+    // claims once the person has been quiet.
+    machine.handle_input(wanted(true), at(1_200));
+    machine.handle_input(Input::PtyOpened, at(1_200));
+    machine.handle_input(snapshot(6), at(1_201));
+    drain(&mut machine);
+    machine.handle_timeout(at(1_301));
+    let outputs = drain(&mut machine);
+    let lines = uplinked(&outputs);
+    assert!(
+        matches!(&lines[..], [Body::Claim(claim)] if claim.claim == 2),
+        "{lines:?}"
+    );
+}
+
+#[test]
+fn a_wake_whose_confirming_reading_never_comes_is_withheld() {
+    let mut machine = machine();
+    wake_granted(&mut machine);
+    machine.handle_input(claimed(1, &["a.md"]), at(1_110));
+    assert_eq!(drain(&mut machine), [Output::PtySnapshot]);
+    machine.handle_input(Input::PtyLost("gone".into()), at(1_120));
+    let outputs = drain(&mut machine);
+    let lines = uplinked(&outputs);
+    assert!(
+        lines.iter().any(|line| matches!(
+            line,
+            Body::Release {
+                reason: Undelivered::Withheld,
+                ..
+            }
+        )),
+        "{lines:?}"
     );
 }
 
