@@ -278,6 +278,37 @@ fn a_key_while_a_queued_turns_claim_is_out_withholds_the_delivery() {
     }
 }
 
+/// Found by the sweep past `make test`'s seeds (issue 36, item 6: files
+/// never delivered on Claude Code, seed 37870), where DING was wrong, and
+/// fixed since by the hook channel's rule for calls about another harness
+/// (955afec, KIT-2): the person's prompt at 10.65 s fires
+/// `UserPromptSubmit` and a new wake, and the harness crashes 8 ms later.
+/// The new harness parked its own wake first; the dead one's wake, come
+/// late, replaced it (at abb3109: "hook wake answered, naming []" for the
+/// new one at 10666 ms), and every claim made for it was stamped with the
+/// dead incarnation and refused (`identity-mismatch`): the five files
+/// never reached the model, the harness idle from 15.3 s. A call about a
+/// harness the adapter no longer serves now claims nothing, holds no
+/// terminal, and is answered with nothing; the new harness's wake
+/// delivers the five.
+#[test]
+fn a_wake_of_a_harness_that_crashed_just_after_a_prompt_replaces_no_wake_of_the_new_one() {
+    holds_without(
+        Harness::Claude,
+        37870,
+        Class::Liveness,
+        &[
+            "8688 arrives m0005.md",
+            "10651 submitted \"pafmg\"",
+            "10651 hook wake Peer(10)",
+            "10659 the harness crashes and starts again as i2",
+            "10664 adapter log: wake: parked in slot wake",
+            "11417 hook wake answered, naming [\"m0001.md\", \"m0002.md\", \"m0003.md\", \"m0004.md\", \"m0005.md\"]",
+            "hook wake of a harness gone answered",
+        ],
+    );
+}
+
 /// Found by the sweep once the wake above waited for its reading (its
 /// timing moved by a millisecond), where DING was wrong: the launcher
 /// answered a delivery of seven files at 6065 ms and called the adapter
