@@ -493,7 +493,9 @@ fn a_huge_backlog_is_kept_whole_and_in_order() {
 #[test]
 fn a_silent_adapter_is_reported_silent_since_evidence_was_wanted() {
     // An adapter owes nothing while nothing is pending: silence counts from
-    // the later of its last line and the moment evidence became wanted.
+    // the moment evidence became wanted if it has not spoken since, then
+    // only while its evidence allows delivery or the terminal moved past
+    // what it read.
     let mut driver = started(None, "inc-1", 0);
     driver.input(
         Input::AdapterLine(idle_line(1, "inc-1", "nonempty", 10)),
@@ -519,6 +521,61 @@ fn a_silent_adapter_is_reported_silent_since_evidence_was_wanted() {
     assert_eq!(
         driver.engine.status(later).messages[0].describe(later),
         "001.md  held: composer nonempty (adapter, 24 s ago)"
+    );
+    // Evidence that holds is owed nothing more while the terminal stays
+    // as it was read: no heartbeat for a held message.
+    let much_later = Time::from_millis(600_000);
+    assert_eq!(
+        driver.engine.status(much_later).messages[0].describe(much_later),
+        "001.md  held: composer nonempty (adapter, 8 min ago)"
+    );
+    // The terminal moves past the revision that was read: a reading of
+    // it is owed from then.
+    driver.input(
+        Input::PtyStatus {
+            identity: identity("inc-1"),
+            revision: 11,
+        },
+        much_later,
+    );
+    let unread = Time::from_millis(631_000);
+    assert_eq!(
+        driver.engine.status(unread).messages[0].describe(unread),
+        "001.md  held: adapter silent (adapter, 31 s ago)"
+    );
+    // Its reading of the move answers it.
+    driver.input(
+        Input::AdapterLine(idle_line(3, "inc-1", "nonempty", 11)),
+        Time::from_millis(632_000),
+    );
+    let answered = Time::from_millis(700_000);
+    assert_eq!(
+        driver.engine.status(answered).messages[0].describe(answered),
+        "001.md  held: composer nonempty (adapter, 68 s ago)"
+    );
+}
+
+/// The terminal's move that the sidecar hears of before the adapter's
+/// reading of it arrives is no debt: the reading names its revision.
+#[test]
+fn a_move_the_adapters_evidence_was_read_at_is_owed_nothing() {
+    let mut driver = started(None, "inc-1", 0);
+    driver.input(Input::InboxAdded(name("001.md")), Time::from_millis(1_000));
+    driver.input(
+        Input::PtyStatus {
+            identity: identity("inc-1"),
+            revision: 12,
+        },
+        Time::from_millis(1_500),
+    );
+    driver.input(
+        Input::AdapterLine(idle_line(1, "inc-1", "nonempty", 12)),
+        Time::from_millis(1_600),
+    );
+    let later = Time::from_millis(100_000);
+    assert_eq!(
+        driver.engine.status(later).messages[0].describe(later),
+        "001.md  held: composer nonempty (adapter, 98 s ago)"
     );
 }
 

@@ -704,7 +704,7 @@ impl Sim {
                 identity: identity.clone(),
                 revision,
             },
-            |oracle, _| oracle.status(&identity, revision),
+            |oracle, now| oracle.status(&identity, revision, now),
         );
         if self.world.harness_dead {
             // The runtime turns a status that says "exited" into this input.

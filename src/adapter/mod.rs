@@ -344,6 +344,16 @@ pub trait Provider {
     /// its hooks: a hook that cannot find it does nothing.
     fn on_hook_program(&mut self, _found: bool) {}
 
+    /// The first moment after `now` at which the verdict of the last
+    /// [`Provider::evidence`] would change with time alone, the screen
+    /// unchanged and no hook heard (a grace after a hook or a wake running
+    /// out): the machine reads the screen again then. Evidence that holds
+    /// is otherwise read again only on an event, so a provider whose
+    /// verdict rests on the clock must say when. The default: never.
+    fn verdict_changes_at(&self, _now: Time) -> Option<Time> {
+        None
+    }
+
     /// How long a new terminal's screen must read idle without a break
     /// before it counts as idle evidence: the dialogs a harness draws in
     /// its first seconds come after its first composer frame (see

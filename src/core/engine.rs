@@ -273,6 +273,12 @@ pub struct Engine {
     /// What the adapter was last told about wanting evidence; `None` until
     /// it has been told (after every spawn).
     demand: Option<Demand>,
+    /// The revision the adapter's last activity line was read at (`None`:
+    /// it vouched for none).
+    read_revision: Option<u64>,
+    /// Since when the terminal has shown a revision the adapter's last
+    /// activity line was not read at: a reading of it is owed from then.
+    unread_move_since: Option<Time>,
     /// The `reason` of the adapter's latest activity line, for status.
     adapter_reason: Option<String>,
     /// When the adapter said it.
@@ -315,6 +321,8 @@ impl Engine {
             stopping: false,
             hold: None,
             demand: None,
+            read_revision: None,
+            unread_move_since: None,
             adapter_reason: None,
             adapter_reason_at: None,
             pty_retry: PTY_RETRY,
@@ -790,6 +798,12 @@ impl Engine {
         if let Body::Activity(activity) = &event.body {
             self.adapter_reason = activity.reason.as_deref().map(str::to_owned);
             self.adapter_reason_at = Some(self.now);
+            self.read_revision = activity.revision;
+            let unread = match (self.pty.revision, activity.revision) {
+                (Some(known), Some(read)) => known > read,
+                _ => false,
+            };
+            self.unread_move_since = unread.then_some(self.now);
         }
         match event.body {
             Body::Activity(activity) if activity.state == ActivityState::Idle => {
@@ -1077,6 +1091,9 @@ impl Engine {
     fn on_pty_status(&mut self, identity: Identity, revision: u64) {
         self.pty.reachable = true;
         self.pty.revision = Some(revision);
+        if self.read_revision.is_none_or(|read| revision > read) {
+            self.unread_move_since.get_or_insert(self.now);
+        }
         // The host answering ends "unreachable"; an error waits for its retry
         // timer, and an exited harness for a new one.
         if self
@@ -1089,8 +1106,10 @@ impl Engine {
         if self.pty.identity.as_ref() == Some(&identity) {
             return;
         }
-        // A new harness (or launch): nothing that blocked the old one applies.
+        // A new harness (or launch): nothing that blocked the old one applies,
+        // and no reading of the old one's screen.
         self.pty_block = None;
+        self.read_revision = None;
         self.pty_retry.succeeded();
         let previous = self.pty.identity.replace(identity.clone());
         self.record(Decision::PtyIdentity {
@@ -1841,10 +1860,15 @@ impl Engine {
         }));
     }
 
-    /// Since when an adapter that is up has been silent: from its last
-    /// line, its start, or the moment evidence became wanted, whichever is
-    /// latest. An adapter owes nothing while nothing is wanted, so it may
-    /// sleep for hours and still answer the next demand in time.
+    /// Since when an adapter that is up has owed a line and said none. It
+    /// owes one once evidence is wanted and it has not spoken since; while
+    /// its last evidence allows delivery (a lease with an empty composer,
+    /// which it keeps fresh), from its last line; and once the terminal
+    /// showed a revision its last evidence was not read at (it watches the
+    /// terminal and reads every move). Evidence that holds is owed nothing more while nothing
+    /// moves, so a held message costs no heartbeat; and an adapter owes
+    /// nothing while nothing is wanted, so it may sleep for hours and
+    /// still answer the next demand in time.
     fn silent_since(&self) -> Option<Time> {
         let AdapterPhase::Up {
             since, last_line, ..
@@ -1853,11 +1877,16 @@ impl Engine {
             return None;
         };
         let spoke = last_line.unwrap_or(*since);
-        let asked = self
-            .demand
-            .filter(|demand| demand.wanted)
-            .map_or(spoke, |demand| demand.since);
-        Some(spoke.max(asked))
+        let wanted = self.demand.filter(|demand| demand.wanted)?;
+        if wanted.since >= spoke {
+            return Some(wanted.since);
+        }
+        let ready =
+            matches!(&self.lease, LeaseSlot::Granted(lease) if lease.composer == Composer::Empty);
+        [ready.then_some(spoke), self.unread_move_since]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     /// Tells the adapter when evidence becomes wanted or unwanted: wanted

@@ -207,7 +207,7 @@ pub const ADVICE: &[HoldAdvice] = &[
     ),
     advice(
         "adapter-silent",
-        "The adapter said nothing for `adapter-silence` while work waited for the terminal, so its evidence is stale.",
+        "The adapter owed a reading for `adapter-silence` and gave none: work waited and it had not spoken since, its ready evidence went unrenewed, or the terminal moved past what it last read.",
         "Check that the adapter still watches the screen (`ding logs NAME`); raise `adapter-silence` if it reports rarely by design.",
     ),
     advice(

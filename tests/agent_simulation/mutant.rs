@@ -146,6 +146,10 @@ impl Provider for Mutant {
         self.inner.startup_settle()
     }
 
+    fn verdict_changes_at(&self, now: ding::core::time::Time) -> Option<ding::core::time::Time> {
+        self.inner.verdict_changes_at(now)
+    }
+
     fn native_path_holds(&self) -> Option<String> {
         if self.defect == Some(Defect::ForgetsItsNativePath) {
             return None;

@@ -328,6 +328,8 @@ struct World {
     revision: u64,
     /// Whether the adapter watches the terminal (its connection is open).
     watching: bool,
+    /// The revision whose snapshot reply the host built last, and when.
+    snapshot_built: Option<(u64, u64)>,
     transaction: Option<Transaction>,
     hold: Option<InputHold>,
     holds: u64,
@@ -407,6 +409,7 @@ impl World {
             incarnation: 1,
             revision: 1,
             watching: false,
+            snapshot_built: None,
             transaction: None,
             person_input_at_ms: None,
             output_at_ms: None,
@@ -601,10 +604,17 @@ impl World {
             Due::Snapshot if self.watching => {
                 let mut snapshot = self.harness.snapshot(self.revision);
                 // As `ding pty` builds it: the terminal's times, and its
-                // clock (the host's clock is the world's).
+                // clock (the host's clock is the world's) when it built the
+                // revision's reply, which answers every read of that
+                // revision after it (`snapshot_line`).
                 snapshot.terminal.input_at_ms = self.person_input_at_ms;
                 snapshot.terminal.output_at_ms = self.output_at_ms;
-                snapshot.clock_ms = Some(self.now);
+                let built_at = match self.snapshot_built {
+                    Some((revision, at)) if revision == self.revision => at,
+                    _ => self.now,
+                };
+                self.snapshot_built = Some((self.revision, built_at));
+                snapshot.clock_ms = Some(built_at);
                 self.after(0, Due::Machine(ToMachine::PtySnapshot(Box::new(snapshot))));
             }
             // Asked for on a connection since closed: nobody reads it.

@@ -240,6 +240,10 @@ pub struct Oracle {
     pub adapter: AdapterView,
     respawn_ms: u64,
     told: Option<Told>,
+    /// The revision the adapter's last activity line was read at.
+    read_revision: Option<u64>,
+    /// Since when the host has shown a revision past it (spec §3).
+    unread_move_since: Option<Time>,
     lease: Lease,
     /// Every unread file the engine has been told of, in FIFO order.
     pub files: BTreeMap<String, File>,
@@ -287,6 +291,8 @@ impl Oracle {
             adapter,
             respawn_ms: RESPAWN_INITIAL_MS,
             told: None,
+            read_revision: None,
+            unread_move_since: None,
             lease: Lease::Ended("adapter-starting"),
             files: BTreeMap::new(),
             context_since: None,
@@ -587,19 +593,30 @@ impl Oracle {
         Ok(())
     }
 
-    /// Spec §3: silence counts from the later of the adapter's last line,
-    /// its start, and the moment evidence became wanted; only while wanted.
+    /// Spec §3: silence counts only while evidence is wanted: from the
+    /// demand if the adapter has not spoken since; else from its last line
+    /// while its lease allows delivery (an empty composer), and from the
+    /// first revision past the one its last activity was read at.
     fn silent_since(&self) -> Option<Time> {
         let AdapterView::Up { last_line, .. } = self.adapter else {
             return None;
         };
-        match self.told {
-            Some(Told {
-                wanted: true,
-                since,
-            }) => Some(last_line.max(since)),
-            _ => None,
+        let Some(Told {
+            wanted: true,
+            since,
+        }) = self.told
+        else {
+            return None;
+        };
+        if since >= last_line {
+            return Some(since);
         }
+        let ready =
+            matches!(&self.lease, Lease::Granted(lease) if lease.composer == Composer::Empty);
+        [ready.then_some(last_line), self.unread_move_since]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     pub fn pending(&self) -> Vec<String> {
@@ -935,16 +952,21 @@ impl Oracle {
         self.block = Some(Block::RetryAt(Time::from_millis(now.as_millis() + delay)));
     }
 
-    pub fn status(&mut self, identity: &Identity, revision: u64) {
+    pub fn status(&mut self, identity: &Identity, revision: u64, now: Time) {
         self.revision = Some(revision);
+        if self.read_revision.is_none_or(|read| revision > read) {
+            self.unread_move_since.get_or_insert(now);
+        }
         if self.block == Some(Block::Unreachable) {
             self.block = None;
         }
         if self.identity.as_ref() == Some(identity) {
             return;
         }
-        // A new harness or launch: no block of the old one applies.
+        // A new harness or launch: no block of the old one applies, and no
+        // reading of the old one's screen.
         self.identity = Some(identity.clone());
+        self.read_revision = None;
         self.block = None;
         self.exited = false;
         self.retry_ms = PTY_RETRY_INITIAL_MS;
@@ -1117,6 +1139,12 @@ impl Oracle {
             Some(_) => {}
         }
         let incarnation = identity.incarnation.clone();
+        if let Body::Activity { revision, .. } = body {
+            self.read_revision = *revision;
+            let unread =
+                matches!((self.revision, revision), (Some(known), Some(read)) if known > *read);
+            self.unread_move_since = unread.then_some(now);
+        }
         match body {
             Body::Activity {
                 idle: true,

@@ -18,8 +18,12 @@
 //! Evidence is produced only while the sidecar wants it, and only from a
 //! snapshot asked for after the last thing the machine heard move, stamped
 //! with that snapshot's revision: the sidecar's compare-and-send then fails
-//! if anything at all happened since. While wanted, a heartbeat reads the
-//! screen again so the evidence never goes stale or silent. With nothing
+//! if anything at all happened since. While wanted, evidence that allows
+//! delivery (idle, composer empty) is read again on a heartbeat so it never
+//! goes stale; evidence that holds is read again only on an event: the
+//! terminal moving, a hook, the sidecar, or the moment the provider says
+//! its verdict changes with time alone ([`Provider::verdict_changes_at`]).
+//! A held message thus costs no wake-up while nothing happens. With nothing
 //! wanted and no hook waiting, [`Machine::next_deadline`] is `None`.
 
 mod claims;
@@ -128,8 +132,8 @@ pub enum Output {
 pub struct Pacing {
     /// The `validForMs` of each activity line (the sidecar caps it).
     pub valid_for: Duration,
-    /// How often the screen is read again while evidence is wanted and
-    /// nothing moved.
+    /// How often the screen is read again while evidence is wanted, the
+    /// last reading allowed delivery, and nothing moved.
     pub heartbeat: Duration,
     /// The least time between two snapshots while the screen keeps moving.
     pub min_snapshot_gap: Duration,
@@ -433,6 +437,7 @@ impl<P: Provider> Machine<P> {
     /// screen, or said by its hooks, holds for the new one.
     fn new_terminal(&mut self, identity: Option<&Identity>) {
         self.fresh_idle = false;
+        self.person = PersonQuiet::Unknown;
         self.drafting = false;
         self.typed = None;
         self.startup = Startup::New;
@@ -450,8 +455,9 @@ impl<P: Provider> Machine<P> {
         }
         self.parked.on_demand(wanted, self.now);
         if wanted {
+            // The reading this asks for decides when the next one is due.
             self.moved = true;
-            self.next_heartbeat = Some(self.now + self.pacing.heartbeat);
+            self.next_heartbeat = None;
             self.open_pty();
         } else {
             self.next_heartbeat = None;
@@ -539,7 +545,7 @@ impl<P: Provider> Machine<P> {
     /// Wakes whose confirming reading has come (this snapshot's) go if it
     /// is still fresh idle, settled, and the person has still been quiet
     /// for `quiet-input`; else they are withheld.
-    fn confirm_wakes(&mut self) {
+    fn confirm_wakes(&mut self, reading: &Reading) {
         let read: Vec<Peer> = self
             .claims
             .confirming
@@ -557,15 +563,19 @@ impl<P: Provider> Machine<P> {
             let screen_later = (!parked::may_wake(park, self.fresh_idle))
                 .then(|| self.now.saturating_add(park.settle));
             let quiet_later = self.person.not_before(self.pacing.quiet_input, self.now);
-            match screen_later.or(quiet_later) {
-                None => self.deliver(peer, wake.waiting, &wake.claimed),
-                again_at => self.withhold(
-                    peer,
-                    wake,
-                    again_at,
-                    "the screen read after its grant does not allow it",
+            let why = match (screen_later, quiet_later) {
+                (None, None) => {
+                    self.deliver(peer, wake.waiting, &wake.claimed);
+                    continue;
+                }
+                (Some(_), _) => format!("the screen read after its grant: {}", reading.reason),
+                (None, Some(_)) => format!(
+                    "the reading after its grant shows the person's input {} (quiet-input {} ms)",
+                    self.person.describe(self.now),
+                    self.pacing.quiet_input.as_millis()
                 ),
-            }
+            };
+            self.withhold(peer, wake, screen_later.or(quiet_later), &why);
         }
         self.close_unless_wanted();
     }
@@ -924,13 +934,13 @@ impl<P: Provider> Machine<P> {
         // flashes idle between two states (a command's Return, then the
         // spinner) is not fresh idle.
         self.fresh_idle = parked::is_fresh_idle(&reading);
-        self.person = PersonQuiet::of(snapshot, self.now);
+        self.person = self.person.read_again(snapshot, self.now);
         let typed = self.typed_on(snapshot, &reading);
         self.drafting = reading.composer == Composer::Nonempty && typed.is_none();
         if let Some(request) = typed {
             reading.reason = format!("{}; it holds DING's notice {request}", reading.reason).into();
         }
-        self.confirm_wakes();
+        self.confirm_wakes(&reading);
         self.report(reading, snapshot.revision, typed);
     }
 
@@ -986,6 +996,15 @@ impl<P: Provider> Machine<P> {
             reading.reason = format!("{}; {remark}", reading.reason).into();
             self.remarked = Some(remark);
         }
+        // Evidence that allows delivery is a lease that lapses: it is read
+        // again before it does. Evidence that holds stays true until
+        // something moves, a hook or the sidecar speaks, or time alone
+        // changes the provider's verdict.
+        self.next_heartbeat = if parked::is_fresh_idle(&reading) && typed.is_none() {
+            Some(self.now + self.pacing.heartbeat)
+        } else {
+            self.provider.verdict_changes_at(self.now)
+        };
         let withdraw = self.provider.withdraw_keys();
         let line = self.uplink.activity(
             &identity,
@@ -1113,7 +1132,7 @@ impl<P: Provider> Machine<P> {
                 self.open_pty();
             }
             if self.next_heartbeat.is_some_and(|at| at <= now) {
-                self.next_heartbeat = Some(now + self.pacing.heartbeat);
+                self.next_heartbeat = None;
                 self.moved = true;
             }
         }

@@ -17,7 +17,11 @@
 //! revision's last change): the quiet it shows is a lower bound, and it
 //! goes on growing on the machine's clock for as long as nothing moves (a
 //! move makes the machine read the screen again before anything is
-//! claimed).
+//! claimed). A host builds the reply of a revision once and answers every
+//! later read of it with the same line, its clock of then: read again, the
+//! same last input keeps the moment first worked out, or a screen that
+//! never moves would show the person ever as recent as at the first read
+//! (on a real harness a wake was withheld every 250 ms for seconds).
 
 use std::time::Duration;
 
@@ -33,8 +37,9 @@ pub enum PersonQuiet {
     Unknown,
     /// No person's input has reached this terminal.
     Untouched,
-    /// Quiet since this moment on the machine's clock, at the latest.
-    Since(Time),
+    /// Quiet since this moment on the machine's clock, at the latest: the
+    /// input the host stamped `input_at_ms`.
+    Since { since: Time, input_at_ms: u64 },
 }
 
 impl PersonQuiet {
@@ -45,9 +50,40 @@ impl PersonQuiet {
             (Some(_), None) => PersonQuiet::Unknown,
             (Some(input), Some(clock)) => {
                 let quiet_ms = clock.saturating_sub(input);
-                PersonQuiet::Since(Time::from_millis(
-                    read_at.as_millis().saturating_sub(quiet_ms),
-                ))
+                PersonQuiet::Since {
+                    since: Time::from_millis(read_at.as_millis().saturating_sub(quiet_ms)),
+                    input_at_ms: input,
+                }
+            }
+        }
+    }
+
+    /// What `snapshot`, read at `read_at`, says after `self`: the same
+    /// last input read again keeps the earlier moment, the truer one.
+    pub fn read_again(self, snapshot: &Snapshot, read_at: Time) -> PersonQuiet {
+        match (self, PersonQuiet::of(snapshot, read_at)) {
+            (
+                PersonQuiet::Since {
+                    since: before,
+                    input_at_ms: same,
+                },
+                PersonQuiet::Since { since, input_at_ms },
+            ) if same == input_at_ms => PersonQuiet::Since {
+                since: before.min(since),
+                input_at_ms,
+            },
+            (_, now) => now,
+        }
+    }
+
+    /// For a log line: how long ago, at `now`, the person's input last
+    /// came, as far as the last snapshot said.
+    pub fn describe(self, now: Time) -> String {
+        match self {
+            PersonQuiet::Unknown => "at an unknown time".into(),
+            PersonQuiet::Untouched => "never came".into(),
+            PersonQuiet::Since { since, .. } => {
+                format!("came {} ms ago", now.since(since).as_millis())
             }
         }
     }
@@ -60,7 +96,7 @@ impl PersonQuiet {
         let at = match self {
             PersonQuiet::Untouched => return None,
             PersonQuiet::Unknown => now.saturating_add(wanted),
-            PersonQuiet::Since(since) => since.saturating_add(wanted),
+            PersonQuiet::Since { since, .. } => since.saturating_add(wanted),
         };
         (at > now).then_some(at)
     }
@@ -85,12 +121,38 @@ mod tests {
         let read_at = Time::from_millis(10_000);
         // The key came 100 ms before the reply was built.
         let quiet = PersonQuiet::of(&snapshot(Some(5_000), Some(5_100)), read_at);
-        assert_eq!(quiet, PersonQuiet::Since(Time::from_millis(9_900)));
+        assert_eq!(
+            quiet,
+            PersonQuiet::Since {
+                since: Time::from_millis(9_900),
+                input_at_ms: 5_000
+            }
+        );
         assert_eq!(
             quiet.not_before(QUIET, read_at),
             Some(Time::from_millis(10_200))
         );
         assert_eq!(quiet.not_before(QUIET, Time::from_millis(10_200)), None);
+    }
+
+    /// The host answers a revision read again with the reply it built
+    /// the first time: the quiet it showed then still grows.
+    #[test]
+    fn the_same_reply_read_again_keeps_the_quiet_it_showed_first() {
+        let cached = snapshot(Some(5_000), Some(5_122));
+        let first = PersonQuiet::of(&cached, Time::from_millis(10_000));
+        let again = first.read_again(&cached, Time::from_millis(10_800));
+        assert_eq!(again, first);
+        assert_eq!(again.not_before(QUIET, Time::from_millis(10_800)), None);
+        // A new key is a new moment, however the old one was read.
+        let typed = snapshot(Some(5_900), Some(5_950));
+        assert_eq!(
+            again.read_again(&typed, Time::from_millis(10_900)),
+            PersonQuiet::Since {
+                since: Time::from_millis(10_850),
+                input_at_ms: 5_900
+            }
+        );
     }
 
     #[test]

@@ -23,6 +23,8 @@ struct Probe {
     native_holds: Option<&'static str>,
     /// How long a new screen must read idle before it counts.
     startup_settle: Duration,
+    /// When its verdict changes with time alone, if it does.
+    changes_at: Option<Time>,
 }
 
 impl Provider for Probe {
@@ -36,6 +38,10 @@ impl Provider for Probe {
             composer: Composer::Empty,
             reason: "ready".into(),
         })
+    }
+
+    fn verdict_changes_at(&self, now: Time) -> Option<Time> {
+        self.changes_at.filter(|at| *at > now)
     }
 
     fn composer_content(&self, _snapshot: &Snapshot) -> screen::ComposerContent {
@@ -352,8 +358,8 @@ fn evidence_is_stamped_with_the_snapshots_revision_and_only_while_wanted() {
         matches!(&lines[..], [Body::Activity(activity)] if activity.revision == Some(7)),
         "{lines:?}"
     );
-    // Nothing moved: the next snapshot is the heartbeat's.
-    assert_eq!(machine.next_deadline(), Some(at(0) + HEARTBEAT));
+    // Nothing moved: ready evidence is read again on the heartbeat.
+    assert_eq!(machine.next_deadline(), Some(at(5) + HEARTBEAT));
     machine.handle_input(Input::PtyMoved, at(10));
     // At least the gap after the last one.
     assert_eq!(drain(&mut machine), []);
@@ -869,6 +875,44 @@ fn a_newer_wake_replaces_the_parked_one_and_each_answer_says_what_became_of_it()
             line: ended(ParkAnswer::Expired).to_line()
         }]
     );
+}
+
+/// Evidence that holds is read again only on an event: a move, or the
+/// moment the provider says time alone changes its verdict. A held
+/// message costs no wake-up while nothing happens (issue 36, item 13).
+#[test]
+fn evidence_that_holds_is_read_again_only_when_something_moves() {
+    let mut machine = machine();
+    machine.provider.screen = Some(Reading {
+        state: ActivityState::Idle,
+        composer: Composer::Nonempty,
+        reason: "a draft".into(),
+    });
+    wanted_and_open(&mut machine, at(0));
+    machine.handle_input(snapshot(7), at(5));
+    assert_eq!(uplinked(&drain(&mut machine)).len(), 1);
+    assert_eq!(machine.next_deadline(), None, "no heartbeat for a hold");
+    // The person clears the draft: the move is read.
+    machine.provider.screen = None;
+    machine.handle_input(Input::PtyMoved, at(60_000));
+    assert_eq!(drain(&mut machine), [Output::PtySnapshot]);
+    machine.handle_input(snapshot(8), at(60_001));
+    drain(&mut machine);
+    assert_eq!(machine.next_deadline(), Some(at(60_001) + HEARTBEAT));
+    // A hook's grace that runs out changes the verdict with no move.
+    machine.provider.screen = Some(Reading {
+        state: ActivityState::Active,
+        composer: Composer::Empty,
+        reason: "a hook said a turn runs".into(),
+    });
+    machine.provider.changes_at = Some(at(63_000));
+    machine.handle_input(Input::PtyMoved, at(62_000));
+    machine.handle_input(snapshot(9), at(62_001));
+    drain(&mut machine);
+    assert_eq!(machine.next_deadline(), Some(at(63_000)));
+    machine.provider.changes_at = None;
+    machine.handle_timeout(at(63_000));
+    assert_eq!(drain(&mut machine), [Output::PtySnapshot]);
 }
 
 /// A claim refused for identity, then the sidecar's next identity

@@ -40,7 +40,7 @@ pub enum HookActivity {
 }
 
 impl HookActivity {
-    fn says_busy(self) -> bool {
+    pub fn says_busy(self) -> bool {
         matches!(
             self,
             HookActivity::Active | HookActivity::Child | HookActivity::AwaitingHuman

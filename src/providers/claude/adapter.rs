@@ -31,7 +31,7 @@ use crate::pty::wire::Snapshot;
 
 use super::activity::{Heard, HookActivity, combine};
 use super::settings::{PROVIDER, WAKE, wanted};
-use super::timing::WITHDRAW_AFTER_MS;
+use super::timing::{HOOK_GRACE, WAKE_GRACE, WITHDRAW_AFTER_MS};
 use super::{hooks, screen};
 
 pub struct Claude {
@@ -113,6 +113,17 @@ impl Provider for Claude {
         }
         let ready_since = *self.ready_since.get_or_insert(now);
         combine(screen, self.heard_at(now, now.since(ready_since)))
+    }
+
+    /// The end of the wake's grace, and of the hook's while it said a
+    /// turn runs and the screen has looked ready since (`activity.rs`).
+    fn verdict_changes_at(&self, now: Time) -> Option<Time> {
+        let wake = self.woken_at.map(|at| at + WAKE_GRACE);
+        let hook = self
+            .ready_since
+            .filter(|_| self.heard.says_busy())
+            .map(|at| at + HOOK_GRACE);
+        wake.into_iter().chain(hook).filter(|at| *at > now).min()
     }
 
     fn composer_content(&self, snapshot: &Snapshot) -> ComposerContent {
@@ -300,5 +311,26 @@ mod tests {
         );
         let later = at(200) + super::super::timing::HOOK_GRACE;
         assert_eq!(claude.evidence(&ready, later).state, ActivityState::Idle);
+    }
+
+    /// A verdict that rests on a grace says when the grace runs out, so a
+    /// held screen is read again then and at no other time.
+    #[test]
+    fn a_grace_says_when_it_runs_out() {
+        let ready = fixtures::capture("claude/screens", "idle-empty");
+        let at = Time::from_millis;
+        let agent = crate::adapter::example_agent();
+        let mut claude = Claude::new(None, "ding".into(), true);
+        assert_eq!(claude.evidence(&ready, at(10)).state, ActivityState::Idle);
+        assert_eq!(claude.verdict_changes_at(at(10)), None);
+        claude.on_hook(&call("UserPromptSubmit", "a"), &agent, at(20));
+        assert_eq!(claude.evidence(&ready, at(30)).state, ActivityState::Active);
+        let grace_ends = at(30) + HOOK_GRACE;
+        assert_eq!(claude.verdict_changes_at(at(30)), Some(grace_ends));
+        assert_eq!(
+            claude.evidence(&ready, grace_ends).state,
+            ActivityState::Idle
+        );
+        assert_eq!(claude.verdict_changes_at(grace_ends), None);
     }
 }

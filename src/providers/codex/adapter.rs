@@ -33,6 +33,7 @@ use super::activity::{Heard, HookActivity, combine};
 use super::hooks::{self, Delivery, LAUNCH, Memory, QUEUE};
 use super::launcher_wire::{LaunchMode, LaunchReport, QueueReport};
 use super::screen;
+use super::timing::{DELIVERY_GRACE, STOP_GRACE};
 use super::trust::{HOOKS, PROVIDER};
 
 /// What the launcher last said of the native idle path, beyond its calls.
@@ -258,6 +259,21 @@ impl Provider for Codex {
             keys: Cow::Borrowed("\u{15}"),
             after_ms: 0,
         })
+    }
+
+    /// The end of the grace of a delivery waiting in Codex's queue, and of
+    /// `Stop`'s while it decides (`activity.rs`).
+    fn verdict_changes_at(&self, now: Time) -> Option<Time> {
+        let delivery = self
+            .launcher_at
+            .filter(|_| !self.memory.deliveries.is_empty())
+            .map(|at| at + DELIVERY_GRACE);
+        let stopping = (self.heard == HookActivity::Stopping).then(|| self.heard_at + STOP_GRACE);
+        delivery
+            .into_iter()
+            .chain(stopping)
+            .filter(|at| *at > now)
+            .min()
     }
 
     fn evidence(&mut self, snapshot: &Snapshot, now: Time) -> Reading {

@@ -39,16 +39,23 @@ pub enum HookActivity {
     AwaitingHuman,
 }
 
+impl HookActivity {
+    /// Whether the hooks said a turn runs (or waits on the person inside
+    /// one).
+    pub fn says_busy(self) -> bool {
+        matches!(
+            self,
+            HookActivity::Active | HookActivity::Child | HookActivity::AwaitingHuman
+        )
+    }
+}
+
 /// The evidence for one screen's reading, given what the hooks last said
 /// and how long the screen has looked ready since.
 pub fn combine(screen: Reading, heard: HookActivity, ready_for: Duration) -> Reading {
     match screen.state {
         ActivityState::Idle => {
-            let says_busy = matches!(
-                heard,
-                HookActivity::Active | HookActivity::Child | HookActivity::AwaitingHuman
-            );
-            if says_busy && ready_for < HOOK_GRACE {
+            if heard.says_busy() && ready_for < HOOK_GRACE {
                 Reading {
                     state: ActivityState::Active,
                     reason: "a hook said a turn runs; the screen has not caught up".into(),

@@ -31,7 +31,7 @@ use crate::pty::wire::Snapshot;
 
 use super::activity::{HookActivity, combine};
 use super::settings::{PROVIDER, wanted};
-use super::timing::WITHDRAW_AFTER_MS;
+use super::timing::{HOOK_GRACE, WITHDRAW_AFTER_MS};
 use super::{hooks, screen};
 
 pub struct Gemini {
@@ -83,6 +83,15 @@ impl Provider for Gemini {
         }
         let ready_since = *self.ready_since.get_or_insert(now);
         combine(screen, self.heard, now.since(ready_since))
+    }
+
+    /// The end of the hook's grace while it said a turn runs and the
+    /// screen has looked ready since (`activity.rs`).
+    fn verdict_changes_at(&self, now: Time) -> Option<Time> {
+        self.ready_since
+            .filter(|_| self.heard.says_busy())
+            .map(|at| at + HOOK_GRACE)
+            .filter(|at| *at > now)
     }
 
     fn composer_content(&self, snapshot: &Snapshot) -> ComposerContent {
