@@ -819,3 +819,24 @@ fn a_release_gives_back_only_this_incarnations_hook_owned_files() {
         MessageState::HookOwned { .. }
     ));
 }
+
+/// One cause, one wording: a hold that the adapter's evidence decides is
+/// shown with the adapter's own words for it (issue 36, item 15: a dialog
+/// read as "activity unknown" while the adapter said what it saw).
+#[test]
+fn a_hold_the_evidence_decides_says_it_in_the_adapters_words() {
+    let mut driver = started(None, "inc-1", 0);
+    driver.input(Input::InboxAdded(name("001.md")), Time::from_millis(1_000));
+    driver.input(
+        Input::AdapterLine(
+            br#"{"v":1,"kind":"activity","session":"host.worker","incarnation":"inc-1","generation":"sha256:g","sequence":1,"state":"unknown","validForMs":1000,"revision":10,"reason":"a dialog box in place of the composer"}"#
+                .to_vec(),
+        ),
+        Time::from_millis(2_000),
+    );
+    let now = Time::from_millis(5_000);
+    assert_eq!(
+        driver.engine.status(now).messages[0].describe(now),
+        "001.md  held: activity unknown: a dialog box in place of the composer (adapter, 3 s ago)"
+    );
+}

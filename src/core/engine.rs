@@ -532,10 +532,18 @@ impl Engine {
             _ if reason == HoldReason::AdapterSilent => self.silent_since().unwrap_or(now),
             _ => now,
         };
+        // The evidence's verdict in the adapter's words, which say why.
+        let said = matches!(
+            reason,
+            HoldReason::NotIdle { .. } | HoldReason::ComposerNonempty | HoldReason::ComposerUnknown
+        )
+        .then(|| self.adapter_reason.clone())
+        .flatten();
         HoldView {
             source: reason.source(),
             reason,
             since,
+            said,
         }
     }
 

@@ -205,6 +205,11 @@ pub struct HoldView {
     pub reason: HoldReason,
     pub source: HoldSource,
     pub since: Time,
+    /// The adapter's own words for a hold its evidence decides (not idle,
+    /// composer not empty or unknown): the one cause, in the one wording
+    /// `ding status` shows beside the hold.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub said: Option<String>,
 }
 
 impl MessageStatus {
@@ -232,8 +237,12 @@ impl MessageStatus {
         let state = match &self.state {
             MessageState::Pending => match &self.hold {
                 Some(hold) => format!(
-                    "held: {} ({}, {} ago)",
+                    "held: {}{} ({}, {} ago)",
                     hold.reason,
+                    hold.said
+                        .as_deref()
+                        .map(|said| format!(": {said}"))
+                        .unwrap_or_default(),
                     hold.source,
                     human_age(now.since(hold.since))
                 ),

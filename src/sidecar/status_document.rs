@@ -402,6 +402,7 @@ mod tests {
             reason: HoldReason::ComposerNonempty,
             source: HoldSource::Adapter,
             since: Time::from_millis(900),
+            said: Some("a draft in the composer".into()),
         };
         let states = [
             MessageState::Pending,

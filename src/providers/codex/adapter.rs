@@ -73,6 +73,10 @@ pub struct Codex {
     path: NativePath,
     /// Whether any harness hook has called since the adapter started.
     fired: bool,
+    /// Whether the last screen read showed a dialog or selection list
+    /// (a first-run question holds Codex's thread, and so the launcher's
+    /// report, back until it is answered).
+    dialog_shown: bool,
     /// The harness incarnation what was heard is about.
     incarnation: Incarnation,
     /// Delivery ids are `ding-PID-N`: unique across adapters' lives.
@@ -91,6 +95,7 @@ impl Codex {
             installed: Installed::NotReported,
             path: NativePath::Working,
             fired: false,
+            dialog_shown: false,
             incarnation: Incarnation::default(),
             delivery_prefix: format!("ding-{}", std::process::id()),
             next_delivery: 1,
@@ -277,8 +282,10 @@ impl Provider for Codex {
     }
 
     fn evidence(&mut self, snapshot: &Snapshot, now: Time) -> Reading {
+        let view = screen::read(snapshot);
+        self.dialog_shown = view.screen == screen::Screen::Dialog;
         combine(
-            screen::read(snapshot),
+            view,
             Heard {
                 activity: self.heard,
                 since: now.since(self.heard_at),
@@ -430,6 +437,12 @@ impl Provider for Codex {
             "none has fired yet (SessionStart fires with the first prompt)"
         };
         let mut remark = match &self.installed {
+            // Codex starts its thread, and so the launcher reports, only
+            // once its first-run questions (Hooks need review, trust) are
+            // answered: that is no setup fault.
+            Installed::NotReported if self.dialog_shown => format!(
+                "codex hooks: the launcher reports once Codex starts its thread, which the dialog on screen holds back: answer it; hooks: {firing}"
+            ),
             Installed::NotReported => format!(
                 "codex hooks: no launcher has reported; is the harness command `$ST_HOOKS/codex-ding-adapter launch -- codex`? (run `ding compile-agent codex` again); hooks: {firing}"
             ),
@@ -682,6 +695,30 @@ mod tests {
         );
         // The terminal path is the only one when it is asked for.
         assert_eq!(Codex::new(false).native_path_holds(), None);
+    }
+
+    /// A first-run question holds Codex's thread back, and so the
+    /// launcher's first report: status says to answer it, not that the
+    /// declaration may be wrong (issue 36, item 15).
+    #[test]
+    fn a_dialog_before_the_launchers_first_report_is_named_not_the_setup() {
+        let mut codex = Codex::new(true);
+        let snapshot = |name: &str| {
+            let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join(format!("fixtures/providers/codex/snapshots/{name}.json"));
+            let text = std::fs::read_to_string(path).expect("capture");
+            serde_json::from_str::<Snapshot>(&text).expect("a snapshot")
+        };
+        codex.evidence(&snapshot("hooks-review-modal"), T);
+        let remark = codex.remark().unwrap_or_default();
+        assert!(
+            remark.contains("the dialog on screen holds back: answer it"),
+            "{remark}"
+        );
+        assert!(!remark.contains("compile-agent"), "{remark}");
+        codex.evidence(&snapshot("idle-empty-placeholder"), T);
+        let remark = codex.remark().unwrap_or_default();
+        assert!(remark.contains("is the harness command"), "{remark}");
     }
 
     #[test]

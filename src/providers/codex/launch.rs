@@ -485,8 +485,9 @@ fn drive(tui: &mut Child, server: &mut AppServer, log: &mut Log) -> Option<ExitS
         native = Some(started);
         shell.perform(actions, &mut native, log);
     }
-    // Set once the launcher ended the TUI itself: it then exits with failure.
-    let mut ended_it = false;
+    // Why, once the launcher ended the TUI itself: it then exits with
+    // failure, and says why once the TUI has left the terminal.
+    let mut ended_it: Option<String> = None;
     let status = loop {
         let timeout = native
             .as_ref()
@@ -535,8 +536,8 @@ fn drive(tui: &mut Child, server: &mut AppServer, log: &mut Log) -> Option<ExitS
         shell.perform(actions, &mut native, log);
         for (why, restart) in std::mem::take(&mut shell.lost) {
             if !restart {
-                end_the_tui(tui, &why);
-                ended_it = true;
+                end_the_tui(tui);
+                ended_it = Some(why);
                 continue;
             }
             match server.restart(log) {
@@ -551,8 +552,8 @@ fn drive(tui: &mut Child, server: &mut AppServer, log: &mut Log) -> Option<ExitS
                     let why = format!("{why}, but it could not be: {err:#}; ending the TUI");
                     log.line(&why);
                     shell.tell(LaunchMode::NativeDown, &why, log);
-                    end_the_tui(tui, &why);
-                    ended_it = true;
+                    end_the_tui(tui);
+                    ended_it = Some(why);
                 }
             }
         }
@@ -583,9 +584,14 @@ fn drive(tui: &mut Child, server: &mut AppServer, log: &mut Log) -> Option<ExitS
     if let Some(sender) = &shell.sender {
         sender.shutdown();
     }
-    // A TUI the launcher ended is a failure, whatever its signal says.
+    // A TUI the launcher ended is a failure, whatever its signal says. Why
+    // is said only now that the TUI has left the terminal: said while it
+    // still drew, it landed over its last frame.
+    if let Some(why) = &ended_it {
+        eprintln!("ding: {why}");
+    }
     status.map(|status| {
-        if ended_it {
+        if ended_it.is_some() {
             exit_status(1 << 8)
         } else {
             status
@@ -594,12 +600,10 @@ fn drive(tui: &mut Child, server: &mut AppServer, log: &mut Log) -> Option<ExitS
 }
 
 /// Ends the TUI whose app-server is gone for good (the adapter and the
-/// launcher's log were told why), saying why on the terminal, which the
-/// TUI leaves.
-fn end_the_tui(tui: &mut Child, why: &str) {
+/// launcher's log were told why); the caller says why once it has exited.
+fn end_the_tui(tui: &mut Child) {
     let pid = nix::unistd::Pid::from_raw(tui.id() as i32);
     let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
-    eprintln!("ding: {why}");
 }
 
 fn exit_status(raw: i32) -> ExitStatus {
