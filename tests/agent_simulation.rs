@@ -639,7 +639,7 @@ fn every_deliberate_defect_is_caught() {
             Defect::BunchesWaitingKeys,
             Harness::Demo,
             Class::KeysBunched,
-            12,
+            17,
         ),
         (
             Defect::BunchesWaitingKeys,
@@ -755,6 +755,34 @@ fn real_pane_a_screen_read_again_shows_the_person_ever_quieter() {
         &[
             "8583 person types \"\\u{7f}",
             "8886 hook wake answered, naming [\"m0001.md\", \"m0002.md\", \"m0003.md\", \"m0004.md\"]",
+        ],
+    );
+}
+
+/// Real pane, Codex 0.169.0 on its terminal path (issue 36, item 7): a
+/// resize that nobody answered left Codex waiting for its cursor query and
+/// drawing nothing; DING's paste showed up 5-8 s later, after its Return
+/// had been withheld, and the person's next prompt went out glued behind
+/// it (5 of 5 where the person typed). The PTY host now answers such
+/// queries itself, and a notice that shows up alone after its Return was
+/// withheld is taken back out with the provider's keys. The world's
+/// harness stalls (reads no input) as Codex did, and the person, who
+/// resized, waits for the redraw. At Gemini CLI seed 3323 the paste goes at
+/// 4.87 s into a stall, its Return is withheld, the notice shows up at
+/// 10.4 s and is taken out at 10.65 s; the four files then go in one
+/// notice, submitted alone. Without the rule the person's prompt joins the
+/// notice here (and at 13 of the first 25,000 Gemini seeds and 20 of the
+/// first 100,000 others).
+#[test]
+fn real_pane_a_notice_shown_after_its_return_was_withheld_is_taken_back_out() {
+    holds_without(
+        Harness::Gemini,
+        3323,
+        Class::Draft,
+        &[
+            "4867 send-if 1 at revision 1 for [MessageName(\"m0001.md\")]",
+            "10652 send-if 3 at revision 3 for []",
+            "11394 submitted \"[ding] 4 unread",
         ],
     );
 }

@@ -401,3 +401,109 @@ fn a_withdrawn_push_with_no_notice_awaiting_its_return_changes_nothing() {
     let status = driver.engine.status(driver.now);
     assert_eq!(status.messages[0].state, MessageState::Pending);
 }
+
+/// A notice whose Return was withheld and that a harness drew only later
+/// (Codex, waiting for a terminal's answer after a resize, drew it 5-8 s
+/// late; issue 36, item 7) is taken back out with the provider's keys as
+/// soon as fresh evidence shows it alone in the composer: the person's
+/// next prompt is never sent glued behind it. Its file then rings again
+/// on the empty composer.
+#[test]
+fn a_withheld_notice_that_shows_up_late_is_taken_back_out() {
+    let (mut driver, request) = pasted();
+    driver.take();
+    driver.run_until(at(9_500));
+    assert!(withheld(&mut driver), "no screen showed it in time");
+    // It shows up alone in the composer, and the adapter says how to take
+    // a paste back out of this composer.
+    driver.input(
+        idle_saying(
+            2,
+            "nonempty",
+            20,
+            &format!(r#","typed":{request},"withdraw":"\u0015","withdrawAfterMs":0"#),
+        ),
+        at(12_000),
+    );
+    let take_out = only_send_if(&mut driver).expect("the notice is taken out");
+    assert_eq!(take_out.expected_revision, 20);
+    assert!(take_out.messages.is_empty(), "it carries no file");
+    assert_eq!(take_out.hold_input, None);
+    let written: Vec<u8> = take_out
+        .transport
+        .steps
+        .iter()
+        .flat_map(|step| match step {
+            Step::Write(bytes) => bytes.clone(),
+            _ => Vec::new(),
+        })
+        .collect();
+    assert_eq!(written, b"\x15", "the provider's keys, and no Return");
+    driver.input(
+        Input::PtySent {
+            request: take_out.request,
+            revision: 21,
+        },
+        at(12_010),
+    );
+    // The empty composer gives the file back, and it rings again.
+    driver.input(idle(3, "empty", 22, None), at(12_400));
+    let paste = only_send_if(&mut driver).expect("a new paste");
+    assert_eq!(paste.messages, [MessageName::new("001.md").unwrap()]);
+}
+
+/// Without the provider's keys, or on a screen that shows more than the
+/// notice, nothing is written: the adapter's words say what the composer
+/// holds.
+#[test]
+fn a_withheld_notice_with_the_persons_text_is_left_alone() {
+    let (mut driver, request) = pasted();
+    driver.take();
+    driver.run_until(at(9_500));
+    assert!(withheld(&mut driver));
+    driver.input(
+        idle_saying(2, "nonempty", 20, &format!(r#","typed":{request}"#)),
+        at(12_000),
+    );
+    assert_eq!(only_send_if(&mut driver), None, "no keys to take it out");
+    driver.input(
+        idle_saying(
+            3,
+            "nonempty",
+            21,
+            r#","withdraw":"\u0015","withdrawAfterMs":0"#,
+        ),
+        at(12_100),
+    );
+    assert_eq!(only_send_if(&mut driver), None, "not the notice alone");
+}
+
+/// The notice drawn just before the bound, its Return refused for output
+/// not yet settled, and the bound passing before the retry: the lease that
+/// shows it alone takes it out at once, with no new screen read.
+#[test]
+fn a_notice_shown_as_its_bound_passes_is_taken_out_on_the_same_evidence() {
+    let (mut driver, request) = pasted();
+    driver.take();
+    let keys = format!(r#","typed":{request},"withdraw":"\u0015","withdrawAfterMs":0"#);
+    // The paste was asked for at 2 ms.
+    let bound = at(2) + Tunables::default().return_within();
+    let shown = Time::from_millis(bound.as_millis() - 100);
+    driver.input(idle_saying(2, "nonempty", 20, &keys), shown);
+    let submit = only_send_if(&mut driver).expect("a Return");
+    driver.input(
+        Input::PtyUnsettled {
+            request: submit.request,
+            part: QuietPart::Output,
+            quiet_for: Duration::from_millis(6),
+            retry_in: Duration::from_millis(244),
+            actual: 20,
+        },
+        shown,
+    );
+    driver.take();
+    driver.run_until(Time::from_millis(shown.as_millis() + 300));
+    let take_out = only_send_if(&mut driver).expect("taken out");
+    assert!(take_out.messages.is_empty());
+    assert_eq!(take_out.expected_revision, 20);
+}

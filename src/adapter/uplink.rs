@@ -30,7 +30,9 @@ impl Uplink {
     }
 
     /// A screen reading observed at `revision`; `withdraw`, the keys that
-    /// empty its composer of a paste, goes with an idle, empty one only.
+    /// empty its composer of a paste, goes with an idle, empty one (for the
+    /// paste to come) or one that holds DING's notice alone (`typed`: to
+    /// take it out if its Return was withheld) only.
     pub fn activity(
         &mut self,
         identity: &Identity,
@@ -48,7 +50,8 @@ impl Uplink {
                 composer: reading.composer,
                 revision: Some(revision),
                 typed,
-                withdraw: withdraw.filter(|_| super::parked::is_fresh_idle(reading)),
+                withdraw: withdraw
+                    .filter(|_| super::parked::is_fresh_idle(reading) || typed.is_some()),
                 reason: Some(Cow::Borrowed(bounded(&reading.reason))),
             }),
         )

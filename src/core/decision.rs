@@ -118,6 +118,16 @@ pub enum Decision {
         revision: u64,
         messages: Vec<MessageName>,
     },
+    /// The notice pasted as `notice`, whose Return was withheld, showed
+    /// up alone in the composer after all: `request` takes it back out
+    /// with the provider's keys, fenced on evidence read at
+    /// `expected_revision`, so that no prompt of the person's is sent
+    /// glued behind it.
+    TakingOut {
+        request: RequestId,
+        notice: RequestId,
+        expected_revision: u64,
+    },
     /// The PTY host wrote the transaction (for a typed notice: its
     /// Return); the named files are staged.
     Sent {

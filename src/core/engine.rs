@@ -202,6 +202,9 @@ enum Phase {
     Paste { text: String },
     /// The Return of the typed notice (the second phase).
     Return,
+    /// The provider's keys that take back out a notice whose Return was
+    /// withheld and which then showed up alone in the composer.
+    TakeOut,
 }
 
 /// The transaction whose reply is awaited.
@@ -266,6 +269,11 @@ pub struct Engine {
     in_flight: Option<InFlight>,
     /// A notice pasted and not yet submitted.
     typed: Option<TypedNotice>,
+    /// A notice whose Return was withheld unsent: a harness may still draw
+    /// it in the composer (one that waited for a terminal's answer drew it
+    /// seconds later), where the person's next prompt would go out glued
+    /// behind it. Shown there alone, it is taken back out.
+    withheld_notice: Option<RequestId>,
     /// The runtime is stopping: nothing new starts ([`Input::Stopping`]).
     stopping: bool,
     /// The hold last announced, so `Held` is recorded once per change.
@@ -318,6 +326,7 @@ impl Engine {
             pty_block: None,
             in_flight: None,
             typed: None,
+            withheld_notice: None,
             stopping: false,
             hold: None,
             demand: None,
@@ -856,6 +865,8 @@ impl Engine {
                 // A turn may be running on the interrupted notice.
                 self.interrupted.clear();
                 if matches!(activity.state, ActivityState::Active | ActivityState::Child) {
+                    // Whatever the composer held went with the turn.
+                    self.withheld_notice = None;
                     self.typed_sent_by_a_turn();
                 }
                 self.end_lease(HoldReason::NotIdle {
@@ -1118,6 +1129,7 @@ impl Engine {
         // and no reading of the old one's screen.
         self.pty_block = None;
         self.read_revision = None;
+        self.withheld_notice = None;
         self.pty_retry.succeeded();
         let previous = self.pty.identity.replace(identity.clone());
         self.record(Decision::PtyIdentity {
@@ -1210,6 +1222,16 @@ impl Engine {
                 return self.on_pasted(flight.request, flight.asked_at, text, revision, messages);
             }
             Phase::Return => self.typed = None,
+            Phase::TakeOut => {
+                // Out of the composer: the next empty one gives its files
+                // back to ring again.
+                self.withheld_notice = None;
+                return self.record(Decision::Sent {
+                    request,
+                    revision,
+                    messages,
+                });
+            }
             Phase::Whole => {}
         }
         let staged = MessageState::Staged {
@@ -1264,8 +1286,16 @@ impl Engine {
     /// unsent, for the person; its files are staged (unconfirmed) until an
     /// empty idle composer before any turn says the notice is gone.
     fn withhold_return(&mut self, why: String) {
-        if self.end_typed(why.clone(), true) {
-            self.end_lease(HoldReason::ReturnWithheld { why });
+        // Evidence that shows the notice alone stays, to take it out (at
+        // once, or when the terminal may be written to again).
+        if self.end_typed(why.clone(), true) && !self.take_out_withheld() {
+            let shows_it = matches!(
+                &self.lease,
+                LeaseSlot::Granted(lease) if lease.typed.is_some() && lease.typed == self.withheld_notice
+            );
+            if !shows_it {
+                self.end_lease(HoldReason::ReturnWithheld { why });
+            }
         }
     }
 
@@ -1298,6 +1328,7 @@ impl Engine {
         self.journal_dirty = true;
         if unsent {
             self.interrupted.extend(messages.iter().cloned());
+            self.withheld_notice = Some(typed.notice);
         }
         self.record(Decision::ReturnWithheld {
             notice: typed.notice,
@@ -1444,6 +1475,8 @@ impl Engine {
     /// interrupted a notice: it was deleted unsent, so its files, if
     /// still staged, are pending again.
     fn release_interrupted_unsent(&mut self) {
+        // An empty composer holds no withheld notice either.
+        self.withheld_notice = None;
         let unsent: Vec<MessageName> = std::mem::take(&mut self.interrupted)
             .into_iter()
             .filter(|name| {
@@ -1666,6 +1699,9 @@ impl Engine {
     }
 
     fn deliver(&mut self) {
+        if self.take_out_withheld() {
+            return;
+        }
         if self.typed.is_some() {
             return self.submit_typed();
         }
@@ -1784,6 +1820,63 @@ impl Engine {
                 format!("no screen showed the notice alone in the composer within {within} ms");
             self.withhold_return(why);
         }
+    }
+
+    /// Takes a withheld notice back out of the composer once fresh
+    /// evidence shows it there alone (the provider's keys, on that
+    /// evidence's revision and the usual time fence). Whether it asked.
+    fn take_out_withheld(&mut self) -> bool {
+        let Some(notice) = self.withheld_notice else {
+            return false;
+        };
+        if self.in_flight.is_some() || self.pty_block.is_some() || self.stopping {
+            return false;
+        }
+        let (LeaseSlot::Granted(lease), Some(current)) = (&self.lease, self.pty.identity.as_ref())
+        else {
+            return false;
+        };
+        let shown_alone = lease.typed == Some(notice)
+            && lease.composer == Composer::Nonempty
+            && self.now < lease.expires_at
+            && lease.identity.mismatch(current).is_none();
+        let (true, Some(revision), Some(keys)) = (shown_alone, lease.revision, &lease.withdraw)
+        else {
+            return false;
+        };
+        let lease = lease.clone();
+        let transport = keys.transport();
+        let request = self.next_request;
+        self.next_request += 1;
+        self.in_flight = Some(InFlight {
+            request,
+            owner: request,
+            phase: Phase::TakeOut,
+            asked_at: self.now,
+            messages: Vec::new(),
+            expected_revision: Some(revision),
+            incarnation: Some(current.incarnation.clone()),
+            deadline: self.now.saturating_add(self.config.pty_reply_timeout),
+            lease: Some(lease.clone()),
+        });
+        self.lease = LeaseSlot::ended(HoldReason::LeaseSpent, self.now);
+        self.hold = None;
+        self.record(Decision::TakingOut {
+            request,
+            notice,
+            expected_revision: revision,
+        });
+        self.outputs.push_back(Output::SendIf(SendIf {
+            request,
+            identity: lease.identity,
+            expected_revision: revision,
+            fence: self.config.tunables.time_fence(),
+            transport,
+            messages: Vec::new(),
+            hold_input: None,
+            withdraw: None,
+        }));
+        true
     }
 
     /// The typed notice's files still in flight under it.
@@ -1916,7 +2009,11 @@ impl Engine {
                 .any(|name| self.ownership.state(name) == Some(&state))
         });
         let deliverable = self.ownership.pending_len() > 0 && !self.gathering(self.now);
-        let wanted = deliverable || in_flight || self.typed.is_some();
+        // A withheld notice may yet be drawn, and a notice a person
+        // interrupted is unsent once an empty composer shows: someone must
+        // read the screen to see either.
+        let unsure = self.withheld_notice.is_some() || !self.interrupted.is_empty();
+        let wanted = deliverable || in_flight || self.typed.is_some() || unsure;
         if self.demand.is_some_and(|demand| demand.wanted == wanted) {
             return;
         }

@@ -150,6 +150,14 @@ pub struct Scenario {
     pub restart_at_ms: Option<u64>,
     /// The defect under the mutation check; `None` runs DING as it is.
     pub defect: Option<Defect>,
+    /// From when, and for how long, the harness reads none of its input:
+    /// a program waiting for a terminal's answer (Codex 0.169.0, resized
+    /// with nobody to answer its cursor query, drew nothing for 1.5-2 s and
+    /// DING's paste 5-8 s later). What was written meanwhile reaches it at
+    /// the end, in order. The person, who resizes the window, types
+    /// nothing from a second before until it is drawn again and they have
+    /// read it (half a second at least).
+    pub stall: Option<(u64, u64)>,
 }
 
 impl Scenario {
@@ -177,6 +185,10 @@ impl Scenario {
             eagerness: rng.between(0, 80),
             restart_at_ms: rng.chance(10).then(|| rng.between(500, quiet_at_ms)),
             defect: None,
+            // Drawn last, so that every earlier draw is the seed's as before.
+            stall: rng
+                .chance(10)
+                .then(|| (rng.between(500, quiet_at_ms), rng.between(1_500, 8_000))),
         }
     }
 
@@ -198,6 +210,14 @@ impl Scenario {
         }
     }
 }
+
+/// The least time a person takes to read a screen a harness drew again
+/// after a stall before typing on it.
+const READS_A_REDRAWN_SCREEN_MS: u64 = 500;
+
+/// How long a person's hand is off the keys before the stall their resize
+/// causes.
+const RESIZES_A_WINDOW_MS: u64 = 1_000;
 
 /// How a file reached the model.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -1001,7 +1021,12 @@ impl World {
     /// order.
     fn write(&mut self, bytes: Vec<u8>, writer: Writer) {
         let lag = self.rng.between(0, self.scenario.lag_max_ms);
-        let lands = (self.now + lag).max(self.input_lands_at);
+        let mut lands = (self.now + lag).max(self.input_lands_at);
+        if let Some((from, long)) = self.scenario.stall
+            && (from..from + long).contains(&lands)
+        {
+            lands = from + long;
+        }
         self.input_lands_at = lands;
         // The host commits the bytes now: the revision moves, and a
         // person's input is timed (DING's own is not).
@@ -1187,6 +1212,16 @@ impl World {
     fn person_looks(&mut self) {
         let quiet = self.now >= self.scenario.quiet_at_ms;
         let view = self.harness.view();
+        if let Some((from, long)) = self.scenario.stall
+            && (from.saturating_sub(RESIZES_A_WINDOW_MS)..from + long + READS_A_REDRAWN_SCREEN_MS)
+                .contains(&self.now)
+        {
+            // The person resizes the window (their hand on its edge, not on
+            // the keys) and waits for the harness to draw it again, and
+            // reads what it drew, before typing on.
+            let reads = self.rng.between(READS_A_REDRAWN_SCREEN_MS, 2_000);
+            return self.at(from + long + reads, Due::PersonLooks);
+        }
         let next = match &view {
             View::Dialog => {
                 // Anyone answers a dialog, quiet or not: after reading it.

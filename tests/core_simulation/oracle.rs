@@ -260,6 +260,9 @@ pub struct Oracle {
     /// Files whose Return was withheld, while no turn began since: an
     /// empty idle composer says the notice was deleted (spec §4.2).
     interrupted: BTreeSet<String>,
+    /// Spec §4.2: the notice whose Return was withheld unsent, which a late
+    /// screen may yet show alone in the composer.
+    withheld: Option<u64>,
     /// Spec §4.4: the open gather's first and latest arrival.
     gather: Option<(Time, Time)>,
     pub expect: StepExpect,
@@ -302,6 +305,7 @@ impl Oracle {
             timing,
             typed: None,
             interrupted: BTreeSet::new(),
+            withheld: None,
             gather: None,
             expect: StepExpect {
                 spawns: usize::from(policy.uses_adapter()),
@@ -399,8 +403,7 @@ impl Oracle {
         if self.typed_files().is_empty() {
             self.typed = None;
         } else if now >= typed.return_by {
-            self.end_typed(now, true);
-            self.lease = Lease::Ended("return-withheld");
+            self.withhold(now);
         }
     }
 
@@ -432,6 +435,20 @@ impl Oracle {
         self.set_all(&names, &staged);
         if unsent {
             self.interrupted.extend(names);
+            self.withheld = Some(typed.notice);
+        }
+    }
+
+    /// Spec §4.2: no Return for the typed notice; a lease that shows it
+    /// alone in the composer stays, to take it back out.
+    fn withhold(&mut self, now: Time) {
+        self.end_typed(now, true);
+        let shows_it = matches!(
+            &self.lease,
+            Lease::Granted(lease) if lease.typed.is_some() && lease.typed == self.withheld
+        );
+        if !shows_it {
+            self.lease = Lease::Ended("return-withheld");
         }
     }
 
@@ -637,7 +654,10 @@ impl Oracle {
             .files
             .values()
             .any(|file| matches!(file, File::InFlight(_)));
-        (pending && !self.gathering(now)) || in_flight || self.typed.is_some()
+        // Spec §2.4: a withheld notice may yet be drawn, and an
+        // interrupted one is unsent once an empty composer shows.
+        let unsure = self.withheld.is_some() || !self.interrupted.is_empty();
+        (pending && !self.gathering(now)) || in_flight || self.typed.is_some() || unsure
     }
 
     /// Settles the demand signal after an input or timeout, before delivery
@@ -908,8 +928,7 @@ impl Oracle {
         }
         // The notice in a dead terminal's composer gets no Return.
         if self.in_flight.is_none() && self.typed.is_some() {
-            self.end_typed(now, true);
-            self.lease = Lease::Ended("return-withheld");
+            self.withhold(now);
         }
         // Only a new harness lifts this block, and it ends every other one:
         // a retry timer armed before has nothing left to retry.
@@ -967,6 +986,7 @@ impl Oracle {
         // reading of the old one's screen.
         self.identity = Some(identity.clone());
         self.read_revision = None;
+        self.withheld = None;
         self.block = None;
         self.exited = false;
         self.retry_ms = PTY_RETRY_INITIAL_MS;
@@ -1181,6 +1201,9 @@ impl Oracle {
                     .in_flight
                     .as_ref()
                     .is_some_and(|request| request.part == Part::Return);
+                if *turn {
+                    self.withheld = None;
+                }
                 if *turn && !returning {
                     self.end_typed(now, false);
                 }
@@ -1232,6 +1255,7 @@ impl Oracle {
     /// withheld says the notice was deleted unsent: still staged, its
     /// files are pending again.
     fn give_back_unsent(&mut self) {
+        self.withheld = None;
         for name in std::mem::take(&mut self.interrupted) {
             if let Some(file) = self.files.get_mut(&name)
                 && matches!(file, File::Staged { .. })
