@@ -22,6 +22,15 @@ fn activity(sequence: u64, revision: u64) -> Vec<u8> {
     .into_bytes()
 }
 
+/// Idle evidence that the composer holds exactly the notice pasted as
+/// `request`, at `revision`: what its Return waits for.
+fn typed(sequence: u64, revision: u64, request: u64) -> Vec<u8> {
+    format!(
+        r#"{{"v":1,"kind":"activity","session":"host.worker","incarnation":"9f2c4e1a","generation":"sha256:4c1d2b7e9a0f3c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5","sequence":{sequence},"state":"idle","validForMs":250,"composer":"nonempty","revision":{revision},"typed":{request},"reason":"the notice alone in the composer"}}"#
+    )
+    .into_bytes()
+}
+
 /// CPU time this thread has used. Rates on "one core" divide by it rather
 /// than by wall time, so other processes on a busy machine do not count.
 fn thread_cpu() -> Duration {
@@ -59,10 +68,15 @@ fn validation() {
     );
 }
 
-fn engine_with_backlog(unread: usize) -> (Engine, Identity) {
+/// An engine with `unread` files scanned, and the moment its gather of
+/// them closed (the burst window a backlog waits out before delivery):
+/// the benches start from there.
+fn engine_with_backlog(unread: usize) -> (Engine, Identity, Time) {
     let mut config = EngineConfig::new(Policy::TurnBoundaryFreshIdle, "worker", "inbox/new");
     config.tunables.lease_cap = Duration::from_secs(60);
     config.tunables.re_ring_after = None;
+    // One file per notice: each delivery cycle delivers one.
+    config.tunables.notice_max_files = 1;
     let mut engine = Engine::new(config, None, Time::ZERO);
     let identity = Identity {
         session: "host.worker".into(),
@@ -88,23 +102,30 @@ fn engine_with_backlog(unread: usize) -> (Engine, Identity) {
         start.elapsed()
     );
     while engine.poll_output().is_some() {}
-    (engine, identity)
+    let gathered = engine.next_deadline().unwrap_or(Time::ZERO);
+    engine.handle_timeout(gathered);
+    while engine.poll_output().is_some() {}
+    (engine, identity, gathered)
 }
 
-/// One delivery cycle per iteration against a 100,000-file backlog: an idle
-/// lease (parse, fence, FIFO pick, notice, compare-and-send), the sent reply
-/// (staging), the archive receipt of the oldest staged file, and one arrival.
+/// One delivery cycle per iteration against a 100,000-file backlog, as the
+/// careful policy delivers (CORE-32): an idle lease (parse, fence, FIFO
+/// pick, notice, the paste's compare-and-send), its sent reply (the notice
+/// typed), the evidence that shows it alone in the composer (the Return's
+/// compare-and-send), its sent reply (staging), the archive receipt of the
+/// delivered file, and one arrival. A notice names one file here, so each
+/// cycle delivers one; the cycles are two seconds apart on the engine's
+/// clock, past the submit delay and the gather an arrival opens.
 fn decisions() {
     let unread = 100_000;
-    let (mut engine, _) = engine_with_backlog(unread);
+    let (mut engine, _, start_at) = engine_with_backlog(unread);
     let cycles = 20_000u64;
     let mut decisions = 0u64;
     let mut inputs = 0u64;
     let start = Instant::now();
     let cpu_start = thread_cpu();
-    for cycle in 0..cycles {
-        let now = Time::from_millis(cycle);
-        engine.handle_input(Input::AdapterLine(activity(cycle + 1, cycle)), now);
+    // Drains the outputs, counting decisions; the compare-and-send asked.
+    let mut drain = |engine: &mut Engine| {
         let mut request = None;
         while let Some(output) = engine.poll_output() {
             match output {
@@ -113,30 +134,57 @@ fn decisions() {
                 _ => {}
             }
         }
-        let request = request.expect("a fresh idle lease delivers");
-        // Each delivery moved the terminal one revision; archive the oldest file.
+        request
+    };
+    for cycle in 0..cycles {
+        let now = start_at + Duration::from_millis(2_000 * cycle);
+        // The paste draws one revision, and the screen read after it shows
+        // the next.
+        let revision = 4 * cycle;
+        engine.handle_input(Input::AdapterLine(activity(3 * cycle + 1, revision)), now);
+        let Some(paste) = drain(&mut engine) else {
+            panic!(
+                "a fresh idle lease delivers, but cycle {cycle} is held: {:?}",
+                engine.status(now).hold
+            )
+        };
         engine.handle_input(
             Input::PtySent {
-                request,
-                revision: cycle + 1,
+                request: paste,
+                revision: revision + 1,
             },
             now,
         );
+        drain(&mut engine);
+        let shown = now + Duration::from_millis(500);
+        engine.handle_input(
+            Input::AdapterLine(typed(3 * cycle + 2, revision + 2, paste)),
+            shown,
+        );
+        let Some(submit) = drain(&mut engine) else {
+            panic!(
+                "the notice shown alone gets its Return, but cycle {cycle} is held: {:?}",
+                engine.status(shown).hold
+            )
+        };
+        engine.handle_input(
+            Input::PtySent {
+                request: submit,
+                revision: revision + 3,
+            },
+            shown,
+        );
         let oldest = MessageName::new(&format!("20261130T{cycle:09}Z-7f3a.md")).unwrap();
-        engine.handle_input(Input::InboxRemoved(oldest), now);
+        engine.handle_input(Input::InboxRemoved(oldest), shown);
         let arrival =
             MessageName::new(&format!("20261130T{:09}Z-7f3a.md", unread + cycle as usize)).unwrap();
-        engine.handle_input(Input::InboxAdded(arrival), now);
-        while let Some(output) = engine.poll_output() {
-            if matches!(output, Output::Decision(_)) {
-                decisions += 1;
-            }
-        }
-        inputs += 4;
+        engine.handle_input(Input::InboxAdded(arrival), shown);
+        drain(&mut engine);
+        inputs += 6;
     }
     let elapsed = start.elapsed();
     let cpu = (thread_cpu() - cpu_start).as_secs_f64();
-    let status = engine.status(Time::from_millis(cycles));
+    let status = engine.status(start_at + Duration::from_millis(2_000 * cycles));
     println!(
         "engine with {unread} unread: {:.0} inputs/s, {:.0} decisions/s, {:.0} deliveries/s per CPU second ({cycles} cycles, {cpu:.2}s CPU, {elapsed:.2?} wall; {} still unread)",
         inputs as f64 / cpu,
@@ -150,11 +198,11 @@ fn decisions() {
 /// and 100,000 unread files should take about the same time.
 fn scaling() {
     for unread in [1_000, 100_000] {
-        let (mut engine, _) = engine_with_backlog(unread);
+        let (mut engine, _, start_at) = engine_with_backlog(unread);
         let cycles = 5_000u64;
         let start = thread_cpu();
         for cycle in 0..cycles {
-            let now = Time::from_millis(cycle);
+            let now = start_at + Duration::from_millis(cycle);
             engine.handle_input(Input::AdapterLine(activity(cycle + 1, cycle)), now);
             let mut request = 0;
             while let Some(output) = engine.poll_output() {
@@ -194,8 +242,8 @@ fn journal() {
     let state = tempfile::tempdir().expect("a temporary state directory");
     let store = ding::sidecar::journal_store::JournalStore::new(state.path());
     for (unread, owned) in [(1_000, 10), (100_000, 10), (1_000, 1_000), (100_000, 1_000)] {
-        let (mut engine, _) = engine_with_backlog(unread);
-        engine.handle_input(Input::AdapterLine(claim(1, owned)), Time::ZERO);
+        let (mut engine, _, start_at) = engine_with_backlog(unread);
+        engine.handle_input(Input::AdapterLine(claim(1, owned)), start_at);
         let mut changed = false;
         while let Some(output) = engine.poll_output() {
             changed |= matches!(output, Output::JournalChanged);
