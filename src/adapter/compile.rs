@@ -89,11 +89,12 @@ pub enum IdlePath {
 }
 
 impl IdlePath {
-    pub fn parse(text: &str) -> Option<IdlePath> {
+    /// The value of an `--idle-path` option, or why it is none.
+    pub fn parse(text: &str) -> anyhow::Result<IdlePath> {
         match text {
-            "native" => Some(IdlePath::Native),
-            "terminal" => Some(IdlePath::Terminal),
-            _ => None,
+            "native" => Ok(IdlePath::Native),
+            "terminal" => Ok(IdlePath::Terminal),
+            _ => anyhow::bail!("--idle-path wants `native` or `terminal`, got `{text}`"),
         }
     }
 

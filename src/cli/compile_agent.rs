@@ -139,13 +139,7 @@ fn parse(parser: &mut lexopt::Parser) -> Result<Option<Parsed>> {
             Long("settings") => settings = Some(PathBuf::from(parser.value()?)),
             Long("ding") => ding = Some(parser.value()?.string()?),
             Long("out") => out = Some(PathBuf::from(parser.value()?)),
-            Long("idle-path") => {
-                let word = parser.value()?.string()?;
-                let Some(path) = IdlePath::parse(&word) else {
-                    bail!("--idle-path wants `native` or `terminal`, got `{word}`");
-                };
-                idle = path;
-            }
+            Long("idle-path") => idle = IdlePath::parse(&parser.value()?.string()?)?,
             Long("env") => {
                 let pair = parser.value()?.string()?;
                 let Some((key, value)) = pair.split_once('=') else {

@@ -21,6 +21,7 @@ mod diagnostic;
 mod duration;
 mod expand;
 mod fingerprint;
+mod limits;
 mod lower;
 mod preflight;
 mod prescan;
@@ -45,10 +46,11 @@ pub use fingerprint::{
     FINGERPRINT_VERSION, FieldDrift, FingerprintInput, Fingerprinted, LaunchInput, drift,
     env_digest, render_argv,
 };
+pub use limits::MAX_DECLARATION_BYTES;
 pub use lower::{MAX_AGENT_NAME_BYTES, default_inbox, is_valid_agent_name, is_valid_env_name};
 pub use preflight::{Concerns, Problem, find_program, preflight};
 pub use prescan::MAX_NESTING_DEPTH;
-pub use source::{MAX_DECLARATION_BYTES, Position, Source};
+pub use source::{Position, Source};
 pub use spec::{AdapterSpec, AgentSpec, DingSpec, TerminalSize};
 pub use tunable::{NEVER, NOTICE_MAX_FILES_NAME, TunableKey};
 pub use write::{Draft, quote};
@@ -93,7 +95,7 @@ impl Checked {
 /// `base_dir` is the absolute directory relative paths resolve against.
 pub fn check_bytes(origin: &str, bytes: &[u8], base_dir: &Path) -> Checked {
     let mut diagnostics = Vec::new();
-    let (source, refused) = Source::decode(origin, bytes);
+    let (source, refused) = limits::decode(origin, bytes);
     if let Some(diagnostic) = refused {
         return Checked {
             source,

@@ -1,18 +1,9 @@
-//! The declaration text as read: its origin, its bytes decoded as UTF-8, and
-//! the map from byte offsets to 1-based `line:column` positions.
-//!
-//! This file owns the input limits that hold before any parsing happens (size,
-//! encoding). It leaves syntax to `syntax` and meaning to `raw` and `lower`.
+//! The declaration text as read: its origin, its text, and the map from byte
+//! offsets to 1-based `line:column` positions. The limits that come before
+//! it (size, encoding) are `limits.rs`'s; syntax is `syntax`'s and meaning
+//! `raw`'s and `lower`'s.
 
 use std::fmt;
-
-use super::diagnostic::Diagnostic;
-
-/// The largest declaration accepted, in bytes. The KDL parser recurses per
-/// byte on some malformed inputs, so this bound also bounds its stack use
-/// (see `syntax::PARSER_STACK_PER_BYTE`). A fleet larger than this belongs in
-/// several files.
-pub const MAX_DECLARATION_BYTES: usize = 64 * 1024;
 
 /// A 1-based position: the line, and the column counted in characters
 /// (a tab or an emoji is one column, as editors' "go to line:col" expect).
@@ -51,38 +42,6 @@ impl Source {
             origin: origin.into(),
             text,
             line_starts,
-        }
-    }
-
-    /// Checks the limits that come before syntax (size, then UTF-8) and
-    /// decodes. When a limit is broken the diagnostic says why, and the
-    /// source (then only good for positioning it) must not be parsed.
-    pub fn decode(origin: &str, bytes: &[u8]) -> (Source, Option<Diagnostic>) {
-        if bytes.len() > MAX_DECLARATION_BYTES {
-            let source = Source::new(origin, "");
-            let diagnostic = Diagnostic::error(
-                0..0,
-                format!("declaration is larger than the limit of {MAX_DECLARATION_BYTES} bytes"),
-            )
-            .hint("declare a large fleet across several files");
-            return (source, Some(diagnostic));
-        }
-        match std::str::from_utf8(bytes) {
-            Ok(text) => (Source::new(origin, text), None),
-            Err(err) => {
-                let bad = err.valid_up_to();
-                // The valid prefix positions the bad byte exactly; the lossy
-                // rest only keeps later offsets in range. The span is in the
-                // decoded text, where the bad byte became U+FFFD.
-                let source = Source::new(origin, String::from_utf8_lossy(bytes));
-                let byte = bytes.get(bad).copied().unwrap_or_default();
-                let diagnostic = Diagnostic::error(
-                    bad..bad + char::REPLACEMENT_CHARACTER.len_utf8(),
-                    format!("declaration is not valid UTF-8 (byte 0x{byte:02x})"),
-                )
-                .hint("KDL v2 files are UTF-8; re-save the file as UTF-8");
-                (source, Some(diagnostic))
-            }
         }
     }
 
@@ -151,48 +110,5 @@ mod tests {
     fn byte_order_mark_is_not_a_column() {
         let source = Source::new("a.kdl", "\u{feff}agent");
         assert_eq!(source.position(3), Position { line: 1, column: 1 });
-    }
-
-    #[test]
-    fn non_utf8_input_points_at_the_first_bad_byte() {
-        let (source, diagnostic) = Source::decode("a.kdl", b"agent \"w\"\n  cwd \"\xff\"");
-        let diagnostic = diagnostic.expect("invalid UTF-8 is refused");
-        assert_eq!(
-            source.position(diagnostic.span.start),
-            Position { line: 2, column: 8 }
-        );
-        assert!(
-            diagnostic.message.contains("not valid UTF-8"),
-            "{}",
-            diagnostic.message
-        );
-    }
-
-    /// The decoded text holds U+FFFD where the bad byte was: the span
-    /// covers that whole character, so it can slice the text it points into.
-    #[test]
-    fn the_span_of_a_bad_byte_is_its_replacement_character() {
-        for bytes in [&b"\xa2"[..], b"ab\xff\xfecd", b"x\xe2\x80"] {
-            let (source, diagnostic) = Source::decode("a.kdl", bytes);
-            let span = diagnostic.expect("invalid UTF-8 is refused").span;
-            assert_eq!(
-                source.text().get(span.clone()),
-                Some("\u{fffd}"),
-                "{bytes:?}: {span:?}"
-            );
-        }
-    }
-
-    #[test]
-    fn oversized_input_is_refused_before_decoding() {
-        let big = vec![b' '; MAX_DECLARATION_BYTES + 1];
-        let (_, diagnostic) = Source::decode("a.kdl", &big);
-        let diagnostic = diagnostic.expect("oversized input is refused");
-        assert!(diagnostic.message.contains("larger than the limit"));
-        assert!(
-            Source::decode("a.kdl", &big[..MAX_DECLARATION_BYTES])
-                .1
-                .is_none()
-        );
     }
 }

@@ -148,7 +148,7 @@ fn lowercase_first(message: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::decl::source::MAX_DECLARATION_BYTES;
+    use crate::decl::limits::MAX_DECLARATION_BYTES;
 
     fn errors(text: &str) -> Vec<String> {
         let source = Source::new("t.kdl", text);

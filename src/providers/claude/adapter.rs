@@ -237,11 +237,7 @@ pub fn run(args: Vec<OsString>) -> Result<()> {
             Long("settings") => settings = Some(PathBuf::from(parser.value()?)),
             Long("ding") => program = parser.value()?.string()?,
             Long("idle-path") => {
-                let word = parser.value()?.string()?;
-                wake = match IdlePath::parse(&word) {
-                    Some(path) => path == IdlePath::Native,
-                    None => bail!("--idle-path wants `native` or `terminal`, got `{word}`"),
-                };
+                wake = IdlePath::parse(&parser.value()?.string()?)? == IdlePath::Native;
             }
             Short('h') | Long("help") => {
                 print!("{HELP}");

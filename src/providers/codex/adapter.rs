@@ -496,7 +496,9 @@ pub fn run(args: Vec<OsString>) -> Result<()> {
     let mut native = true;
     while let Some(arg) = parser.next()? {
         match arg {
-            Long("idle-path") => native = parse_idle_path(&parser.value()?.string()?)?,
+            Long("idle-path") => {
+                native = IdlePath::parse(&parser.value()?.string()?)? == IdlePath::Native;
+            }
             // How hooks spell ding matters to the launcher only; accepted
             // here so one set of options serves both.
             Long("ding") => {
@@ -568,13 +570,6 @@ fn idle_word(native: bool) -> &'static str {
     if native { "native" } else { "terminal" }
 }
 
-/// `--idle-path WORD`: whether the native path is on.
-pub fn parse_idle_path(word: &str) -> Result<bool> {
-    match IdlePath::parse(word) {
-        Some(path) => Ok(path == IdlePath::Native),
-        None => bail!("--idle-path wants `native` or `terminal`, got `{word}`"),
-    }
-}
 
 #[cfg(test)]
 mod tests {

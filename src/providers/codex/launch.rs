@@ -38,6 +38,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, anyhow, bail};
 
 use crate::adapter::HookAnswer;
+use crate::adapter::compile::IdlePath;
 use crate::adapter::clock::Clock;
 use crate::adapter::relay;
 use crate::wait::{POLL_EVERY, RETRY_EVERY, wait_for, wait_until};
@@ -72,7 +73,7 @@ pub fn parse(args: Vec<OsString>) -> Result<LaunchRequest> {
         match arg {
             Long("ding") => ding = Some(parser.value()?.string()?),
             Long("idle-path") => {
-                native = super::adapter::parse_idle_path(&parser.value()?.string()?)?
+                native = IdlePath::parse(&parser.value()?.string()?)? == IdlePath::Native
             }
             Value(value) => argv.push(value.string()?),
             other => bail!("{}", other.unexpected()),
