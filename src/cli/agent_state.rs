@@ -22,6 +22,7 @@ use crate::core::status::MessageWindow;
 use crate::core::status::human_age;
 use crate::pty::client::Client;
 use crate::pty::wire::{ChildState, HostStatus};
+use crate::sidecar::agent_record::AgentRecord;
 use crate::sidecar::control::{is_alive, recorded_pid, status_listing_within};
 use crate::sidecar::paths::{AgentPaths, DirsEnv};
 use crate::sidecar::status_document::{LiveStatus, UnreadableStatus};
@@ -354,7 +355,7 @@ fn probe_process<T>(pid_file: &Path, ask: impl FnOnce(i32) -> Option<T>) -> (Pro
 /// first.
 pub fn known_agent(name: &str) -> anyhow::Result<AgentPaths> {
     let paths = AgentPaths::resolve(name, &DirsEnv::from_process())?;
-    if !super::down::ever_ran(&paths) {
+    if !ever_ran(&paths) {
         return Err(Failure::UnknownAgent.because(format!(
             "no agent `{name}` has run here\nhint: `ding ls` lists the agents that have; `ding up AGENT.kdl` starts one"
         )));
@@ -367,6 +368,14 @@ pub fn pty_status(socket: &Path) -> Option<HostStatus> {
     let mut client = Client::connect(socket).ok()?;
     client.set_timeout(Some(ANSWER_TIMEOUT));
     client.status().ok()
+}
+
+/// Whether agent `paths` left anything here: a record of its sidecar, or
+/// a pid file of either process.
+pub fn ever_ran(paths: &AgentPaths) -> bool {
+    matches!(AgentRecord::load(paths.state_dir()), Ok(Some(_)))
+        || recorded_pid(&paths.sidecar_pid()).is_some()
+        || recorded_pid(&paths.pty_pid()).is_some()
 }
 
 #[cfg(test)]

@@ -182,7 +182,7 @@ pub fn judge_drift(
 /// inbox from disk, each file in the state the journal restores.
 fn from_disk(name: &str, paths: &AgentPaths, state: &AgentState) -> Result<DiskStatus> {
     let Some(record) = AgentRecord::load(paths.state_dir())? else {
-        if state.nothing_running() && !super::down::ever_ran(paths) {
+        if state.nothing_running() && !super::agent_state::ever_ran(paths) {
             return Err(Failure::UnknownAgent.because(format!(
                 "no agent `{name}` has run here (no {})\nhint: start it with `ding up AGENT.kdl`; `ding ls` lists the agents that have run",
                 paths.state_dir().join(AGENT_RECORD).display()

@@ -14,11 +14,12 @@ use std::time::Duration;
 use anyhow::{Result, bail};
 use lexopt::{Arg, ValueExt};
 
+use super::agent_decl::load_agents;
+use super::agent_state::{ever_ran, known_agent};
 use super::fleet;
 
 use crate::sidecar::adapter_group;
-use crate::sidecar::agent_record::AgentRecord;
-use crate::sidecar::control::{live_pid, recorded_pid, stop};
+use crate::sidecar::control::{live_pid, stop};
 use crate::sidecar::paths::{AgentPaths, DirsEnv};
 use crate::sidecar::runtime::STOP_WITHIN;
 
@@ -51,9 +52,7 @@ pub fn run(parser: &mut lexopt::Parser) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     };
     let outcomes = fleet::each_at_once(&names, fleet::AT_ONCE, |target| match target {
-        Target::Named(name) => {
-            super::agent_state::known_agent(name).map(|paths| down(name, &paths))
-        }
+        Target::Named(name) => known_agent(name).map(|paths| down(name, &paths)),
         Target::Declared(name) => {
             let paths = AgentPaths::resolve(name, &DirsEnv::from_process())?;
             Ok(if ever_ran(&paths) {
@@ -111,7 +110,7 @@ fn parse_names(parser: &mut lexopt::Parser) -> Result<Option<Vec<Target>>> {
         match arg {
             Arg::Long("decl") => {
                 let file = PathBuf::from(parser.value()?);
-                let (_, specs) = super::up::load_agents(&file, &[])?;
+                let (_, specs) = load_agents(&file, &[])?;
                 targets.extend(specs.into_iter().map(|spec| Target::Declared(spec.name)));
             }
             Arg::Value(value) => targets.push(Target::Named(value.string()?)),
@@ -143,14 +142,6 @@ fn mark_stopped_on_purpose(paths: &AgentPaths) {
 /// last started.
 pub fn stopped_on_purpose(paths: &AgentPaths) -> bool {
     std::fs::symlink_metadata(paths.down_marker()).is_ok()
-}
-
-/// Whether agent `paths` left anything here: a record of its sidecar, or
-/// a pid file of either process.
-pub fn ever_ran(paths: &AgentPaths) -> bool {
-    matches!(AgentRecord::load(paths.state_dir()), Ok(Some(_)))
-        || recorded_pid(&paths.sidecar_pid()).is_some()
-        || recorded_pid(&paths.pty_pid()).is_some()
 }
 
 /// Stops the sidecar, what a killed sidecar left of its adapter's group,

@@ -28,7 +28,7 @@ use anyhow::{Context, Result, bail};
 use lexopt::{Arg, ValueExt};
 use serde_json::{Value, json};
 
-use super::down::ever_ran;
+use super::agent_state::ever_ran;
 use super::exit::Failure;
 use super::help_asked;
 use crate::core::escape::escape;

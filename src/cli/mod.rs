@@ -195,7 +195,7 @@ fn dispatch(command: &str, parser: &mut lexopt::Parser) -> Result<ExitCode> {
         "snapshot" => snapshot::run(parser),
         "logs" => logs::run(parser),
         "systemd-unit" => systemd_unit::run(parser),
-        "up" => up::run(parser),
+        "up" => run_up(parser),
         "down" => down::run(parser),
         "intervene" => intervene::run(parser),
         "pty" => pty::run(parser),
@@ -207,6 +207,21 @@ fn dispatch(command: &str, parser: &mut lexopt::Parser) -> Result<ExitCode> {
         "demo-agent" => demo_agent::run(parser),
         "demo-adapter" => demo_adapter::run(parser),
         other => bail!("unknown command `{other}`\nRun `ding --help` for the list of commands"),
+    }
+}
+
+/// `ding up`: each declared agent started once, or, with `--foreground`,
+/// started and kept running by the supervisor. Dispatched here, so that
+/// neither of the two files imports the other.
+fn run_up(parser: &mut lexopt::Parser) -> Result<ExitCode> {
+    let Some(options) = up::parse_options(parser)? else {
+        return Ok(ExitCode::SUCCESS);
+    };
+    let (declaration, specs) = agent_decl::load_agents(&options.declaration, &options.agents)?;
+    if options.foreground {
+        supervise::run(&declaration, &specs, &options)
+    } else {
+        up::start_all(&declaration, &specs, &options)
     }
 }
 

@@ -23,9 +23,9 @@ use std::process::ExitCode;
 use anyhow::{Result, bail};
 use lexopt::{Arg, ValueExt};
 
+use super::agent_decl::load_agents;
 use super::exit::Failure;
 use super::help_asked;
-use super::up::load_agents;
 use crate::ding_binary::ding_binary;
 use crate::sidecar::agent_record::AgentRecord;
 use crate::sidecar::paths::{AgentPaths, DirsEnv};

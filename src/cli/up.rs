@@ -20,7 +20,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use lexopt::{Arg, ValueExt};
 
 use super::agent_state::{AgentState, Process};
@@ -32,7 +32,7 @@ use super::launch::{
     LaunchRecord, await_started, check_startable, restart_harness, start_pty_host, start_sidecar,
 };
 use crate::core::escape::escape;
-use crate::decl::{self, AgentSpec, FieldDrift, drift};
+use crate::decl::{AgentSpec, FieldDrift, drift};
 use crate::ding_binary::ding_binary;
 use crate::sidecar::adapter_group;
 use crate::sidecar::paths::{AgentPaths, DirsEnv};
@@ -77,7 +77,7 @@ pub struct Options {
     pub foreground: bool,
 }
 
-fn parse_options(parser: &mut lexopt::Parser) -> Result<Option<Options>> {
+pub fn parse_options(parser: &mut lexopt::Parser) -> Result<Option<Options>> {
     let mut options = Options {
         declaration: PathBuf::new(),
         agents: Vec::new(),
@@ -106,19 +106,14 @@ fn parse_options(parser: &mut lexopt::Parser) -> Result<Option<Options>> {
     Ok(Some(options))
 }
 
-pub fn run(parser: &mut lexopt::Parser) -> Result<ExitCode> {
-    let Some(options) = parse_options(parser)? else {
-        return Ok(ExitCode::SUCCESS);
-    };
-    let (declaration, specs) = load_agents(&options.declaration, &options.agents)?;
-    if options.foreground {
-        return super::supervise::run(&declaration, &specs, &options);
-    }
+/// Starts each of `specs` once (`ding up` without `--foreground`; the
+/// supervisor of `supervise.rs` starts them through [`up`] too, and keeps
+/// them running).
+pub fn start_all(declaration: &Path, specs: &[AgentSpec], options: &Options) -> Result<ExitCode> {
     // The agents start at once (each waits out its own start window), and
     // their reports print in the declaration's order.
-    let outcomes = fleet::each_at_once(&specs, fleet::AT_ONCE, |spec| {
-        up(&declaration, spec, &options)
-    });
+    let outcomes =
+        fleet::each_at_once(specs, fleet::AT_ONCE, |spec| up(declaration, spec, options));
     let mut failure = None;
     let mut failed = Vec::new();
     for (spec, outcome) in specs.iter().zip(outcomes) {
@@ -135,32 +130,6 @@ pub fn run(parser: &mut lexopt::Parser) -> Result<ExitCode> {
         eprintln!("ding: {line}");
     }
     Ok(failure.map_or(ExitCode::SUCCESS, ExitCode::from))
-}
-
-/// The canonical declaration and the agents `names` picks from it (all of
-/// them when `names` is empty).
-pub fn load_agents(file: &Path, names: &[String]) -> Result<(PathBuf, Vec<AgentSpec>)> {
-    let declaration =
-        std::fs::canonicalize(file).with_context(|| format!("cannot open {}", file.display()))?;
-    let agents = decl::load_file(&declaration)?;
-    if names.is_empty() {
-        return Ok((declaration, agents));
-    }
-    let mut picked = Vec::new();
-    for name in names {
-        match agents.iter().find(|agent| agent.name == *name) {
-            Some(agent) => picked.push(agent.clone()),
-            None => {
-                let declared: Vec<&str> = agents.iter().map(|a| a.name.as_str()).collect();
-                return Err(Failure::UnknownAgent.because(format!(
-                    "no agent `{name}` in {}\nhint: it declares {}",
-                    declaration.display(),
-                    declared.join(", ")
-                )));
-            }
-        }
-    }
-    Ok((declaration, picked))
 }
 
 /// What one `up` did to one agent's process.

@@ -18,7 +18,7 @@ use std::process::Command;
 use anyhow::{Context, Result, bail};
 
 use super::launch::Launch;
-use super::trial::trial_command;
+use super::trial_command::trial_command;
 use crate::adapter::compile::is_secret_name;
 use crate::providers::Provider;
 

@@ -33,6 +33,7 @@
 //! homes) and `docs/evaluation.md` (the method and the latest table).
 
 pub mod arm;
+pub mod cell;
 pub mod cli;
 pub mod confidence;
 pub mod evidence;
@@ -51,6 +52,7 @@ pub mod scenario;
 pub mod script;
 pub mod sender;
 pub mod trial;
+pub mod trial_command;
 pub mod typist;
 pub mod verdict;
 

@@ -13,7 +13,7 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail};
 
 use super::evidence::Sent;
-use super::trial::trial_command;
+use super::trial_command::trial_command;
 use super::typist::sleep_until;
 use super::unix_ms;
 

@@ -26,9 +26,9 @@
 //! left says it cannot tell.
 
 use super::arm::Arm;
+use super::cell::Cell;
 use super::confidence::{PairedDifference, Rate};
 use super::evidence::Metrics;
-use super::report::Cell;
 use super::trial::{Outcome, TrialFacts};
 
 /// What the counts of a row (or a harness) allow us to say.

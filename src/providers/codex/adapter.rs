@@ -570,7 +570,6 @@ fn idle_word(native: bool) -> &'static str {
     if native { "native" } else { "terminal" }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -38,8 +38,8 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, anyhow, bail};
 
 use crate::adapter::HookAnswer;
-use crate::adapter::compile::IdlePath;
 use crate::adapter::clock::Clock;
+use crate::adapter::compile::IdlePath;
 use crate::adapter::relay;
 use crate::wait::{POLL_EVERY, RETRY_EVERY, wait_for, wait_until};
 
