@@ -22,31 +22,14 @@ use std::time::Duration;
 
 use super::timing::{HOOK_GRACE, WAKE_GRACE};
 use crate::adapter::Reading;
+use crate::adapter::hook_activity;
+pub use crate::adapter::hook_activity::HookActivity;
 use crate::core::protocol::ActivityState;
 
-/// The harness's state as its hooks last told it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum HookActivity {
-    /// No hook has said anything yet.
-    Unheard,
-    /// `SessionStart`, `Stop`, `StopFailure`: waiting for the human.
-    Idle,
-    /// `UserPromptSubmit`, `PostToolUse`: the model is working.
-    Active,
-    /// `PreToolUse`: a tool (perhaps a command) runs.
-    Child,
-    /// `Notification` `permission_prompt`: a dialog waits for the human.
-    AwaitingHuman,
-}
-
-impl HookActivity {
-    pub fn says_busy(self) -> bool {
-        matches!(
-            self,
-            HookActivity::Active | HookActivity::Child | HookActivity::AwaitingHuman
-        )
-    }
-}
+// Claude Code's hooks, as `HookActivity` reads them: `SessionStart`,
+// `Stop` and `StopFailure` idle; `UserPromptSubmit` and `PostToolUse`
+// active; `PreToolUse` child; `Notification` `permission_prompt` awaiting
+// the person (`hooks.rs`).
 
 /// What the hooks said, and for how long the screen has looked ready
 /// since.
@@ -60,36 +43,20 @@ pub struct Heard {
     pub since_wake: Option<Duration>,
 }
 
-/// The evidence for one screen's reading, given what the hooks said.
+/// The evidence for one screen's reading, given what the hooks said: the
+/// kit's rule with Claude Code's [`HOOK_GRACE`], after DING's own wake's
+/// [`WAKE_GRACE`] on a ready screen.
 pub fn combine(screen: Reading, heard: Heard) -> Reading {
-    match screen.state {
-        ActivityState::Unknown => screen,
-        ActivityState::Active | ActivityState::Child => Reading {
-            state: if heard.activity == HookActivity::Child {
-                ActivityState::Child
-            } else {
-                ActivityState::Active
-            },
+    if screen.state == ActivityState::Idle
+        && heard.since_wake.is_some_and(|since| since < WAKE_GRACE)
+    {
+        return Reading {
+            state: ActivityState::Active,
+            reason: "DING woke the session; its turn is starting".into(),
             ..screen
-        },
-        ActivityState::Idle => {
-            if heard.since_wake.is_some_and(|since| since < WAKE_GRACE) {
-                return Reading {
-                    state: ActivityState::Active,
-                    reason: "DING woke the session; its turn is starting".into(),
-                    ..screen
-                };
-            }
-            if heard.activity.says_busy() && heard.ready_for < HOOK_GRACE {
-                return Reading {
-                    state: ActivityState::Active,
-                    reason: "a hook said a turn runs; the screen has not caught up".into(),
-                    ..screen
-                };
-            }
-            screen
-        }
+        };
     }
+    hook_activity::combine(screen, heard.activity, heard.ready_for, HOOK_GRACE)
 }
 
 #[cfg(test)]

@@ -17,6 +17,7 @@ use std::time::Duration;
 use anyhow::{Result, bail};
 
 use crate::adapter::compile::IdlePath;
+use crate::adapter::hook_activity;
 use crate::adapter::kit::{self, KitOptions};
 use crate::adapter::screen::ComposerContent;
 use crate::adapter::settings_check::SettingsCheck;
@@ -118,12 +119,12 @@ impl Provider for Claude {
     /// The end of the wake's grace, and of the hook's while it said a
     /// turn runs and the screen has looked ready since (`activity.rs`).
     fn verdict_changes_at(&self, now: Time) -> Option<Time> {
-        let wake = self.woken_at.map(|at| at + WAKE_GRACE);
-        let hook = self
-            .ready_since
-            .filter(|_| self.heard.says_busy())
-            .map(|at| at + HOOK_GRACE);
-        wake.into_iter().chain(hook).filter(|at| *at > now).min()
+        let wake = self
+            .woken_at
+            .map(|at| at + WAKE_GRACE)
+            .filter(|at| *at > now);
+        let hook = hook_activity::grace_ends(self.heard, self.ready_since, HOOK_GRACE, now);
+        wake.into_iter().chain(hook).min()
     }
 
     fn composer_content(&self, snapshot: &Snapshot) -> ComposerContent {

@@ -20,68 +20,26 @@ use std::time::Duration;
 
 use super::timing::HOOK_GRACE;
 use crate::adapter::Reading;
-use crate::core::protocol::ActivityState;
+use crate::adapter::hook_activity;
+pub use crate::adapter::hook_activity::HookActivity;
 
-/// The harness's state as its hooks last told it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum HookActivity {
-    /// No hook has said anything yet.
-    Unheard,
-    /// `SessionStart`, `AfterAgent`: waiting for the person.
-    Idle,
-    /// `BeforeAgent`, `AfterTool`, `PreCompress` (`manual`): the model is
-    /// working.
-    Active,
-    /// `BeforeTool`: a tool (perhaps a command) runs.
-    Child,
-    /// `Notification` `ToolPermission`: a confirmation waits for the
-    /// person.
-    AwaitingHuman,
-}
-
-impl HookActivity {
-    /// Whether the hooks said a turn runs (or waits on the person inside
-    /// one).
-    pub fn says_busy(self) -> bool {
-        matches!(
-            self,
-            HookActivity::Active | HookActivity::Child | HookActivity::AwaitingHuman
-        )
-    }
-}
+// Gemini CLI's hooks, as `HookActivity` reads them: `SessionStart` and
+// `AfterAgent` idle; `BeforeAgent`, `AfterTool` and `PreCompress` (`manual`)
+// active; `BeforeTool` child; `Notification` `ToolPermission` awaiting the
+// person (`hooks.rs`).
 
 /// The evidence for one screen's reading, given what the hooks last said
-/// and how long the screen has looked ready since.
+/// and how long the screen has looked ready since: the kit's rule with
+/// Gemini CLI's [`HOOK_GRACE`].
 pub fn combine(screen: Reading, heard: HookActivity, ready_for: Duration) -> Reading {
-    match screen.state {
-        ActivityState::Idle => {
-            if heard.says_busy() && ready_for < HOOK_GRACE {
-                Reading {
-                    state: ActivityState::Active,
-                    reason: "a hook said a turn runs; the screen has not caught up".into(),
-                    ..screen
-                }
-            } else {
-                screen
-            }
-        }
-        ActivityState::Active | ActivityState::Child => Reading {
-            state: if heard == HookActivity::Child {
-                ActivityState::Child
-            } else {
-                ActivityState::Active
-            },
-            ..screen
-        },
-        ActivityState::Unknown => screen,
-    }
+    hook_activity::combine(screen, heard, ready_for, HOOK_GRACE)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::adapter::screen::Screen;
-    use crate::core::protocol::Composer;
+    use crate::core::protocol::{ActivityState, Composer};
 
     fn reading(screen: Screen) -> Reading {
         screen.reading(Composer::Empty, "test")

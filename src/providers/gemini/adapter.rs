@@ -16,6 +16,7 @@ use std::time::Duration;
 
 use anyhow::{Result, bail};
 
+use crate::adapter::hook_activity;
 use crate::adapter::kit::{self, KitOptions};
 use crate::adapter::screen::ComposerContent;
 use crate::adapter::settings_check::SettingsCheck;
@@ -88,10 +89,7 @@ impl Provider for Gemini {
     /// The end of the hook's grace while it said a turn runs and the
     /// screen has looked ready since (`activity.rs`).
     fn verdict_changes_at(&self, now: Time) -> Option<Time> {
-        self.ready_since
-            .filter(|_| self.heard.says_busy())
-            .map(|at| at + HOOK_GRACE)
-            .filter(|at| *at > now)
+        hook_activity::grace_ends(self.heard, self.ready_since, HOOK_GRACE, now)
     }
 
     fn composer_content(&self, snapshot: &Snapshot) -> ComposerContent {
