@@ -1966,10 +1966,10 @@ impl Engine {
     /// its last evidence allows delivery (a lease with an empty composer,
     /// which it keeps fresh), from its last line; and once the terminal
     /// showed a revision its last evidence was not read at (it watches the
-    /// terminal and reads every move). Evidence that holds is owed nothing more while nothing
-    /// moves, so a held message costs no heartbeat; and an adapter owes
-    /// nothing while nothing is wanted, so it may sleep for hours and
-    /// still answer the next demand in time.
+    /// terminal and reads every move). Evidence that holds is owed nothing
+    /// more while nothing moves, so a held message costs no heartbeat; and
+    /// an adapter owes nothing while nothing is wanted, so it may sleep for
+    /// hours and still answer the next demand in time.
     fn silent_since(&self) -> Option<Time> {
         let AdapterPhase::Up {
             since, last_line, ..
