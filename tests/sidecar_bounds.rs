@@ -20,6 +20,17 @@ echo '{"v":1,"kind":"flood-end"}'
 exec sleep 600
 "#;
 
+/// The many-askers test measures how a sidecar answers forty askers at
+/// once; the floods of the other tests, run beside it, would measure the
+/// machine instead. It runs alone; the others share.
+static ALONE: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
+fn beside_others() -> std::sync::RwLockReadGuard<'static, ()> {
+    ALONE
+        .read()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 fn garbage_agent(name: &str, lines: usize) -> Agent {
     let adapter = format!(r#"command "sh" "$ST_HOOKS/garbage.sh" "{lines}""#);
     let agent = Agent::new(
@@ -49,6 +60,7 @@ const GARBAGE_LINES: usize = 200_000;
 
 #[test]
 fn a_flood_of_garbage_lines_keeps_the_sidecar_memory_and_log_flat() {
+    let _shared = beside_others();
     let agent = garbage_agent("garbage", GARBAGE_LINES);
     // The message is held from the start, so every line's verdict shows.
     fs::create_dir_all(agent.path("inbox/garbage/tmp")).expect("inbox");
@@ -78,6 +90,7 @@ const ACTIVE_LINES: usize = 20_000;
 
 #[test]
 fn a_flood_of_valid_active_lines_keeps_the_log_flat() {
+    let _shared = beside_others();
     let agent = Agent::new("active", &careful_decl("active", RECORDING_HARNESS, ""));
     agent.up_recording();
     let adapter = agent.wait_adapter_up();
@@ -110,6 +123,7 @@ fn a_flood_of_valid_active_lines_keeps_the_log_flat() {
 
 #[test]
 fn an_adapter_line_that_never_ends_is_reported_as_too_long_at_once() {
+    let _shared = beside_others();
     let name = "endless";
     let agent = Agent::new(
         name,
@@ -137,6 +151,7 @@ const STATUS_MESSAGES: usize = 4000;
 
 #[test]
 fn status_peers_that_never_read_are_not_read_from_and_status_still_answers() {
+    let _shared = beside_others();
     let agent = Agent::new(
         "peers",
         &careful_decl("peers", RECORDING_HARNESS, "adapter-silence \"1h\""),
@@ -185,6 +200,7 @@ fn status_peers_that_never_read_are_not_read_from_and_status_still_answers() {
 /// read, and `ding status` reported the sidecar as not running.
 #[test]
 fn a_flood_of_silent_connections_never_keeps_status_from_answering() {
+    let _shared = beside_others();
     let agent = Agent::new("silent", &aggressive_decl("silent", RECORDING_HARNESS));
     agent.up_recording();
     let socket = agent.paths().sidecar_socket();
@@ -228,6 +244,9 @@ fn a_flood_of_silent_connections_never_keeps_status_from_answering() {
 /// before, the ninth closed the oldest in the middle of its answer.
 #[test]
 fn many_concurrent_status_askers_are_all_answered_in_full() {
+    let _alone = ALONE
+        .write()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let agent = Agent::new(
         "askers",
         &careful_decl("askers", RECORDING_HARNESS, "adapter-silence \"1h\""),

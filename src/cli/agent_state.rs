@@ -31,8 +31,11 @@ use crate::sidecar::status_document::{LiveStatus, UnreadableStatus};
 /// sooner (a missing config, a bad flag) is reported as a failed start.
 pub const START_GRACE: Duration = Duration::from_millis(500);
 
-/// How long a probe waits for a process to answer.
-const ANSWER_TIMEOUT: Duration = Duration::from_secs(3);
+/// How long a probe waits for a process to answer: as long as a status
+/// page is given (`status_pages::PAGE_TIMEOUT`). A sidecar answering many
+/// askers of a large backlog at once on a loaded machine took over 3 s to
+/// get to the next one (make test's concurrent-askers test, in CI).
+const ANSWER_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// A DING process (the sidecar or the PTY host) as its pid file and its
 /// socket tell it; in the status document `{"state":"running","pid":N}`,

@@ -12,7 +12,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Context, Result, anyhow};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 
@@ -51,15 +51,18 @@ pub fn status_listing_within(
     timeout: Duration,
     window: &MessageWindow,
 ) -> Result<Vec<u8>> {
-    // A sidecar answering as many as it serves at once says `busy`: that is
-    // an answer, so `timeout` (how long a silent sidecar is given) starts
-    // again with each ask, for at most BUSY_PATIENCE in all.
+    // A sidecar answering as many as it serves at once says `busy`, and
+    // one that needs room closes a reader that took nothing of its reply
+    // for a second (a process slowed by a loaded machine): both answered,
+    // so `timeout` (how long a silent sidecar is given) starts again with
+    // each ask, for at most BUSY_PATIENCE in all.
     let answered = wait_for(
         BUSY_PATIENCE.max(timeout),
         RETRY_EVERY,
         || match status_listing_once(socket, timeout, window) {
-            Ok(reply) if reply == BUSY_REPLY[..BUSY_REPLY.len() - 1] => None,
-            outcome => Some(outcome),
+            Ok(Asked::AskAgain) => None,
+            Ok(Asked::Reply(reply)) => Some(Ok(reply)),
+            Err(err) => Some(Err(err)),
         },
     );
     answered.unwrap_or_else(|| {
@@ -70,11 +73,16 @@ pub fn status_listing_within(
     })
 }
 
-fn status_listing_once(
-    socket: &Path,
-    timeout: Duration,
-    window: &MessageWindow,
-) -> Result<Vec<u8>> {
+/// What one status request got.
+enum Asked {
+    /// The whole reply line, without its newline.
+    Reply(Vec<u8>),
+    /// `busy`, or the connection closed before the reply was whole (made
+    /// room for another asker while this one was slow to read): ask again.
+    AskAgain,
+}
+
+fn status_listing_once(socket: &Path, timeout: Duration, window: &MessageWindow) -> Result<Asked> {
     let mut stream = UnixStream::connect(socket)
         .with_context(|| format!("connect to sidecar at {}", socket.display()))?;
     stream.set_read_timeout(Some(timeout))?;
@@ -91,15 +99,14 @@ fn status_listing_once(
     let mut line = Vec::new();
     let read = BufReader::new(stream).read_until(b'\n', &mut line);
     if line.ends_with(b"\n") && line[..line.len() - 1] == BUSY_REPLY[..BUSY_REPLY.len() - 1] {
-        line.pop();
-        return Ok(line);
+        return Ok(Asked::AskAgain);
     }
     written?;
     read.context("read the sidecar's status")?;
     if line.pop() != Some(b'\n') {
-        bail!("the sidecar closed the connection before its status was complete");
+        return Ok(Asked::AskAgain);
     }
-    Ok(line)
+    Ok(Asked::Reply(line))
 }
 
 /// The longest pid file read: a pid and a newline.
