@@ -20,6 +20,7 @@ use std::time::Duration;
 
 use super::Reading;
 use crate::core::protocol::ActivityState;
+use crate::core::time::Time;
 
 /// The harness's state as its hooks last told it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -81,10 +82,10 @@ pub fn combine(
 /// `now`.
 pub fn grace_ends(
     heard: HookActivity,
-    ready_since: Option<crate::core::time::Time>,
+    ready_since: Option<Time>,
     grace: Duration,
-    now: crate::core::time::Time,
-) -> Option<crate::core::time::Time> {
+    now: Time,
+) -> Option<Time> {
     ready_since
         .filter(|_| heard.says_busy())
         .map(|since| since + grace)
@@ -95,7 +96,6 @@ pub fn grace_ends(
 mod tests {
     use super::*;
     use crate::core::protocol::Composer;
-    use crate::core::time::Time;
 
     const GRACE: Duration = Duration::from_secs(3);
 

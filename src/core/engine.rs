@@ -207,6 +207,18 @@ enum Phase {
     TakeOut,
 }
 
+/// A transaction on a lease that follows a paste (see
+/// [`Engine::send_on_lease`]).
+struct SecondPhase {
+    phase: Phase,
+    /// The request its files are in flight under (`None`: its own).
+    owner: Option<RequestId>,
+    messages: Vec<MessageName>,
+    incarnation: Option<String>,
+    fence: TimeFence,
+    transport: Transport,
+}
+
 /// The transaction whose reply is awaited.
 #[derive(Clone, Debug)]
 struct InFlight {
@@ -1288,14 +1300,11 @@ impl Engine {
     fn withhold_return(&mut self, why: String) {
         // Evidence that shows the notice alone stays, to take it out (at
         // once, or when the terminal may be written to again).
-        if self.end_typed(why.clone(), true) && !self.take_out_withheld() {
-            let shows_it = matches!(
-                &self.lease,
-                LeaseSlot::Granted(lease) if lease.typed.is_some() && lease.typed == self.withheld_notice
-            );
-            if !shows_it {
-                self.end_lease(HoldReason::ReturnWithheld { why });
-            }
+        if self.end_typed(why.clone(), true)
+            && !self.take_out_withheld()
+            && !self.lease_shows_withheld()
+        {
+            self.end_lease(HoldReason::ReturnWithheld { why });
         }
     }
 
@@ -1836,7 +1845,7 @@ impl Engine {
         else {
             return false;
         };
-        let shown_alone = lease.typed == Some(notice)
+        let shown_alone = self.lease_shows_withheld()
             && lease.composer == Composer::Nonempty
             && self.now < lease.expires_at
             && lease.identity.mismatch(current).is_none();
@@ -1844,39 +1853,30 @@ impl Engine {
         else {
             return false;
         };
-        let lease = lease.clone();
-        let transport = keys.transport();
-        let request = self.next_request;
-        self.next_request += 1;
-        self.in_flight = Some(InFlight {
-            request,
-            owner: request,
+        let second = SecondPhase {
             phase: Phase::TakeOut,
-            asked_at: self.now,
+            owner: None,
             messages: Vec::new(),
-            expected_revision: Some(revision),
             incarnation: Some(current.incarnation.clone()),
-            deadline: self.now.saturating_add(self.config.pty_reply_timeout),
-            lease: Some(lease.clone()),
-        });
-        self.lease = LeaseSlot::ended(HoldReason::LeaseSpent, self.now);
-        self.hold = None;
-        self.record(Decision::TakingOut {
+            fence: self.config.tunables.time_fence(),
+            transport: keys.transport(),
+        };
+        let lease = lease.clone();
+        self.send_on_lease(lease, revision, second, |request| Decision::TakingOut {
             request,
             notice,
             expected_revision: revision,
         });
-        self.outputs.push_back(Output::SendIf(SendIf {
-            request,
-            identity: lease.identity,
-            expected_revision: revision,
-            fence: self.config.tunables.time_fence(),
-            transport,
-            messages: Vec::new(),
-            hold_input: None,
-            withdraw: None,
-        }));
         true
+    }
+
+    /// Whether the lease names the withheld notice as what the composer
+    /// holds, alone.
+    fn lease_shows_withheld(&self) -> bool {
+        matches!(
+            &self.lease,
+            LeaseSlot::Granted(lease) if lease.typed.is_some() && lease.typed == self.withheld_notice
+        )
     }
 
     /// The typed notice's files still in flight under it.
@@ -1928,34 +1928,56 @@ impl Engine {
         };
         let fence = typed.return_fence(self.config.tunables.time_fence(), self.now);
         let notice = typed.notice;
-        let incarnation = typed.incarnation.clone();
+        let second = SecondPhase {
+            phase: Phase::Return,
+            owner: Some(notice),
+            messages,
+            incarnation: typed.incarnation.clone(),
+            fence,
+            transport: Transport::submit(),
+        };
+        self.send_on_lease(lease, expected_revision, second, |request| {
+            Decision::Submitting {
+                request,
+                notice,
+                expected_revision,
+            }
+        });
+    }
+
+    /// Spends `lease` on a compare-and-send on its `revision` of what
+    /// `second` writes (the Return of a typed notice, or the keys that take
+    /// a withheld one back out), recording `decision` for its request.
+    fn send_on_lease(
+        &mut self,
+        lease: Lease,
+        revision: u64,
+        second: SecondPhase,
+        decision: impl FnOnce(RequestId) -> Decision,
+    ) {
         let request = self.next_request;
         self.next_request += 1;
         self.in_flight = Some(InFlight {
             request,
-            owner: notice,
-            phase: Phase::Return,
+            owner: second.owner.unwrap_or(request),
+            phase: second.phase,
             asked_at: self.now,
-            messages: messages.clone(),
-            expected_revision: Some(expected_revision),
-            incarnation,
+            messages: second.messages.clone(),
+            expected_revision: Some(revision),
+            incarnation: second.incarnation,
             deadline: self.now.saturating_add(self.config.pty_reply_timeout),
             lease: Some(lease.clone()),
         });
         self.lease = LeaseSlot::ended(HoldReason::LeaseSpent, self.now);
         self.hold = None;
-        self.record(Decision::Submitting {
-            request,
-            notice,
-            expected_revision,
-        });
+        self.record(decision(request));
         self.outputs.push_back(Output::SendIf(SendIf {
             request,
             identity: lease.identity,
-            expected_revision,
-            fence,
-            transport: Transport::submit(),
-            messages,
+            expected_revision: revision,
+            fence: second.fence,
+            transport: second.transport,
+            messages: second.messages,
             hold_input: None,
             withdraw: None,
         }));
