@@ -42,8 +42,8 @@ use anyhow::Result;
 use mio::net::{UnixListener, UnixStream};
 use mio::{Interest, Registry, Token};
 
-use crate::pty::socket::{bind_private, peer_credentials};
-use crate::sidecar::lines::{Line, LineBuffer};
+use crate::lines::{Line, LineBuffer};
+use crate::private_socket::{bind_private, peer_credentials};
 
 /// What happened on the server.
 #[derive(Debug, PartialEq, Eq)]

@@ -101,7 +101,7 @@ pub fn check_dir(path: &Path, uid: u32, privacy: Privacy) -> Result<()> {
 /// same rule as [`Privacy::NoForeignWrites`], with root also trusted,
 /// since a launcher directory may be installed system-wide.
 pub fn check_no_foreign_writes(path: &Path, uid: u32) -> Result<()> {
-    let shown = crate::core::escape::escape_path(path);
+    let shown = crate::escape::escape_path(path);
     let metadata = fs::metadata(path).with_context(|| format!("cannot inspect {shown}"))?;
     if metadata.uid() != uid && metadata.uid() != 0 {
         bail!(

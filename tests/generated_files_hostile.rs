@@ -13,7 +13,7 @@ mod support;
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 
-use ding::core::escape::is_plain;
+use ding::escape::is_plain;
 use support::sidecar_agent::{compile_agent, ding_in, private_tempdir};
 
 /// Every character of `text` is plain or a line feed (or the backslash of

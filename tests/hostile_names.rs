@@ -24,9 +24,9 @@ use std::os::unix::ffi::OsStrExt;
 
 use ding::cli::agent_status::{AgentStatus, agent_status};
 use ding::cli::status::render;
-use ding::core::escape::escape;
 use ding::core::journal::{Journal, JournalEntry, Owner};
 use ding::core::message::MessageName;
+use ding::escape::escape;
 use ding::sidecar::agent_record::AgentRecord;
 use ding::sidecar::escaped_json::to_json_pretty;
 use ding::sidecar::inbox::Inbox;

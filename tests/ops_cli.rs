@@ -14,7 +14,7 @@ use std::process::{Command, Output, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use ding::core::escape::is_displayable;
+use ding::escape::is_displayable;
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use serde_json::Value;
@@ -75,7 +75,13 @@ fn the_evaluation_is_a_binary_of_its_own() {
     let unknown = Command::new(DING).arg("eval-run").output().expect("run");
     assert_eq!(unknown.status.code(), Some(2));
     let eval = help(DING_EVAL);
-    for listed in ["  run ", "  model-server ", "  harness-env "] {
+    for listed in [
+        "  run ",
+        "  model-server ",
+        "  harness-env ",
+        "  trial ",
+        "  type ",
+    ] {
         assert!(eval.contains(listed), "{eval}");
     }
     // Text only the evaluation's code holds: the report's heading and the

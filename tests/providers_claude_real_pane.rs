@@ -1,6 +1,6 @@
 //! The real Claude Code 2.1.328 TUI, model-free, under `ding up`: the
 //! real-pane smoke subset of the A/B evaluation (rows 4, 5 and 6), run by
-//! the same scenario runner as `make eval` (`ding::eval::scenario`). Each
+//! the same trial runner as `make eval` (`ding-eval trial`). Each
 //! row runs the aggressive arm and asserts the baseline the evaluation
 //! issue measured by hand, then the careful arm on the same seed, which
 //! must meet the acceptance bar. A printed seed replays a trial

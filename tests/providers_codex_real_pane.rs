@@ -1,6 +1,6 @@
 //! The real Codex CLI 0.169.0 TUI, model-free, under `ding up`: the
 //! real-pane smoke subset of the A/B evaluation (rows 4, 5 and 6), run by
-//! the same scenario runner as `make eval` (`ding::eval::scenario`). Each
+//! the same trial runner as `make eval` (`ding-eval trial`). Each
 //! row runs the aggressive arm and asserts the baseline the evaluation
 //! issue measured by hand, then the careful arm on the same seed, which
 //! must meet the acceptance bar. Codex's background `codex app-server` daemon outlives the

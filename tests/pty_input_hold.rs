@@ -13,7 +13,6 @@ mod support;
 use std::time::{Duration, Instant};
 
 use ding::core::identity::Identity;
-use ding::eval::typist::sleep_until;
 use ding::pty::client::Client;
 use ding::pty::transport::WireStep;
 use ding::pty::wire::{Push, Quiet, SendIfReply};
@@ -408,8 +407,10 @@ fn a_persons_keys_that_waited_keep_the_spacing_they_were_typed_with() {
     typist.type_bytes(b"hi");
     let typed = Instant::now();
     wait_logged(&host, "input-held", 1);
-    // The person's pace: their Return 100 ms after their text.
-    sleep_until(typed + Duration::from_millis(100));
+    // The person's pace: their Return 100 ms after their text (a pace,
+    // never a wait for something to happen).
+    let pace = (typed + Duration::from_millis(100)).saturating_duration_since(Instant::now());
+    std::thread::sleep(pace);
     typist.type_bytes(b"\r");
     let wanted_keys = PASTE.len() + 4;
     let stamped = || std::fs::read_to_string(host.path("stamps")).unwrap_or_default();

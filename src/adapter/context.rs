@@ -3,7 +3,7 @@
 //!
 //! A hook that injects unread work names the exact files it was granted,
 //! says how to read and archive them, and how many more wait. Every part
-//! of the text is written by the one escape rule (`core::escape`): each
+//! of the text is written by the one escape rule (`crate::escape`): each
 //! filename exactly, the agent name and the directory bounded as the notice
 //! bounds them. It is also bounded as a whole: a harness may cap what one
 //! hook injects (for example at 10,000 characters), and a file that was
@@ -15,10 +15,10 @@
 //! One file per line: a filename cannot break out of its line, because the
 //! escape rule writes every line break as `\u{hex}`.
 
-use crate::core::escape::{escape, escape_bounded, is_displayable};
 use crate::core::message::MessageName;
 use crate::core::notice::MAX_LABEL_CHARS;
 use crate::core::protocol::{ClaimScope, ClaimWants};
+use crate::escape::{escape, escape_bounded, is_displayable};
 
 use super::{AgentContext, ClaimRequest};
 

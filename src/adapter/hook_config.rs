@@ -28,8 +28,8 @@ use std::path::Path;
 use anyhow::{Context, Result, bail};
 use serde_json::{Map, Value};
 
-use crate::core::escape::escape_path;
-use crate::sidecar::private_file::{read_regular, replace};
+use crate::escape::escape_path;
+use crate::private_file::{read_regular, replace};
 
 /// One handler wanted under `event` (in a group with `matcher`, if any).
 #[derive(Clone, Debug, PartialEq)]

@@ -33,10 +33,10 @@ use super::machine::{Input, Machine, Output, Pacing, Peer};
 use super::pty_watch::{PtyEvent, PtyWatch};
 use super::uplink::Pipe;
 use super::{AgentContext, HarnessEnv, Provider, SettingsRead, identity_from_env};
-use crate::core::escape::escape;
 use crate::core::time::Time;
+use crate::escape::escape;
 use crate::line_server::{Limits, LineServer, ServerEvent, WhenFull};
-use crate::sidecar::adapter_proc::set_nonblocking;
+use crate::nonblocking::set_nonblocking;
 
 pub use super::timing::RECEIPT_DEADLINE;
 

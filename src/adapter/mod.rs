@@ -38,6 +38,8 @@
 //!
 //! Nothing here names a provider; the neutrality test covers this room.
 
+#[cfg(test)]
+pub(crate) mod captures;
 pub mod clock;
 pub mod compile;
 pub mod context;

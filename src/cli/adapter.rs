@@ -23,7 +23,7 @@ launcher that `ding hooks install DIR` writes; it talks protocol v1 on
 stdout and reads the downlink on stdin (docs/adapter-protocol.md).
 `ding adapter PROVIDER --help` lists the provider's own options.
 ",
-        providers::adapter_names()
+        providers::harness_names()
     )
 }
 
@@ -32,7 +32,7 @@ pub fn run(parser: &mut lexopt::Parser) -> Result<ExitCode> {
     let Some(arg) = parser.next()? else {
         bail!(
             "`ding adapter` needs a provider: {}",
-            providers::adapter_names()
+            providers::harness_names()
         );
     };
     if help_asked(&arg, &help, &help)? {
@@ -42,10 +42,10 @@ pub fn run(parser: &mut lexopt::Parser) -> Result<ExitCode> {
         Value(value) => value.string()?,
         other => bail!("{}\nRun `ding adapter -h` for usage", other.unexpected()),
     };
-    let Some((_, adapter)) = providers::with_adapter(&name) else {
+    let Some(adapter) = providers::by_harness(&name) else {
         bail!(
             "no adapter for `{name}`; adapters: {}",
-            providers::adapter_names()
+            providers::harness_names()
         );
     };
     let args: Vec<OsString> = parser.raw_args()?.collect();

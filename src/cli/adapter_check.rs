@@ -13,8 +13,8 @@ use std::time::Duration;
 
 use crate::adapter::harness_env::{DECLARED_ENV_VARIABLE, declared_json};
 use crate::adapter::kit::{CHECK_VARIABLE, HARNESS_VARIABLE};
-use crate::core::escape::escape;
 use crate::decl::expand_argv_from_env;
+use crate::escape::escape;
 use crate::private_dir::{check_no_foreign_writes, current_uid};
 use crate::wait::{POLL_EVERY, wait_for};
 

@@ -17,9 +17,9 @@ use std::time::Duration;
 use serde::Serialize;
 
 use super::exit::Failure;
-use crate::core::escape::escape;
 use crate::core::status::MessageWindow;
 use crate::core::status::human_age;
+use crate::escape::escape;
 use crate::pty::client::Client;
 use crate::pty::wire::{ChildState, HostStatus};
 use crate::sidecar::agent_record::AgentRecord;

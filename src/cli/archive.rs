@@ -13,7 +13,7 @@ use lexopt::{Arg, ValueExt};
 
 use super::help_asked;
 use super::inbox_target::{self, InboxFlags};
-use crate::core::escape::unescape;
+use crate::escape::unescape;
 use crate::sidecar::inbox::Inbox;
 
 const SHORT_HELP: &str = "\

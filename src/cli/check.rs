@@ -195,10 +195,10 @@ fn report_machine_problems(file: &std::path::Path, agent: &AgentSpec) -> bool {
         };
         eprintln!(
             "{}: {}: agent `{}`: {}\n  hint: {hint}",
-            crate::core::escape::displayable(&file.display().to_string()),
+            crate::escape::displayable(&file.display().to_string()),
             if error { "error" } else { "warning" },
             agent.name,
-            crate::core::escape::displayable(&problem.to_string())
+            crate::escape::displayable(&problem.to_string())
         );
     }
     any_error

@@ -15,10 +15,10 @@ use lexopt::prelude::*;
 
 use super::help_asked;
 use crate::adapter::compile::{CompileRequest, IdlePath, is_secret_name, secret_refusal};
-use crate::core::escape::{escape, escape_path};
 use crate::decl::{is_valid_agent_name, is_valid_env_name};
+use crate::escape::{escape, escape_path};
+use crate::private_file::replace;
 use crate::providers;
-use crate::sidecar::private_file::replace;
 
 fn short() -> String {
     format!(
@@ -45,7 +45,7 @@ Options:
   -- PROGRAM ARGS    the harness argv (default: the provider's installed program)
   -h, --help         print help
 ",
-        providers::adapter_names()
+        providers::harness_names()
     )
 }
 
@@ -62,10 +62,10 @@ pub fn run(parser: &mut lexopt::Parser) -> Result<ExitCode> {
     let Some((harness, request, out)) = parse(parser)? else {
         return Ok(ExitCode::SUCCESS);
     };
-    let Some((_, adapter)) = providers::with_adapter(&harness) else {
+    let Some(adapter) = providers::by_harness(&harness) else {
         bail!(
             "no agent compiler for `{harness}`; providers: {}",
-            providers::adapter_names()
+            providers::harness_names()
         );
     };
     let compiled = (adapter.compile)(&request)?;
@@ -167,7 +167,7 @@ fn parse(parser: &mut lexopt::Parser) -> Result<Option<Parsed>> {
     let Some(harness) = harness else {
         bail!(
             "`ding compile-agent` needs a provider: {}",
-            providers::adapter_names()
+            providers::harness_names()
         );
     };
     let agent = name.unwrap_or_else(|| harness.clone());

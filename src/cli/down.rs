@@ -134,7 +134,7 @@ fn down(name: &str, paths: &AgentPaths) -> Vec<String> {
 /// Marks the agent stopped on purpose, until the next `ding up`.
 fn mark_stopped_on_purpose(paths: &AgentPaths) {
     if paths.ensure_runtime_dir().is_ok() {
-        let _ = crate::sidecar::private_file::replace(&paths.down_marker(), b"", 0o600);
+        let _ = crate::private_file::replace(&paths.down_marker(), b"", 0o600);
     }
 }
 

@@ -16,10 +16,10 @@ use lexopt::prelude::*;
 
 use super::help_asked;
 use crate::adapter::compile::launcher_name;
-use crate::core::escape::escape_path;
+use crate::escape::escape_path;
 use crate::private_dir::{check_no_foreign_writes, current_uid};
+use crate::private_file::replace;
 use crate::providers;
-use crate::sidecar::private_file::replace;
 
 const HELP: &str = "\
 Usage: ding hooks install DIR [--ding PATH]
@@ -68,7 +68,7 @@ pub fn run(parser: &mut lexopt::Parser) -> Result<ExitCode> {
         .with_context(|| format!("create {}", escape_path(&dir)))?;
     check_no_foreign_writes(&dir, current_uid())?;
     let mut out = std::io::stdout();
-    for (provider, _) in providers::adapters() {
+    for provider in &providers::PROVIDERS {
         let path = dir.join(launcher_name(provider.harness));
         let changed = install(&path, &launcher(&ding, provider.harness))?;
         writeln!(

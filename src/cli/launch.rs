@@ -233,7 +233,7 @@ pub fn screen_tail(socket: &Path) -> String {
     let mut text = String::from("\n  its screen ended with:");
     for row in tail {
         text.push_str("\n    | ");
-        text.push_str(&crate::core::escape::escape(row.trim_end()));
+        text.push_str(&crate::escape::escape(row.trim_end()));
     }
     text
 }

@@ -31,11 +31,11 @@ use serde_json::{Value, json};
 use super::agent_state::ever_ran;
 use super::exit::Failure;
 use super::help_asked;
-use crate::core::escape::escape;
+use crate::escape::escape;
+use crate::private_file::{open_for_reading, read_tail};
 use crate::sidecar::escaped_json::to_json;
 use crate::sidecar::log::human;
 use crate::sidecar::paths::{AgentPaths, DirsEnv};
-use crate::sidecar::private_file::{open_for_reading, read_tail};
 
 const USAGE: &str = "Usage: ding logs NAME [--follow] [--json] [--lines N]";
 

@@ -264,11 +264,11 @@ pub fn only_agent_name(
 
 /// An error chain as printed: errors quote paths and filenames that are not
 /// ours, so each line is made displayable by the one rule
-/// ([`crate::core::escape`]); the line breaks between our own lines stay.
+/// ([`crate::escape`]); the line breaks between our own lines stay.
 pub fn error_text(err: &anyhow::Error) -> String {
     format!("{err:#}")
         .split('\n')
-        .map(crate::core::escape::displayable)
+        .map(crate::escape::displayable)
         .collect::<Vec<_>>()
         .join("\n")
 }

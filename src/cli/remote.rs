@@ -31,7 +31,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 
 use super::exit::Failure;
-use crate::core::escape::displayable;
+use crate::escape::displayable;
 use crate::sidecar::escaped_json::to_json_pretty;
 use crate::sidecar::paths::check_agent_name;
 

@@ -17,8 +17,8 @@ use super::exit::Failure;
 use super::help_asked;
 use super::inbox_target::{self, InboxFlags};
 use super::remote::{self, Remote};
-use crate::core::escape::displayable;
 use crate::core::message::MessageName;
+use crate::escape::displayable;
 use crate::sidecar::inbox::{Inbox, MAX_MESSAGE_BYTES};
 
 const USAGE: &str = "\

@@ -1,7 +1,7 @@
 //! `ding snapshot NAME`: the agent's screen as text, now.
 //!
 //! The screen is the harness's to draw, so every row is printed by the one
-//! escape rule (`core::escape`): a control or escape sequence the harness
+//! escape rule (`crate::escape`): a control or escape sequence the harness
 //! (or text it shows) put there never reaches the reader's terminal.
 
 use std::io::Write;
@@ -14,7 +14,7 @@ use lexopt::{Arg, ValueExt};
 use super::agent_state::known_agent;
 use super::exit::Failure;
 use super::help_asked;
-use crate::core::escape::escape;
+use crate::escape::escape;
 use crate::pty::client::Client;
 use crate::sidecar::escaped_json::to_json;
 

@@ -16,7 +16,7 @@
 //! `systemctl status` does), 4 for an agent that never ran here.
 //!
 //! Filenames, identities and adapter text in the document are not ours, so
-//! everything printed goes through the one rule of [`crate::core::escape`]:
+//! everything printed goes through the one rule of [`crate::escape`]:
 //! the JSON with every character that is not plain as `\uXXXX`, the human
 //! rendering with raw values escaped as `\u{hex}` and the human lines (which
 //! the sidecar escaped already) made displayable. Nothing a hostile name
@@ -39,7 +39,6 @@ use super::remote::Remote;
 use super::status_pages;
 use crate::core::adapter::AdapterPhase;
 use crate::core::config::{Fence, Policy};
-use crate::core::escape::{displayable, escape};
 use crate::core::hold::HoldAdvice;
 use crate::core::lease::LeaseSlot;
 use crate::core::status::{
@@ -47,6 +46,7 @@ use crate::core::status::{
     human_age,
 };
 use crate::core::time::Time;
+use crate::escape::{displayable, escape};
 use crate::pty::last_exit::LastExit;
 use crate::sidecar::escaped_json::to_json_pretty;
 use crate::sidecar::paths::{AgentPaths, DirsEnv};

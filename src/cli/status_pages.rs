@@ -14,8 +14,8 @@ use std::time::Duration;
 
 use anyhow::Result;
 
-use crate::core::escape::displayable;
 use crate::core::status::{MessageStatus, MessageWindow};
+use crate::escape::displayable;
 use crate::sidecar::control::status_listing_within;
 use crate::sidecar::escaped_json::to_json;
 use crate::sidecar::status_document::LiveStatus;

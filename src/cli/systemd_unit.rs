@@ -161,7 +161,7 @@ pub fn unit(
 
 /// One word of a systemd command line (`ExecStart=`), double-quoted: `\`
 /// and `"` escaped, `%` (a specifier) and `$` (a variable) doubled, and
-/// every character that is not plain text (`core::escape`: controls, line
+/// every character that is not plain text (`crate::escape`: controls, line
 /// breaks, bidi and format characters) as the `\xHH` of its bytes, which
 /// systemd decodes: the word reaches the program exactly, and the unit
 /// prints nothing raw to a terminal.
@@ -183,7 +183,7 @@ fn escape_for_systemd(text: &str, command_line: bool) -> String {
             '"' => escaped.push_str("\\\""),
             '%' => escaped.push_str("%%"),
             '$' if command_line => escaped.push_str("$$"),
-            c if crate::core::escape::is_plain(c) => escaped.push(c),
+            c if crate::escape::is_plain(c) => escaped.push(c),
             other => {
                 let mut bytes = [0; 4];
                 for byte in other.encode_utf8(&mut bytes).bytes() {

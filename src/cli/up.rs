@@ -31,9 +31,9 @@ use super::help_asked;
 use super::launch::{
     LaunchRecord, await_started, check_startable, restart_harness, start_pty_host, start_sidecar,
 };
-use crate::core::escape::escape;
 use crate::decl::{AgentSpec, FieldDrift, drift};
 use crate::ding_binary::ding_binary;
+use crate::escape::escape;
 use crate::sidecar::adapter_group;
 use crate::sidecar::paths::{AgentPaths, DirsEnv};
 

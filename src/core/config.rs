@@ -304,7 +304,7 @@ pub struct EngineConfig {
     /// The agent's name, as `ding archive NAME FILE` needs it in the notice.
     pub agent: String,
     /// The unread directory as the agent should read it (the inbox's `new/`),
-    /// shown in the notice by the escape rule (`super::escape`).
+    /// shown in the notice by the escape rule (`crate::escape`).
     pub unread_dir: String,
     /// How long a PTY request may go unanswered before its outcome is
     /// treated as unknown.

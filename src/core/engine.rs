@@ -48,7 +48,6 @@ use super::backoff::Backoff;
 use super::config::{EngineConfig, Fence, Policy};
 use super::decision::{Decision, Record, ReleaseCause};
 use super::downlink::{ClaimRefusal, Claimed, Downlink, Refusal, RefusedState};
-use super::escape::escape;
 use super::fence::{QuietPart, TimeFence};
 use super::gather::Gather;
 use super::hold::{AdapterDown, HoldReason};
@@ -68,6 +67,7 @@ use super::status::{
 use super::time::Time;
 use super::transport::Transport;
 use super::typed::TypedNotice;
+use crate::escape::escape;
 
 /// A fact from the world, stamped with the time it was observed.
 #[derive(Clone, Debug, PartialEq, Eq)]

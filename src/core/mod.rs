@@ -11,7 +11,6 @@ pub mod decision;
 pub mod downlink;
 pub mod encode;
 pub mod engine;
-pub mod escape;
 pub mod fence;
 pub mod gather;
 pub mod hold;

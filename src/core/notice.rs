@@ -4,7 +4,7 @@
 //! bounded ([`MAX_NOTICE_BYTES`]) and built only from escaped text, because
 //! a hostile filename must never inject keystrokes: every filename, the
 //! unread directory and the agent name are shown by the one rule of
-//! [`super::escape`], so the notice is one line of visible characters with
+//! [`crate::escape`], so the notice is one line of visible characters with
 //! no line break, no control (C0, DEL, C1), no format or bidi character. A
 //! line feed in a name is the six characters `\u{a}`, and no ESC can
 //! appear, so no `ESC [ 2 0 1 ~` can end the paste early.
@@ -14,8 +14,8 @@
 
 use serde::Serialize;
 
-use super::escape::{escape, escape_bounded, is_displayable};
 use super::message::MessageName;
+use crate::escape::{escape, escape_bounded, is_displayable};
 
 /// The longest notice in bytes. One escaped name of the longest length
 /// always fits, so a notice always names at least one file.

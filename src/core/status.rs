@@ -11,13 +11,13 @@ use serde::{Deserialize, Serialize};
 use super::adapter::{Adapter, AdapterPhase};
 use super::config::{EngineConfig, Fence, Policy};
 use super::decision::ReleaseCause;
-use super::escape::{displayable, escape};
 use super::hold::{HoldReason, HoldSource};
 use super::identity::Identity;
 use super::lease::LeaseSlot;
 use super::message::MessageName;
 use super::ownership::{MessageState, RequestId};
 use super::time::Time;
+use crate::escape::{displayable, escape};
 
 /// What the engine knows of the PTY host.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -231,7 +231,7 @@ impl MessageStatus {
     }
 
     /// One human line: `NAME  STATE[: reason (source, N s ago)]`, shown by
-    /// the rule of [`super::escape`]: the name escaped exactly, the rest
+    /// the rule of [`crate::escape`]: the name escaped exactly, the rest
     /// (which may quote adapter or PTY text) made displayable.
     pub fn describe(&self, now: Time) -> String {
         let state = match &self.state {

@@ -16,7 +16,7 @@ use super::notice::Notice;
 /// Opens a bracketed paste (xterm `ESC [ 200 ~`).
 pub const PASTE_START: &[u8] = b"\x1b[200~";
 /// Closes a bracketed paste (xterm `ESC [ 201 ~`). The notice can never
-/// contain it: every ESC in it is escaped (`super::escape`).
+/// contain it: every ESC in it is escaped (`crate::escape`).
 pub const PASTE_END: &[u8] = b"\x1b[201~";
 /// Return, which TUIs read as submit.
 pub const RETURN: &[u8] = b"\r";

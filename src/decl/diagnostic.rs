@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 use std::ops::Range;
 
 use super::source::Source;
-use crate::core::escape::displayable;
+use crate::escape::displayable;
 
 /// A byte range in the declaration text.
 pub type Span = Range<usize>;

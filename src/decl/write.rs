@@ -3,7 +3,7 @@
 //!
 //! [`Draft`] is an agent in plain values; [`Draft::render`] is the one
 //! writer of generated KDL. Every string is quoted ([`quote`]) and every
-//! comment line escaped by the one rule of [`crate::core::escape`], so no
+//! comment line escaped by the one rule of [`crate::escape`], so no
 //! value can end a line early: KDL v2 breaks lines at CR, LF, NEL, VT, FF,
 //! U+2028 and U+2029, and a value that broke out of a comment or a string
 //! could declare a node of its own (a whole second agent). Nothing that a
@@ -14,7 +14,7 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use crate::core::escape::{escape, is_plain};
+use crate::escape::{escape, is_plain};
 
 /// One agent to write.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

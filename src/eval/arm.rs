@@ -3,10 +3,10 @@
 //!
 //! * **aggressive**: the launch's declaration with no `ding {}` block, the
 //!   unconfigured default.
-//! * **careful**: `turn-boundary+fresh-idle` with the provider's adapter,
+//! * **careful**: `turn-boundary+fresh-idle` with the harness's adapter,
 //!   set up by `ding compile-agent PROVIDER` (declaration plus the
-//!   harness's hook configuration), the way the provider's user guide
-//!   says. A provider whose registry entry has no adapter answers
+//!   harness's hook configuration), the way the harness's user guide
+//!   says. A harness whose registry entry has no adapter answers
 //!   [`CarefulArm::Unavailable`], and the trial is reported as not run
 //!   with that reason, never faked.
 
@@ -19,8 +19,8 @@ use anyhow::{Context, Result, bail};
 
 use super::launch::Launch;
 use super::trial_command::trial_command;
-use crate::adapter::compile::is_secret_name;
-use crate::providers::Provider;
+use crate::harnesses::Harness;
+use ding::adapter::compile::is_secret_name;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Arm {
@@ -70,7 +70,7 @@ pub struct CarefulRequest<'a> {
     pub dir: &'a Path,
 }
 
-/// How the careful arm runs on a provider.
+/// How the careful arm runs on a harness.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum CarefulArm {
     /// The declaration to run (with its `ding {}` block and adapter), and
@@ -80,19 +80,19 @@ pub enum CarefulArm {
         declaration: String,
         env: Vec<(String, String)>,
     },
-    /// The careful arm cannot run on this provider; why, in a few words.
+    /// The careful arm cannot run on this harness; why, in a few words.
     Unavailable { reason: String },
 }
 
-/// Sets up the careful arm on `provider` exactly as its user guide says a
+/// Sets up the careful arm on `harness` exactly as its user guide says a
 /// person does: `ding hooks install DIR` for the adapter launchers, then
 /// `ding compile-agent HARNESS` with the prepared launch (its argv, cwd
 /// and every variable that is not a secret; the secrets go to the
 /// environment of `ding up`, as the compiler requires). One mechanism for
-/// every provider: a provider with no adapter in the registry has no
+/// every harness: a harness with no adapter in the registry has no
 /// careful arm, and says so.
-pub fn careful(provider: &Provider, request: &CarefulRequest<'_>) -> Result<CarefulArm> {
-    if provider.adapter.is_none() {
+pub fn careful(harness: &Harness, request: &CarefulRequest<'_>) -> Result<CarefulArm> {
+    if harness.provider().is_none() {
         return Ok(CarefulArm::Unavailable {
             reason: "no adapter".into(),
         });
@@ -101,7 +101,7 @@ pub fn careful(provider: &Provider, request: &CarefulRequest<'_>) -> Result<Care
     let mut install = ding_command(request);
     install.arg("hooks").arg("install").arg(&hooks);
     run_ok(install)?;
-    let (args, secrets) = compile_args(provider.harness, request);
+    let (args, secrets) = compile_args(harness.name, request);
     let mut compile = ding_command(request);
     compile.args(&args);
     let declaration = run_ok(compile)?;
@@ -202,9 +202,11 @@ mod tests {
             env: Vec::new(),
             cwd: "/p".into(),
         };
-        let without = Provider {
-            adapter: None,
-            ..crate::providers::PROVIDERS[0]
+        // A harness the evaluation drives but the product has no
+        // provider for yet.
+        let without = Harness {
+            name: "a-harness-without-a-provider",
+            ..crate::harnesses::HARNESSES[0]
         };
         let CarefulArm::Unavailable { reason } =
             careful(&without, &request(&launch)).expect("answer")

@@ -90,7 +90,7 @@ pub enum DialogAnswer {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DialogSeen {
-    /// Which kind of dialog (`eval::pane::DialogKind`, or the harness's
+    /// Which kind of dialog (`pane::DialogKind`, or the harness's
     /// own startup dialog).
     pub kind: String,
     /// Whether the typist meant to answer yes.
@@ -500,7 +500,7 @@ fn pty_bytes(inputs: &[PtyInput]) -> PtyBytes {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::eval::logs::Text;
+    use crate::logs::Text;
 
     fn request(
         seq: u64,

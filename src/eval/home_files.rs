@@ -1,5 +1,5 @@
 //! Reading and writing the files a harness keeps its state in, for the
-//! scratch homes the provider rooms prepare (`home.rs` in each): a JSON
+//! scratch homes the harness rooms prepare (`home.rs` in each): a JSON
 //! file is merged, never replaced, so a missing one reads as an empty
 //! object and one that is not JSON is refused.
 

@@ -1,8 +1,8 @@
 //! How to start a real harness against a loopback model: the setup a
-//! provider room is given, the launch it answers with, and that launch as
+//! harness room is given, the launch it answers with, and that launch as
 //! JSON or as an agent declaration for `ding up`.
 //!
-//! The provider rooms (`providers::*::home`) write the scratch home (the
+//! The harness rooms (`providers::*::home`) write the scratch home (the
 //! files that make the harness start straight into an empty composer, with
 //! no first-run dialog) and say which argv and environment run it. This
 //! module only carries and prints their answer.
@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
 
-use crate::decl::Draft;
+use ding::decl::Draft;
 
 /// Whether the harness asks the human before running a command.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -35,7 +35,7 @@ impl Permission {
     }
 }
 
-/// What a provider room needs to prepare a harness.
+/// What a harness room needs to prepare a harness.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Setup {
     /// The harness's native executable.
@@ -49,7 +49,7 @@ pub struct Setup {
     pub model_url: String,
     pub permission: Permission,
     /// Whether the harness is to ask the person something at startup, in a
-    /// dialog of its own (each provider room knows what its harness asks
+    /// dialog of its own (each harness room knows what its harness asks
     /// unprompted: whether to trust the folder, whether to trust a hook).
     pub ask_at_startup: bool,
     /// Directories outside the project that the harness's own tools are to
@@ -128,7 +128,13 @@ mod tests {
 
     #[test]
     fn the_declaration_is_valid_and_keeps_argv_env_and_cwd_exactly() {
-        let agent = crate::decl::write::read_back(&launch().declaration("worker"));
+        let text = launch().declaration("worker");
+        let checked =
+            ding::decl::check_bytes("gen.kdl", text.as_bytes(), std::path::Path::new("/s"));
+        assert_eq!(checked.diagnostics, [], "{}", checked.render_diagnostics());
+        let [agent] = checked.agents.as_slice() else {
+            panic!("one agent: {text}");
+        };
         assert_eq!(agent.name, "worker");
         assert_eq!(agent.command.as_deref(), Some(launch().argv.as_slice()));
         assert_eq!(agent.cwd, PathBuf::from("/s/project"));

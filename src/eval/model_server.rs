@@ -146,7 +146,7 @@ impl Event {
     }
 }
 
-/// One provider's request and reply grammar. Pure: no I/O, no clock.
+/// One harness's request and reply grammar. Pure: no I/O, no clock.
 pub trait WireFormat: Send + Sync + 'static {
     /// Classifies `request`; `body` is its JSON body when it has one.
     fn read(&self, request: &Request, body: Option<&Value>) -> Reading;

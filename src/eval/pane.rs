@@ -1,5 +1,5 @@
 //! What the evaluation's typist reads on a harness's screen and which keys
-//! it presses there: the seam each provider room fills (`providers::*::pane`).
+//! it presses there: the seam each harness room fills (`providers::*::pane`).
 //!
 //! These are a person's readings, used only to *drive* the workload (wait
 //! until the composer is free before typing, see that a dialog is open,
@@ -9,7 +9,7 @@
 //! is the one screen fact that enters a metric, and it is recorded as what
 //! the typist saw.
 
-use crate::pty::wire::Snapshot;
+use ding::pty::wire::Snapshot;
 
 /// The kinds of dialog row 6 samples, one per trial, among those a
 /// harness can be made to show.
@@ -69,7 +69,7 @@ pub trait Pane: Sync {
 
     /// The kinds of dialog this harness can be made to show, with the
     /// pinned version and the mock model: row 6 samples among them (the
-    /// provider page says why any other is missing). `dialog` reads each.
+    /// harness page says why any other is missing). `dialog` reads each.
     fn dialog_kinds(&self) -> &'static [DialogKind];
 
     /// The command a person types (and submits) to open a picker, for
@@ -104,7 +104,9 @@ pub trait Pane: Sync {
     fn empty_composer_keys(&self) -> &'static [u8];
 }
 
-/// Everything a pane reads on one screen, at once.
+/// Everything a pane reads on one screen, at once (the pane tests compare
+/// each capture's whole reading).
+#[cfg(test)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Reading {
     pub ready: bool,
@@ -113,6 +115,7 @@ pub struct Reading {
     pub dialog: Option<Dialog>,
 }
 
+#[cfg(test)]
 pub fn read(pane: &dyn Pane, screen: &Snapshot) -> Reading {
     Reading {
         ready: pane.ready(screen),
@@ -138,12 +141,12 @@ pub fn shows(screen: &Snapshot, text: &str) -> bool {
     screen.rows.iter().any(|row| row.contains(text))
 }
 
-/// What the provider rooms' pane tests share: their captured screens and
+/// What the harness rooms' pane tests share: their captured screens and
 /// the expected readings.
 #[cfg(test)]
 pub mod fixtures {
     use super::{Dialog, Reading};
-    use crate::pty::wire::Snapshot;
+    use ding::pty::wire::Snapshot;
 
     /// The capture `fixtures/providers/DIR/NAME.json` (a PTY host
     /// `snapshot` reply, with a `_note`): the same captures the room's

@@ -6,6 +6,10 @@
 //! has. So the trial's processes are exactly the live ones whose
 //! environment holds that variable with that value; each is ended by its
 //! own pid, SIGTERM first, SIGKILL for what is still alive after a grace.
+//!
+//! The real-pane tests, which drive `ding-eval` from outside, compile this
+//! very file into their support (`tests/support/mod.rs`) to find what a
+//! trial or a harness left; its test is theirs (`tests/eval_processes.rs`).
 
 use std::fs;
 use std::path::Path;
@@ -14,7 +18,7 @@ use std::time::Duration;
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 
-use crate::wait::wait_until;
+use ding::wait::wait_until;
 
 /// A live process of the trial.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
@@ -86,34 +90,4 @@ pub fn end(pids: &[i32], grace: Duration) -> Vec<i32> {
     }
     wait_until(Duration::from_secs(2), || alive_of(pids).is_empty());
     alive_of(pids)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::wait::{POLL_EVERY, wait_for};
-    use std::process::Command;
-
-    #[test]
-    fn a_process_is_found_by_its_variable_and_ended_by_its_pid() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let mut child = Command::new("sleep")
-            .arg("600")
-            .env("DING_EVAL_TEST_MARK", dir.path())
-            .spawn()
-            .expect("spawn");
-        let pid = child.id() as i32;
-        // `spawn` returns once the child is in `execve`, which may be
-        // before its new environment is readable: wait for that event.
-        let found = wait_for(Duration::from_secs(10), POLL_EVERY, || {
-            Some(with_variable("DING_EVAL_TEST_MARK", dir.path())).filter(|found| !found.is_empty())
-        })
-        .unwrap_or_default();
-        assert_eq!(found.iter().map(|f| f.pid).collect::<Vec<_>>(), [pid]);
-        assert_eq!(found[0].command, "sleep 600");
-        let left = end(&[pid], Duration::from_secs(5));
-        assert!(left.is_empty());
-        let _ = child.wait();
-        assert!(with_variable("DING_EVAL_TEST_MARK", dir.path()).is_empty());
-    }
 }

@@ -519,7 +519,7 @@ pub fn date_of(unix_ms: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::eval::evidence::{Calls, DraftFact, DraftOutcome, MessageFact, Metrics, PtyBytes};
+    use crate::evidence::{Calls, DraftFact, DraftOutcome, MessageFact, Metrics, PtyBytes};
 
     fn facts(arm: &str, seed: u64, outcome: Outcome, metrics: Option<Metrics>) -> TrialFacts {
         TrialFacts {
@@ -748,7 +748,7 @@ mod tests {
             let mut m = metrics(calls, false);
             m.drafts.clear();
             m.typed = 0;
-            m.interventions = vec![crate::eval::evidence::InterventionFact {
+            m.interventions = vec![crate::evidence::InterventionFact {
                 text: "stop and summarise".into(),
                 reached_exactly: exact,
             }];
@@ -779,7 +779,7 @@ mod tests {
         // seed is set aside, the row is compared on the other.
         let compact = |took_effect: Option<bool>| {
             let mut m = metrics(1, false);
-            m.commands = vec![crate::eval::evidence::CommandFact {
+            m.commands = vec![crate::evidence::CommandFact {
                 text: "/compact".into(),
                 took_effect,
             }];
@@ -855,7 +855,7 @@ mod tests {
             "{text}"
         );
         let mut unsure = metrics(1, false);
-        unsure.commands = vec![crate::eval::evidence::CommandFact {
+        unsure.commands = vec![crate::evidence::CommandFact {
             text: "/clear".into(),
             took_effect: None,
         }];
@@ -872,7 +872,7 @@ mod tests {
         );
         let mut inexact = metrics(1, false);
         inexact.duplicates = 1;
-        inexact.interventions = vec![crate::eval::evidence::InterventionFact {
+        inexact.interventions = vec![crate::evidence::InterventionFact {
             text: "stop".into(),
             reached_exactly: false,
         }];

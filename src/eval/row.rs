@@ -70,29 +70,6 @@ impl Row {
             Row::Intervention => "intervention",
         }
     }
-
-    /// What the row means, in one line.
-    pub fn title(self) -> &'static str {
-        match self {
-            Row::StartupBacklog => "messages waiting before the harness starts",
-            Row::ResumeBacklog => "messages waiting when a session is resumed",
-            Row::DuringTurn => "arrival during a turn, delivered at the next turn boundary",
-            Row::ExactIdle => "arrival at exact idle, empty composer",
-            Row::Draft => "arrival while the human's draft is in progress",
-            Row::Dialog => "arrival while a permission or approval dialog is open",
-            Row::Burst => "several messages within a second",
-            Row::AdapterLoss => "the adapter killed mid-run, then recovery",
-            Row::Compaction => "arrival around a compaction",
-            Row::Clear => "arrival around a clear",
-            Row::Crash => "the harness crashes and is restarted",
-            Row::Intervention => "explicit supervisor intervention (ding intervene)",
-        }
-    }
-
-    /// Row 12 is outside automatic delivery and is reported apart.
-    pub fn is_intervention(self) -> bool {
-        self == Row::Intervention
-    }
 }
 
 impl fmt::Display for Row {

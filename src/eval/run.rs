@@ -18,12 +18,12 @@ use super::row::Row;
 use super::scenario;
 use super::trial::{Outcome, TrialFacts, TrialSpec, trial_id};
 use super::unix_ms;
-use crate::providers::{self, Provider};
+use crate::harnesses::{self, Harness};
 
 /// What to run.
 pub struct Plan {
     /// Each harness to evaluate, with its native binary.
-    pub harnesses: Vec<(&'static Provider, PathBuf)>,
+    pub harnesses: Vec<(&'static Harness, PathBuf)>,
     pub rows: Vec<Row>,
     pub arms: Vec<Arm>,
     pub trials: u32,
@@ -39,21 +39,21 @@ pub struct Plan {
 /// The harness binaries named in a file of `DING_HARNESS_NAME=PATH` lines
 /// (what `scripts/install-harnesses.sh` prints), for the registry's
 /// harnesses, in the registry's order.
-pub fn harnesses_from_env_file(text: &str) -> Result<Vec<(&'static Provider, PathBuf)>> {
+pub fn harnesses_from_env_file(text: &str) -> Result<Vec<(&'static Harness, PathBuf)>> {
     let mut found = Vec::new();
-    for provider in &providers::PROVIDERS {
-        let variable = format!("DING_HARNESS_{}=", provider.harness.to_ascii_uppercase());
+    for harness in &harnesses::HARNESSES {
+        let variable = format!("DING_HARNESS_{}=", harness.name.to_ascii_uppercase());
         if let Some(path) = text
             .lines()
             .find_map(|line| line.trim().strip_prefix(&variable))
         {
-            found.push((provider, PathBuf::from(path)));
+            found.push((harness, PathBuf::from(path)));
         }
     }
     if found.is_empty() {
         bail!(
             "no DING_HARNESS_NAME=PATH line for any harness ({})",
-            providers::harness_names()
+            harnesses::names()
         );
     }
     Ok(found)
@@ -76,12 +76,12 @@ pub fn run(plan: &Plan, say: &mut dyn FnMut(&str)) -> Result<Report> {
         plan.seed, plan.trials
     ));
     let mut facts = Vec::new();
-    for (provider, binary) in &plan.harnesses {
+    for (harness, binary) in &plan.harnesses {
         for row in &plan.rows {
             for index in 0..plan.trials {
                 for arm in &plan.arms {
                     let mut spec = TrialSpec {
-                        provider,
+                        harness,
                         harness_binary: binary.clone(),
                         ding: plan.ding.clone(),
                         eval_binary: plan.eval_binary.clone(),
@@ -105,8 +105,8 @@ pub fn run(plan: &Plan, say: &mut dyn FnMut(&str)) -> Result<Report> {
         harnesses: plan
             .harnesses
             .iter()
-            .map(|(provider, binary)| HarnessInfo {
-                name: provider.harness.to_string(),
+            .map(|(harness, binary)| HarnessInfo {
+                name: harness.name.to_string(),
                 version: version(binary),
             })
             .collect(),
@@ -243,7 +243,7 @@ mod tests {
 
     #[test]
     fn the_install_scripts_lines_name_each_harness() {
-        let names: Vec<&str> = providers::PROVIDERS.iter().map(|p| p.harness).collect();
+        let names: Vec<&str> = harnesses::HARNESSES.iter().map(|p| p.name).collect();
         let text: String = names
             .iter()
             .map(|name| {
@@ -255,8 +255,8 @@ mod tests {
             .collect();
         let found = harnesses_from_env_file(&text).expect("harnesses");
         assert_eq!(found.len(), names.len());
-        for ((provider, path), name) in found.iter().zip(&names) {
-            assert_eq!(provider.harness, *name);
+        for ((harness, path), name) in found.iter().zip(&names) {
+            assert_eq!(harness.name, *name);
             assert_eq!(path, &PathBuf::from(format!("/opt/{name}/bin")));
         }
         assert!(harnesses_from_env_file("OTHER=1\n").is_err());

@@ -19,7 +19,7 @@ use super::row::Row;
 use super::trial::{self, PATIENCE, Trial, TrialFacts, TrialSpec};
 use super::typist::{ESC, Pace, sleep_until};
 use super::unix_ms;
-use crate::pty::wire::Snapshot;
+use ding::pty::wire::Snapshot;
 
 /// Runs one trial of `spec.row`.
 pub fn run_trial(spec: &TrialSpec) -> TrialFacts {

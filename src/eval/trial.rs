@@ -2,7 +2,7 @@
 //! directory of its own, driven from outside as a user would drive it.
 //!
 //! A trial starts the loopback model server (`ding-eval model-server`),
-//! prepares the harness's scratch home (the provider room), writes the
+//! prepares the harness's scratch home (the harness room), writes the
 //! arm's agent declaration, and gives the scenario what a person at the
 //! terminal has: `ding up`/`down`/`send`/`intervene`, the typist's hands,
 //! the screen, and a supervisor's PTY host operations (restart). It waits
@@ -34,10 +34,10 @@ use super::sender::Sender;
 use super::trial_command::trial_command;
 use super::typist::{Plan, Typist};
 use super::unix_ms;
-use crate::pty::client::Client;
-use crate::pty::wire::Snapshot;
-use crate::sidecar::paths::{AgentPaths, DirsEnv};
-use crate::wait::{POLL_EVERY, RETRY_EVERY, wait_for};
+use ding::pty::client::Client;
+use ding::pty::wire::Snapshot;
+use ding::sidecar::paths::{AgentPaths, DirsEnv};
+use ding::wait::{POLL_EVERY, RETRY_EVERY, wait_for};
 
 /// The agent's name in every trial.
 pub const AGENT: &str = "eval";
@@ -60,7 +60,7 @@ pub const SETTLE_PATIENCE: Duration = Duration::from_secs(30);
 /// What to run.
 #[derive(Clone)]
 pub struct TrialSpec {
-    pub provider: &'static crate::providers::Provider,
+    pub harness: &'static crate::harnesses::Harness,
     pub harness_binary: PathBuf,
     /// The `ding` binary to drive.
     pub ding: PathBuf,
@@ -111,20 +111,11 @@ pub struct TrialFacts {
     pub duration_ms: u64,
 }
 
-impl TrialFacts {
-    pub fn id(&self) -> String {
-        format!(
-            "{}-row{}-{}-{}-{}",
-            self.harness, self.row, self.row_slug, self.arm, self.trial
-        )
-    }
-}
-
 /// The name of a trial's evidence directory.
 pub fn trial_id(spec: &TrialSpec) -> String {
     format!(
         "{}-row{}-{}-{}-{}",
-        spec.provider.harness,
+        spec.harness.name,
         spec.row.number(),
         spec.row.slug(),
         spec.arm,
@@ -210,7 +201,7 @@ impl Trial {
         )?;
         Ok(Trial {
             spec: spec.clone(),
-            pane: spec.provider.pane,
+            pane: spec.harness.pane,
             rng: Rng::new(spec.seed),
             log: RequestLog::new(&dir.join("model/requests.jsonl")),
             dir,
@@ -236,7 +227,7 @@ impl Trial {
         fs::create_dir_all(&dir)?;
         let port_file = dir.join("port");
         let child = trial_command(&self.spec.eval_binary, &self.env)
-            .args(["model-server", "--api", self.spec.provider.api, "--log"])
+            .args(["model-server", "--api", self.spec.harness.api, "--log"])
             .arg(dir.join("requests.jsonl"))
             .arg("--port-file")
             .arg(&port_file)
@@ -256,7 +247,7 @@ impl Trial {
     }
 
     fn prepare_home(&mut self) -> Result<()> {
-        self.launch = (self.spec.provider.prepare)(&self.setup(false))?;
+        self.launch = (self.spec.harness.prepare)(&self.setup(false))?;
         Ok(())
     }
 
@@ -275,7 +266,7 @@ impl Trial {
     /// Prepares the harness's home again so that the harness asks the
     /// person something at startup (before `up`; the launch is the same).
     pub fn ask_at_startup(&mut self) -> Result<()> {
-        let launch = (self.spec.provider.prepare)(&self.setup(true))?;
+        let launch = (self.spec.harness.prepare)(&self.setup(true))?;
         if launch != self.launch {
             bail!("preparing the home to ask at startup changed the launch");
         }
@@ -295,7 +286,7 @@ impl Trial {
                     launch,
                     dir: &self.dir,
                 };
-                match arm::careful(self.spec.provider, &request)? {
+                match arm::careful(self.spec.harness, &request)? {
                     CarefulArm::Ready { declaration, env } => {
                         for (name, value) in env {
                             self.env.retain(|(existing, _)| *existing != name);
@@ -350,7 +341,7 @@ impl Trial {
         Ok(())
     }
 
-    /// Starts the harness again on its last session: the provider's
+    /// Starts the harness again on its last session: the harness's
     /// resume argv, a new declaration for this arm, `ding up`.
     pub fn resume(&mut self) -> Result<()> {
         let mut launch = self.launch.clone();
@@ -560,7 +551,7 @@ impl Trial {
     pub fn harness_pid(&self) -> Result<i32> {
         let status = Client::connect(&self.paths.pty_socket())?.status()?;
         match status.child {
-            crate::pty::wire::ChildState::Running { pid } => Ok(pid),
+            ding::pty::wire::ChildState::Running { pid } => Ok(pid),
             other => bail!("the harness is not running: {other:?}"),
         }
     }
@@ -655,7 +646,7 @@ impl Trial {
             &logs::pty_inputs(&pty_log),
         );
         let facts = TrialFacts {
-            harness: self.spec.provider.harness.to_string(),
+            harness: self.spec.harness.name.to_string(),
             row: self.spec.row.number(),
             row_slug: self.spec.row.slug().to_string(),
             arm: self.spec.arm.to_string(),
@@ -800,7 +791,7 @@ pub fn run(spec: &TrialSpec, drive: impl FnOnce(&mut Trial) -> Result<()>) -> Tr
         Ok(trial) => trial,
         Err(outcome) => {
             return TrialFacts {
-                harness: spec.provider.harness.to_string(),
+                harness: spec.harness.name.to_string(),
                 row: spec.row.number(),
                 row_slug: spec.row.slug().to_string(),
                 arm: spec.arm.to_string(),

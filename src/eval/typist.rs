@@ -22,8 +22,8 @@ use anyhow::{Context, Result};
 
 use super::rng::Rng;
 use super::unix_ms;
-use crate::pty::client::Client;
-use crate::pty::transport::WireStep;
+use ding::pty::client::Client;
+use ding::pty::transport::WireStep;
 
 /// Return, as a terminal sends it.
 pub const ENTER: &[u8] = b"\r";

@@ -13,8 +13,8 @@ use std::path::Path;
 use mio::net::UnixStream;
 use mio::{Interest, Registry, Token};
 
+use crate::lines::{Line, LineBuffer};
 use crate::pty::wire::{Request, ServerLine};
-use crate::sidecar::lines::{Line, LineBuffer};
 
 /// What one read brought.
 #[derive(Debug)]

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::wire::{ChildState, Snapshot};
-use crate::sidecar::private_file;
+use crate::private_file;
 
 /// The record's file name in the agent's runtime directory.
 const FILE: &str = "last-exit.json";

@@ -9,7 +9,6 @@
 //! * [`wire`]: request, reply, push and frame shapes, shared with clients.
 //! * [`transport`]: the bounded write/wait steps and their caps.
 //! * [`identity`]: incarnation and generation values.
-//! * [`socket`]: the private socket directory and the peer uid check.
 //! * [`screen`]: the vt100 model, snapshots and redraws.
 //! * [`child`]: starting the harness on a new PTY and decoding its exit.
 //! * [`connection`]: one client connection's buffers and backpressure.
@@ -30,6 +29,5 @@ pub mod identity;
 pub mod last_exit;
 pub mod queries;
 pub mod screen;
-pub mod socket;
 pub mod transport;
 pub mod wire;

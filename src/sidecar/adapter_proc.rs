@@ -15,18 +15,18 @@
 
 use std::ffi::OsString;
 use std::io::{self, Read, Write};
-use std::os::fd::{AsFd, AsRawFd, RawFd};
+use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::Path;
 use std::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
 use std::time::Duration;
 
-use nix::fcntl::{FcntlArg, OFlag, fcntl};
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 
-use super::lines::{Line, LineBuffer};
 use crate::core::protocol::MAX_LINE_BYTES;
+use crate::lines::{Line, LineBuffer};
+use crate::nonblocking::set_nonblocking;
 use crate::signals;
 use crate::wait::wait_until;
 
@@ -321,12 +321,4 @@ fn drain<R: Read>(pipe: Option<&mut R>, lines: &mut LineBuffer, out: &mut Vec<Li
             }
         }
     }
-}
-
-/// Sets `O_NONBLOCK` so reads end in `WouldBlock` instead of stalling the loop.
-pub fn set_nonblocking<F: AsFd>(file: &F) -> io::Result<()> {
-    let flags = fcntl(file.as_fd(), FcntlArg::F_GETFL).map_err(io::Error::from)?;
-    let flags = OFlag::from_bits_truncate(flags) | OFlag::O_NONBLOCK;
-    fcntl(file.as_fd(), FcntlArg::F_SETFL(flags)).map_err(io::Error::from)?;
-    Ok(())
 }

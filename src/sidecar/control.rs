@@ -16,10 +16,10 @@ use anyhow::{Context, Result, anyhow};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 
-use super::private_file::{open_log, read_regular, read_tail, replace};
 use super::status_document::LiveStatus;
 use crate::core::status::MessageWindow;
 use crate::line_server::BUSY_REPLY;
+use crate::private_file::{open_log, read_regular, read_tail, replace};
 use crate::wait::{POLL_EVERY, RETRY_EVERY, wait_for, wait_until};
 
 /// How long a CLI waits for a sidecar's status reply.

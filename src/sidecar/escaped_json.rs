@@ -1,4 +1,4 @@
-//! JSON written by the escape rule of [`crate::core::escape`].
+//! JSON written by the escape rule of [`crate::escape`].
 //!
 //! serde_json escapes only `"`, `\` and C0 controls and leaves DEL, C1
 //! controls and U+2028 raw, so a person reading a log or `ding status
@@ -12,7 +12,7 @@ use std::io;
 use serde::Serialize;
 use serde_json::ser::{CompactFormatter, Formatter, PrettyFormatter};
 
-use crate::core::escape::is_plain;
+use crate::escape::is_plain;
 
 /// `value` as one line of JSON in which every string character that is not
 /// [`is_plain`] is a `\uXXXX` escape.

@@ -41,9 +41,9 @@ use std::time::{Duration, SystemTime};
 use anyhow::{Context, Result, bail};
 
 use super::crash_point::{self, CrashPoint};
-use super::durable::{fsync_dir, rename_no_replace};
 use super::naming::NameClock;
 use crate::core::message::{InvalidName, MessageName};
+use crate::durable::{fsync_dir, rename_no_replace};
 use crate::private_dir::{Privacy, check_dir, current_uid, ensure_dir};
 
 /// The largest message body [`Inbox::deliver`] accepts. Messages are

@@ -28,11 +28,11 @@ use std::time::SystemTime;
 use anyhow::{Context, Result};
 
 use super::crash_point::{self, CrashPoint};
-use super::durable::fsync_dir;
 use super::naming::{micros_since_epoch, utc_stamp};
-use super::private_file::{FileProblem, ReplaceStep, read_regular, replace_with};
 use crate::core::journal::{JOURNAL_VERSION, Journal};
+use crate::durable::fsync_dir;
 use crate::private_dir::{Privacy, current_uid, ensure_dir};
+use crate::private_file::{FileProblem, ReplaceStep, read_regular, replace_with};
 
 /// The journal's file name in the state directory.
 pub const JOURNAL_FILE: &str = "journal.json";

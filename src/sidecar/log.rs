@@ -23,7 +23,7 @@
 //! reported in status (`logWriteFailure`); it never stops the sidecar.
 //!
 //! Log lines quote filenames and adapter output, so both formats are
-//! written by the rule of [`crate::core::escape`]: JSON with every
+//! written by the rule of [`crate::escape`]: JSON with every
 //! character that is not plain as a `\uXXXX` escape, human lines with it as
 //! `\u{hex}`. A person reading the log with `cat` sees no control, line
 //! break, format or bidi character from anyone else.
@@ -37,8 +37,8 @@ use super::escaped_json::to_json;
 pub use super::log_limit::{LOG_BURST, LOG_WINDOW};
 use super::log_limit::{RepeatLimiter, Suppressed};
 use crate::core::decision::Record;
-use crate::core::escape::escape;
 use crate::core::time::Time;
+use crate::escape::escape;
 use crate::log_file::{LogFailure, LogSink};
 use crate::wall_clock::now_rfc3339;
 

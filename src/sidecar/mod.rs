@@ -11,7 +11,6 @@
 //! * `status_server`: `sidecar.sock`, answering `ding status`;
 //! * `status_document`: the status document it answers with, defined once
 //!   for the CLI that reads it back (and for the one listed from disk);
-//! * `lines`: bounded line assembly;
 //! * `log`: JSON or human log lines, bounded: `log_limit` counts repeated
 //!   records, [`crate::log_file`] caps and rotates the file;
 //! * `escaped_json`: JSON written by the escape rule, for logs and status;
@@ -20,27 +19,26 @@
 //! * `naming`: sortable, unique arrival names for delivered files;
 //! * `journal_store`: the ownership journal on disk, written atomically;
 //! * `paths`: the per-agent runtime and state directories and the files in
-//!   them;
-//! * `durable`: fsync and no-replace rename helpers;
-//! * `private_file`: reading and replacing the files in those directories
-//!   without following links or blocking on what was planted there.
+//!   them.
+//!
+//! Line framing ([`crate::lines`]), the private files in those directories
+//! ([`crate::private_file`]) and fsync with no-replace renames
+//! ([`crate::durable`]) are the bottom floor's, shared with the PTY host
+//! and the adapter kit.
 
 pub mod adapter_group;
 pub mod adapter_proc;
 pub mod agent_record;
 pub mod control;
 pub mod crash_point;
-pub mod durable;
 pub mod escaped_json;
 pub mod inbox;
 pub mod inbox_watch;
 pub mod journal_store;
-pub mod lines;
 pub mod log;
 pub mod log_limit;
 pub mod naming;
 pub mod paths;
-pub mod private_file;
 pub mod pty_link;
 pub mod runtime;
 pub mod status_document;

@@ -29,11 +29,11 @@ use serde::{Deserialize, Serialize, Serializer};
 
 use super::inbox::Unreadable;
 use crate::core::config::Policy;
-use crate::core::escape::escape_bytes;
 use crate::core::message::MessageName;
 use crate::core::ownership::MessageState;
 use crate::core::status::EngineStatus;
 use crate::decl::FingerprintInput;
+use crate::escape::escape_bytes;
 use crate::log_file::LogFailure;
 
 /// The document a running sidecar answers with. The sidecar fills it with
@@ -146,7 +146,7 @@ pub struct Running<const RUNNING: bool>;
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct UnreadableView {
     /// The name as people see it, escaped by the one rule
-    /// ([`crate::core::escape`]): a byte that is not UTF-8 is `\x{hex}`,
+    /// ([`crate::escape`]): a byte that is not UTF-8 is `\x{hex}`,
     /// so the entry can be found and renamed.
     pub name: String,
     /// Why it is not delivered, in words.

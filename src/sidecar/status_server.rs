@@ -23,9 +23,9 @@ use anyhow::Result;
 use mio::{Registry, Token};
 use serde::Deserialize;
 
-use super::lines::Line;
 use crate::core::status::MessageWindow;
 use crate::line_server::{Limits, LineServer, ServerEvent, WhenFull};
+use crate::lines::Line;
 use crate::pty::wire::is_object_text;
 
 /// The longest request line accepted.

@@ -1388,7 +1388,7 @@ impl Oracle {
             let mut used = 0;
             let mut fits = 0;
             for (index, name) in granted.iter().enumerate() {
-                let cost = ding::core::escape::escape(name).len() + if index == 0 { 0 } else { 2 };
+                let cost = ding::escape::escape(name).len() + if index == 0 { 0 } else { 2 };
                 if index > 0 && used + cost > budget {
                     break;
                 }

@@ -1,5 +1,5 @@
 //! What counts as harmful in text DING shows, written independently of
-//! the escaping code (`src/core/escape.rs`), so that tests check the rule
+//! the escaping code (`src/escape.rs`), so that tests check the rule
 //! rather than restate it, and every in-process path that prints an
 //! untrusted name. Shared by `tests/hostile_names.rs` and the `names` fuzz
 //! target (`tests/fuzz/targets/names.rs`).
@@ -16,12 +16,12 @@ use ding::cli::status::render;
 use ding::core::config::Policy;
 use ding::core::decision::{Decision, Record};
 use ding::core::engine::{Engine, Input};
-use ding::core::escape::{escape, escape_bytes};
 use ding::core::identity::Identity;
 use ding::core::message::MessageName;
 use ding::core::notice::Notice;
 use ding::core::time::Time;
 use ding::core::transport::{PASTE_END, PASTE_START, RETURN, Transport};
+use ding::escape::{escape, escape_bytes};
 use ding::sidecar::escaped_json::{to_json, to_json_pretty};
 use ding::sidecar::inbox::{Unreadable, UnreadableReason};
 use ding::sidecar::log::{Log, LogFormat};

@@ -6,6 +6,10 @@ pub mod core_driver;
 pub mod doc_blocks;
 pub mod fixture_files;
 pub mod flood;
+/// The evaluation's own process finder, the same file (`ding-eval` is a
+/// binary the tests run, not a library they import).
+#[path = "../../src/eval/processes.rs"]
+pub mod processes;
 pub mod provider_fixtures;
 mod pty_host;
 pub mod quiet;

@@ -1,8 +1,9 @@
 //! Shared harness for the real-pane tests: a real harness binary installed
 //! by `scripts/install-harnesses.sh`, the loopback model server run as the
 //! real `ding-eval model-server` process, and the real-pane smoke subset of
-//! the A/B evaluation, which runs the very scenario runner `make eval`
-//! runs (`ding::eval::scenario::run_trial`) and asserts on its facts.
+//! the A/B evaluation, which runs the very trial runner `make eval` runs
+//! (`ding-eval trial`, from outside, as a user runs the evaluation) and
+//! asserts on the facts it prints.
 //!
 //! Provider names stay in the provider tests: this file takes them as
 //! arguments.
@@ -14,18 +15,10 @@ use std::sync::{Mutex, PoisonError};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use ding::eval::arm::Arm;
-use ding::eval::evidence::{DraftOutcome, Metrics};
-use ding::eval::pane::DialogKind;
-use ding::eval::processes;
-use ding::eval::rng::fresh_seed;
-use ding::eval::row::Row;
-use ding::eval::run::summary as trial_summary;
-use ding::eval::scenario::run_trial;
-use ding::eval::trial::{Outcome, QUIET, SETTLE_PATIENCE, TrialFacts, TrialSpec, trial_id};
 use ding::pty::wire::Snapshot;
 use serde_json::Value;
 
+use super::processes;
 use super::quiet::until_quiet;
 use super::sidecar_agent::{Agent, DING, DING_EVAL, message};
 
@@ -389,6 +382,28 @@ fn closes_within(agent: &Agent, patience: Duration, open: &impl Fn(&Snapshot) ->
     }
 }
 
+/// The evaluation's matrix rows the smoke tests run, by number
+/// (docs/evaluation.md).
+pub mod row {
+    pub const DURING_TURN: u32 = 3;
+    pub const EXACT_IDLE: u32 = 4;
+    pub const DRAFT: u32 = 5;
+    pub const DIALOG: u32 = 6;
+    pub const BURST: u32 = 7;
+}
+
+/// The evaluation's two arms.
+pub const AGGRESSIVE: &str = "aggressive";
+pub const CAREFUL: &str = "careful";
+
+/// The evaluation's quiet window: nothing new for this long and a
+/// scenario has settled (`ding-eval`'s `trial::QUIET`).
+pub const QUIET: Duration = Duration::from_millis(1500);
+
+/// The longest a counted scenario waits to settle (`ding-eval`'s
+/// `trial::SETTLE_PATIENCE`).
+pub const SETTLE_PATIENCE: Duration = Duration::from_secs(30);
+
 /// The real harnesses are heavy and the machine small: one trial at a
 /// time in each test binary.
 static ONE_TRIAL_AT_A_TIME: Mutex<()> = Mutex::new(());
@@ -402,89 +417,123 @@ pub fn smoke_seed() -> u64 {
         .unwrap_or_else(fresh_seed)
 }
 
-/// Runs one trial of `row` in `arm` on the real `harness` with the same
-/// runner `make eval` uses, prints its summary and seed, keeps its logs
-/// under the test target's tmp directory (until [`passed`]), and checks
-/// that no process of the trial is left.
-pub fn smoke_trial(harness: &str, row: Row, arm: Arm, seed: u64) -> TrialFacts {
+/// A seed from the clock and the process.
+fn fresh_seed() -> u64 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |since| since.as_nanos());
+    (nanos as u64) ^ (u64::from(std::process::id()) << 32)
+}
+
+/// What one trial found, as `ding-eval trial` prints it (the evaluation's
+/// `TrialFacts`, in JSON).
+pub struct Facts {
+    pub json: Value,
+    evidence_dir: PathBuf,
+}
+
+/// Runs one trial of `row` in `arm` on the real `harness` with
+/// `ding-eval trial`, the runner `make eval` uses; prints its summary and
+/// seed, keeps its logs under the test target's tmp directory (until
+/// [`passed`]), and checks that no process of the trial is left.
+pub fn smoke_trial(harness: &str, row: u32, arm: &str, seed: u64) -> Facts {
     let _one = ONE_TRIAL_AT_A_TIME
         .lock()
         .unwrap_or_else(PoisonError::into_inner);
-    let provider = ding::providers::by_harness(harness).expect("a registered harness");
     let binary = harness_binary(&format!("DING_HARNESS_{}", harness.to_ascii_uppercase()));
-    let mut spec = TrialSpec {
-        provider,
-        harness_binary: binary,
-        ding: PathBuf::from(DING),
-        eval_binary: PathBuf::from(DING_EVAL),
-        row,
-        arm,
-        seed,
-        index: 0,
-        evidence_dir: PathBuf::new(),
-    };
-    spec.evidence_dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+    let evidence_dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
         .join("eval-smoke")
-        .join(format!("{}-seed{seed}", trial_id(&spec)));
-    let facts = run_trial(&spec);
-    eprintln!(
-        "{} (evidence: {})",
-        trial_summary(&facts),
-        facts.evidence_dir
+        .join(format!("{harness}-row{row}-{arm}-seed{seed}"));
+    let output = Command::new(DING_EVAL)
+        .args(["trial", "--harness", harness, "--binary"])
+        .arg(&binary)
+        .args(["--row", &row.to_string(), "--arm", arm])
+        .args(["--seed", &seed.to_string(), "--evidence"])
+        .arg(&evidence_dir)
+        .args(["--ding", DING])
+        .stdin(Stdio::null())
+        .output()
+        .expect("run ding-eval trial");
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "ding-eval trial: {said}");
+    let json: Value = serde_json::from_slice(&output.stdout).expect("the trial's facts");
+    eprintln!("{} (evidence: {})", said.trim_end(), evidence_dir.display());
+    assert_eq!(
+        json["leftAlive"],
+        serde_json::json!([]),
+        "alive after SIGKILL"
     );
-    assert!(
-        facts.left_alive.is_empty(),
-        "alive after SIGKILL: {:?}",
-        facts.left_alive
-    );
-    if !facts.scratch_dir.is_empty() {
-        let runtime = Path::new(&facts.scratch_dir).join("run");
+    if let Some(scratch) = json["scratchDir"].as_str().filter(|dir| !dir.is_empty()) {
+        let runtime = Path::new(scratch).join("run");
         let left = processes::with_variable("XDG_RUNTIME_DIR", &runtime);
         assert!(left.is_empty(), "processes of the trial left: {left:?}");
     }
-    facts
+    Facts { json, evidence_dir }
 }
 
 /// The trial's assertions held: its logs are not kept.
-pub fn passed(facts: &TrialFacts) {
+pub fn passed(facts: &Facts) {
     let _ = fs::remove_dir_all(&facts.evidence_dir);
 }
 
-/// The metrics of a trial that ran to its end.
-pub fn ran(facts: &TrialFacts) -> &Metrics {
+/// The metrics of a trial that ran to its end (the evaluation's
+/// `Metrics`, in JSON).
+pub fn ran(facts: &Facts) -> &Value {
     assert_eq!(
-        facts.outcome,
-        Outcome::Ran,
-        "the workload was not driven to its end (evidence: {})",
-        facts.evidence_dir
+        facts.json["outcome"]["status"],
+        "ran",
+        "the workload was not driven to its end (evidence: {}): {}",
+        facts.evidence_dir.display(),
+        facts.json["outcome"]
     );
-    facts.metrics.as_ref().expect("metrics")
+    &facts.json["metrics"]
+}
+
+/// A whole-number metric.
+pub fn count(metrics: &Value, name: &str) -> u64 {
+    metrics[name]
+        .as_u64()
+        .unwrap_or_else(|| panic!("no count {name} in {metrics}"))
+}
+
+/// Whether the trial's person typed no line (the metrics' drafts).
+fn typed_nothing(metrics: &Value) -> bool {
+    metrics["drafts"].as_array().is_none_or(Vec::is_empty)
 }
 
 /// The careful arm's acceptance on one row: every message delivered, no
 /// draft corrupted, no dialog answered by DING, no more model calls per
-/// delivered message than the aggressive arm on the same seed. Only a provider with no adapter in
-/// the registry may skip it, and its trial must say exactly that.
-pub fn careful_meets_the_bar(harness: &str, row: Row, seed: u64, aggressive: &Metrics) {
-    let facts = smoke_trial(harness, row, Arm::Careful, seed);
-    let has_adapter = ding::providers::with_adapter(harness).is_some();
-    if let (false, Outcome::NotRun(reason)) = (has_adapter, &facts.outcome) {
+/// delivered message than the aggressive arm on the same seed. Only a
+/// provider with no adapter in the registry may skip it, and its trial
+/// must say exactly that.
+pub fn careful_meets_the_bar(harness: &str, row: u32, seed: u64, aggressive: &Value) {
+    let facts = smoke_trial(harness, row, CAREFUL, seed);
+    let has_adapter = ding::providers::by_harness(harness).is_some();
+    if !has_adapter && facts.json["outcome"]["status"] == "not-run" {
+        let reason = &facts.json["outcome"]["reason"];
         assert_eq!(reason, "careful arm: not available (no adapter)");
         eprintln!("{harness} row {row}: {reason}: only the aggressive baseline was checked");
         passed(&facts);
         return;
     }
     let m = ran(&facts);
-    assert_eq!(m.lost, 0, "careful arm lost a message: {:?}", m.messages);
+    let messages = &m["messages"];
     assert_eq!(
-        m.drafts_corrupted, 0,
-        "careful arm corrupted: {:?}",
-        m.drafts
+        count(m, "lost"),
+        0,
+        "careful arm lost a message: {messages}"
     );
+    let drafts = &m["drafts"];
     assert_eq!(
-        m.dialogs_answered_by_ding, 0,
-        "careful arm answered: {:?}",
-        m.dialogs
+        count(m, "draftsCorrupted"),
+        0,
+        "careful arm corrupted: {drafts}"
+    );
+    let dialogs = &m["dialogs"];
+    assert_eq!(
+        count(m, "dialogsAnsweredByDing"),
+        0,
+        "careful arm answered: {dialogs}"
     );
     // Calls per delivered message, the verdict's measure (EVAL-14): where
     // the aggressive arm delivered nothing (it lost the notice in a
@@ -493,14 +542,14 @@ pub fn careful_meets_the_bar(harness: &str, row: Row, seed: u64, aggressive: &Me
     // in row 4: when they type or press Esc around DING's act, either
     // arm's count follows the harness's timing on that one seed, which the
     // evaluation's intervals over many seeds decide (EVAL-18).
-    if aggressive.delivered > 0 && (row != Row::ExactIdle || m.drafts.is_empty()) {
+    let (delivered, calls) = (count(m, "delivered"), count(&m["calls"], "turnCalls"));
+    let aggressive_delivered = count(aggressive, "delivered");
+    let aggressive_calls = count(&aggressive["calls"], "turnCalls");
+    if aggressive_delivered > 0 && (row != row::EXACT_IDLE || typed_nothing(m)) {
         assert!(
-            m.calls.turn_calls * aggressive.delivered <= aggressive.calls.turn_calls * m.delivered,
-            "careful arm: {} model calls for {} delivered, against {} for {} aggressive",
-            m.calls.turn_calls,
-            m.delivered,
-            aggressive.calls.turn_calls,
-            aggressive.delivered
+            calls * aggressive_delivered <= aggressive_calls * delivered,
+            "careful arm: {calls} model calls for {delivered} delivered, against \
+             {aggressive_calls} for {aggressive_delivered} aggressive"
         );
     }
     passed(&facts);
@@ -514,15 +563,25 @@ pub fn careful_meets_the_bar(harness: &str, row: Row, seed: u64, aggressive: &Me
 /// then clears (lost, as the evaluation counts it). Then the careful arm.
 pub fn exact_idle_row(harness: &str) {
     let seed = smoke_seed();
-    let facts = smoke_trial(harness, Row::ExactIdle, Arm::Aggressive, seed);
+    let facts = smoke_trial(harness, row::EXACT_IDLE, AGGRESSIVE, seed);
     let m = ran(&facts);
-    if m.drafts.is_empty() {
-        assert_eq!((m.delivered, m.lost), (1, 0), "{:?}", m.messages);
-        assert_eq!(m.calls.delivery_calls, 1, "{:?}", m.calls);
-        assert_eq!(m.pty.delivery_writes, 1, "one ring: {:?}", m.pty);
+    if typed_nothing(m) {
+        let messages = &m["messages"];
+        assert_eq!(
+            (count(m, "delivered"), count(m, "lost")),
+            (1, 0),
+            "{messages}"
+        );
+        assert_eq!(count(&m["calls"], "deliveryCalls"), 1, "{}", m["calls"]);
+        assert_eq!(
+            count(&m["pty"], "deliveryWrites"),
+            1,
+            "one ring: {}",
+            m["pty"]
+        );
     }
-    assert_eq!(m.duplicates, 0);
-    careful_meets_the_bar(harness, Row::ExactIdle, seed, m);
+    assert_eq!(count(m, "duplicates"), 0);
+    careful_meets_the_bar(harness, row::EXACT_IDLE, seed, m);
     passed(&facts);
 }
 
@@ -531,19 +590,25 @@ pub fn exact_idle_row(harness: &str) {
 /// it (measured by hand in the evaluation issue); then the careful arm.
 pub fn draft_row(harness: &str) {
     let seed = smoke_seed();
-    let facts = smoke_trial(harness, Row::Draft, Arm::Aggressive, seed);
+    let facts = smoke_trial(harness, row::DRAFT, AGGRESSIVE, seed);
     let m = ran(&facts);
-    assert_eq!(m.drafts_corrupted, 1, "the draft: {:?}", m.drafts);
-    let draft = &m.drafts[0];
-    assert_eq!(draft.outcome, DraftOutcome::Altered, "{draft:?}");
+    assert_eq!(count(m, "draftsCorrupted"), 1, "the draft: {}", m["drafts"]);
+    let draft = &m["drafts"][0];
+    assert_eq!(draft["outcome"], "altered", "{draft}");
+    let pieces = draft["pieces"].as_array().expect("pieces");
     assert!(
-        draft.pieces.iter().any(|piece| piece.contains("[ding]")),
-        "glued to the notice: {draft:?}"
+        pieces
+            .iter()
+            .any(|piece| piece.as_str().is_some_and(|piece| piece.contains("[ding]"))),
+        "glued to the notice: {draft}"
     );
-    assert_eq!(m.delivered, 1, "{:?}", m.messages);
-    careful_meets_the_bar(harness, Row::Draft, seed, m);
+    assert_eq!(count(m, "delivered"), 1, "{}", m["messages"]);
+    careful_meets_the_bar(harness, row::DRAFT, seed, m);
     passed(&facts);
 }
+
+/// How the evaluation names a command's permission dialog.
+const COMMAND_PERMISSION: &str = "command permission";
 
 /// Row 6 on `harness`: a message arriving while a dialog is open makes the
 /// aggressive arm answer the dialog (its Return), whatever its kind, and
@@ -551,13 +616,23 @@ pub fn draft_row(harness: &str) {
 /// hand in the evaluation issue); then the careful arm.
 pub fn dialog_row(harness: &str) {
     let seed = smoke_seed();
-    let facts = smoke_trial(harness, Row::Dialog, Arm::Aggressive, seed);
+    let facts = smoke_trial(harness, row::DIALOG, AGGRESSIVE, seed);
     let m = ran(&facts);
-    assert_eq!(m.dialogs_answered_by_ding, 1, "the dialog: {:?}", m.dialogs);
-    if m.dialogs[0].kind == DialogKind::Command.as_str() {
-        assert_eq!((m.delivered, m.lost), (0, 1), "{:?}", m.messages);
+    let dialogs = &m["dialogs"];
+    assert_eq!(
+        count(m, "dialogsAnsweredByDing"),
+        1,
+        "the dialog: {dialogs}"
+    );
+    if dialogs[0]["kind"] == COMMAND_PERMISSION {
+        let messages = &m["messages"];
+        assert_eq!(
+            (count(m, "delivered"), count(m, "lost")),
+            (0, 1),
+            "{messages}"
+        );
     }
-    careful_meets_the_bar(harness, Row::Dialog, seed, m);
+    careful_meets_the_bar(harness, row::DIALOG, seed, m);
     passed(&facts);
 }
 

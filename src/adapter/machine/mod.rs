@@ -56,8 +56,8 @@ use crate::core::identity::Identity;
 use crate::core::message::MessageName;
 use crate::core::protocol::{ActivityState, Composer, Undelivered, check_identity};
 use crate::core::time::Time;
+use crate::lines::{Line, LineBuffer};
 use crate::pty::wire::{HostStatus, Snapshot};
-use crate::sidecar::lines::{Line, LineBuffer};
 
 /// One hook connection, as the shell numbers them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -2,9 +2,9 @@
 //! harness starts model-free against the loopback model server, and print
 //! how to run it (or write it as an agent declaration for `ding up`).
 //!
-//! This file turns argv into an `eval::launch::Setup` and hands it to the
-//! provider room named by the first argument; the names live in
-//! `providers`, never here.
+//! This file turns argv into a `launch::Setup` and hands it to the
+//! harness folder named by the first argument; the names live in
+//! `harnesses`, never here.
 
 use std::fs;
 use std::io::Write;
@@ -14,10 +14,10 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, bail};
 use lexopt::prelude::*;
 
-use crate::cli::help_asked;
-use crate::decl::is_valid_agent_name;
-use crate::eval::launch::{Permission, Setup};
-use crate::providers::{self, Provider};
+use crate::harnesses::{self, Harness};
+use crate::launch::{Permission, Setup};
+use ding::cli::help_asked;
+use ding::decl::is_valid_agent_name;
 
 fn short() -> String {
     format!(
@@ -39,7 +39,7 @@ Options:
   --agent NAME              the declared agent's name (default: HARNESS)
   -h, --help                print help
 ",
-        providers::harness_names()
+        harnesses::names()
     )
 }
 
@@ -55,7 +55,7 @@ See docs/providers/model-servers.md.
 
 /// What the command line asked for.
 pub struct Request {
-    pub provider: &'static Provider,
+    pub harness: &'static Harness,
     pub setup: Setup,
     /// Where to write a declaration, and the agent's name in it.
     pub declaration: Option<(PathBuf, String)>,
@@ -65,7 +65,7 @@ pub fn run(parser: &mut lexopt::Parser) -> Result<ExitCode> {
     let Some(request) = parse(parser)? else {
         return Ok(ExitCode::SUCCESS);
     };
-    let launch = (request.provider.prepare)(&request.setup)?;
+    let launch = (request.harness.prepare)(&request.setup)?;
     if let Some((path, agent)) = &request.declaration {
         fs::write(path, launch.declaration(agent))
             .with_context(|| format!("write {}", path.display()))?;
@@ -100,10 +100,10 @@ pub fn parse(parser: &mut lexopt::Parser) -> Result<Option<Request>> {
             other => return Err(other.unexpected().into()),
         }
     }
-    let names = providers::harness_names();
-    let harness = harness.with_context(|| format!("name the harness: {names}"))?;
-    let Some(provider) = providers::by_harness(&harness) else {
-        bail!("unknown harness `{harness}`: {names}");
+    let names = harnesses::names();
+    let name = harness.with_context(|| format!("name the harness: {names}"))?;
+    let Some(harness) = harnesses::by_name(&name) else {
+        bail!("unknown harness `{name}`: {names}");
     };
     let home = home.context("--home DIR is required")?;
     let model_url = model_url.context("--model-url URL is required")?;
@@ -112,7 +112,7 @@ pub fn parse(parser: &mut lexopt::Parser) -> Result<Option<Request>> {
     }
     let declaration = match (decl, agent) {
         (Some(path), agent) => {
-            let agent = agent.unwrap_or_else(|| harness.clone());
+            let agent = agent.unwrap_or(name);
             if !is_valid_agent_name(&agent) {
                 bail!("`{agent}` is not a valid agent name");
             }
@@ -122,7 +122,7 @@ pub fn parse(parser: &mut lexopt::Parser) -> Result<Option<Request>> {
         (None, None) => None,
     };
     Ok(Some(Request {
-        provider,
+        harness,
         setup: Setup {
             binary: binary.context("--binary PATH is required")?,
             cwd: cwd.unwrap_or_else(|| home.join("project")),
@@ -158,11 +158,11 @@ mod tests {
 
     #[test]
     fn defaults_are_manual_permission_a_project_in_the_home_and_no_declaration() {
-        for provider in &providers::PROVIDERS {
-            let request = parse_args(&minimal(provider.harness))
+        for harness in &harnesses::HARNESSES {
+            let request = parse_args(&minimal(harness.name))
                 .expect("parses")
                 .expect("request");
-            assert_eq!(request.provider.harness, provider.harness);
+            assert_eq!(request.harness.name, harness.name);
             assert_eq!(request.setup.permission, Permission::Manual);
             assert_eq!(request.setup.cwd, PathBuf::from("/h/project"));
             assert_eq!(request.setup.binary, PathBuf::from("/b"));
@@ -172,7 +172,7 @@ mod tests {
 
     #[test]
     fn test_cwd_permission_decl_and_agent() {
-        let harness = providers::PROVIDERS[0].harness;
+        let harness = harnesses::HARNESSES[0].name;
         let mut args = minimal(harness);
         args.extend([
             "--cwd",
@@ -223,7 +223,7 @@ mod tests {
 
     #[test]
     fn missing_unknown_or_unsafe_values_are_refused() {
-        let harness = providers::PROVIDERS[0].harness;
+        let harness = harnesses::HARNESSES[0].name;
         let mut unknown = changed(harness, "--home", Some("/h"));
         unknown[0] = "nope".into();
         assert!(refused(&unknown));

@@ -10,11 +10,13 @@ use std::process::ExitCode;
 use anyhow::{Result, bail};
 use lexopt::ValueExt;
 
-use crate::cli::{exit_code_of, help_asked, help_command};
+use ding::cli::{exit_code_of, help_asked, help_command};
 
 pub mod harness_env;
 pub mod model_server;
 pub mod run;
+pub mod trial;
+pub mod type_line;
 
 const USAGE: &str = "\
 ding-eval: the A/B evaluation of DING on real harnesses, and its parts
@@ -26,6 +28,8 @@ Commands:
   run           the A/B evaluation (`make eval`; docs/evaluation.md)
   model-server  a scripted loopback model server in a harness's wire format
   harness-env   prepare a scratch home in which a real harness talks to it
+  trial         one trial of one row and arm, its facts as JSON
+  type          the typist types one line into an agent's terminal
   help          print this help, or a command's
 
 Run `ding-eval help COMMAND` (or `ding-eval COMMAND --help`) for a
@@ -34,7 +38,7 @@ command's options. The trials drive the `ding` next to this binary
 ";
 
 /// Every command `ding-eval help COMMAND` knows.
-pub const COMMANDS: &[&str] = &["run", "model-server", "harness-env"];
+pub const COMMANDS: &[&str] = &["run", "model-server", "harness-env", "trial", "type"];
 
 /// Runs the command line and turns its outcome into an exit code.
 pub fn main() -> ExitCode {
@@ -70,6 +74,8 @@ fn dispatch(command: &str, parser: &mut lexopt::Parser) -> Result<ExitCode> {
         "run" => run::run(parser),
         "model-server" => model_server::run(parser),
         "harness-env" => harness_env::run(parser),
+        "trial" => trial::run(parser),
+        "type" => type_line::run(parser),
         other => {
             bail!("unknown command `{other}`\nRun `ding-eval --help` for the list of commands")
         }

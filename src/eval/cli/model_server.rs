@@ -1,8 +1,8 @@
 //! `ding-eval model-server`: the scripted loopback model server
 //! that real harnesses talk to in tests and in the evaluation.
 //!
-//! This file turns argv into `eval::model_server::Options` and a wire
-//! format looked up by name in `providers`; the names themselves live
+//! This file turns argv into `model_server::Options` and a wire
+//! format looked up by name in `harnesses`; the names themselves live
 //! there, never here.
 
 use std::path::PathBuf;
@@ -11,9 +11,9 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, bail};
 use lexopt::prelude::*;
 
-use crate::cli::help_asked;
-use crate::eval::model_server::{self, Options};
-use crate::providers::{self, Provider};
+use crate::harnesses::{self, Harness};
+use crate::model_server::{self, Options};
+use ding::cli::help_asked;
 
 fn short() -> String {
     format!(
@@ -29,7 +29,7 @@ Options:
   --port-file FILE  write the port to FILE once listening
   -h, --help        print help
 ",
-        providers::api_names()
+        harnesses::api_names()
     )
 }
 
@@ -45,15 +45,15 @@ See docs/providers/model-servers.md.
 ";
 
 pub fn run(parser: &mut lexopt::Parser) -> Result<ExitCode> {
-    let Some((provider, options)) = parse(parser)? else {
+    let Some((harness, options)) = parse(parser)? else {
         return Ok(ExitCode::SUCCESS);
     };
-    model_server::run((provider.wire_format)(), &options)?;
+    model_server::run((harness.wire_format)(), &options)?;
     Ok(ExitCode::SUCCESS)
 }
 
 /// `None` when help was printed.
-pub fn parse(parser: &mut lexopt::Parser) -> Result<Option<(&'static Provider, Options)>> {
+pub fn parse(parser: &mut lexopt::Parser) -> Result<Option<(&'static Harness, Options)>> {
     let mut api = None;
     let mut log = None;
     let mut port = 0;
@@ -70,13 +70,13 @@ pub fn parse(parser: &mut lexopt::Parser) -> Result<Option<(&'static Provider, O
             other => return Err(other.unexpected().into()),
         }
     }
-    let api = api.with_context(|| format!("--api is required: {}", providers::api_names()))?;
-    let Some(provider) = providers::by_api(&api) else {
-        bail!("unknown --api `{api}`: {}", providers::api_names());
+    let api = api.with_context(|| format!("--api is required: {}", harnesses::api_names()))?;
+    let Some(harness) = harnesses::by_api(&api) else {
+        bail!("unknown --api `{api}`: {}", harnesses::api_names());
     };
     let log = log.context("--log FILE is required")?;
     Ok(Some((
-        provider,
+        harness,
         Options {
             port,
             log,
@@ -89,17 +89,17 @@ pub fn parse(parser: &mut lexopt::Parser) -> Result<Option<(&'static Provider, O
 mod tests {
     use super::*;
 
-    fn parse_args(args: &[&str]) -> Result<Option<(&'static Provider, Options)>> {
+    fn parse_args(args: &[&str]) -> Result<Option<(&'static Harness, Options)>> {
         parse(&mut lexopt::Parser::from_args(args.iter().copied()))
     }
 
     #[test]
     fn every_provider_api_is_accepted_by_name() {
-        for provider in &providers::PROVIDERS {
-            let (found, options) = parse_args(&["--api", provider.api, "--log", "l"])
+        for harness in &harnesses::HARNESSES {
+            let (found, options) = parse_args(&["--api", harness.api, "--log", "l"])
                 .expect("parses")
                 .expect("options");
-            assert_eq!(found.api, provider.api);
+            assert_eq!(found.api, harness.api);
             assert_eq!(options.port, 0);
             assert_eq!(options.log, PathBuf::from("l"));
             assert_eq!(options.port_file, None);
@@ -108,7 +108,7 @@ mod tests {
 
     #[test]
     fn test_port_and_port_file() {
-        let api = providers::PROVIDERS[0].api;
+        let api = harnesses::HARNESSES[0].api;
         let (_, options) = parse_args(&[
             "--api",
             api,
@@ -129,7 +129,7 @@ mod tests {
     #[test]
     fn api_and_log_are_required_and_unknown_apis_are_refused() {
         assert!(parse_args(&["--log", "l"]).is_err());
-        assert!(parse_args(&["--api", providers::PROVIDERS[0].api]).is_err());
+        assert!(parse_args(&["--api", harnesses::HARNESSES[0].api]).is_err());
         assert!(parse_args(&["--api", "nope", "--log", "l"]).is_err());
         assert!(parse_args(&["--turbo"]).is_err());
     }

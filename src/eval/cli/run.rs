@@ -1,5 +1,5 @@
 //! `ding-eval run`: the A/B evaluation on the real harnesses,
-//! what `make eval` runs. Parses the plan and hands it to `eval::run`;
+//! what `make eval` runs. Parses the plan and hands it to `run`;
 //! prints one line per trial and, at the end, the report's tables.
 
 use std::fs;
@@ -10,13 +10,13 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, bail};
 use lexopt::prelude::*;
 
-use crate::cli::help_asked;
-use crate::eval::arm::Arm;
-use crate::eval::report;
-use crate::eval::rng::fresh_seed;
-use crate::eval::row::Row;
-use crate::eval::run::{self, Plan};
-use crate::providers;
+use crate::arm::Arm;
+use crate::harnesses;
+use crate::report;
+use crate::rng::fresh_seed;
+use crate::row::Row;
+use crate::run::{self, Plan};
+use ding::cli::help_asked;
 
 /// Trials per row and arm when `DING_EVAL_TRIALS` is not set: the fewest
 /// on which a row's extra model calls can be told from none (one trial
@@ -50,7 +50,7 @@ Options:
 A printed trial seed replays that trial: DING_EVAL_SEED=SEED with
 --trials 1 and its --row and --harness. See docs/evaluation.md.
 ",
-        providers::harness_names()
+        harnesses::names()
     )
 }
 
@@ -107,12 +107,12 @@ fn parse(
         .with_context(|| format!("read {}", harness_file.display()))?;
     let mut harnesses = run::harnesses_from_env_file(&text)?;
     for name in &only_harnesses {
-        if providers::by_harness(name).is_none() {
-            bail!("unknown harness `{name}`: {}", providers::harness_names());
+        if harnesses::by_name(name).is_none() {
+            bail!("unknown harness `{name}`: {}", harnesses::names());
         }
     }
     if !only_harnesses.is_empty() {
-        harnesses.retain(|(provider, _)| only_harnesses.iter().any(|n| n == provider.harness));
+        harnesses.retain(|(harness, _)| only_harnesses.iter().any(|n| n == harness.name));
     }
     let trials = match (trials, env("DING_EVAL_TRIALS")) {
         (Some(n), _) => n,
@@ -169,9 +169,9 @@ mod tests {
     fn plan(args: &[&str], env: &[(&str, &str)]) -> Result<Option<Plan>> {
         let dir = tempfile::tempdir().expect("tempdir");
         let file = dir.path().join("harnesses.env");
-        let lines: String = providers::PROVIDERS
+        let lines: String = harnesses::HARNESSES
             .iter()
-            .map(|p| format!("DING_HARNESS_{}=/opt/bin\n", p.harness.to_ascii_uppercase()))
+            .map(|p| format!("DING_HARNESS_{}=/opt/bin\n", p.name.to_ascii_uppercase()))
             .collect();
         fs::write(&file, lines).expect("write");
         let out = dir.path().join("out");
@@ -200,7 +200,7 @@ mod tests {
         let all = plan(&[], &[]).expect("plan").expect("not help");
         assert_eq!(all.rows.len(), 12);
         assert_eq!(all.arms, Arm::ALL);
-        assert_eq!(all.harnesses.len(), providers::PROVIDERS.len());
+        assert_eq!(all.harnesses.len(), harnesses::HARNESSES.len());
         assert_eq!(all.trials, DEFAULT_TRIALS);
         let narrowed = plan(
             &[
@@ -209,7 +209,7 @@ mod tests {
                 "--arm",
                 "aggressive",
                 "--harness",
-                providers::PROVIDERS[0].harness,
+                harnesses::HARNESSES[0].name,
             ],
             &[("DING_EVAL_TRIALS", "3"), ("DING_EVAL_SEED", "42")],
         )

@@ -253,8 +253,8 @@ pub fn run(args: Vec<OsString>) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::adapter::captures as fixtures;
     use crate::adapter::hook_wire::HOOK_WIRE_VERSION;
-    use crate::eval::pane::fixtures;
 
     fn call(event: &str, incarnation: &str) -> HookCall {
         HookCall {

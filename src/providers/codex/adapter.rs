@@ -697,12 +697,7 @@ mod tests {
     #[test]
     fn a_dialog_before_the_launchers_first_report_is_named_not_the_setup() {
         let mut codex = Codex::new(true);
-        let snapshot = |name: &str| {
-            let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join(format!("fixtures/providers/codex/snapshots/{name}.json"));
-            let text = std::fs::read_to_string(path).expect("capture");
-            serde_json::from_str::<Snapshot>(&text).expect("a snapshot")
-        };
+        let snapshot = |name: &str| crate::adapter::captures::capture("codex/snapshots", name);
         codex.evidence(&snapshot("hooks-review-modal"), T);
         let remark = codex.remark().unwrap_or_default();
         assert!(

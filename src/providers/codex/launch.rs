@@ -312,7 +312,7 @@ fn last_error(log: &str) -> Option<String> {
     log.lines()
         .rev()
         .find_map(|line| line.strip_prefix("Error: "))
-        .map(|error| crate::core::escape::escape_bounded(error.trim(), 300))
+        .map(|error| crate::escape::escape_bounded(error.trim(), 300))
 }
 
 /// Ends a child by its pid: SIGTERM, then SIGKILL after 3 s.

@@ -1,12 +1,8 @@
-//! Codex CLI 0.169.0: its model API (OpenAI Responses) for the loopback
-//! model server, a scratch `CODEX_HOME` that starts it model-free, and its
-//! DING provider (screen grammar, hooks and their trust, the launcher with
-//! the native idle path, adapter, agent compiler).
+//! Codex CLI 0.169.0: DING's provider (screen grammar, hooks and their
+//! trust, the launcher with the native idle path, adapter, agent
+//! compiler). Its model API and scratch `CODEX_HOME` for the evaluation
+//! are in `src/eval/harnesses/codex/`.
 //!
-//! * `responses`: the wire format (`POST /v1/responses`, SSE, title
-//!   requests told apart).
-//! * `home`: `config.toml` with the mock provider, approvals, sandbox and
-//!   project trust, and the environment.
 //! * `environment`: whether Codex, in a given environment, starts the
 //!   interface the grammar reads (not under `TERM=dumb`).
 //! * `screen`: what one PTY snapshot shows (ready, busy, a selection list;
@@ -24,20 +20,15 @@
 //!   on the hook channel, one typed definition for both.
 //! * `adapter`: the provider on the neutral kit (`ding adapter codex`).
 //! * `compile`: `ding compile-agent codex`.
-//! * `pane`: the screen and keys as the evaluation's typist reads and
-//!   presses them.
 
 pub mod activity;
 pub mod adapter;
 pub mod compile;
 pub mod environment;
-pub mod home;
 pub mod hooks;
 pub mod launch;
 pub mod launcher_wire;
 pub mod native;
-pub mod pane;
-pub mod responses;
 pub mod rpc;
 pub mod screen;
 pub mod timing;

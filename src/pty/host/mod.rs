@@ -41,12 +41,12 @@ use nix::unistd::{Pid, Uid};
 use serde_json::json;
 
 use crate::log_file::LogSink;
+use crate::private_socket;
 use crate::pty::child::{self, Launch};
 use crate::pty::connection::{Connection, Fill, Mode};
 use crate::pty::identity::{LaunchSpec, fresh_incarnation};
 use crate::pty::queries::QueryScanner;
 use crate::pty::screen::Screen;
-use crate::pty::socket;
 use crate::pty::transport::{self, WireStep};
 use crate::pty::wire::{
     ChildState, ErrorKind, ErrorReply, FrameKind, HostStatus, IdentityPart, MAX_HOLD_INPUT_MS,
@@ -214,7 +214,7 @@ impl Host {
         let signals = signals::read_through_signalfd(&signals::HANDLED)?;
         // Before the first child, so that nothing it starts can escape.
         orphans::adopt_orphans().context("become the subreaper of the harness's processes")?;
-        let mut listener = socket::bind_private(&config.socket)?;
+        let mut listener = private_socket::bind_private(&config.socket)?;
         let socket_path = std::path::absolute(&config.socket).context("resolve socket path")?;
         let poll = Poll::new().context("create poll")?;
         poll.registry()

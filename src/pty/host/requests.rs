@@ -16,7 +16,7 @@ impl Host {
                 }
             };
             // Without credentials there is no proof of identity: refuse.
-            let (uid, pid) = socket::peer_credentials(&stream).unwrap_or((u32::MAX, 0));
+            let (uid, pid) = private_socket::peer_credentials(&stream).unwrap_or((u32::MAX, 0));
             if uid != self.uid {
                 self.log(json!({"event": "refused", "peerUid": uid, "peerPid": pid}));
                 let mut refusal = Connection::new(stream, pid);

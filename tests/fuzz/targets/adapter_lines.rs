@@ -24,7 +24,7 @@ use ding::core::protocol::{
     Body, ClaimScope, ClaimWants, Composer, Lifecycle, MAX_LINE_BYTES, ProtocolError, parse_line,
 };
 use ding::core::time::Time;
-use ding::sidecar::lines::{Line, LineBuffer};
+use ding::lines::{Line, LineBuffer};
 use serde_json::Value;
 
 use super::super::target::Target;

@@ -9,7 +9,7 @@
 
 use ding::core::downlink::Downlink;
 use ding::core::protocol::MAX_LINE_BYTES;
-use ding::sidecar::lines::{Line, LineBuffer};
+use ding::lines::{Line, LineBuffer};
 use serde_json::Value;
 
 use super::super::target::Target;

@@ -26,13 +26,13 @@ use ding::adapter::{AgentContext, ClaimRequest, HookAction, HookAnswer, Provider
 use ding::core::config::{EngineConfig, Policy};
 use ding::core::downlink::{Claimed, Downlink};
 use ding::core::engine::{Engine, Input, Output};
-use ding::core::escape::escape;
 use ding::core::identity::Identity;
 use ding::core::message::MessageName;
 use ding::core::protocol::{Body, ClaimWants, MAX_CLAIM_LIMIT, MAX_CLAIM_NAME_BYTES, parse_line};
 use ding::core::time::Time;
 use ding::demo::adapter::DemoProvider;
-use ding::sidecar::lines::{Line, LineBuffer};
+use ding::escape::escape;
+use ding::lines::{Line, LineBuffer};
 
 use super::super::support_hostile::assert_harmless_lines;
 use super::super::target::Target;

@@ -17,8 +17,8 @@
 
 use std::path::PathBuf;
 
-use ding::core::escape::is_plain;
 use ding::decl::{Draft, is_valid_env_name};
+use ding::escape::is_plain;
 
 use super::super::target::Target;
 

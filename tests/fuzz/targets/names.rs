@@ -18,9 +18,9 @@
 //!   escape, and reads back to a prefix of the text;
 //! * the notice is at most 4,096 bytes and names at least one file.
 
-use ding::core::escape::{escape, escape_bounded, escape_bytes, is_displayable};
 use ding::core::message::MessageName;
 use ding::core::notice::{MAX_NOTICE_BYTES, Notice};
+use ding::escape::{escape, escape_bounded, escape_bytes, is_displayable};
 
 use super::super::support_hostile::{
     assert_harmless, assert_shown, check_in_process_paths, unescape,

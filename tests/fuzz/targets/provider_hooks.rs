@@ -20,9 +20,9 @@
 
 use ding::adapter::hook_wire::{HOOK_WIRE_VERSION, HookCall};
 use ding::adapter::{HookAnswer, Provider};
-use ding::core::escape::escape;
 use ding::core::message::MessageName;
 use ding::core::time::Time;
+use ding::escape::escape;
 use ding::providers::claude::adapter::Claude;
 use ding::providers::codex::adapter::Codex;
 use serde_json::Value;

@@ -10,7 +10,7 @@
 //! one request (`{"op":"status"}`, nothing more) or `malformed-request`;
 //! every error reply is one JSON line.
 
-use ding::sidecar::lines::{Line, LineBuffer};
+use ding::lines::{Line, LineBuffer};
 use ding::sidecar::status_server::{MAX_REQUEST, StatusRequest, judge_request};
 use serde_json::Value;
 

@@ -1,5 +1,5 @@
 //! Codex CLI 0.169.0's screen as the evaluation's typist reads it, and the
-//! keys it presses there (the `eval::pane::Pane` seam). Read from the
+//! keys it presses there (the `pane::Pane` seam of the evaluation). Read from the
 //! captures in `fixtures/providers/codex/snapshots/`.
 //!
 //! * The composer is the row whose `›` at column 0 is bold (history rows
@@ -32,8 +32,8 @@
 //!   second list on Return, and `/model` would switch the model.)
 //! * `codex resume --last` resumes the most recent session.
 
-use crate::eval::pane::{Dialog, DialogKind, Pane, shows};
-use crate::pty::wire::Snapshot;
+use crate::pane::{Dialog, DialogKind, Pane, shows};
+use ding::pty::wire::Snapshot;
 
 pub struct CodexPane;
 
@@ -182,8 +182,8 @@ impl Pane for CodexPane {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::eval::pane::fixtures::{self, reads};
-    use crate::eval::pane::{Reading, read};
+    use crate::pane::fixtures::{self, reads};
+    use crate::pane::{Reading, read};
 
     #[test]
     fn every_kind_it_names_is_read_and_the_picker_opens_with_its_command() {

@@ -31,11 +31,11 @@ use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
-use crate::eval::http::Request;
-use crate::eval::model_server::{
+use crate::http::Request;
+use crate::model_server::{
     Event, Ids, Reading, Reply, RoleText, WireFormat, prompt_text, slow_pieces,
 };
-use crate::eval::script::{Class, Command, Plan, ToolCall};
+use crate::script::{Class, Command, Plan, ToolCall};
 
 pub struct GenerateContent;
 
@@ -358,7 +358,7 @@ fn texts(body: &Value) -> Vec<RoleText> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::eval::script::{self, Directive};
+    use crate::script::{self, Directive};
 
     fn post(path: &str) -> Request {
         Request {

@@ -25,8 +25,8 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use serde_json::{Value, json};
 
-use crate::eval::home_files::{object, read_json, write_json};
-use crate::eval::launch::{Launch, MOCK_API_KEY, Permission, Setup};
+use crate::home_files::{object, read_json, write_json};
+use crate::launch::{Launch, MOCK_API_KEY, Permission, Setup};
 
 pub fn prepare(setup: &Setup) -> Result<Launch> {
     let cwd = setup.create_dirs()?;

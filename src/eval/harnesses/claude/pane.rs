@@ -1,5 +1,5 @@
 //! Claude Code 2.1.328's screen as the evaluation's typist reads it, and
-//! the keys it presses there (the `eval::pane::Pane` seam). Read from the
+//! the keys it presses there (the `pane::Pane` seam of the evaluation). Read from the
 //! captures in `fixtures/providers/claude/screens/`, the ones its screen
 //! grammar is tested on.
 //!
@@ -36,8 +36,8 @@
 //! mode" and shows nothing, so the typist types `/plan` first
 //! (`setup_command`).
 
-use crate::eval::pane::{Dialog, DialogKind, Pane, shows};
-use crate::pty::wire::Snapshot;
+use crate::pane::{Dialog, DialogKind, Pane, shows};
+use ding::pty::wire::Snapshot;
 
 pub struct ClaudePane;
 
@@ -199,8 +199,8 @@ impl Pane for ClaudePane {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::eval::pane::fixtures::{self, reads};
-    use crate::eval::pane::{Reading, read};
+    use crate::pane::fixtures::{self, reads};
+    use crate::pane::{Reading, read};
 
     fn capture(name: &str) -> Snapshot {
         fixtures::capture("claude/screens", name)

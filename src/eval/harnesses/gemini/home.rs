@@ -45,8 +45,8 @@ use std::fs;
 use anyhow::{Context, Result};
 use serde_json::{Value, json};
 
-use crate::eval::home_files::{object, read_json, write_json, write_text};
-use crate::eval::launch::{Launch, MOCK_API_KEY, Permission, Setup};
+use crate::home_files::{object, read_json, write_json, write_text};
+use crate::launch::{Launch, MOCK_API_KEY, Permission, Setup};
 
 /// The settings file under the home.
 const SETTINGS: &str = ".gemini/settings.json";
@@ -203,11 +203,14 @@ mod tests {
             (&env["CI"], &env["GITHUB_ACTIONS"]),
             (&json!("false"), &json!("false"))
         );
-        let harness_env = crate::adapter::HarnessEnv::new(
+        let harness_env = ding::adapter::HarnessEnv::new(
             [("CI".to_string(), "true".to_string())],
             launch.env.clone(),
         );
-        assert_eq!(super::super::environment::judge(&harness_env), None);
+        assert_eq!(
+            ding::providers::gemini::environment::judge(&harness_env),
+            None
+        );
         assert_eq!(env["HOME"], json!(dir.path().join("home")));
         let written = settings(dir.path());
         assert_eq!(

@@ -23,9 +23,9 @@ use std::fs;
 
 use anyhow::{Context, Result};
 
-use crate::eval::launch::{Launch, MOCK_API_KEY, Permission, Setup};
+use crate::launch::{Launch, MOCK_API_KEY, Permission, Setup};
 
-use super::trust::toml_string;
+use ding::providers::codex::trust::toml_string;
 
 /// The variable `config.toml`'s `env_key` names.
 pub const API_KEY_VARIABLE: &str = "MOCK_MODEL_API_KEY";

@@ -245,7 +245,7 @@ pub fn replace_with(
         Some(dir) if !dir.as_os_str().is_empty() => dir,
         _ => Path::new("."),
     };
-    super::durable::fsync_dir(dir).map_err(|err| with_path(err, "cannot fsync", dir))
+    crate::durable::fsync_dir(dir).map_err(|err| with_path(err, "cannot fsync", dir))
 }
 
 /// Opens the log at `path` for appending (creating it with mode 0600),

@@ -23,11 +23,11 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::eval::http::Request;
-use crate::eval::model_server::{
+use crate::http::Request;
+use crate::model_server::{
     Event, Ids, Reading, Reply, RoleText, WireFormat, prompt_text, slow_pieces,
 };
-use crate::eval::script::{Class, Command, Plan, ToolCall};
+use crate::script::{Class, Command, Plan, ToolCall};
 
 /// The name of Claude Code's command tool.
 const COMMAND_TOOL: &str = "Bash";
@@ -444,7 +444,7 @@ fn whole_message(id: &str, model: &str, blocks: &[Block], stop_reason: &str) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::eval::script::{Directive, plan, run_command};
+    use crate::script::{Directive, plan, run_command};
 
     fn post(path: &str) -> Request {
         Request {

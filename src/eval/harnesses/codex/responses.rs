@@ -28,11 +28,11 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::eval::http::Request;
-use crate::eval::model_server::{
+use crate::http::Request;
+use crate::model_server::{
     Event, Ids, Reading, Reply, RoleText, WireFormat, prompt_text, slow_pieces,
 };
-use crate::eval::script::{Class, Command, Plan, ToolCall};
+use crate::script::{Class, Command, Plan, ToolCall};
 
 pub struct Responses;
 
@@ -575,7 +575,7 @@ fn events(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::eval::script::{Directive, plan, run_command};
+    use crate::script::{Directive, plan, run_command};
 
     fn post(metadata: Option<Value>) -> Request {
         let mut request = Request {

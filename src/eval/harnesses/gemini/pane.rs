@@ -1,5 +1,5 @@
 //! Gemini CLI 0.61.0's screen as the evaluation's typist reads it, and the
-//! keys it presses there (the `eval::pane::Pane` seam). Read from the
+//! keys it presses there (the `pane::Pane` seam of the evaluation). Read from the
 //! captures in `fixtures/providers/gemini/snapshots/`, the ones its screen
 //! grammar is tested on, but with a person's eyes, not the grammar's code.
 //!
@@ -31,8 +31,8 @@
 //!   this folder?`, `● 1. Trust folder` selected; Return trusts it.
 //! * `--resume latest` resumes the most recent session of the project.
 
-use crate::eval::pane::{Dialog, DialogKind, Pane, shows};
-use crate::pty::wire::Snapshot;
+use crate::pane::{Dialog, DialogKind, Pane, shows};
+use ding::pty::wire::Snapshot;
 
 pub struct GeminiPane;
 
@@ -163,7 +163,7 @@ impl Pane for GeminiPane {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::eval::pane::{self, fixtures};
+    use crate::pane::{self, fixtures};
 
     fn capture(name: &str) -> Snapshot {
         fixtures::capture("gemini/snapshots", name)
