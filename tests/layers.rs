@@ -109,9 +109,29 @@ fn is_word(c: char) -> bool {
     c.is_alphanumeric() || c == '_'
 }
 
-/// Whether `text` at byte `at` starts a word (no word character before).
+/// Whether `text` at byte `at` starts a path (no word character and no
+/// `::` before it).
 fn starts_word(text: &str, at: usize) -> bool {
-    text[..at].chars().next_back().is_none_or(|c| !is_word(c))
+    text[..at]
+        .chars()
+        .next_back()
+        .is_none_or(|c| !is_word(c) && c != ':')
+}
+
+/// The modules `text` declares as files of its own (`mod name;`).
+fn declared_modules(text: &str) -> Vec<String> {
+    text.lines()
+        .filter_map(|line| {
+            let line = line.trim();
+            let line = line
+                .strip_prefix("pub(crate) ")
+                .or_else(|| line.strip_prefix("pub(super) "))
+                .or_else(|| line.strip_prefix("pub "))
+                .unwrap_or(line);
+            let name = line.strip_prefix("mod ")?.strip_suffix(';')?;
+            name.chars().all(is_word).then(|| name.to_string())
+        })
+        .collect()
 }
 
 /// The paths a file's code names from `roots` (`crate::`, `super::`,
@@ -250,8 +270,19 @@ fn import_graph(
     edges: &mut BTreeMap<String, BTreeSet<String>>,
 ) {
     for (module, rel) in &of.files {
-        let text = std::fs::read_to_string(src.join(rel)).expect("a source file");
-        for named in named_paths(&without_tests(&text), of.roots) {
+        let text = without_tests(&std::fs::read_to_string(src.join(rel)).expect("a source file"));
+        // A parent names its own modules by bare paths (`screen::read`).
+        let children: Vec<String> = declared_modules(&text)
+            .into_iter()
+            .map(|child| format!("{child}::"))
+            .collect();
+        let roots: Vec<&str> = of
+            .roots
+            .iter()
+            .copied()
+            .chain(children.iter().map(String::as_str))
+            .collect();
+        for named in named_paths(&text, &roots) {
             for path in expand(&named) {
                 let mut segments: Vec<&str> = path.split("::").filter(|s| !s.is_empty()).collect();
                 let (files, mut current) = match segments.first().copied() {

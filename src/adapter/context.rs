@@ -20,7 +20,7 @@ use crate::core::notice::MAX_LABEL_CHARS;
 use crate::core::protocol::{ClaimScope, ClaimWants};
 use crate::escape::{escape, escape_bounded, is_displayable};
 
-use super::{AgentContext, ClaimRequest};
+use super::hook_plan::{AgentContext, ClaimRequest};
 
 /// The most files one hook answer names, however large the cap.
 pub const MAX_NAMED: u64 = 64;
@@ -157,7 +157,7 @@ mod tests {
     use std::path::PathBuf;
 
     fn agent() -> AgentContext {
-        crate::adapter::example_agent()
+        crate::adapter::hook_plan::example_agent()
     }
 
     fn names(list: &[&str]) -> Vec<MessageName> {

@@ -18,7 +18,7 @@
 
 use std::time::Duration;
 
-use super::Reading;
+use super::reading::Reading;
 use crate::core::protocol::ActivityState;
 use crate::core::time::Time;
 

@@ -27,12 +27,16 @@ use mio::{Events, Interest, Poll, Token};
 
 use super::clock::Clock;
 use super::compile::guarded_hook_command;
+use super::harness_env::HarnessEnv;
 use super::hook_config::read_file;
+use super::hook_plan::AgentContext;
 use super::hook_wire::{MAX_CALL_BYTES, PROBE_ANSWER, PROBE_VARIABLE};
+use super::incarnation::identity_from_env;
 use super::machine::{Input, Machine, Output, Pacing, Peer};
+use super::provider::Provider;
 use super::pty_watch::{PtyEvent, PtyWatch};
+use super::settings_check::SettingsRead;
 use super::uplink::Pipe;
-use super::{AgentContext, HarnessEnv, Provider, SettingsRead, identity_from_env};
 use crate::core::time::Time;
 use crate::escape::escape;
 use crate::line_server::{Limits, LineServer, ServerEvent, WhenFull};

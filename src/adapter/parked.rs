@@ -21,8 +21,8 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use super::Park;
-use super::Reading;
+use super::hook_plan::Park;
+use super::reading::Reading;
 use super::timing::{PARK_RETRY_AFTER as RETRY_AFTER, PARK_TIMEOUT_MARGIN as TIMEOUT_MARGIN};
 use crate::core::protocol::{ActivityState, Composer};
 use crate::core::time::Time;

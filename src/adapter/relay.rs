@@ -20,7 +20,7 @@ use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use super::hook_wire::{
     HOOK_WIRE_VERSION, HookAnswer, HookCall, MAX_ANSWER_BYTES, MAX_PAYLOAD_BYTES, RECEIPT_LINE,
 };
-use super::identity_from_env;
+use super::incarnation::identity_from_env;
 use super::timing::PAYLOAD_DEADLINE;
 
 /// Where the hook channel is: `DING_HOOK_SOCKET`, else `hook.sock` in

@@ -3,7 +3,7 @@
 //! a PTY snapshot (which styled run covers a cell, whether a run changes how
 //! its cells look). The grammars themselves live with their providers.
 
-use super::Reading;
+use super::reading::Reading;
 use crate::core::protocol::{ActivityState, Composer};
 use crate::pty::wire::{Run, Snapshot};
 

@@ -8,8 +8,16 @@
 
 use std::path::PathBuf;
 
-use super::SettingsRead;
 use super::hook_config::{HookEntry, missing};
+
+/// A hook settings file a provider's setup check reads, as the process
+/// shell read it ([`hook_config::read_file`](super::hook_config::read_file): a missing file is an empty
+/// object; `Err` says why it could not be read).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SettingsRead {
+    pub path: std::path::PathBuf,
+    pub settings: Result<serde_json::Value, String>,
+}
 
 /// What the settings file holds of what the adapter relies on.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -16,7 +16,8 @@ use crate::core::identity::{ClaimedIdentity, Identity};
 use crate::core::message::MessageName;
 use crate::core::protocol::{Activity, Body, Claim, Event, Lifecycle, Undelivered, WithdrawKeys};
 
-use super::{ClaimRequest, Reading};
+use super::hook_plan::ClaimRequest;
+use super::reading::Reading;
 
 /// The encoder of the uplink: it stamps each line with the next sequence.
 #[derive(Debug, Default)]

@@ -10,7 +10,7 @@ use std::process::ExitCode;
 use anyhow::{Result, bail};
 use lexopt::prelude::*;
 
-use super::help_asked;
+use super::help::help_asked;
 use crate::providers;
 
 fn help() -> String {

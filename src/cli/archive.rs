@@ -11,7 +11,7 @@ use std::process::ExitCode;
 use anyhow::{Result, bail};
 use lexopt::{Arg, ValueExt};
 
-use super::help_asked;
+use super::help::help_asked;
 use super::inbox_target::{self, InboxFlags};
 use crate::escape::unescape;
 use crate::sidecar::inbox::Inbox;
@@ -115,7 +115,7 @@ pub fn run(parser: &mut lexopt::Parser) -> Result<ExitCode> {
             let _ = writeln!(
                 std::io::stderr(),
                 "ding archive: {}",
-                super::error_text(&err)
+                super::exit::error_text(&err)
             );
             failed = true;
         }

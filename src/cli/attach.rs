@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use anyhow::{Result, bail};
 use lexopt::prelude::*;
 
-use super::help_asked;
+use super::help::help_asked;
 use crate::pty::attach::{self, AttachEnd, DEFAULT_DETACH_KEY, parse_detach_key};
 use crate::pty::wire::ChildState;
 use crate::sidecar::paths::{AgentPaths, DirsEnv};

@@ -11,7 +11,8 @@ use std::process::ExitCode;
 use anyhow::{Result, bail};
 use lexopt::{Arg, ValueExt};
 
-use super::{adapter_check, help_asked};
+use super::adapter_check;
+use super::help::help_asked;
 use crate::decl::{self, AgentSpec};
 
 const SHORT_HELP: &str = "\

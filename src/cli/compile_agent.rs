@@ -13,7 +13,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, bail};
 use lexopt::prelude::*;
 
-use super::help_asked;
+use super::help::help_asked;
 use crate::adapter::compile::{CompileRequest, IdlePath, is_secret_name, secret_refusal};
 use crate::decl::{is_valid_agent_name, is_valid_env_name};
 use crate::escape::{escape, escape_path};

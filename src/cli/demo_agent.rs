@@ -10,7 +10,7 @@ use std::time::Duration;
 use anyhow::{Result, bail};
 use lexopt::prelude::*;
 
-use super::help_asked;
+use super::help::help_asked;
 use crate::demo::agent::Config;
 use crate::demo::terminal::{self, Options};
 

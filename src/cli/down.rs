@@ -73,7 +73,7 @@ pub fn run(parser: &mut lexopt::Parser) -> Result<ExitCode> {
                 }
             }
             Err(err) => {
-                eprintln!("ding: {}", super::error_text(&err));
+                eprintln!("ding: {}", super::exit::error_text(&err));
                 failure.get_or_insert(super::exit::code_of(&err));
                 failed.push(target.name().to_string());
             }
@@ -104,7 +104,7 @@ impl Target {
 fn parse_names(parser: &mut lexopt::Parser) -> Result<Option<Vec<Target>>> {
     let mut targets = Vec::new();
     while let Some(arg) = parser.next()? {
-        if super::help_asked(&arg, HELP, HELP)? {
+        if super::help::help_asked(&arg, HELP, HELP)? {
             return Ok(None);
         }
         match arg {

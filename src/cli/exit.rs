@@ -10,6 +10,8 @@
 use std::fmt;
 use std::process::ExitCode;
 
+use anyhow::Result;
+
 /// Why a command failed, as an exit code.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Failure {
@@ -105,6 +107,39 @@ pub fn code_of(err: &anyhow::Error) -> u8 {
         }
     }
     Failure::Usage.code()
+}
+
+/// A binary's exit code for `outcome`: an error is printed after `binary:`
+/// and exits with its code from the table; a closed stdout is success, as
+/// for any filter whose reader went away.
+pub fn exit_code_of(binary: &str, outcome: Result<ExitCode>) -> ExitCode {
+    match outcome {
+        Ok(code) => code,
+        Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("{binary}: {}", error_text(&err));
+            ExitCode::from(code_of(&err))
+        }
+    }
+}
+
+/// An error chain as printed: errors quote paths and filenames that are not
+/// ours, so each line is made displayable by the one rule
+/// ([`crate::escape`]); the line breaks between our own lines stay.
+pub fn error_text(err: &anyhow::Error) -> String {
+    format!("{err:#}")
+        .split('\n')
+        .map(crate::escape::displayable)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@ use std::time::Duration;
 use anyhow::{Result, bail};
 use lexopt::prelude::*;
 
-use super::help_asked;
+use super::help::help_asked;
 use crate::adapter::hook_wire::{HookAnswer, PROBE_ANSWER, PROBE_VARIABLE};
 use crate::adapter::relay::{self, RelayFailure};
 

@@ -14,7 +14,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, bail};
 use lexopt::prelude::*;
 
-use super::help_asked;
+use super::help::help_asked;
 use crate::adapter::compile::launcher_name;
 use crate::escape::escape_path;
 use crate::private_dir::{check_no_foreign_writes, current_uid};

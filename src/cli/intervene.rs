@@ -13,7 +13,7 @@ use lexopt::{Arg, ValueExt};
 
 use super::agent_state::known_agent;
 use super::exit::Failure;
-use super::help_asked;
+use super::help::help_asked;
 use crate::pty::client::Client;
 use crate::pty::transport::WireStep;
 

@@ -30,7 +30,7 @@ use serde_json::{Value, json};
 
 use super::agent_state::ever_ran;
 use super::exit::Failure;
-use super::help_asked;
+use super::help::help_asked;
 use crate::escape::escape;
 use crate::private_file::{open_for_reading, read_tail};
 use crate::sidecar::escaped_json::to_json;

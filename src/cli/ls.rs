@@ -19,7 +19,7 @@ use serde::Serialize;
 
 use super::agent_state::{Harness, Processes};
 use super::agent_status::{AgentStatus, agent_status};
-use super::help_asked;
+use super::help::help_asked;
 use super::remote::Remote;
 use crate::core::config::Policy;
 use crate::core::ownership::MessageState;

@@ -5,7 +5,6 @@
 //! table in [`exit`]; a broken pipe on stdout is success, as in ripgrep, because
 //! `ding status | head` is a normal thing to do.
 
-use std::fmt::Display;
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -26,6 +25,7 @@ pub mod demo_agent;
 pub mod down;
 pub mod exit;
 pub mod fleet;
+pub mod help;
 pub mod hook;
 pub mod hooks;
 pub mod inbox_target;
@@ -93,21 +93,7 @@ pub const VERSION: &str = concat!(
 
 /// Runs the command line and turns its outcome into an exit code.
 pub fn main() -> ExitCode {
-    exit_code_of("ding", run())
-}
-
-/// A binary's exit code for `outcome`: an error is printed after `binary:`
-/// and exits with its code from the table; a closed stdout is success, as
-/// for any filter whose reader went away.
-pub fn exit_code_of(binary: &str, outcome: Result<ExitCode>) -> ExitCode {
-    match outcome {
-        Ok(code) => code,
-        Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
-        Err(err) => {
-            eprintln!("{binary}: {}", error_text(&err));
-            ExitCode::from(exit::code_of(&err))
-        }
-    }
+    exit::exit_code_of("ding", run())
 }
 
 fn run() -> Result<ExitCode> {
@@ -128,34 +114,9 @@ fn run() -> Result<ExitCode> {
         ),
     };
     if command == "help" {
-        return help_command("ding", USAGE, COMMANDS, &mut parser, dispatch);
+        return help::help_command("ding", USAGE, COMMANDS, &mut parser, dispatch);
     }
     dispatch(&command, &mut parser)
-}
-
-/// `BINARY help [COMMAND]`: the top-level `usage`, or COMMAND's long help
-/// (what `dispatch` prints for `COMMAND --help`).
-pub fn help_command(
-    binary: &str,
-    usage: &str,
-    commands: &[&str],
-    parser: &mut lexopt::Parser,
-    dispatch: fn(&str, &mut lexopt::Parser) -> Result<ExitCode>,
-) -> Result<ExitCode> {
-    match parser.next()? {
-        None => {
-            write!(std::io::stdout(), "{usage}")?;
-            Ok(ExitCode::SUCCESS)
-        }
-        Some(lexopt::Arg::Value(command)) => {
-            let command = command.string()?;
-            if !commands.contains(&command.as_str()) {
-                bail!("unknown command `{command}`\nRun `{binary} help` for the list of commands");
-            }
-            dispatch(&command, &mut lexopt::Parser::from_args(["--help"]))
-        }
-        Some(other) => bail!("{}\nUsage: {binary} help [COMMAND]", other.unexpected()),
-    }
 }
 
 /// Every command `ding help COMMAND` knows.
@@ -223,60 +184,4 @@ fn run_up(parser: &mut lexopt::Parser) -> Result<ExitCode> {
     } else {
         up::start_all(&declaration, &specs, &options)
     }
-}
-
-/// Prints a subcommand's help if `arg` asks for it (`-h` the short text,
-/// `--help` the long one) and says whether it did. It writes rather than
-/// `print!`s, so a closed stdout is an error (a broken pipe, success for
-/// `main`) instead of a panic.
-pub fn help_asked(arg: &lexopt::Arg<'_>, short: impl Display, long: impl Display) -> Result<bool> {
-    let mut out = std::io::stdout();
-    match arg {
-        lexopt::Arg::Short('h') => write!(out, "{short}")?,
-        lexopt::Arg::Long("help") => write!(out, "{long}")?,
-        _ => return Ok(false),
-    }
-    Ok(true)
-}
-
-/// The one argument of a command that takes an agent NAME and nothing
-/// else (`ding down`, `ding restart`); `None` when help was printed.
-pub fn only_agent_name(
-    parser: &mut lexopt::Parser,
-    help: &str,
-    usage: &str,
-) -> Result<Option<String>> {
-    let mut name = None;
-    while let Some(arg) = parser.next()? {
-        if help_asked(&arg, help, help)? {
-            return Ok(None);
-        }
-        match arg {
-            lexopt::Arg::Value(value) if name.is_none() => name = Some(value.string()?),
-            other => bail!("{}\n{usage}", other.unexpected()),
-        }
-    }
-    match name {
-        Some(name) => Ok(Some(name)),
-        None => bail!("an agent name is needed\n{usage}"),
-    }
-}
-
-/// An error chain as printed: errors quote paths and filenames that are not
-/// ours, so each line is made displayable by the one rule
-/// ([`crate::escape`]); the line breaks between our own lines stay.
-pub fn error_text(err: &anyhow::Error) -> String {
-    format!("{err:#}")
-        .split('\n')
-        .map(crate::escape::displayable)
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
-fn is_broken_pipe(err: &anyhow::Error) -> bool {
-    err.chain().any(|cause| {
-        cause
-            .downcast_ref::<std::io::Error>()
-            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
-    })
 }

@@ -11,7 +11,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use lexopt::prelude::*;
 
-use super::help_asked;
+use super::help::help_asked;
 use crate::pty::host::{self, Config};
 use crate::pty::identity::LaunchSpec;
 use crate::pty::wire::Size;

@@ -32,7 +32,7 @@ starts one), 4 no agent NAME ever ran here.
 ";
 
 pub fn run(parser: &mut lexopt::Parser) -> Result<ExitCode> {
-    let Some(name) = super::only_agent_name(parser, HELP, "Usage: ding restart NAME")? else {
+    let Some(name) = super::help::only_agent_name(parser, HELP, "Usage: ding restart NAME")? else {
         return Ok(ExitCode::SUCCESS);
     };
     let paths = known_agent(&name)?;

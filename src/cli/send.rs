@@ -14,7 +14,7 @@ use anyhow::{Context, Result, bail};
 use lexopt::{Arg, ValueExt};
 
 use super::exit::Failure;
-use super::help_asked;
+use super::help::help_asked;
 use super::inbox_target::{self, InboxFlags};
 use super::remote::{self, Remote};
 use crate::core::message::MessageName;

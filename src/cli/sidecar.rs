@@ -10,7 +10,7 @@ use anyhow::{Result, bail};
 use lexopt::{Arg, ValueExt};
 
 use super::agent_decl::load_agent;
-use super::help_asked;
+use super::help::help_asked;
 use crate::sidecar::log::LogFormat;
 use crate::sidecar::paths::{AgentPaths, DirsEnv};
 use crate::sidecar::runtime::{self, SidecarOptions};

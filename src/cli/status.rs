@@ -34,7 +34,7 @@ use serde::Serialize;
 use super::agent_state::AgentState;
 use super::agent_status::{AgentStatus, Drift, judge_drift};
 use super::exit::Failure;
-use super::help_asked;
+use super::help::help_asked;
 use super::remote::Remote;
 use super::status_pages;
 use crate::core::adapter::AdapterPhase;

@@ -161,7 +161,7 @@ pub fn run(declaration: &Path, specs: &[AgentSpec], options: &Options) -> Result
                     say(&format!(
                         "agent {}: {}; the supervisor ends so that its service manager sees it",
                         agent.spec.name,
-                        super::error_text(&err),
+                        super::exit::error_text(&err),
                     ));
                     return Ok(ExitCode::FAILURE);
                 }
@@ -169,7 +169,7 @@ pub fn run(declaration: &Path, specs: &[AgentSpec], options: &Options) -> Result
                     say(&format!(
                         "agent {}: {}; trying again in {} s",
                         agent.spec.name,
-                        super::error_text(&err),
+                        super::exit::error_text(&err),
                         delay.as_secs()
                     ));
                 }

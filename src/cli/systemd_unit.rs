@@ -25,7 +25,7 @@ use lexopt::{Arg, ValueExt};
 
 use super::agent_decl::load_agents;
 use super::exit::Failure;
-use super::help_asked;
+use super::help::help_asked;
 use crate::ding_binary::ding_binary;
 use crate::sidecar::agent_record::AgentRecord;
 use crate::sidecar::paths::{AgentPaths, DirsEnv};

@@ -27,7 +27,7 @@ use super::agent_state::{AgentState, Process};
 use super::down::{stop_agent, stop_pty_host, stop_sidecar};
 use super::exit::Failure;
 use super::fleet;
-use super::help_asked;
+use super::help::help_asked;
 use super::launch::{
     LaunchRecord, await_started, check_startable, restart_harness, start_pty_host, start_sidecar,
 };
@@ -120,7 +120,7 @@ pub fn start_all(declaration: &Path, specs: &[AgentSpec], options: &Options) -> 
         match outcome {
             Ok(report) => write!(std::io::stdout(), "{report}")?,
             Err(err) => {
-                eprintln!("ding: {}", super::error_text(&err));
+                eprintln!("ding: {}", super::exit::error_text(&err));
                 failure.get_or_insert(super::exit::code_of(&err));
                 failed.push(spec.name.clone());
             }

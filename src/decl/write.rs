@@ -104,7 +104,7 @@ pub fn quote(text: &str) -> String {
 /// A node name: bare when it is a plain identifier (an environment
 /// variable's usual spelling), quoted otherwise.
 fn node_name(name: &str) -> String {
-    let bare = crate::decl::is_valid_env_name(name)
+    let bare = super::lower::is_valid_env_name(name)
         && !matches!(name, "true" | "false" | "null" | "inf" | "nan");
     if bare { name.to_string() } else { quote(name) }
 }
@@ -119,7 +119,7 @@ impl Draft {
     /// second agent smuggled in through a value, never passes. `Ok` holds
     /// the checker's warnings, rendered (empty when there are none).
     pub fn check_text(&self, text: &str, base: &Path) -> Result<String, String> {
-        let checked = crate::decl::check_bytes("compiled declaration", text.as_bytes(), base);
+        let checked = super::check::check_bytes("compiled declaration", text.as_bytes(), base);
         if checked.error_count() > 0 {
             return Err(format!(
                 "the compiled declaration does not check:\n{}",

@@ -58,16 +58,8 @@ mod sender;
 mod trial;
 mod trial_command;
 mod typist;
+mod unix_time;
 mod verdict;
-
-/// The wall clock in Unix milliseconds: the model server stamps its log
-/// with it, and the evaluation compares against it.
-pub fn unix_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
-        .unwrap_or(0)
-}
 
 fn main() -> std::process::ExitCode {
     cli::main()

@@ -29,7 +29,7 @@ use serde_json::{Map, Value, json};
 
 use super::http::{self, Handler, Request, Response};
 use super::script::{self, Class, Directive, Plan, ToolCall};
-use super::unix_ms;
+use crate::unix_time::unix_ms;
 
 /// What a wire format read from one request.
 #[derive(Clone, Debug, PartialEq)]

@@ -17,8 +17,8 @@ use super::rng::trial_seed;
 use super::row::Row;
 use super::scenario;
 use super::trial::{Outcome, TrialFacts, TrialSpec, trial_id};
-use super::unix_ms;
 use crate::harnesses::{self, Harness};
+use crate::unix_time::unix_ms;
 
 /// What to run.
 pub struct Plan {

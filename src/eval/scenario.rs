@@ -18,7 +18,7 @@ use super::pane::{Dialog, DialogKind};
 use super::row::Row;
 use super::trial::{self, PATIENCE, Trial, TrialFacts, TrialSpec};
 use super::typist::{ESC, Pace, sleep_until};
-use super::unix_ms;
+use crate::unix_time::unix_ms;
 use ding::pty::wire::Snapshot;
 
 /// Runs one trial of `spec.row`.

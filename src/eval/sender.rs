@@ -15,7 +15,7 @@ use anyhow::{Context, Result, bail};
 use super::evidence::Sent;
 use super::trial_command::trial_command;
 use super::typist::sleep_until;
-use super::unix_ms;
+use crate::unix_time::unix_ms;
 
 /// Runs `ding send` for one agent; cheap to clone into threads.
 #[derive(Clone)]

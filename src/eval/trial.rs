@@ -33,7 +33,7 @@ use super::row::Row;
 use super::sender::Sender;
 use super::trial_command::trial_command;
 use super::typist::{Plan, Typist};
-use super::unix_ms;
+use crate::unix_time::unix_ms;
 use ding::pty::client::Client;
 use ding::pty::wire::Snapshot;
 use ding::sidecar::paths::{AgentPaths, DirsEnv};

@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 
 use super::rng::Rng;
-use super::unix_ms;
+use crate::unix_time::unix_ms;
 use ding::pty::client::Client;
 use ding::pty::transport::WireStep;
 

@@ -16,7 +16,7 @@ use lexopt::prelude::*;
 
 use crate::harnesses::{self, Harness};
 use crate::launch::{Permission, Setup};
-use ding::cli::help_asked;
+use ding::cli::help::help_asked;
 use ding::decl::is_valid_agent_name;
 
 fn short() -> String {

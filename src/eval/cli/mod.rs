@@ -10,7 +10,8 @@ use std::process::ExitCode;
 use anyhow::{Result, bail};
 use lexopt::ValueExt;
 
-use ding::cli::{exit_code_of, help_asked, help_command};
+use ding::cli::exit::exit_code_of;
+use ding::cli::help::{help_asked, help_command};
 
 pub mod harness_env;
 pub mod model_server;

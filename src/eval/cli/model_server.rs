@@ -13,7 +13,7 @@ use lexopt::prelude::*;
 
 use crate::harnesses::{self, Harness};
 use crate::model_server::{self, Options};
-use ding::cli::help_asked;
+use ding::cli::help::help_asked;
 
 fn short() -> String {
     format!(

@@ -16,7 +16,7 @@ use crate::report;
 use crate::rng::fresh_seed;
 use crate::row::Row;
 use crate::run::{self, Plan};
-use ding::cli::help_asked;
+use ding::cli::help::help_asked;
 
 /// Trials per row and arm when `DING_EVAL_TRIALS` is not set: the fewest
 /// on which a row's extra model calls can be told from none (one trial

@@ -16,7 +16,7 @@ use crate::row::Row;
 use crate::run::summary;
 use crate::scenario::run_trial;
 use crate::trial::TrialSpec;
-use ding::cli::help_asked;
+use ding::cli::help::help_asked;
 
 fn help() -> String {
     format!(

@@ -15,7 +15,7 @@ use serde_json::json;
 
 use crate::rng::Rng;
 use crate::typist::{Pace, Typist};
-use ding::cli::help_asked;
+use ding::cli::help::help_asked;
 
 const HELP: &str = "\
 Usage: ding-eval type --socket PATH [--seed S] TEXT

@@ -17,87 +17,55 @@ use std::time::Duration;
 use anyhow::{Result, bail};
 
 use crate::adapter::compile::IdlePath;
-use crate::adapter::hook_activity;
+use crate::adapter::hook_config::HookEntry;
 use crate::adapter::kit::{self, KitOptions};
 use crate::adapter::screen::ComposerContent;
-use crate::adapter::settings_check::SettingsCheck;
-use crate::adapter::{
-    AgentContext, HookAnswer, HookCall, HookPlan, Incarnation, Provider, Reading, SettingsRead,
-};
+use crate::adapter::settings_hooks::SettingsHooks;
+use crate::adapter::{AgentContext, HookAnswer, HookCall, HookPlan, Provider, Reading};
 use crate::core::downlink::Claimed;
 use crate::core::identity::Identity;
-use crate::core::protocol::{ActivityState, WithdrawKeys};
+use crate::core::protocol::WithdrawKeys;
 use crate::core::time::Time;
 use crate::pty::wire::Snapshot;
 
-use super::activity::{Heard, HookActivity, combine};
+use super::activity::{Heard, combine};
 use super::settings::{PROVIDER, WAKE, wanted};
 use super::timing::{HOOK_GRACE, WAKE_GRACE, WITHDRAW_AFTER_MS};
 use super::{hooks, screen};
 
 pub struct Claude {
-    /// How hooks spell `ding` in the settings file.
-    program: String,
-    /// Whether the wake hook is configured (the native idle path).
-    wake: bool,
-    settings: SettingsCheck,
-    heard: HookActivity,
-    /// Since when the screen has looked ready after the last hook (set by
-    /// the first ready reading, cleared by any other reading or hook).
-    ready_since: Option<Time>,
-    /// When DING last woke the harness (its wake hook exited 2).
+    /// The hook settings file, and what the hooks last said.
+    hooks: SettingsHooks,
+    /// When DING last woke the harness (its wake hook exited 2), in the
+    /// incarnation the hooks' memory is about.
     woken_at: Option<Time>,
-    /// The harness incarnation `heard`, `ready_since` and `woken_at` are
-    /// about.
-    incarnation: Incarnation,
-    /// Whether any hook has called since the adapter started.
-    fired: bool,
 }
 
 impl Claude {
     pub fn new(settings: Option<PathBuf>, program: String, wake: bool) -> Claude {
+        let wanted = wanted(&program, wake);
         Claude {
-            program: program.clone(),
-            wake,
-            settings: SettingsCheck::new(PROVIDER, settings, program),
-            heard: HookActivity::Unheard,
-            ready_since: None,
+            hooks: SettingsHooks::new(PROVIDER, settings, program, wanted, label),
             woken_at: None,
-            incarnation: Incarnation::default(),
-            fired: false,
         }
     }
 
     fn heard_at(&self, now: Time, ready_for: Duration) -> Heard {
         Heard {
-            activity: self.heard,
+            activity: self.hooks.heard(),
             ready_for,
             since_wake: self.woken_at.map(|at| now.since(at)),
         }
     }
+}
 
-    /// A new incarnation of the harness: what its hooks said, and DING's
-    /// wake of it, were about the old one. The settings check and whether
-    /// hooks fire at all are about the adapter's setup, and stay.
-    fn new_terminal(&mut self, incarnation: Option<&str>) {
-        if self.incarnation.changed_to(incarnation) {
-            self.heard = HookActivity::Unheard;
-            self.ready_since = None;
-            self.woken_at = None;
-        }
-    }
-
-    /// What the settings file, as the shell read it, holds of what the
-    /// adapter relies on (a wake handler is labelled as such).
-    fn check_settings(&mut self, read: &[SettingsRead]) {
-        let wanted = wanted(&self.program, self.wake);
-        self.settings.read(read, &wanted, |entry| {
-            if entry.handler["asyncRewake"] == true {
-                format!("{}(wake)", entry.event)
-            } else {
-                entry.event.clone()
-            }
-        });
+/// How the remark names a missing handler (a wake handler is labelled as
+/// such).
+fn label(entry: &HookEntry) -> String {
+    if entry.handler["asyncRewake"] == true {
+        format!("{}(wake)", entry.event)
+    } else {
+        entry.event.clone()
     }
 }
 
@@ -108,12 +76,8 @@ impl Provider for Claude {
 
     fn evidence(&mut self, snapshot: &Snapshot, now: Time) -> Reading {
         let screen = screen::read(snapshot).reading();
-        if screen.state != ActivityState::Idle {
-            self.ready_since = None;
-            return combine(screen, self.heard_at(now, Duration::ZERO));
-        }
-        let ready_since = *self.ready_since.get_or_insert(now);
-        combine(screen, self.heard_at(now, now.since(ready_since)))
+        let ready_for = self.hooks.ready_for(screen.state, now);
+        combine(screen, self.heard_at(now, ready_for))
     }
 
     /// The end of the wake's grace, and of the hook's while it said a
@@ -123,7 +87,7 @@ impl Provider for Claude {
             .woken_at
             .map(|at| at + WAKE_GRACE)
             .filter(|at| *at > now);
-        let hook = hook_activity::grace_ends(self.heard, self.ready_since, HOOK_GRACE, now);
+        let hook = self.hooks.grace_ends(HOOK_GRACE, now);
         wake.into_iter().chain(hook).min()
     }
 
@@ -143,22 +107,23 @@ impl Provider for Claude {
         })
     }
 
+    /// A new incarnation: what its hooks said, and DING's wake of it, were
+    /// about the old one.
     fn on_new_terminal(&mut self, identity: Option<&Identity>, _now: Time) {
-        self.new_terminal(identity.map(|identity| identity.incarnation.as_str()));
+        let incarnation = identity.map(|identity| identity.incarnation.as_str());
+        if self.hooks.new_terminal(incarnation) {
+            self.woken_at = None;
+        }
     }
 
     fn on_hook(&mut self, call: &HookCall, agent: &AgentContext, _now: Time) -> HookPlan {
-        if let Some(identity) = &call.identity {
-            self.new_terminal(Some(&identity.incarnation));
+        if self.hooks.called(call) {
+            self.woken_at = None;
         }
-        self.fired = true;
         let mut planned = hooks::plan(&call.event, &call.payload, agent);
         // A new session: the configuration may have been edited since.
         planned.plan.recheck_settings = call.event == "SessionStart";
-        if let Some(activity) = planned.activity {
-            self.heard = activity;
-            self.ready_since = None;
-        }
+        self.hooks.hear(planned.activity);
         planned.plan
     }
 
@@ -176,32 +141,16 @@ impl Provider for Claude {
         answer
     }
 
-    fn settings_files(&self) -> Vec<PathBuf> {
-        self.settings.files()
+    fn settings_hooks(&self) -> Option<&SettingsHooks> {
+        Some(&self.hooks)
     }
 
-    fn on_settings_read(&mut self, read: &[SettingsRead]) {
-        self.check_settings(read);
-    }
-
-    fn hook_program(&self) -> Option<String> {
-        Some(self.settings.program().to_string())
-    }
-
-    fn on_hook_program(&mut self, found: bool) {
-        self.settings.on_program(found);
-    }
-
-    fn check_setup(&self, _harness: Option<&[String]>) -> Result<String, String> {
-        self.settings.check_setup()
+    fn settings_hooks_mut(&mut self) -> Option<&mut SettingsHooks> {
+        Some(&mut self.hooks)
     }
 
     fn startup_settle(&self) -> Duration {
         super::timing::STARTUP_SETTLE
-    }
-
-    fn remark(&self) -> Option<String> {
-        Some(self.settings.remark(self.fired))
     }
 }
 
@@ -255,6 +204,7 @@ mod tests {
     use super::*;
     use crate::adapter::captures as fixtures;
     use crate::adapter::hook_wire::HOOK_WIRE_VERSION;
+    use crate::core::protocol::ActivityState;
 
     fn call(event: &str, incarnation: &str) -> HookCall {
         HookCall {
@@ -283,7 +233,7 @@ mod tests {
     fn a_new_incarnation_forgets_what_the_old_ones_hooks_said() {
         let ready = fixtures::capture("claude/screens", "idle-empty");
         let at = Time::from_millis;
-        let agent = crate::adapter::example_agent();
+        let agent = crate::adapter::hook_plan::example_agent();
         let mut claude = Claude::new(None, "ding".into(), true);
         claude.on_hook(&call("UserPromptSubmit", "a"), &agent, at(0));
         assert_eq!(
@@ -316,7 +266,7 @@ mod tests {
     fn a_grace_says_when_it_runs_out() {
         let ready = fixtures::capture("claude/screens", "idle-empty");
         let at = Time::from_millis;
-        let agent = crate::adapter::example_agent();
+        let agent = crate::adapter::hook_plan::example_agent();
         let mut claude = Claude::new(None, "ding".into(), true);
         assert_eq!(claude.evidence(&ready, at(10)).state, ActivityState::Idle);
         assert_eq!(claude.verdict_changes_at(at(10)), None);

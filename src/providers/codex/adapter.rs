@@ -581,7 +581,7 @@ mod tests {
     use serde_json::json;
 
     fn agent() -> AgentContext {
-        crate::adapter::example_agent()
+        crate::adapter::hook_plan::example_agent()
     }
 
     fn call(event: &str, payload: Value, incarnation: &str) -> HookCall {

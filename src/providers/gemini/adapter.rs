@@ -16,57 +16,33 @@ use std::time::Duration;
 
 use anyhow::{Result, bail};
 
-use crate::adapter::hook_activity;
+use crate::adapter::hook_config::HookEntry;
 use crate::adapter::kit::{self, KitOptions};
 use crate::adapter::screen::ComposerContent;
-use crate::adapter::settings_check::SettingsCheck;
-use crate::adapter::{
-    AgentContext, HarnessEnv, HookAnswer, HookCall, HookPlan, Incarnation, Provider, Reading,
-    SettingsRead,
-};
+use crate::adapter::settings_hooks::SettingsHooks;
+use crate::adapter::{AgentContext, HarnessEnv, HookAnswer, HookCall, HookPlan, Provider, Reading};
 use crate::core::downlink::Claimed;
 use crate::core::identity::Identity;
-use crate::core::protocol::{ActivityState, WithdrawKeys};
+use crate::core::protocol::WithdrawKeys;
 use crate::core::time::Time;
 use crate::pty::wire::Snapshot;
 
-use super::activity::{HookActivity, combine};
+use super::activity::combine;
 use super::settings::{PROVIDER, wanted};
 use super::timing::{HOOK_GRACE, WITHDRAW_AFTER_MS};
 use super::{hooks, screen};
 
 pub struct Gemini {
-    /// How hooks spell `ding` in the settings file.
-    program: String,
-    settings: SettingsCheck,
-    heard: HookActivity,
-    /// Since when the screen has looked ready after the last hook (set by
-    /// the first ready reading, cleared by any other reading or hook).
-    ready_since: Option<Time>,
-    /// The harness incarnation `heard` and `ready_since` are about.
-    incarnation: Incarnation,
-    /// Whether any hook has called since the adapter started.
-    fired: bool,
+    /// The hook settings file, and what the hooks last said.
+    hooks: SettingsHooks,
 }
 
 impl Gemini {
     pub fn new(settings: Option<PathBuf>, program: String) -> Gemini {
+        let wanted = wanted(&program);
+        let label = |entry: &HookEntry| entry.event.clone();
         Gemini {
-            program: program.clone(),
-            settings: SettingsCheck::new(PROVIDER, settings, program),
-            heard: HookActivity::Unheard,
-            ready_since: None,
-            incarnation: Incarnation::default(),
-            fired: false,
-        }
-    }
-
-    /// A new incarnation of the harness: what its hooks said was about the
-    /// old one.
-    fn new_terminal(&mut self, incarnation: Option<&str>) {
-        if self.incarnation.changed_to(incarnation) {
-            self.heard = HookActivity::Unheard;
-            self.ready_since = None;
+            hooks: SettingsHooks::new(PROVIDER, settings, program, wanted, label),
         }
     }
 }
@@ -78,18 +54,14 @@ impl Provider for Gemini {
 
     fn evidence(&mut self, snapshot: &Snapshot, now: Time) -> Reading {
         let screen = screen::read(snapshot).reading();
-        if screen.state != ActivityState::Idle {
-            self.ready_since = None;
-            return combine(screen, self.heard, Duration::ZERO);
-        }
-        let ready_since = *self.ready_since.get_or_insert(now);
-        combine(screen, self.heard, now.since(ready_since))
+        let ready_for = self.hooks.ready_for(screen.state, now);
+        combine(screen, self.hooks.heard(), ready_for)
     }
 
     /// The end of the hook's grace while it said a turn runs and the
     /// screen has looked ready since (`activity.rs`).
     fn verdict_changes_at(&self, now: Time) -> Option<Time> {
-        hook_activity::grace_ends(self.heard, self.ready_since, HOOK_GRACE, now)
+        self.hooks.grace_ends(HOOK_GRACE, now)
     }
 
     fn composer_content(&self, snapshot: &Snapshot) -> ComposerContent {
@@ -106,20 +78,16 @@ impl Provider for Gemini {
         })
     }
 
+    /// A new incarnation: what its hooks said was about the old one.
     fn on_new_terminal(&mut self, identity: Option<&Identity>, _now: Time) {
-        self.new_terminal(identity.map(|identity| identity.incarnation.as_str()));
+        self.hooks
+            .new_terminal(identity.map(|identity| identity.incarnation.as_str()));
     }
 
     fn on_hook(&mut self, call: &HookCall, agent: &AgentContext, _now: Time) -> HookPlan {
-        if let Some(identity) = &call.identity {
-            self.new_terminal(Some(&identity.incarnation));
-        }
-        self.fired = true;
+        self.hooks.called(call);
         let planned = hooks::plan(&call.event, &call.payload, agent);
-        if let Some(activity) = planned.activity {
-            self.heard = activity;
-            self.ready_since = None;
-        }
+        self.hooks.hear(planned.activity);
         planned.plan
     }
 
@@ -133,26 +101,12 @@ impl Provider for Gemini {
         hooks::render(&call.event, claimed, agent)
     }
 
-    fn settings_files(&self) -> Vec<PathBuf> {
-        self.settings.files()
+    fn settings_hooks(&self) -> Option<&SettingsHooks> {
+        Some(&self.hooks)
     }
 
-    fn on_settings_read(&mut self, read: &[SettingsRead]) {
-        let wanted = wanted(&self.program);
-        self.settings
-            .read(read, &wanted, |entry| entry.event.clone());
-    }
-
-    fn hook_program(&self) -> Option<String> {
-        Some(self.settings.program().to_string())
-    }
-
-    fn on_hook_program(&mut self, found: bool) {
-        self.settings.on_program(found);
-    }
-
-    fn check_setup(&self, _harness: Option<&[String]>) -> Result<String, String> {
-        self.settings.check_setup()
+    fn settings_hooks_mut(&mut self) -> Option<&mut SettingsHooks> {
+        Some(&mut self.hooks)
     }
 
     /// Headless under `CI=true`, colourless under any `CI`, `NO_COLOR` and
@@ -163,10 +117,6 @@ impl Provider for Gemini {
 
     fn startup_settle(&self) -> Duration {
         super::timing::STARTUP_SETTLE
-    }
-
-    fn remark(&self) -> Option<String> {
-        Some(self.settings.remark(self.fired))
     }
 }
 
@@ -205,6 +155,7 @@ mod tests {
     use super::*;
     use crate::adapter::captures as fixtures;
     use crate::adapter::hook_wire::HOOK_WIRE_VERSION;
+    use crate::core::protocol::ActivityState;
 
     fn call(event: &str, incarnation: &str) -> HookCall {
         HookCall {
@@ -230,7 +181,7 @@ mod tests {
         let ready = fixtures::capture("gemini/snapshots", "idle-empty");
         let busy = fixtures::capture("gemini/snapshots", "busy-thinking");
         let at = Time::from_millis;
-        let agent = crate::adapter::example_agent();
+        let agent = crate::adapter::hook_plan::example_agent();
         let mut gemini = Gemini::new(None, "ding".into());
         assert_eq!(gemini.evidence(&ready, at(0)).state, ActivityState::Idle);
         gemini.on_hook(&call("BeforeAgent", "a"), &agent, at(10));

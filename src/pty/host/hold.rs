@@ -30,61 +30,9 @@
 //! DING's own bytes: they move the revision, not the time of the last
 //! input.
 
+use super::hold_ask::{HoldAsk, InputHold};
 use super::*;
-use crate::pty::wire::{MAX_WITHDRAW_BYTES, MAX_WITHDRAW_WAIT_MS, is_typed_text};
-
-/// What a send-if asks for the input after it (see the module).
-pub(super) struct HoldAsk {
-    /// Hold a person's typed text for at most this many milliseconds.
-    ms: u64,
-    /// The steps that take the paste back out, if the hold ends with a
-    /// person's input to go on before the owner's next transaction.
-    withdraw: Option<Vec<WireStep>>,
-}
-
-impl HoldAsk {
-    /// The hold a send-if's `holdInputMs` and `withdraw` ask for, or why
-    /// they cannot be had. `withdraw` needs a hold, and is a few keys after
-    /// a short wait at most.
-    pub(super) fn new(
-        ms: Option<u64>,
-        withdraw: Option<Vec<WireStep>>,
-    ) -> Result<Option<HoldAsk>, String> {
-        let Some(ms) = ms else {
-            return match withdraw {
-                Some(_) => Err("withdraw needs holdInputMs".into()),
-                None => Ok(None),
-            };
-        };
-        if let Some(steps) = &withdraw {
-            transport::validate(steps).map_err(|err| format!("withdraw: {err}"))?;
-            let (bytes, wait) = transport::totals(steps);
-            if bytes > MAX_WITHDRAW_BYTES || wait > MAX_WITHDRAW_WAIT_MS {
-                return Err(format!(
-                    "withdraw writes {bytes} bytes after {wait} ms: at most {MAX_WITHDRAW_BYTES} bytes after {MAX_WITHDRAW_WAIT_MS} ms"
-                ));
-            }
-        }
-        Ok(Some(HoldAsk { ms, withdraw }))
-    }
-}
-
-/// A hold in force (see the module).
-pub(super) struct InputHold {
-    /// The client whose next transaction goes first and ends the hold.
-    client: Token,
-    /// The hold ends here at the latest.
-    until: Instant,
-    /// That transaction has begun: the hold ends once it is done.
-    ending: bool,
-    /// Inputs held so far.
-    held: usize,
-    /// The steps that take the paste back out (see the module).
-    withdraw: Option<Vec<WireStep>>,
-    /// The terminal the paste was written to: withdraw keys are never
-    /// written to another.
-    incarnation: String,
-}
+use crate::pty::wire::is_typed_text;
 
 /// What the input order does next while a hold is in force.
 pub(super) enum UnderHold {

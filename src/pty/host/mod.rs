@@ -57,6 +57,7 @@ use crate::pty::wire::{
 use crate::signals;
 
 mod hold;
+mod hold_ask;
 mod input;
 mod lifecycle;
 mod orphans;
@@ -138,7 +139,7 @@ struct Transaction {
     written: usize,
     wait_until: Option<Instant>,
     /// Once written in full, hold a person's typed text (see `hold`).
-    hold: Option<Box<hold::HoldAsk>>,
+    hold: Option<Box<hold_ask::HoldAsk>>,
     /// The host's own: a hold's withdraw steps, which no client awaits;
     /// watchers hear `withdrawn` when they are done.
     withdrawal: bool,
@@ -187,7 +188,7 @@ struct Host {
     queued: VecDeque<Input>,
     queued_bytes: usize,
     /// A person's typed text held behind a typed notice's paste.
-    hold: Option<hold::InputHold>,
+    hold: Option<hold_ask::InputHold>,
     /// When the person's last keys came and were written (`pace.rs`).
     key_spacing: pace::KeySpacing,
     /// The person's next keys wait until then to keep their spacing.

@@ -198,7 +198,7 @@ impl Host {
                     let message = format!("a hold of {ms} ms is over {MAX_HOLD_INPUT_MS} ms");
                     return self.error(token, ErrorKind::InvalidArgument, message);
                 }
-                let hold = match hold::HoldAsk::new(hold_input_ms, withdraw) {
+                let hold = match hold_ask::HoldAsk::new(hold_input_ms, withdraw) {
                     Ok(hold) => hold.map(Box::new),
                     Err(message) => return self.error(token, ErrorKind::InvalidArgument, message),
                 };
@@ -254,7 +254,7 @@ impl Host {
         condition: Option<Condition>,
         origin: Origin,
         steps: Vec<WireStep>,
-        hold: Option<Box<hold::HoldAsk>>,
+        hold: Option<Box<hold_ask::HoldAsk>>,
     ) {
         let bytes = match transport::validate(&steps) {
             Ok(bytes) => bytes,
