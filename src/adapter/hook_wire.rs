@@ -134,6 +134,30 @@ pub const PROBE_VARIABLE: &str = "DING_HOOK_PROBE";
 /// What a probed `ding hook` prints.
 pub const PROBE_ANSWER: &str = "ding hook: reached";
 
+/// A hook call for tests: `provider`'s `event` from the harness
+/// incarnation `incarnation` of session `s`, with `payload`.
+#[cfg(test)]
+pub(crate) fn test_call(
+    provider: &str,
+    event: &str,
+    incarnation: &str,
+    payload: serde_json::Value,
+) -> HookCall {
+    HookCall {
+        v: HOOK_WIRE_VERSION,
+        provider: provider.into(),
+        event: event.into(),
+        identity: Some(Identity {
+            session: "s".into(),
+            incarnation: incarnation.into(),
+            generation: "g".into(),
+        }),
+        payload,
+        payload_too_long: false,
+        timeout_ms: None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -59,8 +59,10 @@ pub mod reading;
 pub mod relay;
 pub mod screen;
 pub mod settings_check;
+pub mod settings_compile;
 pub mod settings_hooks;
 pub mod timing;
+pub mod turn_hooks;
 pub mod uplink;
 
 pub use harness_env::HarnessEnv;

@@ -56,9 +56,25 @@ impl View {
         }
     }
 
+    /// A ready screen (waiting for the person), said by what its composer
+    /// holds.
+    pub fn ready(composer: Composer) -> View {
+        View::new(Screen::Ready, composer, ready_because(composer))
+    }
+
     /// The protocol reading of the screen alone.
     pub fn reading(self) -> Reading {
         self.screen.reading(self.composer, self.why)
+    }
+}
+
+/// Why a ready screen reads as it does, by its composer: the words `ding
+/// status` shows, the same for every harness.
+pub fn ready_because(composer: Composer) -> &'static str {
+    match composer {
+        Composer::Empty => "ready, composer empty",
+        Composer::Nonempty => "ready, human text in the composer",
+        Composer::Unknown => "ready, composer not readable",
     }
 }
 

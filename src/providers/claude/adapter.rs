@@ -203,27 +203,15 @@ pub fn run(args: Vec<OsString>) -> Result<()> {
 mod tests {
     use super::*;
     use crate::adapter::captures as fixtures;
-    use crate::adapter::hook_wire::HOOK_WIRE_VERSION;
     use crate::core::protocol::ActivityState;
 
     fn call(event: &str, incarnation: &str) -> HookCall {
-        HookCall {
-            v: HOOK_WIRE_VERSION,
-            provider: PROVIDER.into(),
-            event: event.into(),
-            identity: Some(identity(incarnation)),
-            payload: serde_json::json!({"prompt": "hello"}),
-            payload_too_long: false,
-            timeout_ms: None,
-        }
+        let payload = serde_json::json!({"prompt": "hello"});
+        crate::adapter::hook_wire::test_call(PROVIDER, event, incarnation, payload)
     }
 
     fn identity(incarnation: &str) -> Identity {
-        Identity {
-            session: "s".into(),
-            incarnation: incarnation.into(),
-            generation: "g".into(),
-        }
+        call("E", incarnation).identity.expect("an identity")
     }
 
     /// What the hooks of one incarnation said shapes no evidence about the

@@ -10,9 +10,8 @@
 
 use anyhow::Result;
 
-use crate::adapter::compile::{CompileRequest, Compiled, IdlePath, Written, adapter_command};
-use crate::adapter::hook_config::{edit_file, merge};
-use crate::decl::Draft;
+use crate::adapter::compile::{CompileRequest, Compiled, IdlePath};
+use crate::adapter::settings_compile::{self, SettingsHarness};
 
 use super::settings::{PROVIDER, SETTINGS_FILE, is_ours, wanted};
 
@@ -20,47 +19,27 @@ use super::settings::{PROVIDER, SETTINGS_FILE, is_ours, wanted};
 /// Claude Code on `PATH`.
 pub const DEFAULT_PROGRAM: &str = "claude";
 
+/// Claude Code, for the kit's settings-file compiler.
+const HARNESS: SettingsHarness = SettingsHarness {
+    provider: PROVIDER,
+    title: "Claude Code",
+    hooks_title: "Claude Code hooks",
+    settings_file: SETTINGS_FILE,
+    default_program: DEFAULT_PROGRAM,
+    where_hooks_run: "",
+    key_variable: "ANTHROPIC_API_KEY",
+    is_ours,
+};
+
 pub fn compile(request: &CompileRequest) -> Result<Compiled> {
-    let settings = request.settings_path(SETTINGS_FILE);
     let wake = request.idle == IdlePath::Native;
     let entries = wanted(&request.ding, wake);
-    let changed = edit_file(&settings, |document| merge(document, &entries, &is_ours))?;
-    let mut adapter_args = vec![
-        "--settings".to_string(),
-        settings.to_string_lossy().into_owned(),
-    ];
-    adapter_args.extend(request.ding_options());
+    let mut extra = Vec::new();
     if !wake {
-        adapter_args.extend([
+        extra.extend([
             "--idle-path".to_string(),
             IdlePath::Terminal.as_str().into(),
         ]);
     }
-    let command = if request.command.is_empty() {
-        vec![DEFAULT_PROGRAM.to_string()]
-    } else {
-        request.command.clone()
-    };
-    let declaration = Draft {
-        name: request.agent.clone(),
-        comments: vec![
-            "Written by `ding compile-agent claude`: Claude Code under DING's careful policy.".into(),
-            format!("Its hooks are in {}.", settings.display()),
-            "$ST_HOOKS is the directory `ding hooks install DIR` wrote the adapter into: set it for `ding up`.".into(),
-            "No secret is written here: export ANTHROPIC_API_KEY (or log in) where you run `ding up`.".into(),
-        ],
-        command,
-        cwd: Some(request.cwd.clone()),
-        inbox: request.inbox.clone(),
-        env: request.env.clone(),
-        adapter: Some(adapter_command(PROVIDER, &adapter_args)),
-    };
-    Ok(Compiled {
-        declaration,
-        written: vec![Written {
-            path: settings,
-            what: "Claude Code hooks",
-            changed,
-        }],
-    })
+    settings_compile::compile(request, &HARNESS, &entries, &extra)
 }

@@ -24,7 +24,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::adapter::context::{claim_for, names_in_notice, unread_work};
+use crate::adapter::context::{claim_for, unread_work};
+use crate::adapter::turn_hooks::{self, json_answer};
 use crate::adapter::{AgentContext, HookAction, HookAnswer, HookPlan, Park};
 use crate::core::downlink::Claimed;
 use crate::core::protocol::{ClaimScope, Lifecycle};
@@ -49,7 +50,6 @@ fn claim(agent: &AgentContext, scope: ClaimScope) -> HookAction {
 
 /// The plan for one hook call.
 pub fn plan(event: &str, payload: &Value, agent: &AgentContext) -> Planned {
-    let pending = || claim(agent, ClaimScope::Pending);
     match event {
         "SessionStart" => {
             let mut plan = match payload["source"].as_str() {
@@ -66,30 +66,10 @@ pub fn plan(event: &str, payload: &Value, agent: &AgentContext) -> Planned {
             }
             Planned::new(Some(HookActivity::Idle), plan)
         }
-        "UserPromptSubmit" => {
-            let mut plan = HookPlan::act(pending());
-            if let Some(prompt) = payload["prompt"].as_str() {
-                plan.received = names_in_notice(agent, prompt);
-            }
-            Planned::new(Some(HookActivity::Active), plan)
-        }
+        "UserPromptSubmit" => turn_hooks::prompt_submitted(agent, payload, CONTEXT_CAP),
         "PreToolUse" => Planned::new(Some(HookActivity::Child), HookPlan::nothing()),
-        "PostToolUse" => Planned::new(Some(HookActivity::Active), HookPlan::act(pending())),
-        "Stop" => {
-            // A continuation's own Stop never blocks again: no loop. Nor
-            // does one while the person is writing a prompt, which will
-            // carry the work (`UserPromptSubmit`) at no call of its own.
-            let plan = if payload["stop_hook_active"] == true {
-                HookPlan::nothing()
-            } else {
-                HookPlan::act(HookAction::ClaimUnlessDrafting(claim_for(
-                    agent,
-                    CONTEXT_CAP,
-                    ClaimScope::Pending,
-                )))
-            };
-            Planned::new(Some(HookActivity::Idle), plan)
-        }
+        "PostToolUse" => turn_hooks::tool_done(agent, CONTEXT_CAP),
+        "Stop" => turn_hooks::turn_ended(agent, payload, CONTEXT_CAP),
         "StopFailure" => Planned::new(Some(HookActivity::Idle), HookPlan::nothing()),
         "Notification" => {
             let activity = (payload["notification_type"] == "permission_prompt")
@@ -129,10 +109,10 @@ pub fn render(event: &str, claimed: &Claimed, agent: &AgentContext) -> HookAnswe
         return HookAnswer::default();
     }
     match event {
-        "UserPromptSubmit" | "PostToolUse" => stdout(json!({
+        "UserPromptSubmit" | "PostToolUse" => json_answer(json!({
             "hookSpecificOutput": {"hookEventName": event, "additionalContext": text}
         })),
-        "Stop" => stdout(json!({
+        "Stop" => json_answer(json!({
             "hookSpecificOutput": {"hookEventName": event, "additionalContext": text}
         })),
         WAKE => HookAnswer {
@@ -153,12 +133,5 @@ fn session_start(agent: &AgentContext, context: Option<&String>) -> HookAnswer {
     if let Some(text) = context {
         output["additionalContext"] = Value::String(text.clone());
     }
-    stdout(json!({ "hookSpecificOutput": output }))
-}
-
-fn stdout(value: Value) -> HookAnswer {
-    HookAnswer {
-        stdout: format!("{value}\n"),
-        ..HookAnswer::default()
-    }
+    json_answer(json!({ "hookSpecificOutput": output }))
 }

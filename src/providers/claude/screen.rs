@@ -75,12 +75,7 @@ pub fn read(snapshot: &Snapshot) -> View {
     if prompt_styled || footer.contains("esc to interrupt") {
         return View::new(Screen::Busy, composer, "a turn is running");
     }
-    let why = match composer {
-        Composer::Empty => "ready, composer empty",
-        Composer::Nonempty => "ready, human text in the composer",
-        Composer::Unknown => "ready, composer not readable",
-    };
-    View::new(Screen::Ready, composer, why)
+    View::ready(composer)
 }
 
 /// What an idle composer holds: its default-style text, row after row (the

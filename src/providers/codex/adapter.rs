@@ -573,8 +573,8 @@ fn idle_word(native: bool) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::adapter::HookAction;
     use crate::adapter::screen::testing::{self, run};
-    use crate::adapter::{HookAction, hook_wire::HOOK_WIRE_VERSION};
     use crate::core::message::MessageName;
     use crate::core::protocol::{ActivityState, ClaimWants};
     use crate::pty::wire::Run;
@@ -585,19 +585,7 @@ mod tests {
     }
 
     fn call(event: &str, payload: Value, incarnation: &str) -> HookCall {
-        HookCall {
-            v: HOOK_WIRE_VERSION,
-            provider: PROVIDER.into(),
-            event: event.into(),
-            identity: Some(Identity {
-                session: "s".into(),
-                incarnation: incarnation.into(),
-                generation: "g".into(),
-            }),
-            payload,
-            payload_too_long: false,
-            timeout_ms: None,
-        }
+        crate::adapter::hook_wire::test_call(PROVIDER, event, incarnation, payload)
     }
 
     /// A ready screen with an empty composer, with or without a reply above.

@@ -58,7 +58,7 @@
 
 use crate::adapter::Reading;
 pub use crate::adapter::screen::Screen;
-use crate::adapter::screen::{ComposerContent, is_styled, run_at};
+use crate::adapter::screen::{ComposerContent, is_styled, ready_because, run_at};
 use crate::core::protocol::Composer;
 use crate::pty::wire::Snapshot;
 
@@ -166,12 +166,7 @@ pub fn read(snapshot: &Snapshot) -> View {
             "a prompt was just submitted: its turn is starting",
         );
     }
-    let why = match composer {
-        Composer::Empty => "ready, composer empty",
-        Composer::Nonempty => "ready, human text in the composer",
-        Composer::Unknown => "ready, composer not readable",
-    };
-    view(Screen::Ready, composer, fresh, why)
+    view(Screen::Ready, composer, fresh, ready_because(composer))
 }
 
 /// What a ready composer holds: the rows from the prompt to the cursor, in

@@ -13,9 +13,8 @@
 
 use anyhow::Result;
 
-use crate::adapter::compile::{CompileRequest, Compiled, Written, adapter_command};
-use crate::adapter::hook_config::{edit_file, merge};
-use crate::decl::Draft;
+use crate::adapter::compile::{CompileRequest, Compiled};
+use crate::adapter::settings_compile::{self, SettingsHarness};
 
 use super::settings::{PROVIDER, SETTINGS_FILE, is_ours, wanted};
 
@@ -23,45 +22,23 @@ use super::settings::{PROVIDER, SETTINGS_FILE, is_ours, wanted};
 /// Gemini CLI on `PATH`.
 pub const DEFAULT_PROGRAM: &str = "gemini";
 
+/// Gemini CLI, for the kit's settings-file compiler.
+const HARNESS: SettingsHarness = SettingsHarness {
+    provider: PROVIDER,
+    title: "Gemini CLI",
+    hooks_title: "Gemini CLI hooks",
+    settings_file: SETTINGS_FILE,
+    default_program: DEFAULT_PROGRAM,
+    where_hooks_run: " (they run only in a trusted folder)",
+    key_variable: "GEMINI_API_KEY",
+    is_ours,
+};
+
 pub fn compile(request: &CompileRequest) -> Result<Compiled> {
     // Before anything is written: a variable that runs Gemini CLI headless
     // or without colour leaves DING nothing to read.
     super::environment::check_declared(&request.env).map_err(anyhow::Error::msg)?;
-    let settings = request.settings_path(SETTINGS_FILE);
-    let entries = wanted(&request.ding);
-    let changed = edit_file(&settings, |document| merge(document, &entries, &is_ours))?;
-    let mut adapter_args = vec![
-        "--settings".to_string(),
-        settings.to_string_lossy().into_owned(),
-    ];
-    adapter_args.extend(request.ding_options());
-    let command = if request.command.is_empty() {
-        vec![DEFAULT_PROGRAM.to_string()]
-    } else {
-        request.command.clone()
-    };
-    let declaration = Draft {
-        name: request.agent.clone(),
-        comments: vec![
-            "Written by `ding compile-agent gemini`: Gemini CLI under DING's careful policy.".into(),
-            format!("Its hooks are in {} (they run only in a trusted folder).", settings.display()),
-            "$ST_HOOKS is the directory `ding hooks install DIR` wrote the adapter into: set it for `ding up`.".into(),
-            "No secret is written here: export GEMINI_API_KEY (or log in) where you run `ding up`.".into(),
-        ],
-        command,
-        cwd: Some(request.cwd.clone()),
-        inbox: request.inbox.clone(),
-        env: request.env.clone(),
-        adapter: Some(adapter_command(PROVIDER, &adapter_args)),
-    };
-    Ok(Compiled {
-        declaration,
-        written: vec![Written {
-            path: settings,
-            what: "Gemini CLI hooks",
-            changed,
-        }],
-    })
+    settings_compile::compile(request, &HARNESS, &wanted(&request.ding), &[])
 }
 
 #[cfg(test)]

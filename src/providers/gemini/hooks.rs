@@ -20,10 +20,11 @@
 
 use serde_json::{Value, json};
 
-use crate::adapter::context::{claim_for, names_in_notice, unread_work};
-use crate::adapter::{AgentContext, HookAction, HookAnswer, HookPlan};
+use crate::adapter::context::unread_work;
+use crate::adapter::turn_hooks::{self, json_answer};
+use crate::adapter::{AgentContext, HookAnswer, HookPlan};
 use crate::core::downlink::Claimed;
-use crate::core::protocol::{ClaimScope, Lifecycle};
+use crate::core::protocol::Lifecycle;
 
 use super::activity::HookActivity;
 
@@ -34,10 +35,6 @@ pub const CONTEXT_CAP: usize = 10_000;
 
 /// What one hook call means.
 pub type Planned = crate::adapter::Planned<HookActivity>;
-
-fn pending(agent: &AgentContext) -> HookAction {
-    HookAction::Claim(claim_for(agent, CONTEXT_CAP, ClaimScope::Pending))
-}
 
 /// The plan for one hook call.
 pub fn plan(event: &str, payload: &Value, agent: &AgentContext) -> Planned {
@@ -51,27 +48,10 @@ pub fn plan(event: &str, payload: &Value, agent: &AgentContext) -> Planned {
             plan.recheck_settings = true;
             Planned::new(Some(HookActivity::Idle), plan)
         }
-        "BeforeAgent" => {
-            let mut plan = HookPlan::act(pending(agent));
-            if let Some(prompt) = payload["prompt"].as_str() {
-                plan.received = names_in_notice(agent, prompt);
-            }
-            Planned::new(Some(HookActivity::Active), plan)
-        }
+        "BeforeAgent" => turn_hooks::prompt_submitted(agent, payload, CONTEXT_CAP),
         "BeforeTool" => Planned::new(Some(HookActivity::Child), HookPlan::nothing()),
-        "AfterTool" => Planned::new(Some(HookActivity::Active), HookPlan::act(pending(agent))),
-        "AfterAgent" => {
-            let plan = if payload["stop_hook_active"] == true {
-                HookPlan::nothing()
-            } else {
-                HookPlan::act(HookAction::ClaimUnlessDrafting(claim_for(
-                    agent,
-                    CONTEXT_CAP,
-                    ClaimScope::Pending,
-                )))
-            };
-            Planned::new(Some(HookActivity::Idle), plan)
-        }
+        "AfterTool" => turn_hooks::tool_done(agent, CONTEXT_CAP),
+        "AfterAgent" => turn_hooks::turn_ended(agent, payload, CONTEXT_CAP),
         "Notification" => {
             let activity = (payload["notification_type"] == "ToolPermission")
                 .then_some(HookActivity::AwaitingHuman);
@@ -93,17 +73,10 @@ pub fn render(event: &str, claimed: &Claimed, agent: &AgentContext) -> HookAnswe
         return HookAnswer::default();
     }
     match event {
-        "BeforeAgent" | "AfterTool" => stdout(json!({
+        "BeforeAgent" | "AfterTool" => json_answer(json!({
             "hookSpecificOutput": {"hookEventName": event, "additionalContext": text}
         })),
-        "AfterAgent" => stdout(json!({"decision": "deny", "reason": text})),
+        "AfterAgent" => json_answer(json!({"decision": "deny", "reason": text})),
         _ => HookAnswer::default(),
-    }
-}
-
-fn stdout(value: Value) -> HookAnswer {
-    HookAnswer {
-        stdout: format!("{value}\n"),
-        ..HookAnswer::default()
     }
 }

@@ -123,12 +123,7 @@ pub fn read(snapshot: &Snapshot) -> View {
     if busy(snapshot, found.rule) {
         return View::new(Screen::Busy, composer, "a turn is running");
     }
-    let why = match composer {
-        Composer::Empty => "ready, composer empty",
-        Composer::Nonempty => "ready, human text in the composer",
-        Composer::Unknown => "ready, composer not readable",
-    };
-    View::new(Screen::Ready, composer, why)
+    View::ready(composer)
 }
 
 /// What a ready composer holds, rows joined by newlines (the placeholder
