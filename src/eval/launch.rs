@@ -86,6 +86,19 @@ pub struct Launch {
 }
 
 impl Launch {
+    /// The harness run as `argv` in `cwd`, with `variables` set (the
+    /// scratch home's, at least `HOME`).
+    pub fn new(argv: Vec<String>, variables: &[(&str, &str)], cwd: PathBuf) -> Launch {
+        Launch {
+            argv,
+            env: variables
+                .iter()
+                .map(|(name, value)| (name.to_string(), value.to_string()))
+                .collect(),
+            cwd,
+        }
+    }
+
     /// `{"argv":[...],"env":{...},"cwd":"..."}`.
     pub fn to_json(&self) -> Value {
         let env: serde_json::Map<String, Value> = self

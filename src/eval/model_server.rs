@@ -49,6 +49,27 @@ pub struct Reading {
     pub still_running: Option<String>,
 }
 
+impl Reading {
+    /// A request of `class` read from its body (none reads as `null`) by
+    /// its format's own readers: the latest prompt (of a turn's call only)
+    /// and every text. No turn key and no command still running.
+    pub fn from_body(
+        class: Class,
+        body: Option<&Value>,
+        latest_prompt: impl Fn(&Value) -> Option<String>,
+        texts: impl Fn(&Value) -> Vec<RoleText>,
+    ) -> Reading {
+        let body = body.unwrap_or(&Value::Null);
+        Reading {
+            class,
+            prompt: class.is_turn_call().then(|| latest_prompt(body)).flatten(),
+            texts: texts(body),
+            turn_key: None,
+            still_running: None,
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RoleText {
     pub role: String,
@@ -154,7 +175,7 @@ pub trait WireFormat: Send + Sync + 'static {
     /// Whether the harness offered, in this request, the tool that `call`
     /// needs. A plan for a tool it did not offer becomes a text reply
     /// saying so, before it is logged.
-    fn offers(&self, body: Option<&Value>, call: &ToolCall) -> bool;
+    fn offers(&self, body: &Value, call: &ToolCall) -> bool;
 
     /// Renders `plan` as this format's reply, taking every message and tool
     /// call id from `ids`. A `Plan::Tool` reaches it only when `offers` said
@@ -304,7 +325,12 @@ impl ModelServer {
             reading.still_running.as_deref(),
         );
         let plan = match plan {
-            Plan::Tool(call) if !self.wire.offers(body.as_ref(), &call) => {
+            // A request with no body offers no tool.
+            Plan::Tool(call)
+                if !body
+                    .as_ref()
+                    .is_some_and(|body| self.wire.offers(body, &call)) =>
+            {
                 Plan::Text(format!("mock: the harness offers no {} tool.", call.what()))
             }
             plan => plan,

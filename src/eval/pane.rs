@@ -63,45 +63,118 @@ pub trait Pane: Sync {
     /// The permission or approval dialog, if one is open.
     fn dialog(&self, screen: &Snapshot) -> Option<Dialog>;
 
-    /// The keys that answer an open dialog: yes (its selected option) or
-    /// no (cancel, close).
-    fn answer(&self, consent: bool) -> &'static [u8];
-
-    /// The kinds of dialog this harness can be made to show, with the
-    /// pinned version and the mock model: row 6 samples among them (the
-    /// harness page says why any other is missing). `dialog` reads each.
-    fn dialog_kinds(&self) -> &'static [DialogKind];
-
-    /// The command a person types (and submits) to open a picker, for
-    /// `DialogKind::Picker`.
-    fn picker_command(&self) -> Option<&'static str>;
-
-    /// The command a person types (and submits) first so that the harness
-    /// can show a dialog of `kind` at all (entering plan mode), if any.
-    fn setup_command(&self, kind: DialogKind) -> Option<&'static str>;
-
     /// The dialog the harness draws by itself at startup in a home
     /// prepared to ask (`Setup::ask_at_startup`), if it is open.
     fn startup_dialog(&self, screen: &Snapshot) -> Option<Dialog>;
 
-    /// The keys, one press each, with which a person answers that dialog
-    /// and goes on to work.
-    fn startup_keys(&self) -> &'static [&'static [u8]];
+    /// What a person types into this harness.
+    fn keys(&self) -> &'static Keys;
+
+    /// The keys that answer an open dialog: yes (its selected option) or
+    /// no (cancel, close).
+    fn answer(&self, consent: bool) -> &'static [u8] {
+        if consent {
+            self.keys().consent
+        } else {
+            self.keys().refuse
+        }
+    }
+
+    /// The kinds of dialog this harness can be made to show, with the
+    /// pinned version and the mock model: row 6 samples among them (the
+    /// harness page says why any other is missing). `dialog` reads each.
+    fn dialog_kinds(&self) -> &'static [DialogKind] {
+        self.keys().dialog_kinds
+    }
+
+    /// The command a person types (and submits) to open a picker, for
+    /// `DialogKind::Picker`.
+    fn picker_command(&self) -> Option<&'static str> {
+        self.keys().picker_command
+    }
+
+    /// The command a person types (and submits) first so that the harness
+    /// can show a dialog of `kind` at all (entering plan mode), if any.
+    fn setup_command(&self, kind: DialogKind) -> Option<&'static str> {
+        let (command, kinds) = self.keys().setup_command?;
+        kinds.contains(&kind).then_some(command)
+    }
+
+    /// The keys, one press each, with which a person answers the startup
+    /// dialog and goes on to work.
+    fn startup_keys(&self) -> &'static [&'static [u8]] {
+        self.keys().startup_keys
+    }
 
     /// The argv that resumes the most recent session in the same home and
     /// project, from the argv that starts a new one.
-    fn resume(&self, argv: &[String]) -> Vec<String>;
+    fn resume(&self, argv: &[String]) -> Vec<String> {
+        let words = |words: &[&str]| {
+            words
+                .iter()
+                .map(|word| word.to_string())
+                .collect::<Vec<_>>()
+        };
+        match self.keys().resume {
+            Resume::Options(options) => [argv.to_vec(), words(options)].concat(),
+            Resume::Subcommand(subcommand) => {
+                let program = &argv[..1.min(argv.len())];
+                [
+                    program.to_vec(),
+                    words(subcommand),
+                    argv.iter().skip(1).cloned().collect(),
+                ]
+                .concat()
+            }
+        }
+    }
 
     /// The text the typist types to compact the conversation.
-    fn compact_command(&self) -> &'static str;
+    fn compact_command(&self) -> &'static str {
+        self.keys().compact_command
+    }
 
     /// The text the typist types to clear the conversation.
-    fn clear_command(&self) -> &'static str;
+    fn clear_command(&self) -> &'static str {
+        self.keys().clear_command
+    }
 
     /// The keys with which a person empties a composer at idle that holds
     /// text they did not write (a prompt the harness put back after an
     /// interrupted turn).
-    fn empty_composer_keys(&self) -> &'static [u8];
+    fn empty_composer_keys(&self) -> &'static [u8] {
+        self.keys().empty_composer_keys
+    }
+}
+
+/// What a person types into one harness, as data (each pane's `KEYS`).
+pub struct Keys {
+    /// The keys that answer an open dialog yes (its selected option).
+    pub consent: &'static [u8],
+    /// The keys that answer it no (cancel, close).
+    pub refuse: &'static [u8],
+    /// The kinds of dialog the harness can be made to show.
+    pub dialog_kinds: &'static [DialogKind],
+    /// The command that opens a picker.
+    pub picker_command: Option<&'static str>,
+    /// The command typed first for the harness to show these kinds.
+    pub setup_command: Option<(&'static str, &'static [DialogKind])>,
+    /// The keys that answer the startup dialog, one press each.
+    pub startup_keys: &'static [&'static [u8]],
+    /// How the argv resumes the most recent session.
+    pub resume: Resume,
+    pub compact_command: &'static str,
+    pub clear_command: &'static str,
+    /// The keys that empty a composer holding text (not an empty one).
+    pub empty_composer_keys: &'static [u8],
+}
+
+/// How a harness is told to resume its most recent session.
+pub enum Resume {
+    /// These options after the argv.
+    Options(&'static [&'static str]),
+    /// This subcommand right after the program.
+    Subcommand(&'static [&'static str]),
 }
 
 /// Everything a pane reads on one screen, at once (the pane tests compare

@@ -41,19 +41,17 @@ pub fn prepare(setup: &Setup) -> Result<Launch> {
     if setup.permission == Permission::Auto {
         argv.extend(["--allowedTools".into(), "Bash".into()]);
     }
-    Ok(Launch {
+    Ok(Launch::new(
         argv,
-        env: [
+        &[
             ("HOME", setup.home.to_string_lossy().as_ref()),
             ("ANTHROPIC_BASE_URL", setup.model_url.as_str()),
             ("ANTHROPIC_API_KEY", MOCK_API_KEY),
             ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),
             ("DISABLE_AUTOUPDATER", "1"),
-        ]
-        .map(|(name, value)| (name.to_string(), value.to_string()))
-        .to_vec(),
+        ],
         cwd,
-    })
+    ))
 }
 
 /// `config` with every first-run question answered for project `cwd`,

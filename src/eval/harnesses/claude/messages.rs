@@ -54,22 +54,12 @@ impl WireFormat for Messages {
             },
             _ => Class::Unknown,
         };
-        let empty = Value::Null;
-        let body = body.unwrap_or(&empty);
-        Reading {
-            class,
-            prompt: class.is_turn_call().then(|| latest_prompt(body)).flatten(),
-            texts: texts(body),
-            turn_key: None,
-            // The Bash tool waits for its command (up to its timeout).
-            still_running: None,
-        }
+        // The Bash tool waits for its command (up to its timeout): none
+        // is still running.
+        Reading::from_body(class, body, latest_prompt, texts)
     }
 
-    fn offers(&self, body: Option<&Value>, call: &ToolCall) -> bool {
-        let Some(body) = body else {
-            return false;
-        };
+    fn offers(&self, body: &Value, call: &ToolCall) -> bool {
         match call {
             ToolCall::Edit { .. } => offered(body, WRITE_TOOL),
             ToolCall::Choice { .. } => offered(body, QUESTION_TOOL),
@@ -714,22 +704,21 @@ mod tests {
     #[test]
     fn write_and_ask_user_question_are_offered_when_the_request_lists_them() {
         let body = conversation(&[user(json!("mock:edit /tmp/e.txt"))]);
-        assert!(Messages.offers(Some(&body), &edit()));
-        assert!(Messages.offers(Some(&body), &choice()));
+        assert!(Messages.offers(&body, &edit()));
+        assert!(Messages.offers(&body, &choice()));
         let mut bare = body.clone();
         bare["tools"] = tools(&["Bash"]);
-        assert!(!Messages.offers(Some(&bare), &edit()));
-        assert!(!Messages.offers(Some(&bare), &choice()));
-        assert!(!Messages.offers(None, &edit()));
+        assert!(!Messages.offers(&bare, &edit()));
+        assert!(!Messages.offers(&bare, &choice()));
     }
 
     #[test]
     fn exit_plan_mode_is_offered_only_in_plan_mode() {
         let file = "/h/.claude/plans/fizzy-waddling-treasure.md";
         let outside = conversation(&[user(json!("mock:plan"))]);
-        assert!(!Messages.offers(Some(&outside), &plan_approval()));
+        assert!(!Messages.offers(&outside, &plan_approval()));
         let inside = conversation(&[user(json!("mock:plan")), system(&plan_reminder(file))]);
-        assert!(Messages.offers(Some(&inside), &plan_approval()));
+        assert!(Messages.offers(&inside, &plan_approval()));
         // Left by Shift-Tab (or by an approved plan): the reminder stays in
         // the history, the later exit message decides.
         let left = conversation(&[
@@ -741,7 +730,7 @@ mod tests {
                 "## Exited Plan Mode\n\nYou have exited plan mode. The plan file is located at {file} if you need to reference it."
             )),
         ]);
-        assert!(!Messages.offers(Some(&left), &plan_approval()));
+        assert!(!Messages.offers(&left, &plan_approval()));
     }
 
     #[test]

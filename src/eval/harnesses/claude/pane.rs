@@ -36,7 +36,7 @@
 //! mode" and shows nothing, so the typist types `/plan` first
 //! (`setup_command`).
 
-use crate::pane::{Dialog, DialogKind, Pane, shows};
+use crate::pane::{Dialog, DialogKind, Keys, Pane, Resume, shows};
 use ding::pty::wire::Snapshot;
 
 pub struct ClaudePane;
@@ -86,7 +86,34 @@ fn opens_dialog(row: &str) -> bool {
         || row.contains("Esc to cancel")
 }
 
+/// What a person types into Claude Code 2.1.328.
+const KEYS: Keys = Keys {
+    consent: b"\r",
+    refuse: b"\x1b",
+    dialog_kinds: &[
+        DialogKind::Command,
+        DialogKind::FileEdit,
+        DialogKind::Choice,
+        DialogKind::PlanApproval,
+        DialogKind::Picker,
+    ],
+    picker_command: Some("/model"),
+    // `ExitPlanMode` shows its dialog only in plan mode.
+    setup_command: Some(("/plan", &[DialogKind::PlanApproval])),
+    startup_keys: &[b"\x1b[B", b"\r"],
+    resume: Resume::Options(&["--continue"]),
+    compact_command: "/compact",
+    clear_command: "/clear",
+    // Ctrl+C at a composer that holds text clears it (at an empty one it
+    // would begin to exit).
+    empty_composer_keys: b"\x03",
+};
+
 impl Pane for ClaudePane {
+    fn keys(&self) -> &'static Keys {
+        &KEYS
+    }
+
     fn ready(&self, screen: &Snapshot) -> bool {
         composer(screen).is_some() && self.dialog(screen).is_none()
     }
@@ -132,29 +159,6 @@ impl Pane for ClaudePane {
         Some(Dialog { selected })
     }
 
-    fn answer(&self, consent: bool) -> &'static [u8] {
-        if consent { b"\r" } else { b"\x1b" }
-    }
-
-    fn dialog_kinds(&self) -> &'static [DialogKind] {
-        &[
-            DialogKind::Command,
-            DialogKind::FileEdit,
-            DialogKind::Choice,
-            DialogKind::PlanApproval,
-            DialogKind::Picker,
-        ]
-    }
-
-    fn picker_command(&self) -> Option<&'static str> {
-        Some("/model")
-    }
-
-    fn setup_command(&self, kind: DialogKind) -> Option<&'static str> {
-        // `ExitPlanMode` shows its dialog only in plan mode.
-        (kind == DialogKind::PlanApproval).then_some("/plan")
-    }
-
     fn startup_dialog(&self, screen: &Snapshot) -> Option<Dialog> {
         if !shows(screen, "Is this a project you created or one you trust?") {
             return None;
@@ -169,30 +173,6 @@ impl Pane for ClaudePane {
             }
         });
         Some(Dialog { selected })
-    }
-
-    fn startup_keys(&self) -> &'static [&'static [u8]] {
-        &[b"\x1b[B", b"\r"]
-    }
-
-    fn resume(&self, argv: &[String]) -> Vec<String> {
-        let mut argv = argv.to_vec();
-        argv.push("--continue".into());
-        argv
-    }
-
-    fn compact_command(&self) -> &'static str {
-        "/compact"
-    }
-
-    fn clear_command(&self) -> &'static str {
-        "/clear"
-    }
-
-    fn empty_composer_keys(&self) -> &'static [u8] {
-        // Ctrl+C at a composer that holds text clears it (at an empty one
-        // it would begin to exit).
-        b"\x03"
     }
 }
 

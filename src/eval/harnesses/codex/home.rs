@@ -45,18 +45,15 @@ pub fn prepare(setup: &Setup) -> Result<Launch> {
     if setup.ask_at_startup {
         fs::write(&hooks, USERS_OWN_HOOK).with_context(|| format!("write {}", hooks.display()))?;
     }
-    Ok(Launch {
-        argv: vec![setup.binary.to_string_lossy().into_owned()],
-        env: vec![
-            ("HOME".into(), setup.home.to_string_lossy().into_owned()),
-            (
-                "CODEX_HOME".into(),
-                codex_home.to_string_lossy().into_owned(),
-            ),
-            (API_KEY_VARIABLE.into(), MOCK_API_KEY.into()),
+    Ok(Launch::new(
+        vec![setup.binary.to_string_lossy().into_owned()],
+        &[
+            ("HOME", setup.home.to_string_lossy().as_ref()),
+            ("CODEX_HOME", codex_home.to_string_lossy().as_ref()),
+            (API_KEY_VARIABLE, MOCK_API_KEY),
         ],
         cwd,
-    })
+    ))
 }
 
 /// A hook of the person's own that Codex has not been told to trust: at

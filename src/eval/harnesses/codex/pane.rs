@@ -32,7 +32,7 @@
 //!   second list on Return, and `/model` would switch the model.)
 //! * `codex resume --last` resumes the most recent session.
 
-use crate::pane::{Dialog, DialogKind, Pane, shows};
+use crate::pane::{Dialog, DialogKind, Keys, Pane, Resume, shows};
 use ding::pty::wire::Snapshot;
 
 pub struct CodexPane;
@@ -85,7 +85,37 @@ fn selected_option(screen: &Snapshot) -> Option<u32> {
         })
 }
 
+/// What a person types into Codex 0.169.0.
+const KEYS: Keys = Keys {
+    consent: b"\r",
+    refuse: b"\x1b",
+    dialog_kinds: &[
+        DialogKind::Command,
+        DialogKind::FileEdit,
+        DialogKind::Choice,
+        DialogKind::PlanApproval,
+        DialogKind::Picker,
+    ],
+    picker_command: Some("/permissions"),
+    // A question (`request_user_input`) and a proposed plan's approval
+    // exist only in Plan mode.
+    setup_command: Some(("/plan", &[DialogKind::Choice, DialogKind::PlanApproval])),
+    // `enter confirm · esc skip`: skip leaves that hook untrusted and goes
+    // on (Return would open the hooks browser).
+    startup_keys: &[b"\x1b"],
+    resume: Resume::Subcommand(&["resume", "--last"]),
+    compact_command: "/compact",
+    clear_command: "/clear",
+    // Ctrl+C at a composer that holds text clears it (at an empty one it
+    // would begin to quit).
+    empty_composer_keys: b"\x03",
+};
+
 impl Pane for CodexPane {
+    fn keys(&self) -> &'static Keys {
+        &KEYS
+    }
+
     fn ready(&self, screen: &Snapshot) -> bool {
         composer(screen).is_some() && self.dialog(screen).is_none()
     }
@@ -117,30 +147,6 @@ impl Pane for CodexPane {
         })
     }
 
-    fn answer(&self, consent: bool) -> &'static [u8] {
-        if consent { b"\r" } else { b"\x1b" }
-    }
-
-    fn dialog_kinds(&self) -> &'static [DialogKind] {
-        &[
-            DialogKind::Command,
-            DialogKind::FileEdit,
-            DialogKind::Choice,
-            DialogKind::PlanApproval,
-            DialogKind::Picker,
-        ]
-    }
-
-    fn picker_command(&self) -> Option<&'static str> {
-        Some("/permissions")
-    }
-
-    fn setup_command(&self, kind: DialogKind) -> Option<&'static str> {
-        // A question (`request_user_input`) and a proposed plan's approval
-        // exist only in Plan mode.
-        matches!(kind, DialogKind::Choice | DialogKind::PlanApproval).then_some("/plan")
-    }
-
     fn startup_dialog(&self, screen: &Snapshot) -> Option<Dialog> {
         // A hook of the person's own not yet trusted (`home.rs`).
         if !shows(screen, "Hooks need review") {
@@ -149,33 +155,6 @@ impl Pane for CodexPane {
         Some(Dialog {
             selected: selected_option(screen),
         })
-    }
-
-    fn startup_keys(&self) -> &'static [&'static [u8]] {
-        // `enter confirm · esc skip`: skip leaves that hook untrusted and
-        // goes on (Return would open the hooks browser).
-        &[b"\x1b"]
-    }
-
-    fn resume(&self, argv: &[String]) -> Vec<String> {
-        let mut resumed = argv[..1.min(argv.len())].to_vec();
-        resumed.extend(["resume".to_string(), "--last".to_string()]);
-        resumed.extend(argv.iter().skip(1).cloned());
-        resumed
-    }
-
-    fn compact_command(&self) -> &'static str {
-        "/compact"
-    }
-
-    fn clear_command(&self) -> &'static str {
-        "/clear"
-    }
-
-    fn empty_composer_keys(&self) -> &'static [u8] {
-        // Ctrl+C at a composer that holds text clears it (at an empty one
-        // it would begin to quit).
-        b"\x03"
     }
 }
 

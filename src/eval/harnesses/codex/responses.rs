@@ -55,21 +55,14 @@ impl WireFormat for Responses {
             }
             _ => Class::Unknown,
         };
-        let empty = Value::Null;
-        let body = body.unwrap_or(&empty);
         Reading {
-            class,
-            prompt: class.is_turn_call().then(|| latest_prompt(body)).flatten(),
-            texts: texts(body),
             turn_key: metadata["turn_id"].as_str().map(str::to_string),
-            still_running: still_running(body),
+            still_running: body.and_then(still_running),
+            ..Reading::from_body(class, body, latest_prompt, texts)
         }
     }
 
-    fn offers(&self, body: Option<&Value>, call: &ToolCall) -> bool {
-        let Some(body) = body else {
-            return false;
-        };
+    fn offers(&self, body: &Value, call: &ToolCall) -> bool {
         match call {
             ToolCall::Edit { .. } => edit_tool(body).is_some(),
             ToolCall::Choice { .. } => choice_works(body),
@@ -828,7 +821,7 @@ mod tests {
     #[test]
     fn without_apply_patch_an_edit_is_an_apply_patch_heredoc_codex_intercepts() {
         let body = tools_in_mode("Default", "Plan mode");
-        assert!(Responses.offers(Some(&body), &edit()));
+        assert!(Responses.offers(&body, &edit()));
         let events = stream_of(&body, &Plan::Tool(edit()), &Ids::new("n"));
         let item = last_item(&events);
         assert_eq!(item["type"], "function_call");
@@ -841,8 +834,7 @@ mod tests {
         );
         // The file change asks for approval by itself: no escalation.
         assert!(arguments.get("sandbox_permissions").is_none());
-        assert!(!Responses.offers(Some(&json!({"tools": []})), &edit()));
-        assert!(!Responses.offers(None, &edit()));
+        assert!(!Responses.offers(&json!({"tools": []}), &edit()));
     }
 
     #[test]
@@ -851,7 +843,7 @@ mod tests {
             {"type": "function", "name": "exec_command"},
             {"type": "custom", "name": "apply_patch", "format": {"type": "grammar"}},
         ]});
-        assert!(Responses.offers(Some(&body), &edit()));
+        assert!(Responses.offers(&body, &edit()));
         let events = stream_of(&body, &Plan::Tool(edit()), &Ids::new("n"));
         let names: Vec<&str> = events.iter().map(|e| e.name.as_str()).collect();
         assert_eq!(
@@ -913,12 +905,12 @@ mod tests {
         // Codex 0.169 offers it in Default mode too, where it only answers
         // "request_user_input is unavailable in Default mode".
         let default = tools_in_mode("Default", "Plan mode");
-        assert!(!Responses.offers(Some(&default), call));
+        assert!(!Responses.offers(&default, call));
         let plan_mode = tools_in_mode("Plan", "Plan mode");
-        assert!(Responses.offers(Some(&plan_mode), call));
+        assert!(Responses.offers(&plan_mode, call));
         // The feature `default_mode_request_user_input` widens it.
         let widened = tools_in_mode("Default", "Default or Plan mode");
-        assert!(Responses.offers(Some(&widened), call));
+        assert!(Responses.offers(&widened, call));
         let events = stream_of(&plan_mode, &choice, &Ids::new("n"));
         let item = last_item(&events);
         assert_eq!(item["name"], "request_user_input");
@@ -939,9 +931,9 @@ mod tests {
         let Plan::Tool(call) = &approval else {
             panic!("not a tool call: {approval:?}");
         };
-        assert!(!Responses.offers(Some(&tools_in_mode("Default", "Plan mode")), call));
+        assert!(!Responses.offers(&tools_in_mode("Default", "Plan mode"), call));
         let plan_mode = tools_in_mode("Plan", "Plan mode");
-        assert!(Responses.offers(Some(&plan_mode), call));
+        assert!(Responses.offers(&plan_mode, call));
         let events = stream_of(&plan_mode, &approval, &Ids::new("n"));
         let done = events
             .iter()
@@ -957,7 +949,7 @@ mod tests {
             "developer",
             "<collaboration_mode># Collaboration Mode: Default\n\nYou are now in Default mode.",
         ));
-        assert!(!Responses.offers(Some(&back), call));
+        assert!(!Responses.offers(&back, call));
     }
 
     #[test]

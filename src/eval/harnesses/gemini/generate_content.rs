@@ -84,21 +84,10 @@ impl WireFormat for GenerateContent {
             ("POST", Some((_, Method::Stream)), Some(body)) => classify(body),
             _ => Class::Unknown,
         };
-        let empty = Value::Null;
-        let body = body.unwrap_or(&empty);
-        Reading {
-            class,
-            prompt: class.is_turn_call().then(|| latest_prompt(body)).flatten(),
-            texts: texts(body),
-            turn_key: None,
-            still_running: None,
-        }
+        Reading::from_body(class, body, latest_prompt, texts)
     }
 
-    fn offers(&self, body: Option<&Value>, call: &ToolCall) -> bool {
-        let Some(body) = body else {
-            return false;
-        };
+    fn offers(&self, body: &Value, call: &ToolCall) -> bool {
         match call {
             ToolCall::Edit { .. } => offered(body, WRITE_TOOL),
             ToolCall::Choice { .. } => offered(body, CHOICE_TOOL),
@@ -538,7 +527,7 @@ mod tests {
             path: "notes.md".into(),
             content: "x\n".into(),
         };
-        assert!(GenerateContent.offers(Some(&body), &edit));
+        assert!(GenerateContent.offers(&body, &edit));
         assert_eq!(
             call(&Plan::Tool(edit)),
             json!({"name": "write_file", "args": {"file_path": "notes.md", "content": "x\n"}})
@@ -549,15 +538,15 @@ mod tests {
             question: "Which?".into(),
             options: vec!["one".into(), "two".into()],
         };
-        assert!(GenerateContent.offers(Some(&body), &choice));
+        assert!(GenerateContent.offers(&body, &choice));
         let asked = call(&Plan::Tool(choice));
         assert_eq!(asked["name"], "ask_user");
         assert_eq!(asked["args"]["questions"][0]["options"][1]["label"], "two");
         let plan = ToolCall::PlanApproval { plan: "p".into() };
-        assert!(!GenerateContent.offers(Some(&body), &plan));
+        assert!(!GenerateContent.offers(&body, &plan));
         let bare = json!({"contents": []});
         assert!(!GenerateContent.offers(
-            Some(&bare),
+            &bare,
             &ToolCall::Choice {
                 question: "q".into(),
                 options: Vec::new(),

@@ -88,19 +88,17 @@ pub fn prepare(setup: &Setup) -> Result<Launch> {
         write_json(&trusted_path, &trusted)?;
     }
     write_text(&setup.home.join(POLICY), &policy(setup.permission))?;
-    Ok(Launch {
-        argv: vec![setup.binary.to_string_lossy().into_owned()],
-        env: [
+    Ok(Launch::new(
+        vec![setup.binary.to_string_lossy().into_owned()],
+        &[
             ("HOME", setup.home.to_string_lossy().as_ref()),
             ("GOOGLE_GEMINI_BASE_URL", setup.model_url.as_str()),
             ("GEMINI_API_KEY", MOCK_API_KEY),
             ("CI", "false"),
             ("GITHUB_ACTIONS", "false"),
-        ]
-        .map(|(name, value)| (name.to_string(), value.to_string()))
-        .to_vec(),
+        ],
         cwd,
-    })
+    ))
 }
 
 /// `settings` with every first-run question answered; the folder trust

@@ -31,7 +31,7 @@
 //!   this folder?`, `● 1. Trust folder` selected; Return trusts it.
 //! * `--resume latest` resumes the most recent session of the project.
 
-use crate::pane::{Dialog, DialogKind, Pane, shows};
+use crate::pane::{Dialog, DialogKind, Keys, Pane, Resume, shows};
 use ding::pty::wire::Snapshot;
 
 pub struct GeminiPane;
@@ -74,7 +74,32 @@ fn opens_dialog(row: &str) -> bool {
         || row.contains("Esc to cancel")
 }
 
+/// What a person types into Gemini CLI 0.61.0.
+const KEYS: Keys = Keys {
+    consent: b"\r",
+    refuse: b"\x1b",
+    dialog_kinds: &[
+        DialogKind::Command,
+        DialogKind::FileEdit,
+        DialogKind::Picker,
+    ],
+    picker_command: Some("/model"),
+    setup_command: None,
+    // "1. Trust folder" is selected when it opens.
+    startup_keys: &[b"\r"],
+    resume: Resume::Options(&["--resume", "latest"]),
+    compact_command: "/compress",
+    clear_command: "/clear",
+    // Ctrl+C at a composer that holds text clears it (at an empty one it
+    // would begin to exit).
+    empty_composer_keys: b"\x03",
+};
+
 impl Pane for GeminiPane {
+    fn keys(&self) -> &'static Keys {
+        &KEYS
+    }
+
     fn ready(&self, screen: &Snapshot) -> bool {
         composer(screen).is_some() && self.dialog(screen).is_none()
     }
@@ -105,26 +130,6 @@ impl Pane for GeminiPane {
         })
     }
 
-    fn answer(&self, consent: bool) -> &'static [u8] {
-        if consent { b"\r" } else { b"\x1b" }
-    }
-
-    fn dialog_kinds(&self) -> &'static [DialogKind] {
-        &[
-            DialogKind::Command,
-            DialogKind::FileEdit,
-            DialogKind::Picker,
-        ]
-    }
-
-    fn picker_command(&self) -> Option<&'static str> {
-        Some("/model")
-    }
-
-    fn setup_command(&self, _kind: DialogKind) -> Option<&'static str> {
-        None
-    }
-
     fn startup_dialog(&self, screen: &Snapshot) -> Option<Dialog> {
         if !shows(screen, "Do you trust the files in this folder?") {
             return None;
@@ -132,31 +137,6 @@ impl Pane for GeminiPane {
         Some(Dialog {
             selected: screen.rows.iter().find_map(|row| selected(row)),
         })
-    }
-
-    fn startup_keys(&self) -> &'static [&'static [u8]] {
-        // "1. Trust folder" is selected when it opens.
-        &[b"\r"]
-    }
-
-    fn resume(&self, argv: &[String]) -> Vec<String> {
-        let mut argv = argv.to_vec();
-        argv.extend(["--resume".into(), "latest".into()]);
-        argv
-    }
-
-    fn compact_command(&self) -> &'static str {
-        "/compress"
-    }
-
-    fn clear_command(&self) -> &'static str {
-        "/clear"
-    }
-
-    fn empty_composer_keys(&self) -> &'static [u8] {
-        // Ctrl+C at a composer that holds text clears it (at an empty one
-        // it would begin to exit).
-        b"\x03"
     }
 }
 
