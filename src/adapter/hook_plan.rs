@@ -158,13 +158,13 @@ impl HookPlan {
 /// A provider's reading of one hook call: what it says the harness is doing
 /// (in the provider's own terms, if it says), and what to do about it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Planned<A> {
+pub struct HookReading<A> {
     pub activity: Option<A>,
     pub plan: HookPlan,
 }
 
-impl<A> Planned<A> {
-    pub fn new(activity: Option<A>, plan: HookPlan) -> Planned<A> {
-        Planned { activity, plan }
+impl<A> HookReading<A> {
+    pub fn new(activity: Option<A>, plan: HookPlan) -> HookReading<A> {
+        HookReading { activity, plan }
     }
 }

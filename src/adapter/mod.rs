@@ -38,6 +38,7 @@
 //!
 //! Nothing here names a provider; the neutrality test covers this room.
 
+pub mod adapter_args;
 #[cfg(test)]
 pub(crate) mod captures;
 pub mod clock;
@@ -66,7 +67,9 @@ pub mod turn_hooks;
 pub mod uplink;
 
 pub use harness_env::HarnessEnv;
-pub use hook_plan::{AgentContext, ClaimRequest, HookAction, HookPlan, Park, ParkEnded, Planned};
+pub use hook_plan::{
+    AgentContext, ClaimRequest, HookAction, HookPlan, HookReading, Park, ParkEnded,
+};
 pub use hook_wire::{HookAnswer, HookCall, ParkAnswer};
 pub use incarnation::{Incarnation, identity_from_env};
 pub use provider::Provider;

@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use super::context::{claim_for, names_in_notice};
 use super::hook_activity::HookActivity;
-use super::hook_plan::{AgentContext, HookAction, HookPlan, Planned};
+use super::hook_plan::{AgentContext, HookAction, HookPlan, HookReading};
 use super::hook_wire::HookAnswer;
 use crate::core::protocol::ClaimScope;
 
@@ -28,17 +28,17 @@ pub fn prompt_submitted(
     agent: &AgentContext,
     payload: &Value,
     cap: usize,
-) -> Planned<HookActivity> {
+) -> HookReading<HookActivity> {
     let mut plan = HookPlan::act(pending(agent, cap));
     if let Some(prompt) = payload["prompt"].as_str() {
         plan.received = names_in_notice(agent, prompt);
     }
-    Planned::new(Some(HookActivity::Active), plan)
+    HookReading::new(Some(HookActivity::Active), plan)
 }
 
 /// A tool's result came back: the model works again.
-pub fn tool_done(agent: &AgentContext, cap: usize) -> Planned<HookActivity> {
-    Planned::new(
+pub fn tool_done(agent: &AgentContext, cap: usize) -> HookReading<HookActivity> {
+    HookReading::new(
         Some(HookActivity::Active),
         HookPlan::act(pending(agent, cap)),
     )
@@ -46,7 +46,7 @@ pub fn tool_done(agent: &AgentContext, cap: usize) -> Planned<HookActivity> {
 
 /// A turn ended (`stop_hook_active` in the payload: it was a
 /// continuation's own end).
-pub fn turn_ended(agent: &AgentContext, payload: &Value, cap: usize) -> Planned<HookActivity> {
+pub fn turn_ended(agent: &AgentContext, payload: &Value, cap: usize) -> HookReading<HookActivity> {
     let plan = if payload["stop_hook_active"] == true {
         HookPlan::nothing()
     } else {
@@ -56,7 +56,7 @@ pub fn turn_ended(agent: &AgentContext, payload: &Value, cap: usize) -> Planned<
             ClaimScope::Pending,
         )))
     };
-    Planned::new(Some(HookActivity::Idle), plan)
+    HookReading::new(Some(HookActivity::Idle), plan)
 }
 
 /// A hook's answer that prints `value` as one JSON line on stdout.

@@ -68,7 +68,7 @@ pub fn run(parser: &mut lexopt::Parser) -> Result<ExitCode> {
         .with_context(|| format!("create {}", escape_path(&dir)))?;
     check_no_foreign_writes(&dir, current_uid())?;
     let mut out = std::io::stdout();
-    for provider in &providers::PROVIDERS {
+    for provider in &providers::ROOMS {
         let path = dir.join(launcher_name(provider.harness));
         let changed = install(&path, &launcher(&ding, provider.harness))?;
         writeln!(

@@ -14,7 +14,7 @@
 //! * `codex`: Codex CLI.
 //! * `gemini`: Gemini CLI.
 //!
-//! The command line reaches a room only through [`PROVIDERS`], by the names
+//! The command line reaches a room only through [`ROOMS`], by the names
 //! below, so it never names a provider itself.
 
 pub mod claude;
@@ -27,8 +27,10 @@ use anyhow::Result;
 
 use crate::adapter::compile::{CompileRequest, Compiled};
 
-/// One provider: its harness name and its entry points.
-pub struct Provider {
+/// One provider room as the command line reaches it: its harness name and
+/// its entry points (the room's `adapter::Provider` is what its adapter
+/// runs on the kit).
+pub struct Room {
     /// The harness, as `ding adapter HARNESS` and `ding compile-agent
     /// HARNESS` name it.
     pub harness: &'static str,
@@ -40,18 +42,18 @@ pub struct Provider {
     pub compile: fn(&CompileRequest) -> Result<Compiled>,
 }
 
-pub const PROVIDERS: [Provider; 3] = [
-    Provider {
+pub const ROOMS: [Room; 3] = [
+    Room {
         harness: "claude",
         run: claude::adapter::run,
         compile: claude::compile::compile,
     },
-    Provider {
+    Room {
         harness: "codex",
         run: codex::adapter::run,
         compile: codex::compile::compile,
     },
-    Provider {
+    Room {
         harness: "gemini",
         run: gemini::adapter::run,
         compile: gemini::compile::compile,
@@ -59,11 +61,11 @@ pub const PROVIDERS: [Provider; 3] = [
 ];
 
 /// The provider whose harness is `name`.
-pub fn by_harness(name: &str) -> Option<&'static Provider> {
-    PROVIDERS.iter().find(|provider| provider.harness == name)
+pub fn by_harness(name: &str) -> Option<&'static Room> {
+    ROOMS.iter().find(|provider| provider.harness == name)
 }
 
 /// Every harness name, `a|b`, for help and errors.
 pub fn harness_names() -> String {
-    PROVIDERS.map(|provider| provider.harness).join("|")
+    ROOMS.map(|provider| provider.harness).join("|")
 }

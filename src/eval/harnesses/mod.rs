@@ -40,7 +40,7 @@ pub struct Harness {
 impl Harness {
     /// The product's provider for this harness (its adapter and agent
     /// compiler), which the careful arm sets up; `None` while it has none.
-    pub fn provider(&self) -> Option<&'static ding::providers::Provider> {
+    pub fn provider(&self) -> Option<&'static ding::providers::Room> {
         ding::providers::by_harness(self.name)
     }
 }

@@ -14,8 +14,10 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use anyhow::{Result, bail};
+use anyhow::Result;
+use lexopt::ValueExt;
 
+use crate::adapter::adapter_args::AdapterArgs;
 use crate::adapter::compile::IdlePath;
 use crate::adapter::hook_config::HookEntry;
 use crate::adapter::kit::{self, KitOptions};
@@ -29,7 +31,7 @@ use crate::core::time::Time;
 use crate::pty::wire::Snapshot;
 
 use super::activity::{Heard, combine};
-use super::settings::{PROVIDER, WAKE, wanted};
+use super::settings::{PROVIDER, WAKE, hook_entries};
 use super::timing::{HOOK_GRACE, WAKE_GRACE, WITHDRAW_AFTER_MS};
 use super::{hooks, screen};
 
@@ -43,9 +45,9 @@ pub struct Claude {
 
 impl Claude {
     pub fn new(settings: Option<PathBuf>, program: String, wake: bool) -> Claude {
-        let wanted = wanted(&program, wake);
+        let entries = hook_entries(&program, wake);
         Claude {
-            hooks: SettingsHooks::new(PROVIDER, settings, program, wanted, label),
+            hooks: SettingsHooks::new(PROVIDER, settings, program, entries, label),
             woken_at: None,
         }
     }
@@ -176,26 +178,18 @@ Claude Code's DING adapter, run by the sidecar (docs/providers/claude.md).
 
 /// `ding adapter claude [OPTIONS]`.
 pub fn run(args: Vec<OsString>) -> Result<()> {
-    use lexopt::prelude::*;
-    let mut parser = lexopt::Parser::from_args(args);
-    let mut settings = None;
-    // The hooks compile-agent writes name this ding by its path.
-    let mut program = crate::ding_binary::ding_program();
     let mut wake = true;
-    while let Some(arg) = parser.next()? {
-        match arg {
-            Long("settings") => settings = Some(PathBuf::from(parser.value()?)),
-            Long("ding") => program = parser.value()?.string()?,
-            Long("idle-path") => {
-                wake = IdlePath::parse(&parser.value()?.string()?)? == IdlePath::Native;
-            }
-            Short('h') | Long("help") => {
-                print!("{HELP}");
-                return Ok(());
-            }
-            other => bail!("{}", other.unexpected()),
+    let parsed = AdapterArgs::parse(args, HELP, |name, parser| {
+        if name != "idle-path" {
+            return Ok(false);
         }
-    }
+        let path = parser.value()?.string()?;
+        wake = IdlePath::parse(&path)? == IdlePath::Native;
+        Ok(true)
+    })?;
+    let Some(AdapterArgs { settings, program }) = parsed else {
+        return Ok(());
+    };
     kit::main(Claude::new(settings, program, wake), KitOptions::from_env)
 }
 

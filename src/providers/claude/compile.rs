@@ -13,7 +13,7 @@ use anyhow::Result;
 use crate::adapter::compile::{CompileRequest, Compiled, IdlePath};
 use crate::adapter::settings_compile::{self, SettingsHarness};
 
-use super::settings::{PROVIDER, SETTINGS_FILE, is_ours, wanted};
+use super::settings::{PROVIDER, SETTINGS_FILE, hook_entries, is_ours};
 
 /// The program a declaration runs when no argv is given: the installed
 /// Claude Code on `PATH`.
@@ -33,7 +33,7 @@ const HARNESS: SettingsHarness = SettingsHarness {
 
 pub fn compile(request: &CompileRequest) -> Result<Compiled> {
     let wake = request.idle == IdlePath::Native;
-    let entries = wanted(&request.ding, wake);
+    let entries = hook_entries(&request.ding, wake);
     let mut extra = Vec::new();
     if !wake {
         extra.extend([

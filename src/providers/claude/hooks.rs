@@ -42,14 +42,14 @@ pub const CONTEXT_CAP: usize = 10_000;
 pub const WAKE_SLOT: &str = "wake";
 
 /// What one hook call means.
-pub type Planned = crate::adapter::Planned<HookActivity>;
+pub type HookReading = crate::adapter::HookReading<HookActivity>;
 
 fn claim(agent: &AgentContext, scope: ClaimScope) -> HookAction {
     HookAction::Claim(claim_for(agent, CONTEXT_CAP, scope))
 }
 
 /// The plan for one hook call.
-pub fn plan(event: &str, payload: &Value, agent: &AgentContext) -> Planned {
+pub fn plan(event: &str, payload: &Value, agent: &AgentContext) -> HookReading {
     match event {
         "SessionStart" => {
             let mut plan = match payload["source"].as_str() {
@@ -64,17 +64,17 @@ pub fn plan(event: &str, payload: &Value, agent: &AgentContext) -> Planned {
             if payload["source"] == "clear" {
                 plan.facts.push(Lifecycle::Clear);
             }
-            Planned::new(Some(HookActivity::Idle), plan)
+            HookReading::new(Some(HookActivity::Idle), plan)
         }
         "UserPromptSubmit" => turn_hooks::prompt_submitted(agent, payload, CONTEXT_CAP),
-        "PreToolUse" => Planned::new(Some(HookActivity::Child), HookPlan::nothing()),
+        "PreToolUse" => HookReading::new(Some(HookActivity::Child), HookPlan::nothing()),
         "PostToolUse" => turn_hooks::tool_done(agent, CONTEXT_CAP),
         "Stop" => turn_hooks::turn_ended(agent, payload, CONTEXT_CAP),
-        "StopFailure" => Planned::new(Some(HookActivity::Idle), HookPlan::nothing()),
+        "StopFailure" => HookReading::new(Some(HookActivity::Idle), HookPlan::nothing()),
         "Notification" => {
             let activity = (payload["notification_type"] == "permission_prompt")
                 .then_some(HookActivity::AwaitingHuman);
-            Planned::new(activity, HookPlan::nothing())
+            HookReading::new(activity, HookPlan::nothing())
         }
         "PreCompact" => {
             // A compaction runs until `SessionStart` (`compact`) says the
@@ -82,9 +82,9 @@ pub fn plan(event: &str, payload: &Value, agent: &AgentContext) -> Planned {
             // screen can look idle for a moment after the command's Return).
             let mut plan = HookPlan::nothing();
             plan.facts.push(Lifecycle::Compaction);
-            Planned::new(Some(HookActivity::Active), plan)
+            HookReading::new(Some(HookActivity::Active), plan)
         }
-        WAKE => Planned::new(
+        WAKE => HookReading::new(
             None,
             HookPlan::act(HookAction::Park(Park {
                 slot: WAKE_SLOT,
@@ -95,7 +95,7 @@ pub fn plan(event: &str, payload: &Value, agent: &AgentContext) -> Planned {
                 waits_for_fresh_idle: true,
             })),
         ),
-        _ => Planned::new(None, HookPlan::nothing()),
+        _ => HookReading::new(None, HookPlan::nothing()),
     }
 }
 

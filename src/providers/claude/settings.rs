@@ -84,7 +84,7 @@ pub fn is_ours(handler: &Value) -> bool {
 
 /// Every handler DING wants, with `ding` spelled `program`; with `wake`
 /// off (the terminal idle path), no wake hook.
-pub fn wanted(program: &str, wake: bool) -> Vec<HookEntry> {
+pub fn hook_entries(program: &str, wake: bool) -> Vec<HookEntry> {
     let turn = TURN_EVENTS.iter().map(|event| HookEntry {
         event: (*event).to_string(),
         matcher: None,
@@ -123,7 +123,7 @@ mod tests {
         assert!(command("ding", WAKE).contains(&format!(
             "exec ding hook claude wake --timeout {WAKE_RELAY_TIMEOUT_SECS};"
         )));
-        for entry in wanted("/opt/it's/ding", true) {
+        for entry in hook_entries("/opt/it's/ding", true) {
             assert!(is_ours(&entry.handler), "{:?}", entry.handler);
         }
         assert!(!is_ours(&json!({"command": "notify-send done"})));
@@ -132,11 +132,11 @@ mod tests {
     #[test]
     fn every_wake_handler_waits_less_than_claude_lets_it() {
         assert!(
-            wanted("ding", false)
+            hook_entries("ding", false)
                 .iter()
                 .all(|entry| entry.handler["asyncRewake"].is_null())
         );
-        let wakes: Vec<HookEntry> = wanted("ding", true)
+        let wakes: Vec<HookEntry> = hook_entries("ding", true)
             .into_iter()
             .filter(|entry| entry.handler["asyncRewake"] == true)
             .collect();

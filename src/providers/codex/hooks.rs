@@ -76,7 +76,7 @@ pub struct Memory {
 }
 
 /// What one hook call means.
-pub type Planned = crate::adapter::Planned<HookActivity>;
+pub type HookReading = crate::adapter::HookReading<HookActivity>;
 
 /// The claim a hook that injects makes: the owed files if any, else the
 /// oldest pending (or, with `scope` unread, unread) ones that fit.
@@ -102,7 +102,7 @@ fn injection_request(agent: &AgentContext, memory: &Memory, scope: ClaimScope) -
 /// launcher's parked call: a delivery queued now would wait for the turn's
 /// end and cost a turn of its own, where the turn's own boundaries carry
 /// the work at no extra call.
-pub fn plan(event: &str, payload: &Value, agent: &AgentContext, memory: &Memory) -> Planned {
+pub fn plan(event: &str, payload: &Value, agent: &AgentContext, memory: &Memory) -> HookReading {
     let mut planned = plan_for(event, payload, agent, memory);
     let busy = planned
         .activity
@@ -127,7 +127,7 @@ fn path_is_down(payload: &Value) -> bool {
     })
 }
 
-fn plan_for(event: &str, payload: &Value, agent: &AgentContext, memory: &Memory) -> Planned {
+fn plan_for(event: &str, payload: &Value, agent: &AgentContext, memory: &Memory) -> HookReading {
     let pending = || injection(agent, memory, ClaimScope::Pending);
     match event {
         "SessionStart" => {
@@ -141,7 +141,7 @@ fn plan_for(event: &str, payload: &Value, agent: &AgentContext, memory: &Memory)
             {
                 plan.facts.push(Lifecycle::Clear);
             }
-            Planned::new(Some(HookActivity::Active), plan)
+            HookReading::new(Some(HookActivity::Active), plan)
         }
         "UserPromptSubmit" => {
             let mut plan = HookPlan::act(pending());
@@ -154,18 +154,18 @@ fn plan_for(event: &str, payload: &Value, agent: &AgentContext, memory: &Memory)
                     .collect();
                 plan.received.extend(names_in_notice(agent, prompt));
             }
-            Planned::new(Some(HookActivity::Active), plan)
+            HookReading::new(Some(HookActivity::Active), plan)
         }
-        "PreModelRequest" => Planned::new(Some(HookActivity::Active), HookPlan::nothing()),
-        "PreToolUse" => Planned::new(Some(HookActivity::Child), HookPlan::nothing()),
+        "PreModelRequest" => HookReading::new(Some(HookActivity::Active), HookPlan::nothing()),
+        "PreToolUse" => HookReading::new(Some(HookActivity::Child), HookPlan::nothing()),
         "PermissionRequest" => {
-            Planned::new(Some(HookActivity::AwaitingApproval), HookPlan::nothing())
+            HookReading::new(Some(HookActivity::AwaitingApproval), HookPlan::nothing())
         }
-        "PostToolUse" => Planned::new(Some(HookActivity::Active), HookPlan::act(pending())),
+        "PostToolUse" => HookReading::new(Some(HookActivity::Active), HookPlan::act(pending())),
         "PreCompact" => {
             let mut plan = HookPlan::nothing();
             plan.facts.push(Lifecycle::Compaction);
-            Planned::new(Some(HookActivity::Active), plan)
+            HookReading::new(Some(HookActivity::Active), plan)
         }
         "PostCompact" => {
             let activity = if payload["trigger"] == "manual" {
@@ -173,18 +173,18 @@ fn plan_for(event: &str, payload: &Value, agent: &AgentContext, memory: &Memory)
             } else {
                 HookActivity::Active
             };
-            Planned::new(Some(activity), HookPlan::nothing())
+            HookReading::new(Some(activity), HookPlan::nothing())
         }
         "Stop" => {
             // A continuation's own Stop never blocks again: no loop.
             if payload["stop_hook_active"] == true {
-                Planned::new(Some(HookActivity::Idle), HookPlan::nothing())
+                HookReading::new(Some(HookActivity::Idle), HookPlan::nothing())
             } else {
-                Planned::new(Some(HookActivity::Stopping), HookPlan::act(pending()))
+                HookReading::new(Some(HookActivity::Stopping), HookPlan::act(pending()))
             }
         }
-        "Interrupt" => Planned::new(Some(HookActivity::Idle), HookPlan::nothing()),
-        "SessionEnd" => Planned::new(Some(HookActivity::Ended), HookPlan::nothing()),
+        "Interrupt" => HookReading::new(Some(HookActivity::Idle), HookPlan::nothing()),
+        "SessionEnd" => HookReading::new(Some(HookActivity::Ended), HookPlan::nothing()),
         QUEUE => {
             let report = QueueReport::from_payload(payload);
             let mut plan = if report.may_deliver() {
@@ -208,9 +208,9 @@ fn plan_for(event: &str, payload: &Value, agent: &AgentContext, memory: &Memory)
             }
             // The launcher's status is not ordered against the hooks: the
             // adapter uses it only while no hook has spoken.
-            Planned::new(None, plan)
+            HookReading::new(None, plan)
         }
-        _ => Planned::new(None, HookPlan::nothing()),
+        _ => HookReading::new(None, HookPlan::nothing()),
     }
 }
 

@@ -14,8 +14,9 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use anyhow::{Result, bail};
+use anyhow::Result;
 
+use crate::adapter::adapter_args::AdapterArgs;
 use crate::adapter::hook_config::HookEntry;
 use crate::adapter::kit::{self, KitOptions};
 use crate::adapter::screen::ComposerContent;
@@ -28,7 +29,7 @@ use crate::core::time::Time;
 use crate::pty::wire::Snapshot;
 
 use super::activity::combine;
-use super::settings::{PROVIDER, wanted};
+use super::settings::{PROVIDER, hook_entries};
 use super::timing::{HOOK_GRACE, WITHDRAW_AFTER_MS};
 use super::{hooks, screen};
 
@@ -39,10 +40,10 @@ pub struct Gemini {
 
 impl Gemini {
     pub fn new(settings: Option<PathBuf>, program: String) -> Gemini {
-        let wanted = wanted(&program);
+        let entries = hook_entries(&program);
         let label = |entry: &HookEntry| entry.event.clone();
         Gemini {
-            hooks: SettingsHooks::new(PROVIDER, settings, program, wanted, label),
+            hooks: SettingsHooks::new(PROVIDER, settings, program, entries, label),
         }
     }
 }
@@ -131,22 +132,10 @@ Gemini CLI's DING adapter, run by the sidecar (docs/providers/gemini.md).
 
 /// `ding adapter gemini [OPTIONS]`.
 pub fn run(args: Vec<OsString>) -> Result<()> {
-    use lexopt::prelude::*;
-    let mut parser = lexopt::Parser::from_args(args);
-    let mut settings = None;
-    // The hooks compile-agent writes name this ding by its path.
-    let mut program = crate::ding_binary::ding_program();
-    while let Some(arg) = parser.next()? {
-        match arg {
-            Long("settings") => settings = Some(PathBuf::from(parser.value()?)),
-            Long("ding") => program = parser.value()?.string()?,
-            Short('h') | Long("help") => {
-                print!("{HELP}");
-                return Ok(());
-            }
-            other => bail!("{}", other.unexpected()),
-        }
-    }
+    let Some(AdapterArgs { settings, program }) = AdapterArgs::parse(args, HELP, |_, _| Ok(false))?
+    else {
+        return Ok(());
+    };
     kit::main(Gemini::new(settings, program), KitOptions::from_env)
 }
 

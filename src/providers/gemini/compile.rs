@@ -16,7 +16,7 @@ use anyhow::Result;
 use crate::adapter::compile::{CompileRequest, Compiled};
 use crate::adapter::settings_compile::{self, SettingsHarness};
 
-use super::settings::{PROVIDER, SETTINGS_FILE, is_ours, wanted};
+use super::settings::{PROVIDER, SETTINGS_FILE, hook_entries, is_ours};
 
 /// The program a declaration runs when no argv is given: the installed
 /// Gemini CLI on `PATH`.
@@ -38,7 +38,7 @@ pub fn compile(request: &CompileRequest) -> Result<Compiled> {
     // Before anything is written: a variable that runs Gemini CLI headless
     // or without colour leaves DING nothing to read.
     super::environment::check_declared(&request.env).map_err(anyhow::Error::msg)?;
-    settings_compile::compile(request, &HARNESS, &wanted(&request.ding), &[])
+    settings_compile::compile(request, &HARNESS, &hook_entries(&request.ding), &[])
 }
 
 #[cfg(test)]

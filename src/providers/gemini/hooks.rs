@@ -34,10 +34,10 @@ use super::activity::HookActivity;
 pub const CONTEXT_CAP: usize = 10_000;
 
 /// What one hook call means.
-pub type Planned = crate::adapter::Planned<HookActivity>;
+pub type HookReading = crate::adapter::HookReading<HookActivity>;
 
 /// The plan for one hook call.
-pub fn plan(event: &str, payload: &Value, agent: &AgentContext) -> Planned {
+pub fn plan(event: &str, payload: &Value, agent: &AgentContext) -> HookReading {
     match event {
         "SessionStart" => {
             let mut plan = HookPlan::nothing();
@@ -46,23 +46,23 @@ pub fn plan(event: &str, payload: &Value, agent: &AgentContext) -> Planned {
             }
             // A new session: the configuration may have been edited since.
             plan.recheck_settings = true;
-            Planned::new(Some(HookActivity::Idle), plan)
+            HookReading::new(Some(HookActivity::Idle), plan)
         }
         "BeforeAgent" => turn_hooks::prompt_submitted(agent, payload, CONTEXT_CAP),
-        "BeforeTool" => Planned::new(Some(HookActivity::Child), HookPlan::nothing()),
+        "BeforeTool" => HookReading::new(Some(HookActivity::Child), HookPlan::nothing()),
         "AfterTool" => turn_hooks::tool_done(agent, CONTEXT_CAP),
         "AfterAgent" => turn_hooks::turn_ended(agent, payload, CONTEXT_CAP),
         "Notification" => {
             let activity = (payload["notification_type"] == "ToolPermission")
                 .then_some(HookActivity::AwaitingHuman);
-            Planned::new(activity, HookPlan::nothing())
+            HookReading::new(activity, HookPlan::nothing())
         }
         "PreCompress" if payload["trigger"] == "manual" => {
             let mut plan = HookPlan::nothing();
             plan.facts.push(Lifecycle::Compaction);
-            Planned::new(Some(HookActivity::Active), plan)
+            HookReading::new(Some(HookActivity::Active), plan)
         }
-        _ => Planned::new(None, HookPlan::nothing()),
+        _ => HookReading::new(None, HookPlan::nothing()),
     }
 }
 

@@ -57,7 +57,7 @@ pub fn is_ours(handler: &Value) -> bool {
 }
 
 /// Every handler DING wants, with `ding` spelled `program`.
-pub fn wanted(program: &str) -> Vec<HookEntry> {
+pub fn hook_entries(program: &str) -> Vec<HookEntry> {
     EVENTS
         .iter()
         .map(|event| HookEntry {
@@ -87,7 +87,7 @@ mod tests {
             command("/opt/my tools/ding", "AfterAgent")
                 .contains("exec '/opt/my tools/ding' hook gemini AfterAgent;")
         );
-        for entry in wanted("/opt/it's/ding") {
+        for entry in hook_entries("/opt/it's/ding") {
             assert!(is_ours(&entry.handler), "{:?}", entry.handler);
             assert_eq!(entry.matcher.as_deref(), Some("*"));
         }
