@@ -189,6 +189,7 @@ impl<P: Copy + Eq, C> Slots<P, C> {
     }
 
     /// Whether a call is parked in `slot`.
+    #[cfg(test)]
     pub fn holds(&self, slot: &str) -> bool {
         self.slots.contains_key(slot)
     }
@@ -201,10 +202,12 @@ impl<P: Copy + Eq, C> Slots<P, C> {
             .find(|park| park.holds_terminal)
     }
 
+    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.slots.len()
     }
 
+    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.slots.is_empty()
     }

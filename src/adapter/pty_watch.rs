@@ -57,10 +57,6 @@ impl PtyWatch {
         }
     }
 
-    pub fn is_open(&self) -> bool {
-        self.conn.is_some()
-    }
-
     /// Whether a snapshot was asked for and has not come back.
     pub fn snapshot_pending(&self) -> bool {
         self.awaiting.contains(&Awaiting::Snapshot)

@@ -115,6 +115,7 @@ impl SettingsCheck {
         };
     }
 
+    #[cfg(test)]
     pub fn installed(&self) -> &Installed {
         &self.installed
     }

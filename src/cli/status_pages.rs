@@ -15,7 +15,6 @@ use std::time::Duration;
 use anyhow::Result;
 
 use crate::core::status::{MessageStatus, MessageWindow};
-use crate::escape::displayable;
 use crate::sidecar::control::status_listing_within;
 use crate::sidecar::escaped_json::to_json;
 use crate::sidecar::status_document::LiveStatus;
@@ -49,14 +48,6 @@ pub fn each_file(
             .last()
             .map(|message| message.name.clone());
     }
-}
-
-/// Prints every unread file's human line, indented as `ding status` does.
-pub fn print_lines(socket: &Path, out: &mut impl Write) -> Result<()> {
-    each_file(socket, |_, line| {
-        writeln!(out, "    {}", displayable(line))?;
-        Ok(())
-    })
 }
 
 /// Prints `document` (the status as JSON, its `engine.messages` and

@@ -23,6 +23,6 @@ pub mod adapter;
 pub mod agent;
 pub mod keys;
 pub mod render;
-pub mod screen;
+mod screen;
 pub mod terminal;
-pub mod transcript;
+mod transcript;

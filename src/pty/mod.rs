@@ -22,12 +22,12 @@
 pub mod attach;
 pub mod child;
 pub mod client;
-pub mod connection;
+mod connection;
 pub mod control_conn;
 pub mod host;
 pub mod identity;
 pub mod last_exit;
-pub mod queries;
+mod queries;
 pub mod screen;
 pub mod transport;
 pub mod wire;

@@ -182,6 +182,7 @@ impl InboxWatch {
     }
 
     /// Whether `new/` is currently watched.
+    #[cfg(test)]
     pub fn watching_new(&self) -> bool {
         self.new_watch.is_some()
     }

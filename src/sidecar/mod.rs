@@ -27,17 +27,17 @@
 //! and the adapter kit.
 
 pub mod adapter_group;
-pub mod adapter_proc;
+mod adapter_proc;
 pub mod agent_record;
 pub mod control;
-pub mod crash_point;
+mod crash_point;
 pub mod escaped_json;
 pub mod inbox;
-pub mod inbox_watch;
+mod inbox_watch;
 pub mod journal_store;
 pub mod log;
-pub mod log_limit;
-pub mod naming;
+mod log_limit;
+mod naming;
 pub mod paths;
 pub mod pty_link;
 pub mod runtime;
