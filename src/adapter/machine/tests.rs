@@ -1,11 +1,27 @@
 //! The machine's rules, one at a time, with time as a plain number.
 
 use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::adapter::hook_wire::{HookAnswer, HookCall, HookRefusal};
+use crate::adapter::screen::{self, testing};
+use crate::adapter::timing::{
+    CLAIM_DEADLINE, HEARTBEAT, MIN_SNAPSHOT_GAP, PTY_RETRY, RECEIPT_DEADLINE,
+};
+use crate::adapter::{
+    AgentContext, ClaimRequest, HookAction, HookPlan, Park, ParkAnswer, Provider, Reading,
+    SettingsRead,
+};
+use crate::core::downlink::{ClaimRefusal, Claimed, Downlink};
+use crate::core::identity::Identity;
+use crate::core::message::MessageName;
+use crate::core::protocol::{
+    ActivityState, Body, ClaimScope, ClaimWants, Composer, MAX_FIELD_BYTES, Undelivered, parse_line,
+};
+use crate::core::time::Time;
+use crate::pty::wire::Snapshot;
 
 use super::*;
-use crate::adapter::ParkAnswer;
-use crate::adapter::screen::testing;
-use crate::core::protocol::{Body, ClaimScope, ClaimWants, Composer, MAX_FIELD_BYTES, parse_line};
 
 /// A provider whose screen is idle with an empty composer, that claims on
 /// `claim`, parks a wake that holds the terminal on `wake`, and records
