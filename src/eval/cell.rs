@@ -1,6 +1,6 @@
 //! One cell of the A/B report: one harness, one row, one arm, the sums over
-//! its trials. The report fills it (`report.rs`) and the verdict judges it
-//! (`verdict.rs`).
+//! its trials. The report fills it (`report/summary.rs`) and the verdict
+//! judges it (`verdict.rs`).
 
 use serde::Serialize;
 

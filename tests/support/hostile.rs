@@ -160,7 +160,7 @@ pub fn unescape(shown: &str) -> Vec<u8> {
 }
 
 /// A live status as `ding status` shows it: the sidecar's document as it
-/// answers it (see `src/sidecar/runtime.rs`) and reads back, from an
+/// answers it (see `src/sidecar/runtime/status.rs`) and reads back, from an
 /// engine that has seen `names`, a PTY identity of hostile strings and a
 /// hostile adapter line, with hostile drift, terminal and PTY host log
 /// failure beside it.

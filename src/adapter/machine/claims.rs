@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use super::Peer;
+use super::contract::Peer;
 use crate::adapter::{ClaimRequest, HookCall, Park};
 use crate::core::downlink::Claimed;
 use crate::core::identity::Identity;

@@ -14,7 +14,7 @@
 
 use std::collections::BTreeMap;
 
-use super::Peer;
+use super::contract::Peer;
 use crate::adapter::timing::STRANGER_WAIT;
 use crate::core::identity::Identity;
 use crate::core::time::Time;
