@@ -91,7 +91,6 @@ pub fn arm_from_env() -> Result<Option<CrashPoint>, String> {
     Ok(*ARMED.get_or_init(|| point))
 }
 
-
 /// Kills this process with SIGKILL if `point` is the armed one.
 pub fn reach(point: CrashPoint) {
     if ARMED.get().copied().flatten() == Some(point) {
