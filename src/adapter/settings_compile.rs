@@ -16,9 +16,9 @@ use serde_json::Value;
 pub struct SettingsHarness {
     /// The provider, as `ding compile-agent PROVIDER` names it.
     pub provider: &'static str,
-    /// The harness, for people ("Claude Code").
+    /// The harness, as people call it.
     pub title: &'static str,
-    /// What the written settings hold, for people ("Claude Code hooks").
+    /// What the written settings hold, for people ("TITLE hooks").
     pub hooks_title: &'static str,
     /// The settings file under the project, when `--settings` names none.
     pub settings_file: &'static str,

@@ -1,5 +1,5 @@
 //! What the adapter of a harness whose hooks live in one settings file
-//! keeps (the kit's part of Claude-Code-like providers, written once): the
+//! keeps (the kit's part, written once for every such provider): the
 //! check of that file, and the memory of what its hooks last said: the
 //! activity, since when the screen has looked ready after it, which
 //! incarnation of the harness that is about, and whether any hook has
