@@ -180,11 +180,23 @@ impl<P: Copy + Eq, C> Slots<P, C> {
     }
 
     /// The earliest time something is due.
+    #[cfg(test)]
     pub fn next_deadline(&self) -> Option<Time> {
+        self.next_expiry().into_iter().chain(self.next_due()).min()
+    }
+
+    /// The earliest deadline of a parked call (its hook's own timeout
+    /// nears: [`Slots::take_expired`]).
+    pub fn next_expiry(&self) -> Option<Time> {
+        self.slots.values().map(|parked| parked.deadline).min()
+    }
+
+    /// The earliest moment a parked call is due to act
+    /// ([`Slots::take_due`]).
+    pub fn next_due(&self) -> Option<Time> {
         self.slots
             .values()
-            .flat_map(|parked| [Some(parked.deadline), parked.fire_at])
-            .flatten()
+            .filter_map(|parked| parked.fire_at)
             .min()
     }
 

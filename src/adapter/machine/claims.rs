@@ -152,12 +152,19 @@ impl Claims {
             .map(|(park, _)| park.slot)
     }
 
-    /// The earliest claim, confirmation or receipt deadline.
-    pub fn next_deadline(&self) -> Option<Time> {
-        let claims = self.waiting.values().map(|waiting| waiting.deadline);
-        let confirming = self.confirming.values().map(|wake| wake.deadline);
-        let receipts = self.delivering.values().map(|sent| sent.deadline);
-        claims.chain(confirming).chain(receipts).min()
+    /// When the earliest claim the sidecar has not answered times out.
+    pub fn next_answer_due(&self) -> Option<Time> {
+        self.waiting.values().map(|waiting| waiting.deadline).min()
+    }
+
+    /// When the earliest wake no reading confirmed times out.
+    pub fn next_confirmation_due(&self) -> Option<Time> {
+        self.confirming.values().map(|wake| wake.deadline).min()
+    }
+
+    /// When the earliest delivery's receipt times out.
+    pub fn next_receipt_due(&self) -> Option<Time> {
+        self.delivering.values().map(|sent| sent.deadline).min()
     }
 }
 

@@ -44,7 +44,8 @@
 //!   sends (`output.rs`).
 //! * What the engine remembers between inputs, and the writes every handler
 //!   shares (`state.rs`).
-//! * Time: the next deadline, and what fires when it passes (`timers.rs`).
+//! * Time: the engine's timers in one table ([`Timer`]), the next
+//!   deadline, and what fires when it passes (`timers.rs`).
 //! * The handlers, by whom the fact comes from: the inbox (`inbox.rs`), the
 //!   adapter's lines (`adapter_lines.rs`), the hooks' receipts and claims
 //!   (`claims.rs`), the PTY host's replies (`pty_replies.rs`).
@@ -71,3 +72,4 @@ mod timers;
 pub use self::input::Input;
 pub use self::output::{Output, Send, SendIf};
 pub use self::state::Engine;
+pub use self::timers::Timer;

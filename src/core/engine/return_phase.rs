@@ -263,7 +263,7 @@ impl Engine {
     }
 
     /// The typed notice's files still in flight under it.
-    fn typed_files(&self) -> Vec<MessageName> {
+    pub(super) fn typed_files(&self) -> Vec<MessageName> {
         let Some(typed) = &self.typed else {
             return Vec::new();
         };
