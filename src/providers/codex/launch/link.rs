@@ -72,12 +72,6 @@ impl Link {
         })
     }
 
-    /// Whether messages flow (the upgrade done, the connection not closed).
-    #[cfg(test)]
-    fn is_open(&self) -> bool {
-        matches!(self.state, State::Open(_))
-    }
-
     /// The socket was ready (or the link was just made): goes on with the
     /// upgrade, or reads every message there is and writes what waits.
     pub fn on_ready(&mut self, events: &mut Vec<LinkEvent>) {
@@ -194,6 +188,14 @@ mod tests {
     use tungstenite::{ServerHandshake, accept};
 
     const CLIENT: Token = Token(1);
+
+    impl Link {
+        /// Whether messages flow (the upgrade done, the connection not
+        /// closed).
+        fn is_open(&self) -> bool {
+            matches!(self.state, State::Open(_))
+        }
+    }
 
     /// A listening socket in a private directory.
     fn listener() -> (tempfile::TempDir, std::path::PathBuf, UnixListener) {
