@@ -21,12 +21,16 @@ const FORBIDDEN: [&str; 8] = [
     "crate::wait",
 ];
 
-/// The process shells, which move bytes and read the clock to do it.
-const SHELLS: [&str; 4] = [
+/// The process shells, which move bytes and read the clock to do it (the
+/// Codex launcher's: its setup before the loop, the loop, its log).
+const SHELLS: [&str; 7] = [
     "src/adapter/clock.rs",
     "src/adapter/kit.rs",
     "src/adapter/relay.rs",
-    "src/providers/codex/launch.rs",
+    "src/providers/codex/launch/mod.rs",
+    "src/providers/codex/launch/app_server.rs",
+    "src/providers/codex/launch/log.rs",
+    "src/providers/codex/launch/shell.rs",
 ];
 
 fn rust_files_under(dir: &Path, out: &mut Vec<PathBuf>) {

@@ -309,6 +309,35 @@ fn an_idle_session_gets_the_message_with_one_model_call_and_no_terminal_input() 
     codex.settled("idle delivery", 1, 0);
 }
 
+/// Every DING process is one thread around one poll loop, the launcher
+/// too: no thread waits for the TUI, reads the app-server or holds a
+/// parked call. Its threads (`/proc/PID/task`) are counted with its call
+/// parked, and again once a delivery went through the queue.
+#[test]
+fn the_launcher_is_one_thread_around_one_poll_loop() {
+    let codex = Careful::start("cx-thread", "native");
+    let status = codex.agent.pty().status().expect("pty status");
+    let ding::pty::wire::ChildState::Running { pid } = status.child else {
+        panic!("the launcher runs: {status:?}");
+    };
+    let threads = || {
+        std::fs::read_dir(format!("/proc/{pid}/task"))
+            .expect("the launcher's tasks")
+            .count()
+    };
+    assert_eq!(threads(), 1, "with its call parked");
+    let name = codex.send("one thread\n");
+    codex.reaches_the_model_as_a_prompt(&name);
+    wait_screen(&codex.agent, "the reply, then idle", |snapshot| {
+        shows(snapshot, "mock reply to turn 1.") && ready_and_empty(snapshot)
+    });
+    wait_until("the launcher's next call parked", PATIENCE, || {
+        (codex.agent.parked_calls() >= 2).then_some(())
+    });
+    assert_eq!(threads(), 1, "after a delivery");
+    codex.settled("a delivery through the one-thread launcher", 1, 0);
+}
+
 /// A person is typing when the message arrives. The queued turn is not
 /// started under their half-typed line (a turn running when they press
 /// Return changes what it does: a `/clear` typed then did not take effect),

@@ -92,6 +92,48 @@ pub fn read_payload<R: Read + AsFd>(input: &mut R) -> (serde_json::Value, bool) 
     (payload, false)
 }
 
+/// The line of one call (newline included): what [`call`] sends, and what
+/// a caller that cannot block sends itself.
+pub fn call_line(
+    provider: &str,
+    event: &str,
+    payload: serde_json::Value,
+    payload_too_long: bool,
+    timeout: Duration,
+) -> String {
+    let call = HookCall {
+        v: HOOK_WIRE_VERSION,
+        provider: provider.to_string(),
+        event: event.to_string(),
+        identity: identity_from_env(),
+        payload,
+        payload_too_long,
+        timeout_ms: u64::try_from(timeout.as_millis()).ok(),
+    };
+    let mut line = call.to_line();
+    line.push('\n');
+    line
+}
+
+/// An answer line as read (at most [`MAX_ANSWER_BYTES`] and one more, so
+/// that a longer one is told apart), read back.
+pub fn read_answer(answer: &[u8]) -> Result<HookAnswer, RelayFailure> {
+    if answer.len() > MAX_ANSWER_BYTES {
+        return Err(RelayFailure::TooLong);
+    }
+    let answer = String::from_utf8_lossy(answer);
+    if let Ok(answer) = serde_json::from_str::<HookAnswer>(&answer) {
+        return Ok(answer);
+    }
+    match serde_json::from_str::<super::hook_wire::HookRefusal>(&answer) {
+        Ok(refusal) => Err(RelayFailure::Refused(format!(
+            "{}: {}",
+            refusal.error, refusal.message
+        ))),
+        Err(_) => Err(RelayFailure::Unreadable(answer.chars().take(200).collect())),
+    }
+}
+
 /// Sends one call and waits at most `timeout` for its answer; the answer
 /// comes with the connection to send its [`Receipt`] on once it is passed
 /// on.
@@ -103,22 +145,12 @@ pub fn call(
     payload_too_long: bool,
     timeout: Duration,
 ) -> Result<(HookAnswer, Receipt), RelayFailure> {
-    let call = HookCall {
-        v: HOOK_WIRE_VERSION,
-        provider: provider.to_string(),
-        event: event.to_string(),
-        identity: identity_from_env(),
-        payload,
-        payload_too_long,
-        timeout_ms: u64::try_from(timeout.as_millis()).ok(),
-    };
+    let line = call_line(provider, event, payload, payload_too_long, timeout);
     let mut stream = UnixStream::connect(socket).map_err(RelayFailure::Connect)?;
     stream
         .set_write_timeout(Some(timeout))
         .and_then(|()| stream.set_read_timeout(Some(timeout)))
         .map_err(RelayFailure::Io)?;
-    let mut line = call.to_line();
-    line.push('\n');
     stream
         .write_all(line.as_bytes())
         .map_err(RelayFailure::Io)?;
@@ -128,18 +160,5 @@ pub fn call(
     reader
         .read_until(b'\n', &mut answer)
         .map_err(RelayFailure::Io)?;
-    if answer.len() > MAX_ANSWER_BYTES {
-        return Err(RelayFailure::TooLong);
-    }
-    let answer = String::from_utf8_lossy(&answer);
-    if let Ok(answer) = serde_json::from_str::<HookAnswer>(&answer) {
-        return Ok((answer, Receipt(receipt)));
-    }
-    match serde_json::from_str::<super::hook_wire::HookRefusal>(&answer) {
-        Ok(refusal) => Err(RelayFailure::Refused(format!(
-            "{}: {}",
-            refusal.error, refusal.message
-        ))),
-        Err(_) => Err(RelayFailure::Unreadable(answer.chars().take(200).collect())),
-    }
+    read_answer(&answer).map(|answer| (answer, Receipt(receipt)))
 }

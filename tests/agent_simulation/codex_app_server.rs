@@ -4,7 +4,7 @@
 //! the per-thread queue that starts a turn when the thread is idle and
 //! not paused.
 //!
-//! It answers exactly the messages `ding::providers::codex::native::Native`
+//! It answers exactly the messages `ding::providers::codex::native::QueuePath`
 //! sends; the harness model around it owns the turns (`codex_harness.rs`).
 
 use serde_json::{Value, json};

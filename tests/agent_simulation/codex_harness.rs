@@ -4,8 +4,9 @@
 //! drawn with the screens captured from it
 //! (`fixtures/providers/codex/snapshots/`), which the provider reads
 //! exactly as it reads the real TUI. The launcher's side of the native path
-//! is the project's own `Native`, talking to a model of the app-server
-//! (`codex_app_server.rs`) on the same clock.
+//! is the project's own `QueuePath` machine, talking to a model of the
+//! app-server (`codex_app_server.rs`) on the same clock; the model carries
+//! out its outputs as the launcher's poll loop does.
 //!
 //! * the composer is up a few hundred milliseconds after start; before,
 //!   the screen is blank; where the person has an untrusted hook of their
@@ -58,7 +59,7 @@ use ding::adapter::HookAnswer;
 use ding::core::time::Time;
 use ding::demo::keys::{Key, KeyDecoder};
 use ding::providers::codex::hooks::{LAUNCH, QUEUE};
-use ding::providers::codex::native::{Action, Native};
+use ding::providers::codex::native::{Input, Output, QueuePath, Setup};
 use ding::providers::codex::timing::QUEUE_CALL_TIMEOUT;
 use ding::pty::wire::Snapshot;
 use serde_json::{Value, json};
@@ -153,7 +154,8 @@ enum Event {
     Kick,
     /// The app-server is killed (a `kill -9`).
     ServerDies,
-    /// The launcher's new app-server listens, and it is connected.
+    /// The launcher's new app-server listens (the launcher connects on
+    /// its next try).
     ServerBack,
     /// The TUI has reconnected to it.
     TuiBack,
@@ -169,10 +171,12 @@ pub struct CodexHarness {
     /// The next prompt's `SessionStart` source, until it fires.
     session: Option<&'static str>,
     decoder: KeyDecoder,
-    native: Native,
-    /// What the launcher sends first, once the harness has started.
-    launcher_starts: Vec<Action>,
+    native: QueuePath,
+    /// What the launcher does first, once the harness has started.
+    launcher_starts: Vec<Output>,
     server: AppServer,
+    /// The app-server accepts connections.
+    listening: bool,
     events: BTreeMap<(u64, u64), Event>,
     next_event: u64,
     /// A hook of Codex's runs; the ones fired meanwhile wait, in order.
@@ -187,7 +191,12 @@ pub struct CodexHarness {
 
 impl CodexHarness {
     pub fn new(turn: Duration, seed: u64) -> CodexHarness {
-        let (native, launcher_starts) = Native::start("/srv/project");
+        let setup = Setup {
+            cwd: "/srv/project".into(),
+            ..Setup::default()
+        };
+        let mut native = QueuePath::new(setup, Time::ZERO);
+        let launcher_starts = std::iter::from_fn(|| native.poll_output()).collect();
         // Drawn apart: whether the person has hooks of their own to review.
         let mut own_hooks = Rng(seed ^ 0x40da1);
         let modal = if own_hooks.chance(30) {
@@ -211,6 +220,7 @@ impl CodexHarness {
             native,
             launcher_starts,
             server: AppServer::new(),
+            listening: true,
             events: BTreeMap::new(),
             next_event: 0,
             hook_running: false,
@@ -252,34 +262,56 @@ impl CodexHarness {
         now
     }
 
-    /// What the launcher does, in the model's world.
-    fn launcher_did(&mut self, actions: Vec<Action>, now: u64) -> Vec<Happened> {
+    /// One input to the launcher's machine, and what it then does.
+    fn launcher_fed(&mut self, input: Input, now: u64) -> Vec<Happened> {
+        self.native.handle_input(input, Time::from_millis(now));
+        let outputs = std::iter::from_fn(|| self.native.poll_output()).collect();
+        self.launcher_did(outputs, now)
+    }
+
+    /// What the launcher does, in the model's world; what is answered at
+    /// once (a connection made or refused, a server started) is fed back
+    /// in, as the launcher's loop does.
+    fn launcher_did(&mut self, outputs: Vec<Output>, now: u64) -> Vec<Happened> {
         let mut happened = Vec::new();
-        for action in actions {
-            match action {
-                Action::Send(line) => {
+        for output in outputs {
+            match output {
+                Output::Connect => {
+                    let input = if self.listening {
+                        Input::Connected
+                    } else {
+                        Input::ConnectFailed("connection refused".into())
+                    };
+                    happened.extend(self.launcher_fed(input, now));
+                }
+                Output::Send(line) => {
                     let lag = self.rng.between(1, 3);
                     self.schedule(now + lag, Event::ToServer(line));
                 }
-                Action::Call { call, report } => happened.push(Happened::Hook {
+                Output::Call { call, report } => happened.push(Happened::Hook {
                     event: QUEUE,
                     payload: report.to_payload(),
                     call,
                 }),
-                Action::Unavailable(why) => panic!("the native path went unavailable: {why}"),
-                Action::ServerLost { why, restart } => {
-                    assert!(
-                        restart,
-                        "the model kills only a server with a turn to resume"
+                Output::Tell(report) => {
+                    let payload = serde_json::to_value(&report).expect("a report");
+                    assert_eq!(
+                        payload["mode"], "native-down",
+                        "the native path went unavailable: {payload}"
                     );
                     happened.push(Happened::Hook {
                         event: LAUNCH,
-                        payload: json!({"mode": "native-down", "error": why}),
+                        payload,
                         call: 0,
                     });
+                }
+                Output::StartServer => {
                     let listens = self.rng.between(50, 150);
                     self.schedule(now + listens, Event::ServerBack);
+                    happened.extend(self.launcher_fed(Input::ServerStarted, now));
                 }
+                Output::EndTui => panic!("the model kills only a server with a turn to resume"),
+                Output::Log(_) => {}
             }
         }
         happened
@@ -508,10 +540,7 @@ impl CodexHarness {
                 }
                 Vec::new()
             }
-            Event::ToLauncher(line) => {
-                let actions = self.native.on_message(&line, Time::from_millis(now));
-                self.launcher_did(actions, now)
-            }
+            Event::ToLauncher(line) => self.launcher_fed(Input::Message(line), now),
             Event::Kick if self.phase == Phase::Idle => match self.server.take_next() {
                 Some((item, changed)) => {
                     self.tell_launcher(vec![changed], now);
@@ -530,8 +559,8 @@ impl CodexHarness {
             Event::ServerDies => self.server_dies(now),
             Event::ServerBack => {
                 self.server.restarted();
-                let actions = self.native.reconnected();
-                self.launcher_did(actions, now)
+                self.listening = true;
+                Vec::new()
             }
             Event::TuiBack => {
                 self.reconnecting = false;
@@ -560,10 +589,14 @@ impl CodexHarness {
         self.reconnecting = true;
         let back = self.rng.between(3_200, 4_000);
         self.schedule(now + back, Event::TuiBack);
-        let actions = self
-            .native
-            .on_closed("the app-server exited (signal: 9 (SIGKILL))");
-        let mut happened = self.launcher_did(actions, now);
+        self.listening = false;
+        let exited = Input::ServerExited {
+            status: "signal: 9 (SIGKILL)".into(),
+            last_error: None,
+        };
+        let mut happened = self.launcher_fed(exited, now);
+        let closed = Input::Closed("end of stream without a close frame".into());
+        happened.extend(self.launcher_fed(closed, now));
         happened.push(Happened::Drew);
         happened
     }
@@ -754,8 +787,9 @@ impl HarnessModel for CodexHarness {
             .next_deadline()
             .is_some_and(|at| at.as_millis() <= now_ms)
         {
-            let actions = self.native.on_time(Time::from_millis(now_ms));
-            happened.extend(self.launcher_did(actions, now_ms));
+            self.native.handle_timeout(Time::from_millis(now_ms));
+            let outputs = std::iter::from_fn(|| self.native.poll_output()).collect();
+            happened.extend(self.launcher_did(outputs, now_ms));
         }
         self.one_hook_at_a_time(happened)
     }
@@ -811,10 +845,8 @@ impl CodexHarness {
     ) -> Vec<Happened> {
         match (event, self.phase) {
             (QUEUE, _) => {
-                let actions = self
-                    .native
-                    .on_answer(call, answer, Time::from_millis(now_ms));
-                self.launcher_did(actions, now_ms)
+                let answer = answer.cloned();
+                self.launcher_fed(Input::Answer { call, answer }, now_ms)
             }
             ("PermissionRequest", Phase::Asking { left, continued }) => {
                 // It prints nothing, ever: the dialog is drawn now.

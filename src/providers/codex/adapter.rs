@@ -181,7 +181,7 @@ impl Codex {
             self.path = NativePath::Working;
         }
         self.launcher_at = Some(now);
-        if report.status == "idle" && self.heard == HookActivity::Unheard {
+        if report.status.is_idle() && self.heard == HookActivity::Unheard {
             self.hear(HookActivity::Idle, now);
         }
         // Deliveries that could not be queued: their files are owed.

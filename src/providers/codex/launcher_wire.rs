@@ -51,14 +51,44 @@ pub struct ListedHook {
     pub trust: Option<String>,
 }
 
+/// A thread's status, as Codex 0.169.0's `ThreadStatus` names it (`type`
+/// of `thread/status/changed`'s `status`: `codex app-server generate-ts`,
+/// `v2/ThreadStatus.ts`), read once where it arrives and compared as a
+/// type everywhere after.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum ThreadStatus {
+    NotLoaded,
+    Idle,
+    SystemError,
+    /// A turn runs (whatever its `activeFlags`: an approval waits in it).
+    Active,
+    /// Not said yet, or a word this Codex does not use: never idle.
+    #[default]
+    #[serde(other)]
+    Unknown,
+}
+
+impl ThreadStatus {
+    /// Reads the `type` Codex gives; anything else is [`ThreadStatus::Unknown`].
+    pub fn parse(kind: Option<&str>) -> ThreadStatus {
+        kind.and_then(|kind| serde_json::from_value(serde_json::Value::from(kind)).ok())
+            .unwrap_or_default()
+    }
+
+    pub fn is_idle(self) -> bool {
+        self == ThreadStatus::Idle
+    }
+}
+
 /// The `queue` call's payload: Codex's thread as the launcher sees it.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct QueueReport {
     pub thread_id: Option<String>,
-    /// `idle`, `active`, ... as Codex's `thread/status/changed` says.
+    /// The thread's status, as Codex's `thread/status/changed` says.
     #[serde(default)]
-    pub status: String,
+    pub status: ThreadStatus,
     /// The `clientUserMessageId`s of DING's deliveries still in the queue.
     #[serde(default)]
     pub queued: Vec<String>,
@@ -78,7 +108,7 @@ impl QueueReport {
     /// delivery of DING's waits in its queue (new work then rides that
     /// delivery's own `UserPromptSubmit`).
     pub fn may_deliver(&self) -> bool {
-        self.thread_id.is_some() && self.status == "idle" && self.queued.is_empty()
+        self.thread_id.is_some() && self.status.is_idle() && self.queued.is_empty()
     }
 
     /// A payload read back; one that is not a report reads as a report of
@@ -134,7 +164,7 @@ mod tests {
     fn every_message_reads_back_as_itself_and_a_stranger_as_nothing() {
         let report = QueueReport {
             thread_id: Some("t".into()),
-            status: "idle".into(),
+            status: ThreadStatus::Idle,
             queued: Vec::new(),
             failed: vec!["ding-1-1".into()],
             hooks: Some(vec![ListedHook {
@@ -163,5 +193,25 @@ mod tests {
         let text = serde_json::to_string(&launch).unwrap();
         assert!(text.contains(r#""mode":"native-unavailable""#), "{text}");
         assert_eq!(serde_json::from_str::<LaunchReport>(&text).unwrap(), launch);
+    }
+
+    /// Codex's status words are read where they arrive; a word this Codex
+    /// does not use is unknown, never idle, on both ends of the wire.
+    #[test]
+    fn a_thread_status_is_read_at_the_edge_and_a_new_word_is_never_idle() {
+        for (word, status) in [
+            ("idle", ThreadStatus::Idle),
+            ("active", ThreadStatus::Active),
+            ("notLoaded", ThreadStatus::NotLoaded),
+            ("systemError", ThreadStatus::SystemError),
+            ("sleeping", ThreadStatus::Unknown),
+        ] {
+            assert_eq!(ThreadStatus::parse(Some(word)), status, "{word}");
+        }
+        assert_eq!(ThreadStatus::parse(None), ThreadStatus::Unknown);
+        let stranger = serde_json::json!({"threadId": "t", "status": "sleeping"});
+        assert!(!QueueReport::from_payload(&stranger).may_deliver());
+        let idle = serde_json::json!({"threadId": "t", "status": "idle"});
+        assert!(QueueReport::from_payload(&idle).may_deliver());
     }
 }

@@ -13,9 +13,11 @@
 //! * `trust`: DING's hooks and their trust hashes as per-invocation `-c`
 //!   arguments.
 //! * `launch`: the harness command (`ding adapter codex launch`): Codex's
-//!   own app-server and the TUI on it, or the TUI embedded.
-//! * `native`, `rpc`, `websocket`: the native idle path, the launcher's
-//!   JSON-RPC client of the app-server over a WebSocket on a Unix socket.
+//!   own app-server and the TUI on it, or the TUI embedded; one thread
+//!   around one poll loop, its WebSocket to the app-server on a Unix
+//!   socket, its calls on the hook channel.
+//! * `native`, `rpc`: the native idle path's machine (sans-IO), and the
+//!   JSON-RPC it speaks with the app-server.
 //! * `launcher_wire`: what the launcher and the adapter say to each other
 //!   on the hook channel, one typed definition for both.
 //! * `adapter`: the provider on the neutral kit (`ding adapter codex`).
@@ -33,4 +35,3 @@ pub mod rpc;
 pub mod screen;
 pub mod timing;
 pub mod trust;
-pub mod websocket;

@@ -47,6 +47,25 @@ pub const CALL_RETRY: Duration = Duration::from_millis(500);
 /// How long the app-server may take to listen.
 pub const LISTEN_DEADLINE: Duration = Duration::from_secs(30);
 
+/// How often the launcher tries to connect to an app-server it started
+/// again, until it listens (nothing says when it does; each try is one
+/// `connect` on a local socket). As `crate::wait::POLL_EVERY`.
+pub const LISTEN_POLL: Duration = Duration::from_millis(20);
+
+/// How long after its connection closed the launcher waits to learn how
+/// its app-server ended (its exit status, for the adapter and the log)
+/// before it calls it a closed connection: a killed server's exit is seen
+/// within milliseconds of its socket closing.
+pub const SERVER_GONE_WAIT: Duration = Duration::from_secs(1);
+
+/// How long, once the TUI exited, the launcher waits for the app-server to
+/// answer the deletes of DING's leftover queue items before it exits.
+pub const EXIT_GRACE: Duration = Duration::from_secs(1);
+
+/// How often a `launch` report that found no adapter listening is offered
+/// again, within [`LAUNCH_CALL_TIMEOUT`]. As `crate::wait::RETRY_EVERY`.
+pub const LAUNCH_RETRY: Duration = Duration::from_millis(50);
+
 /// How long a parked `queue` call waits (the adapter answers before).
 pub const QUEUE_CALL_TIMEOUT: Duration = Duration::from_secs(QUEUE_HOLD.as_secs() + 120);
 
@@ -79,5 +98,19 @@ mod tests {
         // the first composer (0.56 s), and before a person would wonder.
         assert!(STARTUP_SETTLE > Duration::from_millis(2 * 560));
         assert!(STARTUP_SETTLE < Duration::from_secs(3));
+    }
+
+    #[test]
+    fn the_launchers_own_waits_keep_their_orderings() {
+        // Many tries to connect before a restarted app-server is given up.
+        assert!(LISTEN_POLL * 100 < LISTEN_DEADLINE);
+        // A report is offered again a few times before the launch call's
+        // time is up.
+        assert!(LAUNCH_RETRY * 4 < LAUNCH_CALL_TIMEOUT);
+        // A lost app-server is decided on, and an exit completed, within
+        // what a person notices; the restart then waits longer for it.
+        assert!(SERVER_GONE_WAIT <= Duration::from_secs(1));
+        assert!(EXIT_GRACE <= Duration::from_secs(1));
+        assert!(SERVER_GONE_WAIT < LISTEN_DEADLINE);
     }
 }

@@ -15,7 +15,7 @@
 //! * key: `SOURCE:EVENT_SNAKE:GROUP:HANDLER`, where `SOURCE` is
 //!   `/<session-flags>/config.toml` for `-c` arguments.
 //!
-//! So the launcher (`launch.rs`) gives Codex DING's hooks and exactly their
+//! So the launcher (`launch/`) gives Codex DING's hooks and exactly their
 //! trust as `-c hooks.EVENT=[...]` and `-c hooks.state={...}` arguments:
 //! no file is written, the user's own hooks keep their review state, and
 //! DING's hooks run only in sessions DING launched. (The alternatives, and

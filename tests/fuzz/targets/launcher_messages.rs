@@ -6,7 +6,7 @@
 //! the latest `queue` call, `X:` that call's parked answer saying it
 //! expired, `A!` that call failing, `T:` a clock step of that many
 //! milliseconds; every other line is one message from the app-server, fed
-//! to `Native::on_message`. Invariants:
+//! to `QueuePath::handle_input` as `Input::Message`. Invariants:
 //!
 //! * nothing panics, whatever the server says, in whatever order;
 //! * every line the launcher sends is one JSON-RPC request or reply: a
@@ -22,8 +22,8 @@ use std::time::Duration;
 
 use ding::adapter::{HookAnswer, ParkAnswer};
 use ding::core::time::Time;
-use ding::providers::codex::launcher_wire::QueueReport;
-use ding::providers::codex::native::{Action, Native};
+use ding::providers::codex::launcher_wire::{LaunchMode, QueueReport};
+use ding::providers::codex::native::{Input, Output, QueuePath, Setup};
 use serde_json::Value;
 
 use super::super::target::Target;
@@ -55,42 +55,51 @@ fn check(input: &[u8]) -> String {
     let text = String::from_utf8_lossy(input);
     let start = Time::from_millis(1_000);
     let mut now = start;
-    let (mut native, actions) = Native::start("/project");
+    let setup = Setup {
+        cwd: "/project".into(),
+        ..Setup::default()
+    };
+    let mut native = QueuePath::new(setup, start);
+    assert_eq!(native.poll_output(), Some(Output::Connect));
+    native.handle_input(Input::Connected, start);
     let mut seen = Seen::default();
-    seen.take(actions);
+    seen.take(&mut native);
     for line in text.split('\n') {
-        let actions = if let Some(stdout) = line.strip_prefix("A:") {
+        if let Some(stdout) = line.strip_prefix("A:") {
             let Some(call) = seen.last_call else { continue };
             let answer = HookAnswer {
                 stdout: stdout.to_string(),
                 ..HookAnswer::default()
             };
-            native.on_answer(call, Some(&answer), now)
+            let answer = Some(answer);
+            native.handle_input(Input::Answer { call, answer }, now)
         } else if line.starts_with("X:") {
             let Some(call) = seen.last_call else { continue };
             let expired = HookAnswer {
                 parked: Some(ParkAnswer::Expired),
                 ..HookAnswer::default()
             };
-            native.on_answer(call, Some(&expired), now)
+            let answer = Some(expired);
+            native.handle_input(Input::Answer { call, answer }, now)
         } else if line.starts_with("A!") {
             let Some(call) = seen.last_call else { continue };
-            native.on_answer(call, None, now)
+            native.handle_input(Input::Answer { call, answer: None }, now)
         } else if let Some(step) = line.strip_prefix("T:") {
             let step = step.trim().parse::<u64>().unwrap_or(0).min(86_400_000);
             now = now + Duration::from_millis(step);
-            native.on_time(now)
+            native.handle_timeout(now)
         } else {
-            native.on_message(line, now)
+            native.handle_input(Input::Message(line.to_string()), now)
         };
-        seen.take(actions);
+        seen.take(&mut native);
         if let Some(due) = native.next_deadline() {
             // A deadline is never in the past of the time it was set at
             // by more than the step that passed it.
             assert!(due >= start, "a deadline before the start");
         }
     }
-    seen.take(native.leftovers());
+    native.handle_input(Input::TuiExited, now);
+    seen.take(&mut native);
     format!(
         "sent:{}:calls:{}:unavailable:{}",
         seen.sent.min(3),
@@ -109,10 +118,10 @@ struct Seen {
 }
 
 impl Seen {
-    fn take(&mut self, actions: Vec<Action>) {
-        for action in actions {
-            match action {
-                Action::Send(line) => {
+    fn take(&mut self, native: &mut QueuePath) {
+        while let Some(output) = native.poll_output() {
+            match output {
+                Output::Send(line) => {
                     assert!(
                         !self.unavailable,
                         "sent after the path was unavailable: {line}"
@@ -134,7 +143,7 @@ impl Seen {
                     }
                     self.sent += 1;
                 }
-                Action::Call { call, report } => {
+                Output::Call { call, report } => {
                     assert!(
                         !self.unavailable,
                         "a queue call after the path was unavailable"
@@ -146,14 +155,19 @@ impl Seen {
                     self.last_call = Some(call);
                     self.calls += 1;
                 }
-                Action::ServerLost { .. } => {
-                    panic!("the server is lost only when its connection closes")
-                }
-                Action::Unavailable(why) => {
+                Output::Tell(report) => {
+                    assert_eq!(
+                        report.mode,
+                        LaunchMode::NativeUnavailable,
+                        "the server is lost only when its connection closes"
+                    );
+                    let why = report.error.unwrap_or_default();
                     assert!(!self.unavailable, "unavailable twice: {why}");
                     assert!(!why.is_empty());
                     self.unavailable = true;
                 }
+                Output::Log(_) => {}
+                other => panic!("only a lost server is connected or started: {other:?}"),
             }
         }
     }
