@@ -1,6 +1,6 @@
 //! `ding adapter codex`: Codex's grammar and hooks on the neutral adapter
 //! kit, and (`ding adapter codex launch ...`) the launcher that runs Codex
-//! under the PTY host (`launch.rs`).
+//! under the PTY host (`launch/`).
 //!
 //! The provider is the screen reader (`screen.rs`), the hook plans
 //! (`hooks.rs`) and a little memory: what the hooks last said the harness
