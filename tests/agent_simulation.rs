@@ -6,7 +6,7 @@
 //! The pieces, each the project's own code where it exists:
 //!
 //! * `ding::core::engine::Engine` under `turn-boundary+fresh-idle`;
-//! * `ding::adapter::machine::Machine` with the seed's provider;
+//! * `ding::adapter::machine::AdapterMachine` with the seed's provider;
 //! * the harness, by the seed's remainder mod 3: the real demo agent with
 //!   the demo provider, drawn by its real renderer into the PTY host's
 //!   real screen model (`agent_simulation/demo_harness.rs`), hooks at turn

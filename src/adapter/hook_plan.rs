@@ -122,7 +122,7 @@ pub struct HookPlan {
     /// example DING's own notice, submitted as a prompt), reported at once
     /// as a `turn-boundary` receipt.
     pub received: Vec<MessageName>,
-    /// Slots whose parked call no longer helps (the harness left the state
+    /// ParkedCalls whose parked call no longer helps (the harness left the state
     /// it was parked for, say a turn started): each is answered with
     /// nothing before this call's action, so it can claim nothing more.
     pub end_parked: Vec<&'static str>,

@@ -32,7 +32,7 @@ use super::hook_config::read_file;
 use super::hook_plan::AgentContext;
 use super::hook_wire::{MAX_CALL_BYTES, PROBE_ANSWER, PROBE_VARIABLE};
 use super::incarnation::identity_from_env;
-use super::machine::{Input, Machine, Output, Pacing, Peer};
+use super::machine::{AdapterMachine, Input, Output, Pacing, Peer};
 use super::provider::Provider;
 use super::pty_watch::{PtyEvent, PtyWatch};
 use super::settings_check::SettingsRead;
@@ -61,10 +61,10 @@ const HOOK_LIMITS: Limits = Limits {
     when_full: WhenFull::CloseOldest,
 };
 
-/// Everything the loop needs; [`KitOptions::from_env`] reads what the
+/// Everything the loop needs; [`AdapterEnv::from_env`] reads what the
 /// sidecar gives every adapter.
 #[derive(Clone, Debug)]
-pub struct KitOptions {
+pub struct AdapterEnv {
     pub pty_socket: PathBuf,
     /// Where to serve the hook channel; `None` serves none.
     pub hook_socket: Option<PathBuf>,
@@ -72,16 +72,16 @@ pub struct KitOptions {
     pub pacing: Pacing,
 }
 
-impl KitOptions {
+impl AdapterEnv {
     /// From `DING_PTY_SOCKET`, `DING_HOOK_SOCKET`, `DING_AGENT`, `DING_INBOX`
     /// and `DING_QUIET_INPUT_MS` (the declaration's `quiet-input`; the
     /// default without it, and a value outside its range is clamped).
-    pub fn from_env() -> Result<KitOptions> {
+    pub fn from_env() -> Result<AdapterEnv> {
         let var = |name: &str| std::env::var_os(name).filter(|value| !value.is_empty());
         let Some(pty_socket) = var("DING_PTY_SOCKET") else {
             bail!("DING_PTY_SOCKET is not set: an adapter runs under `ding sidecar`");
         };
-        Ok(KitOptions {
+        Ok(AdapterEnv {
             pty_socket: pty_socket.into(),
             hook_socket: var("DING_HOOK_SOCKET").map(PathBuf::from),
             agent: AgentContext {
@@ -110,8 +110,8 @@ fn quiet_input(value: Option<std::ffi::OsString>) -> std::time::Duration {
         })
 }
 
-struct Kit<P: Provider> {
-    machine: Machine<P>,
+struct AdapterShell<P: Provider> {
+    machine: AdapterMachine<P>,
     hook_socket: Option<PathBuf>,
     poll: Poll,
     clock: Clock,
@@ -136,7 +136,7 @@ pub const HARNESS_VARIABLE: &str = "DING_ADAPTER_CHECK_HARNESS";
 /// [`super::harness_env::DECLARED_ENV_VARIABLE`] over it) and returns;
 /// otherwise runs `provider` with `options()` until the sidecar closes
 /// stdin.
-pub fn main<P: Provider>(provider: P, options: impl FnOnce() -> Result<KitOptions>) -> Result<()> {
+pub fn main<P: Provider>(provider: P, options: impl FnOnce() -> Result<AdapterEnv>) -> Result<()> {
     if std::env::var_os(CHECK_VARIABLE).is_some_and(|value| !value.is_empty()) {
         let harness: Option<Vec<String>> = std::env::var(HARNESS_VARIABLE)
             .ok()
@@ -221,13 +221,13 @@ fn read_settings(files: Vec<PathBuf>) -> Vec<SettingsRead> {
 }
 
 /// Runs `provider` until the sidecar closes stdin.
-pub fn run<P: Provider>(provider: P, options: KitOptions) -> Result<()> {
-    let mut kit = Kit::new(provider, options)?;
+pub fn run<P: Provider>(provider: P, options: AdapterEnv) -> Result<()> {
+    let mut kit = AdapterShell::new(provider, options)?;
     kit.serve()
 }
 
-impl<P: Provider> Kit<P> {
-    fn new(provider: P, options: KitOptions) -> Result<Kit<P>> {
+impl<P: Provider> AdapterShell<P> {
+    fn new(provider: P, options: AdapterEnv) -> Result<AdapterShell<P>> {
         let poll = Poll::new().context("create poll")?;
         let stdin = io::stdin();
         // An adapter started by hand (stdin a terminal or /dev/null) has no
@@ -259,7 +259,7 @@ impl<P: Provider> Kit<P> {
             ),
             None => None,
         };
-        let machine = Machine::new(
+        let machine = AdapterMachine::new(
             provider,
             options.agent,
             options.pacing,
@@ -267,7 +267,7 @@ impl<P: Provider> Kit<P> {
             downlink,
             Time::ZERO,
         );
-        let mut kit = Kit {
+        let mut kit = AdapterShell {
             machine,
             hook_socket: options.hook_socket,
             poll,

@@ -42,13 +42,13 @@ pub struct Parked<P, C> {
 
 /// The slots, keyed by the provider's slot names.
 #[derive(Debug)]
-pub struct Slots<P, C> {
+pub struct ParkedCalls<P, C> {
     slots: BTreeMap<&'static str, Parked<P, C>>,
 }
 
-impl<P, C> Default for Slots<P, C> {
+impl<P, C> Default for ParkedCalls<P, C> {
     fn default() -> Self {
-        Slots {
+        ParkedCalls {
             slots: BTreeMap::new(),
         }
     }
@@ -77,7 +77,7 @@ pub fn is_fresh_idle(screen: &Reading) -> bool {
     screen.state == ActivityState::Idle && screen.composer == Composer::Empty
 }
 
-impl<P: Copy + Eq, C> Slots<P, C> {
+impl<P: Copy + Eq, C> ParkedCalls<P, C> {
     /// Parks `peer`'s call in its slot. Returns the call it replaced, if
     /// any: the caller answers that one with nothing.
     pub fn park(
@@ -121,8 +121,8 @@ impl<P: Copy + Eq, C> Slots<P, C> {
     /// is not fresh idle, [`may_wake`], or the person was not quiet long
     /// enough): it is due again `again_at`, when that may have changed. If
     /// a newer call took its slot meanwhile, gives it back, as
-    /// [`Slots::restore`] does.
-    pub fn hold(&mut self, parked: Parked<P, C>, again_at: Time) -> Option<Parked<P, C>> {
+    /// [`ParkedCalls::restore`] does.
+    pub fn defer_until(&mut self, parked: Parked<P, C>, again_at: Time) -> Option<Parked<P, C>> {
         self.put_back(parked, Some(again_at))
     }
 
@@ -186,13 +186,13 @@ impl<P: Copy + Eq, C> Slots<P, C> {
     }
 
     /// The earliest deadline of a parked call (its hook's own timeout
-    /// nears: [`Slots::take_expired`]).
+    /// nears: [`ParkedCalls::take_expired`]).
     pub fn next_expiry(&self) -> Option<Time> {
         self.slots.values().map(|parked| parked.deadline).min()
     }
 
     /// The earliest moment a parked call is due to act
-    /// ([`Slots::take_due`]).
+    /// ([`ParkedCalls::take_due`]).
     pub fn next_due(&self) -> Option<Time> {
         self.slots
             .values()
@@ -265,7 +265,7 @@ mod tests {
     #[test]
     fn a_newer_call_replaces_the_older_one_in_its_slot_only() {
         let now = Time::from_millis(1_000_000);
-        let mut slots: Slots<u32, &str> = Slots::default();
+        let mut slots: ParkedCalls<u32, &str> = ParkedCalls::default();
         let at = deadline(&park("wake"), None, now);
         assert!(slots.park(1, "a", park("wake"), at, false, now).is_none());
         assert!(slots.park(2, "b", park("other"), at, false, now).is_none());
@@ -305,7 +305,7 @@ mod tests {
     #[test]
     fn a_held_call_is_due_again_when_asked_unless_replaced() {
         let now = Time::from_millis(1_000_000);
-        let mut slots: Slots<u32, &str> = Slots::default();
+        let mut slots: ParkedCalls<u32, &str> = ParkedCalls::default();
         let at = deadline(&park("queue"), None, now);
         assert!(
             slots
@@ -316,7 +316,7 @@ mod tests {
         let due = slots.take_due(now + settle);
         assert_eq!(due.len(), 1);
         let held = due.into_iter().next().unwrap();
-        assert!(slots.hold(held, now + settle * 2).is_none());
+        assert!(slots.defer_until(held, now + settle * 2).is_none());
         assert!(slots.take_due(now + settle).is_empty(), "not at once");
         let again = slots.take_due(now + settle * 2);
         assert_eq!(again.len(), 1, "due again when asked");
@@ -327,7 +327,7 @@ mod tests {
                 .is_none()
         );
         assert_eq!(
-            slots.hold(newer_took_the_slot, now).map(|p| p.peer),
+            slots.defer_until(newer_took_the_slot, now).map(|p| p.peer),
             Some(1),
             "given back to be answered with nothing"
         );
@@ -336,7 +336,7 @@ mod tests {
     #[test]
     fn a_released_slot_gives_back_its_call_and_is_empty() {
         let now = Time::from_millis(1_000_000);
-        let mut slots: Slots<u32, &str> = Slots::default();
+        let mut slots: ParkedCalls<u32, &str> = ParkedCalls::default();
         let at = deadline(&park("queue"), None, now);
         slots.park(1, "a", park("queue"), at, true, now);
         slots.park(2, "b", park("other"), at, true, now);
@@ -354,7 +354,7 @@ mod tests {
     #[test]
     fn a_parked_call_is_due_only_after_evidence_stayed_wanted_for_its_settle_time() {
         let now = Time::from_millis(1_000_000);
-        let mut slots: Slots<u32, ()> = Slots::default();
+        let mut slots: ParkedCalls<u32, ()> = ParkedCalls::default();
         let at = deadline(&park("wake"), None, now);
         slots.park(1, (), park("wake"), at, false, now);
         assert!(
@@ -377,7 +377,7 @@ mod tests {
     #[test]
     fn parked_while_wanted_it_is_due_after_settling() {
         let now = Time::from_millis(1_000_000);
-        let mut slots: Slots<u32, ()> = Slots::default();
+        let mut slots: ParkedCalls<u32, ()> = ParkedCalls::default();
         let at = deadline(&park("wake"), None, now);
         slots.park(1, (), park("wake"), at, true, now);
         assert_eq!(slots.next_deadline(), Some(now + ms(200)));
@@ -398,7 +398,7 @@ mod tests {
             now,
             "a hook timeout shorter than the margin is answered at once"
         );
-        let mut slots: Slots<u32, ()> = Slots::default();
+        let mut slots: ParkedCalls<u32, ()> = ParkedCalls::default();
         slots.park(1, (), long.clone(), now + ms(500), true, now);
         assert!(slots.take_expired(now + ms(499)).is_empty());
         assert!(
@@ -412,7 +412,7 @@ mod tests {
     #[test]
     fn a_call_whose_claim_granted_nothing_goes_back_and_retries_later() {
         let now = Time::from_millis(1_000_000);
-        let mut slots: Slots<u32, ()> = Slots::default();
+        let mut slots: ParkedCalls<u32, ()> = ParkedCalls::default();
         let at = deadline(&park("wake"), None, now);
         slots.park(1, (), park("wake"), at, true, now);
         let due = slots.take_due(now + ms(200)).pop().expect("due");

@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use anyhow::Result;
 
-use crate::adapter::kit::{self, KitOptions};
+use crate::adapter::kit::{self, AdapterEnv};
 use crate::adapter::machine::Pacing;
 use crate::adapter::screen::ComposerContent;
 use crate::adapter::{
@@ -171,7 +171,7 @@ impl Provider for DemoProvider {
 
 /// Runs until the sidecar closes stdin (or, run by hand, until killed).
 pub fn run(options: &Options) -> Result<()> {
-    let mut kit_options = KitOptions::from_env().unwrap_or_else(|_| KitOptions {
+    let mut kit_options = AdapterEnv::from_env().unwrap_or_else(|_| AdapterEnv {
         pty_socket: options.socket.clone(),
         hook_socket: None,
         agent: crate::adapter::AgentContext {

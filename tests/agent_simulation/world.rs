@@ -5,7 +5,9 @@ use std::collections::{BTreeMap, VecDeque};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use ding::adapter::machine::{Input as ToMachine, Machine, Output as FromMachine, Pacing, Peer};
+use ding::adapter::machine::{
+    AdapterMachine, Input as ToMachine, Output as FromMachine, Pacing, Peer,
+};
 use ding::adapter::{AgentContext, HookAnswer, ParkAnswer, SettingsRead};
 use ding::core::config::{EngineConfig, Policy};
 use ding::core::downlink::Downlink;
@@ -256,7 +258,7 @@ enum Due {
     HarnessReads(Vec<u8>, Writer, u64),
     /// The harness crashes and the PTY host starts it again.
     HarnessRestarts,
-    Machine(ToMachine),
+    AdapterMachine(ToMachine),
     Engine(ToEngine),
     /// The PTY transaction's wait ended.
     TransactionGoesOn,
@@ -340,7 +342,7 @@ struct World {
     next_seq: u64,
     due: BTreeMap<(u64, u64), Due>,
     engine: Engine,
-    machine: Option<Machine<Mutant>>,
+    machine: Option<AdapterMachine<Mutant>>,
     harness: Box<dyn HarnessModel>,
     identity: Identity,
     /// The harness's incarnation, counted from 1 (`i1`, `i2`, ...).
@@ -529,7 +531,7 @@ impl World {
                 self.engine.next_deadline().map(Time::as_millis),
                 self.machine
                     .as_ref()
-                    .and_then(Machine::next_deadline)
+                    .and_then(AdapterMachine::next_deadline)
                     .map(Time::as_millis),
                 self.harness.next_deadline_ms(),
             ]
@@ -547,7 +549,9 @@ impl World {
                     self.scenario.seed,
                     self.now,
                     self.engine.next_deadline(),
-                    self.machine.as_ref().and_then(Machine::next_deadline),
+                    self.machine
+                        .as_ref()
+                        .and_then(AdapterMachine::next_deadline),
                     self.harness.next_deadline_ms(),
                     self.trace[self.trace.len().saturating_sub(30)..].join("\n")
                 );
@@ -597,7 +601,7 @@ impl World {
             // Written to a harness that is gone.
             Due::HarnessReads(..) => {}
             Due::HarnessRestarts => self.harness_restarts(),
-            Due::Machine(input) => {
+            Due::AdapterMachine(input) => {
                 if let Some(machine) = self.machine.as_mut() {
                     machine.handle_input(input, now);
                 }
@@ -635,7 +639,10 @@ impl World {
                 };
                 self.snapshot_built = Some((self.revision, built_at));
                 snapshot.clock_ms = Some(built_at);
-                self.after(0, Due::Machine(ToMachine::PtySnapshot(Box::new(snapshot))));
+                self.after(
+                    0,
+                    Due::AdapterMachine(ToMachine::PtySnapshot(Box::new(snapshot))),
+                );
             }
             // Asked for on a connection since closed: nobody reads it.
             Due::Snapshot => {}
@@ -669,7 +676,7 @@ impl World {
                         Class::HookUnanswered,
                         format!("hook {event} ({peer:?}) unanswered by its timeout"),
                     );
-                    self.after(0, Due::Machine(ToMachine::HookGone { peer }));
+                    self.after(0, Due::AdapterMachine(ToMachine::HookGone { peer }));
                     let happened = self.harness.hook_answered(event, call, None, self.now);
                     self.harness_did(happened);
                 }
@@ -691,7 +698,7 @@ impl World {
                         agent: "worker".into(),
                         inbox: PathBuf::from("inbox"),
                     };
-                    self.machine = Some(Machine::new(
+                    self.machine = Some(AdapterMachine::new(
                         Mutant::new(self.scenario.harness, self.scenario.defect),
                         agent,
                         Pacing::default(),
@@ -709,7 +716,7 @@ impl World {
                     if self.scenario.defect == Some(Defect::LosesClaimAnswers) => {}
                 FromEngine::ToAdapter(line) => {
                     let bytes = format!("{}\n", line.to_line()).into_bytes();
-                    self.after(1, Due::Machine(ToMachine::Downlink(bytes)));
+                    self.after(1, Due::AdapterMachine(ToMachine::Downlink(bytes)));
                 }
                 FromEngine::JournalChanged
                 | FromEngine::StatusChanged
@@ -720,7 +727,7 @@ impl World {
 
     fn carry_out_machine(&mut self) {
         loop {
-            let Some(output) = self.machine.as_mut().and_then(Machine::poll_output) else {
+            let Some(output) = self.machine.as_mut().and_then(AdapterMachine::poll_output) else {
                 return;
             };
             match output {
@@ -743,7 +750,7 @@ impl World {
                 FromMachine::HookClose { .. } => {}
                 FromMachine::PtyOpen => {
                     self.watching = true;
-                    self.after(1, Due::Machine(ToMachine::PtyOpened));
+                    self.after(1, Due::AdapterMachine(ToMachine::PtyOpened));
                 }
                 FromMachine::PtyClose => self.watching = false,
                 FromMachine::PtySnapshot => {
@@ -762,7 +769,7 @@ impl World {
                             settings: Err("not in the simulation".into()),
                         })
                         .collect();
-                    self.after(0, Due::Machine(ToMachine::SettingsRead(read)));
+                    self.after(0, Due::AdapterMachine(ToMachine::SettingsRead(read)));
                 }
             }
         }
@@ -814,7 +821,10 @@ impl World {
         self.note(format!("hook {event} {peer:?}"));
         // The hook process starts, reads its payload, connects.
         let delay = self.rng.between(2, 15);
-        self.after(delay, Due::Machine(ToMachine::HookCall { peer, line }));
+        self.after(
+            delay,
+            Due::AdapterMachine(ToMachine::HookCall { peer, line }),
+        );
         self.after(timeout, Due::HookTimeout(peer));
     }
 
@@ -839,7 +849,7 @@ impl World {
         let names = self.names_in(&format!("{}{}", answer.stdout, answer.stderr));
         self.note(format!("hook {event} answered, naming {names:?}"));
         if with_receipt {
-            self.after(1, Due::Machine(ToMachine::HookReceipt { peer }));
+            self.after(1, Due::AdapterMachine(ToMachine::HookReceipt { peer }));
         }
         let copies = self.harness.copies_reaching_model(event, &answer);
         for name in &names {
@@ -1032,7 +1042,7 @@ impl World {
         // person's input is timed (DING's own is not).
         self.revision += 1;
         if self.watching {
-            self.after(1, Due::Machine(ToMachine::PtyMoved));
+            self.after(1, Due::AdapterMachine(ToMachine::PtyMoved));
         }
         if writer == Writer::Person {
             self.person_key_lands_ms = Some(lands);
@@ -1095,7 +1105,7 @@ impl World {
                         _ => None,
                     };
                     if self.watching {
-                        self.after(1, Due::Machine(ToMachine::PtyMoved));
+                        self.after(1, Due::AdapterMachine(ToMachine::PtyMoved));
                     }
                     let status = ToEngine::PtyStatus {
                         identity: self.identity.clone(),
@@ -1184,7 +1194,7 @@ impl World {
             .map(|(peer, _)| *peer)
             .collect();
         for peer in gone {
-            self.after(0, Due::Machine(ToMachine::HookGone { peer }));
+            self.after(0, Due::AdapterMachine(ToMachine::HookGone { peer }));
         }
         self.forget_context();
         let scenario = Scenario {
@@ -1196,7 +1206,7 @@ impl World {
         self.awaiting_return = false;
         self.revision += 1;
         if self.watching {
-            self.after(1, Due::Machine(ToMachine::PtyStarted));
+            self.after(1, Due::AdapterMachine(ToMachine::PtyStarted));
         }
         let status = ToEngine::PtyStatus {
             identity: self.identity.clone(),

@@ -15,9 +15,9 @@ use crate::core::time::Time;
 use super::claims::{Confirming, Delivering, Waiting};
 use super::contract::Output;
 use super::contract::Peer;
-use super::state::{Link, Machine};
+use super::state::{AdapterMachine, Link};
 
-impl<P: Provider> Machine<P> {
+impl<P: Provider> AdapterMachine<P> {
     pub(super) fn on_claimed(&mut self, claimed: Claimed) {
         if let Some(identity) = self.claims.answered_abandoned(claimed.claim) {
             // Nobody is left to pass these on.
@@ -67,7 +67,7 @@ impl<P: Provider> Machine<P> {
                     deadline: self.now + CLAIM_DEADLINE,
                 },
             );
-            self.moved = true;
+            self.screen_stale = true;
             return;
         }
         self.deliver(peer, waiting, &claimed);
@@ -157,7 +157,7 @@ impl<P: Provider> Machine<P> {
         };
         let stale = match again_at {
             None => Some(back),
-            Some(at) if self.wanted => self.parked.hold(back, at),
+            Some(at) if self.evidence_wanted => self.parked.defer_until(back, at),
             Some(_) => self.parked.restore(back, false, self.now),
         };
         if let Some(stale) = stale {
@@ -172,8 +172,8 @@ impl<P: Provider> Machine<P> {
 
     /// Closes the terminal once nothing wants it read.
     pub(super) fn close_unless_wanted(&mut self) {
-        if !self.wanted && self.claims.confirming.is_empty() && self.link != Link::Closed {
-            self.moved = false;
+        if !self.evidence_wanted && self.claims.confirming.is_empty() && self.link != Link::Closed {
+            self.screen_stale = false;
             self.close_pty();
         }
     }
@@ -224,7 +224,7 @@ impl<P: Provider> Machine<P> {
             deadline,
             fire_at: None,
         };
-        if let Some(stale) = self.parked.restore(back, self.wanted, self.now) {
+        if let Some(stale) = self.parked.restore(back, self.evidence_wanted, self.now) {
             self.end_park(stale, ParkEnded::Replaced);
         }
     }
@@ -233,7 +233,7 @@ impl<P: Provider> Machine<P> {
     /// provider.
     pub(super) fn end_park(&mut self, parked: Parked<Peer, HookCall>, ended: ParkEnded) {
         // The terminal may be free again: read it.
-        self.moved = true;
+        self.screen_stale = true;
         if let Some(why) = ended.answer() {
             let answer = HookAnswer {
                 parked: Some(why),

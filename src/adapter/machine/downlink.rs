@@ -11,9 +11,9 @@ use super::contract::Output;
 use super::contract::Peer;
 use super::quiet::PersonQuiet;
 use super::startup::Startup;
-use super::state::Machine;
+use super::state::AdapterMachine;
 
-impl<P: Provider> Machine<P> {
+impl<P: Provider> AdapterMachine<P> {
     pub(super) fn on_downlink(&mut self, bytes: &[u8]) {
         let mut lines = Vec::new();
         self.downlink.push(bytes, &mut lines);
@@ -28,7 +28,7 @@ impl<P: Provider> Machine<P> {
                 Ok(Downlink::Typed { request, text }) => {
                     // Read the screen again: the Return waits on it.
                     self.typed = Some((request, text));
-                    self.moved = true;
+                    self.screen_stale = true;
                 }
                 Err(err) => self.emit(Output::Log(format!(
                     "adapter: ignoring a downlink line: {err}"
@@ -49,7 +49,7 @@ impl<P: Provider> Machine<P> {
         for peer in self.claims.unsent() {
             self.send_claim(peer);
         }
-        self.moved = true;
+        self.screen_stale = true;
     }
 
     /// The machine's identity is new or confirmed: calls about another
@@ -105,7 +105,7 @@ impl<P: Provider> Machine<P> {
     }
 
     pub(super) fn on_demand(&mut self, wanted: bool) {
-        self.wanted = wanted;
+        self.evidence_wanted = wanted;
         if wanted {
             // No screen was read while evidence was not wanted: the last
             // one is stale.
@@ -115,7 +115,7 @@ impl<P: Provider> Machine<P> {
         self.parked.on_demand(wanted, self.now);
         if wanted {
             // The reading this asks for decides when the next one is due.
-            self.moved = true;
+            self.screen_stale = true;
             self.next_heartbeat = None;
             self.open_pty();
         } else {
@@ -124,7 +124,7 @@ impl<P: Provider> Machine<P> {
             // A wake waiting for its confirming reading keeps the
             // terminal open until it has it.
             if self.claims.confirming.is_empty() {
-                self.moved = false;
+                self.screen_stale = false;
                 self.close_pty();
             }
         }

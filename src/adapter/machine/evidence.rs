@@ -10,9 +10,9 @@ use crate::core::protocol::{ActivityState, Composer};
 use crate::pty::wire::Snapshot;
 
 use super::contract::Output;
-use super::state::{Link, Machine};
+use super::state::{AdapterMachine, Link};
 
-impl<P: Provider> Machine<P> {
+impl<P: Provider> AdapterMachine<P> {
     pub(super) fn on_snapshot(&mut self, snapshot: &Snapshot) {
         self.link = Link::Open {
             snapshot_pending: false,
@@ -58,7 +58,7 @@ impl<P: Provider> Machine<P> {
     }
 
     fn report(&mut self, mut reading: Reading, revision: u64, mut typed: Option<u64>) {
-        if !self.wanted {
+        if !self.evidence_wanted {
             return;
         }
         let Some(identity) = self.identity.clone() else {
@@ -117,7 +117,7 @@ impl<P: Provider> Machine<P> {
     /// Reports a changed remark on its own line while no evidence is wanted
     /// (while it is, every activity line carries it).
     pub(super) fn report_remark(&mut self) {
-        if self.wanted {
+        if self.evidence_wanted {
             return;
         }
         let Some(identity) = self.identity.clone() else {

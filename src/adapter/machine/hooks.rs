@@ -14,9 +14,9 @@ use super::calls::{another_terminal, no_identity, read_call};
 use super::claims::Waiting;
 use super::contract::Output;
 use super::contract::Peer;
-use super::state::Machine;
+use super::state::AdapterMachine;
 
-impl<P: Provider> Machine<P> {
+impl<P: Provider> AdapterMachine<P> {
     pub(super) fn on_hook_gone(&mut self, peer: Peer) {
         // An answer never received is no delivery. A claim still in flight
         // is given back when it is answered; files already granted are
@@ -77,7 +77,7 @@ impl<P: Provider> Machine<P> {
         let drafting = self.drafting;
         // What the hook said may change the evidence: read the screen again,
         // and wake nothing until then.
-        self.moved = true;
+        self.screen_stale = true;
         self.fresh_idle = false;
         match plan.action {
             HookAction::Answer(answer) => self.answer(peer, &answer),
@@ -112,7 +112,7 @@ impl<P: Provider> Machine<P> {
                 )));
                 if let Some(replaced) =
                     self.parked
-                        .park(peer, call, park, deadline, self.wanted, self.now)
+                        .park(peer, call, park, deadline, self.evidence_wanted, self.now)
                 {
                     self.end_park(replaced, ParkEnded::Replaced);
                 }

@@ -1,9 +1,9 @@
 //! The adapter machine: every decision an adapter makes, sans-IO.
 //!
 //! It has the core engine's shape: facts go in with the time they were
-//! observed ([`Machine::handle_input`], [`Machine::handle_timeout`]),
-//! decisions come out ([`Machine::poll_output`]), and
-//! [`Machine::next_deadline`] says when time alone will change something.
+//! observed ([`AdapterMachine::handle_input`], [`AdapterMachine::handle_timeout`]),
+//! decisions come out ([`AdapterMachine::poll_output`]), and
+//! [`AdapterMachine::next_deadline`] says when time alone will change something.
 //! It never reads a clock, opens a socket or sleeps; the kit's shell
 //! (`kit.rs`) moves the bytes, and the whole-agent simulation
 //! (`tests/agent_simulation.rs`) drives the same machine on a simulated
@@ -24,7 +24,7 @@
 //! terminal moving, a hook, the sidecar, or the moment the provider says
 //! its verdict changes with time alone ([`Provider::verdict_changes_at`]).
 //! A held message thus costs no wake-up while nothing happens. With nothing
-//! wanted and no hook waiting, [`Machine::next_deadline`] is `None`.
+//! wanted and no hook waiting, [`AdapterMachine::next_deadline`] is `None`.
 //!
 //! # Where each part is
 //!
@@ -63,7 +63,7 @@ mod timers;
 pub use self::calls::{judge_call, oversized_call};
 pub use self::contract::{Input, Output, Peer};
 pub use self::pacing::Pacing;
-pub use self::state::Machine;
+pub use self::state::AdapterMachine;
 
 #[cfg(test)]
 mod tests;

@@ -10,7 +10,7 @@
 //! claimed for only once no person's input reached the terminal for the
 //! declaration's `quiet-input`, and answered only once a snapshot asked
 //! for after the claim's grant still says so (a key may reach the
-//! terminal while the claim is out: `Machine::confirm_wakes`).
+//! terminal while the claim is out: `AdapterMachine::confirm_wakes`).
 //!
 //! The snapshot says when input last came (`terminal.inputAtMs`) and the
 //! host's clock when its reply was built (`clockMs`, at or after the

@@ -6,7 +6,7 @@
 use std::collections::VecDeque;
 
 use crate::adapter::hook_wire::HookCall;
-use crate::adapter::parked::Slots;
+use crate::adapter::parked::ParkedCalls;
 use crate::adapter::uplink::Uplink;
 use crate::adapter::{AgentContext, Provider};
 use crate::core::identity::Identity;
@@ -30,7 +30,7 @@ pub(super) enum Link {
     Open { snapshot_pending: bool },
 }
 
-pub struct Machine<P: Provider> {
+pub struct AdapterMachine<P: Provider> {
     pub(super) provider: P,
     pub(super) agent: AgentContext,
     pub(super) pacing: Pacing,
@@ -42,7 +42,7 @@ pub struct Machine<P: Provider> {
     pub(super) uplink: Uplink,
     pub(super) downlink: LineBuffer,
     pub(super) identity: Option<Identity>,
-    pub(super) wanted: bool,
+    pub(super) evidence_wanted: bool,
     /// Whether the last screen read since evidence became wanted was fresh
     /// idle (`false` before one was read): what a parked wake that waits
     /// for fresh idle is judged by.
@@ -61,7 +61,7 @@ pub struct Machine<P: Provider> {
     pub(super) startup: Startup,
     pub(super) settle_check_at: Option<Time>,
     /// Something moved since the last snapshot was asked for.
-    pub(super) moved: bool,
+    pub(super) screen_stale: bool,
     /// The notice DING last pasted and has not submitted (its request and
     /// text), as the downlink's `typed` said: evidence names it when the
     /// composer holds exactly it.
@@ -74,7 +74,7 @@ pub struct Machine<P: Provider> {
     pub(super) next_heartbeat: Option<Time>,
     pub(super) pty_retry_at: Option<Time>,
     pub(super) claims: Claims,
-    pub(super) parked: Slots<Peer, HookCall>,
+    pub(super) parked: ParkedCalls<Peer, HookCall>,
     /// Calls that name another terminal, waiting for it (`strangers.rs`).
     pub(super) strangers: Strangers,
     /// The provider's remark last reported on its own line.
@@ -83,7 +83,7 @@ pub struct Machine<P: Provider> {
     pub(super) outputs: VecDeque<Output>,
 }
 
-impl<P: Provider> Machine<P> {
+impl<P: Provider> AdapterMachine<P> {
     /// A machine for `provider`, started at `now`. `identity` is the one the
     /// adapter was spawned with, if the sidecar knew it.
     pub fn new(
@@ -93,8 +93,8 @@ impl<P: Provider> Machine<P> {
         identity: Option<Identity>,
         has_downlink: bool,
         now: Time,
-    ) -> Machine<P> {
-        let mut machine = Machine {
+    ) -> AdapterMachine<P> {
+        let mut machine = AdapterMachine {
             provider,
             agent,
             pacing,
@@ -103,13 +103,13 @@ impl<P: Provider> Machine<P> {
             uplink: Uplink::new(),
             downlink: LineBuffer::new(crate::core::protocol::MAX_LINE_BYTES * 16),
             identity,
-            wanted: false,
+            evidence_wanted: false,
             fresh_idle: false,
             drafting: false,
             person: PersonQuiet::Unknown,
             startup: Startup::New,
             settle_check_at: None,
-            moved: false,
+            screen_stale: false,
             typed: None,
             link: Link::Closed,
             snapshots_asked: 0,
@@ -117,7 +117,7 @@ impl<P: Provider> Machine<P> {
             next_heartbeat: None,
             pty_retry_at: None,
             claims: Claims::default(),
-            parked: Slots::default(),
+            parked: ParkedCalls::default(),
             strangers: Strangers::default(),
             remarked: None,
             done: false,
@@ -148,7 +148,7 @@ impl<P: Provider> Machine<P> {
         self.outputs.pop_front()
     }
 
-    /// Feeds one fact in, observed at `now`. Drain [`Machine::poll_output`]
+    /// Feeds one fact in, observed at `now`. Drain [`AdapterMachine::poll_output`]
     /// afterwards.
     pub fn handle_input(&mut self, input: Input, now: Time) {
         self.now = self.now.max(now);

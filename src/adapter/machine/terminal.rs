@@ -7,9 +7,9 @@ use crate::core::identity::Identity;
 use crate::pty::wire::HostStatus;
 
 use super::contract::Output;
-use super::state::{Link, Machine};
+use super::state::{AdapterMachine, Link};
 
-impl<P: Provider> Machine<P> {
+impl<P: Provider> AdapterMachine<P> {
     pub(super) fn open_pty(&mut self) {
         if self.link == Link::Closed {
             self.link = Link::Connecting;
@@ -28,7 +28,7 @@ impl<P: Provider> Machine<P> {
     /// on it. Nothing is woken until it is read again (a key drawn after
     /// that reading is a draft a wake must not start a turn under).
     pub(super) fn on_moved(&mut self) {
-        self.moved = true;
+        self.screen_stale = true;
         self.fresh_idle = false;
     }
 
@@ -65,7 +65,7 @@ impl<P: Provider> Machine<P> {
         }
         self.identity = identity;
         self.calls_meet_identity();
-        self.moved = true;
+        self.screen_stale = true;
     }
 
     pub(super) fn pty_lost(&mut self, why: &str) {
@@ -81,7 +81,7 @@ impl<P: Provider> Machine<P> {
             let line = self.uplink.activity_unknown(&identity, why);
             self.emit(Output::Uplink(line));
         }
-        if self.wanted {
+        if self.evidence_wanted {
             self.pty_retry_at = Some(self.now + PTY_RETRY);
         }
     }

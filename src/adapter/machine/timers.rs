@@ -1,5 +1,5 @@
 //! Time: the machine's timers, named in one table ([`Timer`]): when the
-//! machine must next be woken ([`Machine::next_deadline`], the earliest of
+//! machine must next be woken ([`AdapterMachine::next_deadline`], the earliest of
 //! the table) and what each does when it comes due (one `match`): claims
 //! and receipts that were not answered, wakes no reading confirmed, parked
 //! calls, strangers, the settle check, the PTY retry, the heartbeat, and
@@ -15,7 +15,7 @@ use crate::core::time::Time;
 use super::calls::another_terminal;
 use super::claims::due;
 use super::contract::Output;
-use super::state::{Link, Machine};
+use super::state::{AdapterMachine, Link};
 
 /// One of the machine's timers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -61,7 +61,7 @@ impl Timer {
     ];
 }
 
-impl<P: Provider> Machine<P> {
+impl<P: Provider> AdapterMachine<P> {
     /// When `timer` is due, if it is set.
     fn timer_at(&self, timer: Timer) -> Option<Time> {
         match timer {
@@ -71,7 +71,7 @@ impl<P: Provider> Machine<P> {
             Timer::ParkExpiry => self.parked.next_expiry(),
             Timer::Stranger => self.strangers.next_deadline(),
             Timer::ParkDue => self.parked.next_due(),
-            Timer::SettleCheck => self.settle_check_at.filter(|_| self.wanted),
+            Timer::SettleCheck => self.settle_check_at.filter(|_| self.evidence_wanted),
             Timer::PtyRetry => self.pty_retry_at,
             Timer::Heartbeat => self.next_heartbeat,
             Timer::Snapshot => self
@@ -80,7 +80,7 @@ impl<P: Provider> Machine<P> {
         }
     }
 
-    /// When [`Machine::handle_timeout`] must next be called; `None` while
+    /// When [`AdapterMachine::handle_timeout`] must next be called; `None` while
     /// nothing waits on time. Never earlier than the last time seen.
     pub fn next_deadline(&self) -> Option<Time> {
         Timer::ALL
@@ -90,7 +90,7 @@ impl<P: Provider> Machine<P> {
             .map(|at| at.max(self.now))
     }
 
-    /// Time passed (the deadline [`Machine::next_deadline`] named, or any
+    /// Time passed (the deadline [`AdapterMachine::next_deadline`] named, or any
     /// later one).
     pub fn handle_timeout(&mut self, now: Time) {
         self.now = self.now.max(now);
@@ -106,8 +106,8 @@ impl<P: Provider> Machine<P> {
     /// Whether a snapshot is owed: wanted, something moved, and the open
     /// connection has none pending.
     fn snapshot_wanted(&self) -> bool {
-        (self.wanted || !self.claims.confirming.is_empty())
-            && self.moved
+        (self.evidence_wanted || !self.claims.confirming.is_empty())
+            && self.screen_stale
             && self.link
                 == Link::Open {
                     snapshot_pending: false,
@@ -175,19 +175,19 @@ impl<P: Provider> Machine<P> {
             Timer::SettleCheck => {
                 // The new screen may have settled: read it again.
                 self.settle_check_at = None;
-                self.moved = true;
+                self.screen_stale = true;
             }
-            Timer::PtyRetry if self.wanted => {
+            Timer::PtyRetry if self.evidence_wanted => {
                 self.pty_retry_at = None;
                 self.open_pty();
             }
-            Timer::Heartbeat if self.wanted => {
+            Timer::Heartbeat if self.evidence_wanted => {
                 self.next_heartbeat = None;
-                self.moved = true;
+                self.screen_stale = true;
             }
             Timer::PtyRetry | Timer::Heartbeat => {}
             Timer::Snapshot => {
-                self.moved = false;
+                self.screen_stale = false;
                 self.last_snapshot = Some(now);
                 self.snapshots_asked += 1;
                 self.link = Link::Open {
@@ -215,7 +215,7 @@ impl<P: Provider> Machine<P> {
                     .flatten()
             };
             if let Some(again_at) = screen_later.or_else(quiet_later) {
-                if let Some(stale) = self.parked.hold(due, again_at) {
+                if let Some(stale) = self.parked.defer_until(due, again_at) {
                     self.end_park(stale, ParkEnded::Replaced);
                 }
                 continue;

@@ -90,7 +90,7 @@ pub enum Input {
 impl Engine {
     /// Feeds one fact in. Drain [`Engine::poll_output`] afterwards.
     pub fn handle_input(&mut self, input: Input, now: Time) {
-        self.advance(now);
+        self.advance_clock(now);
         // Deadlines that passed happened before this input arrived.
         self.fire_timers();
         match input {
@@ -138,13 +138,13 @@ impl Engine {
             Input::PtyUnreachable => self.on_pty_unreachable(),
             Input::Stopping => self.stopping = true,
         }
-        self.settle();
+        self.after_input();
     }
 
     /// Fires due timers, attempts delivery, tells the adapter whether
     /// evidence is wanted, and flushes the journal and status outputs once
     /// for the whole input.
-    pub(super) fn settle(&mut self) {
+    pub(super) fn after_input(&mut self) {
         self.fire_timers();
         // Before delivery, so the gate's silence rule sees the demand as the
         // adapter will have seen it.

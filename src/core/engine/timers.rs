@@ -92,11 +92,11 @@ impl Engine {
 
     /// Lets time pass. A call before the deadline is a harmless no-op.
     pub fn handle_timeout(&mut self, now: Time) {
-        self.advance(now);
-        self.settle();
+        self.advance_clock(now);
+        self.after_input();
     }
 
-    pub(super) fn advance(&mut self, now: Time) {
+    pub(super) fn advance_clock(&mut self, now: Time) {
         // Time never runs backwards inside the engine, whatever the caller says.
         self.now = self.now.max(now);
     }

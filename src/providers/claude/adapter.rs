@@ -20,7 +20,7 @@ use lexopt::ValueExt;
 use crate::adapter::adapter_args::AdapterArgs;
 use crate::adapter::compile::IdlePath;
 use crate::adapter::hook_config::HookEntry;
-use crate::adapter::kit::{self, KitOptions};
+use crate::adapter::kit::{self, AdapterEnv};
 use crate::adapter::screen::ComposerContent;
 use crate::adapter::settings_hooks::SettingsHooks;
 use crate::adapter::{AgentContext, HookAnswer, HookCall, HookPlan, Provider, Reading};
@@ -190,7 +190,7 @@ pub fn run(args: Vec<OsString>) -> Result<()> {
     let Some(AdapterArgs { settings, program }) = parsed else {
         return Ok(());
     };
-    kit::main(Claude::new(settings, program, wake), KitOptions::from_env)
+    kit::main(Claude::new(settings, program, wake), AdapterEnv::from_env)
 }
 
 #[cfg(test)]

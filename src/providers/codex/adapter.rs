@@ -18,7 +18,7 @@ use serde_json::Value;
 
 use crate::adapter::compile::IdlePath;
 use crate::adapter::find_program::find_on_path;
-use crate::adapter::kit::{self, KitOptions};
+use crate::adapter::kit::{self, AdapterEnv};
 use crate::adapter::screen::ComposerContent;
 use crate::adapter::{
     AgentContext, HarnessEnv, HookAnswer, HookCall, HookPlan, Incarnation, Provider, Reading,
@@ -511,7 +511,7 @@ pub fn run(args: Vec<OsString>) -> Result<()> {
             other => bail!("{}", other.unexpected()),
         }
     }
-    kit::main(Codex::new(native), KitOptions::from_env)
+    kit::main(Codex::new(native), AdapterEnv::from_env)
 }
 
 /// What `ding check --adapters` says: DING's hooks come with the harness

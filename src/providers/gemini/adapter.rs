@@ -18,7 +18,7 @@ use anyhow::Result;
 
 use crate::adapter::adapter_args::AdapterArgs;
 use crate::adapter::hook_config::HookEntry;
-use crate::adapter::kit::{self, KitOptions};
+use crate::adapter::kit::{self, AdapterEnv};
 use crate::adapter::screen::ComposerContent;
 use crate::adapter::settings_hooks::SettingsHooks;
 use crate::adapter::{AgentContext, HarnessEnv, HookAnswer, HookCall, HookPlan, Provider, Reading};
@@ -136,7 +136,7 @@ pub fn run(args: Vec<OsString>) -> Result<()> {
     else {
         return Ok(());
     };
-    kit::main(Gemini::new(settings, program), KitOptions::from_env)
+    kit::main(Gemini::new(settings, program), AdapterEnv::from_env)
 }
 
 #[cfg(test)]

@@ -29,11 +29,11 @@ impl Host {
         if self.active.is_some() || !self.queued.is_empty() || paced {
             self.queued_bytes += input_len(&input);
             self.queued.push_back(input);
-            self.advance(Instant::now());
+            self.run_input_order(Instant::now());
             return;
         }
         self.begin(input);
-        self.advance(Instant::now());
+        self.run_input_order(Instant::now());
     }
 
     /// Drops the rest of the active send-if, if it has a write left, and
@@ -197,7 +197,7 @@ impl Host {
 
     /// Runs the active transaction as far as it can go now, then, once it
     /// is done, the queued input behind it.
-    pub(super) fn advance(&mut self, now: Instant) {
+    pub(super) fn run_input_order(&mut self, now: Instant) {
         loop {
             let Some(tx) = self.active.as_mut() else {
                 match self.under_hold() {

@@ -358,7 +358,7 @@ impl Host {
     fn after_events(&mut self) {
         let now = Instant::now();
         self.check_hold(now);
-        self.advance(now);
+        self.run_input_order(now);
         if self.exit_at.is_some_and(|at| at <= now) {
             self.quit = Some(self.child_exit_code());
         }
@@ -419,7 +419,7 @@ impl Host {
             }
             // A hold whose client is gone lets what it held go on now.
             if self.hold_owner_gone(token) {
-                self.advance(now);
+                self.run_input_order(now);
             }
         }
         for (token, client) in self.clients.iter_mut() {

@@ -80,7 +80,7 @@ impl Host {
     /// for writable. A transaction waiting for its bytes to land continues.
     pub(super) fn write_master(&mut self) {
         self.flush_master();
-        self.advance(Instant::now());
+        self.run_input_order(Instant::now());
     }
 
     pub(super) fn update_master_interest(&mut self) {

@@ -13,7 +13,7 @@ fn settings_files_are_read_by_the_shell_at_start_and_when_a_plan_asks() {
         settings: vec![path.clone()],
         ..Probe::default()
     };
-    let mut machine = Machine::new(
+    let mut machine = AdapterMachine::new(
         probe,
         agent(),
         Pacing::default(),

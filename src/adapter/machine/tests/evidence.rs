@@ -57,7 +57,7 @@ fn evidence_names_a_typed_notice_only_while_the_composer_holds_it_alone() {
         }),
         at(1),
     );
-    let typed_of = |machine: &mut Machine<Probe>, revision: u64, now: Time| {
+    let typed_of = |machine: &mut AdapterMachine<Probe>, revision: u64, now: Time| {
         machine.handle_input(snapshot(revision), now);
         let outputs = drain(machine);
         match &uplinked(&outputs)[..] {

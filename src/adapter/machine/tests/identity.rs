@@ -5,7 +5,7 @@ use super::*;
 
 /// A claim refused for identity, then the sidecar's next identity
 /// (`incarnation`); what the machine does then.
-fn refused_for_identity_then_told(incarnation: &str) -> (Machine<Probe>, Vec<Output>) {
+fn refused_for_identity_then_told(incarnation: &str) -> (AdapterMachine<Probe>, Vec<Output>) {
     let mut machine = machine();
     call(&mut machine, 1, "claim", at(0));
     drain(&mut machine);

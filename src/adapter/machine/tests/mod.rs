@@ -153,8 +153,8 @@ fn identity(incarnation: &str) -> Identity {
     }
 }
 
-fn machine() -> Machine<Probe> {
-    Machine::new(
+fn machine() -> AdapterMachine<Probe> {
+    AdapterMachine::new(
         Probe::default(),
         agent(),
         Pacing::default(),
@@ -164,7 +164,7 @@ fn machine() -> Machine<Probe> {
     )
 }
 
-fn drain(machine: &mut Machine<Probe>) -> Vec<Output> {
+fn drain(machine: &mut AdapterMachine<Probe>) -> Vec<Output> {
     std::iter::from_fn(|| machine.poll_output()).collect()
 }
 
@@ -203,7 +203,7 @@ fn hook(event: &str) -> Vec<u8> {
 }
 
 /// `peer`'s hook call of `event` arrives at `now`.
-fn call(machine: &mut Machine<Probe>, peer: usize, event: &str, now: Time) {
+fn call(machine: &mut AdapterMachine<Probe>, peer: usize, event: &str, now: Time) {
     let line = hook(event);
     machine.handle_input(
         Input::HookCall {
@@ -216,7 +216,7 @@ fn call(machine: &mut Machine<Probe>, peer: usize, event: &str, now: Time) {
 
 /// [`call`] for a call the provider parks: the machine logs it, with the
 /// probe's 60 s hold, and says nothing else.
-fn park(machine: &mut Machine<Probe>, peer: usize, event: &str, now: Time) {
+fn park(machine: &mut AdapterMachine<Probe>, peer: usize, event: &str, now: Time) {
     call(machine, peer, event, now);
     assert_eq!(
         drain(machine),
@@ -244,7 +244,7 @@ fn uplinked(outputs: &[Output]) -> Vec<Body<'_>> {
 }
 
 /// Evidence wanted, the PTY open, and the first snapshot asked for.
-fn wanted_and_open(machine: &mut Machine<Probe>, now: Time) {
+fn wanted_and_open(machine: &mut AdapterMachine<Probe>, now: Time) {
     machine.handle_input(wanted(true), now);
     assert_eq!(drain(machine), [Output::PtyOpen]);
     machine.handle_input(Input::PtyOpened, now);

@@ -72,7 +72,7 @@ fn a_parked_wake_claims_only_after_settling_on_fresh_idle_and_holds_the_terminal
 }
 
 /// A wake granted its files with the terminal where its claim left it.
-fn wake_granted(machine: &mut Machine<Probe>) {
+fn wake_granted(machine: &mut AdapterMachine<Probe>) {
     park(machine, 2, "wake", at(0));
     wanted_and_open(machine, at(1_000));
     machine.handle_input(snapshot(3), at(1_010));
