@@ -1,7 +1,7 @@
 # The README's commands. `make test` is exactly what CI runs (.ci/run).
 CARGO ?= cargo
 
-.PHONY: test fmt-check clippy unit demo bench build harnesses fuzz install eval measure-draw offsets
+.PHONY: test fmt-check clippy unit demo bench build harnesses fuzz install eval measure-draw offsets soak
 
 build:
 	$(CARGO) build --release --bins
@@ -34,6 +34,15 @@ unit: harnesses
 # DING on the bundled demo agent, aggressive then turn-boundary+fresh-idle.
 demo:
 	bash scripts/demo.sh
+
+# The whole-agent simulation's sweeps on a million seeds (and 250,000 on the
+# Gemini model), optimized, with a progress line at every hundredth: every
+# seed that breaks an invariant is printed, with how to replay it.
+# DING_AGENT_SIM_SEEDS=N runs another count. About five minutes on 2 cores.
+soak:
+	DING_AGENT_SIM_PROGRESS=1 DING_AGENT_SIM_SEEDS=$${DING_AGENT_SIM_SEEDS:-1000000} \
+	  $(CARGO) test --profile sim --test agent_simulation -- --nocapture \
+	  random_whole_agent_runs_keep_every_invariant gemini_whole_agent_runs_keep_every_invariant
 
 # Benchmarks are measurements, never pass/fail tests. Each prints its figures.
 bench:

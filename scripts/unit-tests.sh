@@ -9,8 +9,16 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-"${CARGO:-cargo}" test --all-targets --no-fail-fast 2>&1 | tee "$log"
+# The whole-agent simulation's two sweeps run optimized below, on 100,000
+# seeds (and 25,000 on the Gemini model): here only its named scenarios.
+sweeps=(random_whole_agent_runs_keep_every_invariant gemini_whole_agent_runs_keep_every_invariant)
+"${CARGO:-cargo}" test --all-targets --no-fail-fast -- "${sweeps[@]/#/--skip=}" 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
+DING_AGENT_SIM_SEEDS=${DING_AGENT_SIM_SEEDS:-100000} \
+  "${CARGO:-cargo}" test --profile sim --test agent_simulation -- --nocapture "${sweeps[@]}" 2>&1 | tee -a "$log"
+if [ "${PIPESTATUS[0]}" -ne 0 ]; then
+  status=1
+fi
 # The product without the tests' features (crash points): checked apart,
 # since every test build has them.
 if ! CARGO="${CARGO:-cargo}" bash scripts/product-has-no-test-machinery.sh; then

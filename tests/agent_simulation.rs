@@ -73,8 +73,12 @@
 //! Every real-pane failure the simulation can model is a named scenario
 //! below (`real_pane_*`), found on a seed of the sweep and kept.
 //!
-//! `DING_AGENT_SIM_SEEDS=N` runs N seeds (default 10,000);
-//! `DING_AGENT_SIM_SEED=S` runs one and prints its trace.
+//! `DING_AGENT_SIM_SEEDS=N` runs N seeds (default 10,000, and a quarter as
+//! many on the Gemini model; `make test` runs 100,000 optimized, in the
+//! `sim` profile; `make soak` a million, with a progress line);
+//! `DING_AGENT_SIM_SEED=S` runs one and prints its trace. A sweep runs
+//! every seed, prints how many ran and every seed that broke an
+//! invariant, then fails if any did.
 
 #[path = "agent_simulation/claude_harness.rs"]
 mod claude_harness;
@@ -177,10 +181,12 @@ fn print_run(scenario: Scenario) {
     }
 }
 
-/// Runs the worlds of seeds `0..seeds`, each made by `make`, on every core;
-/// panics naming the first seed that breaks an invariant (and how to
-/// replay it: `variable` set to the seed, with `test`); else the files
-/// typed and hooked.
+/// Runs the worlds of seeds `0..seeds`, each made by `make`, on every core,
+/// all of them; prints how many ran and every seed that broke an invariant
+/// (its first violation, and how to replay it: `variable` set to the seed,
+/// with `test`), then panics if any did; else the files typed and hooked.
+/// With `DING_AGENT_SIM_PROGRESS` set (`make soak`) it says how far it got
+/// at every hundredth of the seeds.
 fn sweep_in_threads(
     seeds: u64,
     make: fn(u64) -> Scenario,
@@ -188,10 +194,23 @@ fn sweep_in_threads(
     test: &str,
 ) -> (usize, usize) {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get() as u64);
-    // Each thread runs every `threads`th seed; a failure names its seed.
+    let progress = std::env::var_os("DING_AGENT_SIM_PROGRESS").is_some();
+    let done = std::sync::atomic::AtomicU64::new(0);
+    let step = (seeds / 100).max(1);
+    // Each thread runs every `threads`th seed.
     let sweeps: Vec<Sweep> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..threads)
-            .map(|first| scope.spawn(move || sweep((first..seeds).step_by(threads as usize), make)))
+            .map(|first| {
+                let done = &done;
+                scope.spawn(move || {
+                    sweep((first..seeds).step_by(threads as usize), make, |_| {
+                        let ran = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+                        if progress && ran.is_multiple_of(step) {
+                            eprintln!("{test}: {ran} of {seeds} seeds");
+                        }
+                    })
+                })
+            })
             .collect();
         handles
             .into_iter()
@@ -199,14 +218,25 @@ fn sweep_in_threads(
             .collect()
     });
     let (mut typed, mut hooked) = (0, 0);
+    let mut failures: Vec<(u64, world::Violation)> = Vec::new();
     for sweep in sweeps {
-        if let Some((seed, violation)) = sweep.failure {
-            panic!(
-                "seed {seed}: {violation}\nreplay: {variable}={seed} cargo test --test agent_simulation {test} -- --nocapture"
-            );
-        }
+        failures.extend(sweep.failures);
         typed += sweep.typed;
         hooked += sweep.hooked;
+    }
+    failures.sort_by_key(|(seed, _)| *seed);
+    eprintln!(
+        "{test}: {seeds} seeds run, {} broke an invariant",
+        failures.len()
+    );
+    for (seed, violation) in &failures {
+        eprintln!("  seed {seed}: {violation}");
+    }
+    if let Some((seed, violation)) = failures.first() {
+        panic!(
+            "{} of {seeds} seeds broke an invariant; the first, seed {seed}: {violation}\nreplay: {variable}={seed} cargo test --test agent_simulation {test} -- --nocapture",
+            failures.len()
+        );
     }
     (typed, hooked)
 }
@@ -403,21 +433,23 @@ fn print_every_seed_that_breaks_an_invariant() {
 /// What one thread's seeds found.
 #[derive(Default)]
 struct Sweep {
-    failure: Option<(u64, world::Violation)>,
+    /// Every seed that broke an invariant, with its first violation.
+    failures: Vec<(u64, world::Violation)>,
     typed: usize,
     hooked: usize,
 }
 
-fn sweep(seeds: impl Iterator<Item = u64>, make: fn(u64) -> Scenario) -> Sweep {
+/// Runs each of `seeds`; `ran` is told of each one done.
+fn sweep(seeds: impl Iterator<Item = u64>, make: fn(u64) -> Scenario, ran: impl Fn(u64)) -> Sweep {
     let mut found = Sweep::default();
     for seed in seeds {
         let outcome = run(make(seed));
         found.typed += outcome.typed;
         found.hooked += outcome.hooked;
         if let Some(violation) = outcome.violations.into_iter().next() {
-            found.failure = Some((seed, violation));
-            return found;
+            found.failures.push((seed, violation));
         }
+        ran(seed);
     }
     found
 }
