@@ -19,6 +19,12 @@ DING_AGENT_SIM_SEEDS=${DING_AGENT_SIM_SEEDS:-100000} \
 if [ "${PIPESTATUS[0]}" -ne 0 ]; then
   status=1
 fi
+# The mutation check: defects planted in DING's own code, one at a time,
+# against the same sweeps (docs/simulation.md); alone in its process.
+"${CARGO:-cargo}" test --profile sim --test agent_simulation_mutations -- --ignored --nocapture 2>&1 | tee -a "$log"
+if [ "${PIPESTATUS[0]}" -ne 0 ]; then
+  status=1
+fi
 # The product without the tests' features (crash points): checked apart,
 # since every test build has them.
 if ! CARGO="${CARGO:-cargo}" bash scripts/product-has-no-test-machinery.sh; then

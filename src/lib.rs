@@ -25,6 +25,8 @@
 //!      installed over the running one, after an upgrade in place).
 //!    * `wait`: the one helper that blocks until a fact holds by looking
 //!      again, for the processes' shells (never for a decision).
+//!    * `mutation`: the defects the simulation's mutation check plants
+//!      (test builds only; a release `ding` has none).
 //! 1. [`core`]: the sans-IO engine. It makes every delivery decision and
 //!    owns no file, socket, process or clock. It never names a provider.
 //! 2. `decl` (KDL agent declarations, lowered into typed specs), `pty` (the
@@ -52,6 +54,7 @@ pub mod escape;
 pub mod line_server;
 pub mod lines;
 pub mod log_file;
+pub mod mutation;
 pub mod nonblocking;
 pub mod private_dir;
 pub mod private_file;

@@ -102,6 +102,9 @@ pub enum ComposerContent {
 /// counts: the Return's time fence already asks that no person's input
 /// reached the terminal since the paste, so the paste is DING's.
 pub fn holds_exactly(content: &ComposerContent, notice: &str) -> bool {
+    if crate::mutation::planted(crate::mutation::Mutation::ReturnIgnoresTheComposer) {
+        return true;
+    }
     let visible =
         |text: &str| -> Vec<char> { text.chars().filter(|c| !c.is_whitespace()).collect() };
     match content {

@@ -116,7 +116,11 @@ impl Tunables {
     /// The time fence every compare-and-send carries.
     pub fn time_fence(&self) -> TimeFence {
         TimeFence {
-            quiet_input: self.quiet_input,
+            quiet_input: if crate::mutation::planted(crate::mutation::Mutation::FenceWantsNoQuiet) {
+                Duration::ZERO
+            } else {
+                self.quiet_input
+            },
             settled_output: self.settled_output,
         }
     }

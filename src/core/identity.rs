@@ -45,6 +45,9 @@ pub struct ClaimedIdentity<'a> {
 impl Identity {
     /// The first part in which `self` differs from `other`, if any.
     pub fn mismatch(&self, other: &Identity) -> Option<IdentityPart> {
+        if crate::mutation::planted(crate::mutation::Mutation::IdentityBySessionAlone) {
+            return (self.session != other.session).then_some(IdentityPart::Session);
+        }
         first_difference(self.parts(), other.parts())
     }
 

@@ -53,6 +53,11 @@ impl MessageState {
     /// restored as confirmed: the journal does not record whether the
     /// outcome of its write was known.
     pub fn restored(entry: &JournalEntry) -> MessageState {
+        if entry.owner == Owner::Staged
+            && crate::mutation::planted(crate::mutation::Mutation::JournalRestoresStagedAsPending)
+        {
+            return MessageState::Pending;
+        }
         match entry.owner {
             Owner::Staged => MessageState::Staged {
                 incarnation: entry.incarnation.clone(),

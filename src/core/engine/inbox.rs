@@ -87,6 +87,9 @@ impl Engine {
 
     /// Whether a gather still holds the pending files back at `now`.
     pub(super) fn gathering(&self, now: Time) -> bool {
+        if crate::mutation::planted(crate::mutation::Mutation::NoGather) {
+            return false;
+        }
         self.gather
             .is_some_and(|gather| gather.is_open(self.config.tunables.gather_window(), now))
     }

@@ -53,6 +53,9 @@ const NBSP: char = '\u{a0}';
 pub fn read(snapshot: &Snapshot) -> View {
     let unrecognized = |why| View::new(Screen::Unrecognized, Composer::Unknown, why);
     if let Some(why) = dialog(snapshot) {
+        if crate::mutation::planted(crate::mutation::Mutation::DialogReadsIdle) {
+            return View::ready(Composer::Empty);
+        }
         return View::new(Screen::Dialog, Composer::Unknown, why);
     }
     let Some((top, bottom)) = composer_rules(snapshot) else {

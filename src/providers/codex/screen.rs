@@ -126,6 +126,14 @@ fn view(screen: Screen, composer: Composer, fresh: bool, why: &'static str) -> V
 pub fn read(snapshot: &Snapshot) -> View {
     let unrecognized = |why| view(Screen::Unrecognized, Composer::Unknown, false, why);
     if let Some(why) = dialog(snapshot) {
+        if crate::mutation::planted(crate::mutation::Mutation::DialogReadsIdle) {
+            return view(
+                Screen::Ready,
+                Composer::Empty,
+                false,
+                "ready, composer empty",
+            );
+        }
         return view(Screen::Dialog, Composer::Unknown, false, why);
     }
     if snapshot

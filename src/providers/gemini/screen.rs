@@ -93,6 +93,16 @@ struct Found {
 
 /// Reads one snapshot of Gemini CLI's screen.
 pub fn read(snapshot: &Snapshot) -> View {
+    let view = read_screen(snapshot);
+    if view.screen == Screen::Dialog
+        && crate::mutation::planted(crate::mutation::Mutation::DialogReadsIdle)
+    {
+        return View::ready(Composer::Empty);
+    }
+    view
+}
+
+fn read_screen(snapshot: &Snapshot) -> View {
     let unrecognized = |why| View::new(Screen::Unrecognized, Composer::Unknown, why);
     let Some(found) = composer(snapshot) else {
         return match dialog_without_composer(snapshot) {

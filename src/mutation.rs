@@ -1,0 +1,78 @@
+//! Planted defects: named places in DING's own decision code where the
+//! simulation's mutation check (`tests/agent_simulation_mutations.rs`)
+//! puts one deliberate, careless-looking defect at a time, to prove that
+//! its sweeps would catch such a change where it would really be made (in
+//! a grammar, the engine, the adapter machine), not in a copy beside the
+//! code (`docs/simulation.md` lists what each sweep catches).
+//!
+//! Only test builds can plant one: the cargo feature `mutations`, which
+//! the crate's tests turn on (as with the sidecar's crash points). A
+//! release `ding` has no switch: [`planted`] is `false`, known at compile
+//! time, and the checks fold away.
+
+/// One deliberate defect.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mutation {
+    /// The fence asks the PTY host for no quiet after the person's input.
+    FenceWantsNoQuiet,
+    /// A parked wake or queued turn goes without waiting for the person's
+    /// quiet.
+    WakeSkipsQuiet,
+    /// The engine compares a lease's identity by its session alone.
+    IdentityBySessionAlone,
+    /// A typed notice's Return is confirmed whatever its composer shows.
+    ReturnIgnoresTheComposer,
+    /// A journal's staged file is restored as pending, to be rung again.
+    JournalRestoresStagedAsPending,
+    /// A harness grammar reads its dialogs as a ready, empty screen.
+    DialogReadsIdle,
+    /// Arrivals are not gathered: each goes as soon as it comes.
+    NoGather,
+}
+
+impl Mutation {
+    pub const ALL: [Mutation; 7] = [
+        Mutation::FenceWantsNoQuiet,
+        Mutation::WakeSkipsQuiet,
+        Mutation::IdentityBySessionAlone,
+        Mutation::ReturnIgnoresTheComposer,
+        Mutation::JournalRestoresStagedAsPending,
+        Mutation::DialogReadsIdle,
+        Mutation::NoGather,
+    ];
+}
+
+#[cfg(feature = "mutations")]
+mod switch {
+    use std::sync::Mutex;
+
+    use super::Mutation;
+
+    pub static PLANTED: Mutex<Option<Mutation>> = Mutex::new(None);
+}
+
+/// Plants `mutation` (or none) in this process, for every thread: the
+/// mutation check's test binary does nothing else meanwhile.
+#[cfg(feature = "mutations")]
+pub fn plant(mutation: Option<Mutation>) {
+    *switch::PLANTED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner) = mutation;
+}
+
+/// Whether `mutation` is planted in this process.
+#[inline]
+pub fn planted(mutation: Mutation) -> bool {
+    #[cfg(feature = "mutations")]
+    {
+        *switch::PLANTED
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            == Some(mutation)
+    }
+    #[cfg(not(feature = "mutations"))]
+    {
+        let _ = mutation;
+        false
+    }
+}
