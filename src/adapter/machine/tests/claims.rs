@@ -194,10 +194,10 @@ fn granted_files_wait_for_the_receipt_and_go_back_without_it() {
     }
 }
 
-/// A hook call that proves a delivery never reached the harness (Codex's
-/// launcher: the app-server died before the delivery was queued) gives
-/// its files back at once: pending again, evidence is wanted for them,
-/// and a parked call claims them.
+/// A hook call that proves a delivery never reached the harness (a
+/// launcher whose server died before the delivery was queued) gives its
+/// files back at once: pending again, evidence is wanted for them, and a
+/// parked call claims them.
 #[test]
 fn files_a_hook_call_proves_undelivered_go_back_at_once() {
     let mut machine = machine();
