@@ -362,6 +362,34 @@ fn a_late_queue_report_of_a_dead_app_server_counts_for_nothing() {
     );
 }
 
+/// Found by `make soak` (seed 526970), where DING was wrong: the adapter
+/// answered the launcher's parked call with three files at 14939 ms and
+/// the app-server died right then, before the launcher's
+/// `thread/queue/add` reached it. The new server's first report (18580)
+/// listed nothing of DING's, so the adapter knew the delivery was gone
+/// and owed its files to the next claim; but the files were still
+/// hook-owned, the sidecar wanted no evidence for them, and the parked
+/// call, which claims only once evidence is wanted, waited until the run
+/// ended (nothing else arrived). A delivery that never reached a server
+/// now gives its files back to unread work (`release`, `no-receipt`) as
+/// the report that proves it is read: evidence is wanted, and the
+/// launcher's park claims them again.
+#[test]
+fn a_delivery_that_never_reached_an_app_server_goes_back_to_unread_work() {
+    holds_without(
+        Harness::Codex,
+        526970,
+        Class::Liveness,
+        &[
+            "14939 hook queue answered, naming [\"m0003.md\", \"m0004.md\", \"m0005.md\"]",
+            "14940 hook launch",
+            "18580 hook queue",
+            "18852 hook queue answered, naming [\"m0003.md\", \"m0004.md\", \"m0005.md\"]",
+            "a queued turn starts on \"[ding] 3 unread",
+        ],
+    );
+}
+
 /// Found by the same sweep (seed 43979), where the world model was
 /// wrong: a `Stop` continuation carries five files into a turn that is
 /// lost with its app-server, and the person compacts. The world had

@@ -122,6 +122,11 @@ pub struct HookPlan {
     /// example DING's own notice, submitted as a prompt), reported at once
     /// as a `turn-boundary` receipt.
     pub received: Vec<MessageName>,
+    /// Files the call proves never reached the harness (a delivery the
+    /// harness lost before it could carry it): given back to unread work
+    /// at once (`release`, `no-receipt`), so that they are pending again
+    /// and evidence is wanted for them (a parked call claims them).
+    pub undelivered: Vec<MessageName>,
     /// ParkedCalls whose parked call no longer helps (the harness left the state
     /// it was parked for, say a turn started): each is answered with
     /// nothing before this call's action, so it can claim nothing more.
@@ -148,6 +153,7 @@ impl HookPlan {
         HookPlan {
             facts: Vec::new(),
             received: Vec::new(),
+            undelivered: Vec::new(),
             end_parked: Vec::new(),
             recheck_settings: false,
             action,

@@ -65,6 +65,7 @@ impl<P: Provider> AdapterMachine<P> {
                 let line = self.uplink.turn_boundary(&identity, plan.received);
                 self.emit(Output::Uplink(line));
             }
+            self.give_back(&identity, plan.undelivered, Undelivered::NoReceipt);
         }
         for slot in plan.end_parked {
             if let Some(parked) = self.parked.release(slot) {

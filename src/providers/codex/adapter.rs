@@ -25,6 +25,7 @@ use crate::adapter::{
 };
 use crate::core::downlink::Claimed;
 use crate::core::identity::Identity;
+use crate::core::message::MessageName;
 use crate::core::protocol::{Lifecycle, WithdrawKeys};
 use crate::core::time::Time;
 use crate::pty::wire::Snapshot;
@@ -122,7 +123,9 @@ impl Codex {
         self.path = NativePath::Working;
     }
 
-    fn on_launcher(&mut self, event: &str, payload: &Value, now: Time) {
+    /// What the launcher said; the files of deliveries it reports it
+    /// could not queue, which go back to unread work.
+    fn on_launcher(&mut self, event: &str, payload: &Value, now: Time) -> Vec<MessageName> {
         if event == LAUNCH {
             // A report that does not read declares nothing.
             let launch: Option<LaunchReport> = serde_json::from_value(payload.clone()).ok();
@@ -159,7 +162,7 @@ impl Codex {
                 }) => NativePath::Unavailable(why),
                 _ => NativePath::Working,
             };
-            return;
+            return Vec::new();
         }
         let report = QueueReport::from_payload(payload);
         if let Some(listed) = &report.hooks {
@@ -189,9 +192,7 @@ impl Codex {
             std::mem::take(&mut self.memory.deliveries)
                 .into_iter()
                 .partition(|delivery| report.failed.contains(&delivery.id));
-        for delivery in failed {
-            self.memory.owed.extend(delivery.names);
-        }
+        let undelivered = self.owe(failed);
         self.memory.deliveries = kept;
         if report.thread_id.is_some() && report.thread_id != self.memory.thread {
             if self.memory.thread.is_some() {
@@ -199,6 +200,25 @@ impl Codex {
             }
             self.memory.thread = report.thread_id;
         }
+        undelivered
+    }
+
+    /// Deliveries that never reached Codex's queue: their files are owed
+    /// to the next claim, and are given back to unread work (returned)
+    /// so that they are pending again. Owed alone, they would wait for a
+    /// claim that nothing asks for: a parked call claims only once
+    /// evidence is wanted, and the sidecar wants none for files a hook
+    /// owns (found by the whole-agent simulation, seed 526970: the
+    /// app-server died between the answer and `thread/queue/add`, the new
+    /// server's first report said the delivery was gone, and the launcher's
+    /// park waited with the three files owed until the run ended).
+    fn owe(&mut self, lost: Vec<Delivery>) -> Vec<MessageName> {
+        let names: Vec<MessageName> = lost
+            .into_iter()
+            .flat_map(|delivery| delivery.names)
+            .collect();
+        self.memory.owed.extend(names.iter().cloned());
+        names
     }
 
     /// Whether a `queue` call while the native path is down is one the
@@ -218,11 +238,11 @@ impl Codex {
     /// The first `queue` report of an app-server started again after the
     /// last one died: a delivery it does not list as queued died with the
     /// old one, and its files are owed to the next claim (the launcher's
-    /// parked call's among them). Before the call is planned, so that its
-    /// park claims them.
-    fn after_the_server_came_back(&mut self, payload: &Value) {
+    /// parked call's among them), and go back to unread work (returned).
+    /// Before the call is planned, so that its park claims them.
+    fn after_the_server_came_back(&mut self, payload: &Value) -> Vec<MessageName> {
         if !matches!(self.path, NativePath::Down(_)) {
-            return;
+            return Vec::new();
         }
         self.path = NativePath::Working;
         let report = QueueReport::from_payload(payload);
@@ -230,10 +250,9 @@ impl Codex {
             std::mem::take(&mut self.memory.deliveries)
                 .into_iter()
                 .partition(|delivery| !report.queued.contains(&delivery.id));
-        for delivery in lost {
-            self.memory.owed.extend(delivery.names);
-        }
+        let undelivered = self.owe(lost);
         self.memory.deliveries = kept;
+        undelivered
     }
 
     /// Since the launcher last spoke, if one of DING's deliveries waits to
@@ -326,16 +345,18 @@ impl Provider for Codex {
         if let Some(identity) = &call.identity {
             self.new_terminal(Some(&identity.incarnation), now);
         }
+        let mut undelivered = Vec::new();
         if call.event == QUEUE {
             if self.is_from_the_dead_server(&call.payload) {
                 // It offers nothing to queue into, and reports nothing.
                 return HookPlan::nothing();
             }
-            self.after_the_server_came_back(&call.payload);
+            undelivered = self.after_the_server_came_back(&call.payload);
         }
-        let planned = hooks::plan(&call.event, &call.payload, agent, &self.memory);
+        let mut planned = hooks::plan(&call.event, &call.payload, agent, &self.memory);
         if call.event == QUEUE || call.event == LAUNCH {
-            self.on_launcher(&call.event, &call.payload, now);
+            undelivered.extend(self.on_launcher(&call.event, &call.payload, now));
+            planned.plan.undelivered = undelivered;
         } else {
             self.fired = true;
         }

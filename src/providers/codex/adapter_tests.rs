@@ -169,14 +169,17 @@ fn a_dead_app_server_holds_the_terminal_and_what_died_in_its_queue_is_owed() {
         json!({"threadId": "t", "status": "idle", "queued": [id["queue"]["id"]], "failed": []});
     let plan = codex.on_hook(&call(QUEUE, late, "a"), &agent(), T);
     assert_eq!(plan.action, HookAction::Answer(HookAnswer::default()));
+    assert!(plan.undelivered.is_empty(), "{plan:?}");
     assert!(
         codex
             .native_path_holds()
             .is_some_and(|why| why.contains("is down"))
     );
     // The new app-server lists nothing of DING's: the delivery died
-    // with the old one, and its file is claimed by the next park.
+    // with the old one: its file goes back to unread work, and is
+    // claimed by the next park.
     let plan = codex.on_hook(&call(QUEUE, report, "a"), &agent(), T);
+    assert_eq!(plan.undelivered, [MessageName::new("a.md").expect("name")]);
     let HookAction::Park(park) = plan.action else {
         panic!("parked: {plan:?}");
     };
@@ -342,7 +345,8 @@ fn a_delivery_that_could_not_be_queued_is_claimed_again_by_the_next_hook() {
     let id: Value = serde_json::from_str(&answer.stdout).expect("JSON");
     let failed =
         json!({"threadId": "t", "status": "idle", "queued": [], "failed": [id["queue"]["id"]]});
-    codex.on_hook(&call(QUEUE, failed, "a"), &agent(), T);
+    let plan = codex.on_hook(&call(QUEUE, failed, "a"), &agent(), T);
+    assert_eq!(plan.undelivered, [MessageName::new("a.md").expect("name")]);
     assert_eq!(
         evidence(&mut codex, &ready(true)),
         ActivityState::Idle,
@@ -365,4 +369,32 @@ fn a_delivery_that_could_not_be_queued_is_claimed_again_by_the_next_hook() {
         matches!(request.wants, ClaimWants::Oldest(_)),
         "owed once only"
     );
+}
+
+/// Found by the whole-agent simulation (seed 526970): the app-server died
+/// between the adapter's answer and the launcher's `thread/queue/add`, and
+/// no report listed the delivery late. The new server's first report does
+/// not list it: its files go back to unread work (so that evidence is
+/// wanted and the launcher's parked call claims them), once, and only to
+/// that report.
+#[test]
+fn a_delivery_that_never_reached_a_server_goes_back_when_the_new_one_reports() {
+    let mut codex = Codex::new(true);
+    let mut report = idle_report();
+    report["hooks"] = json!(all_hooks_trusted());
+    let queue = call(QUEUE, report.clone(), "a");
+    codex.on_hook(&queue, &agent(), T);
+    codex.on_claimed(&queue, &claimed(&["a.md", "b.md"]), &agent(), T);
+    let down = json!({"mode": "native-down", "error": "the app-server exited (signal: 9); starting it again (1 of 3)"});
+    let plan = codex.on_hook(&call(LAUNCH, down, "a"), &agent(), T);
+    assert!(plan.undelivered.is_empty(), "{plan:?}");
+    let plan = codex.on_hook(&call(QUEUE, report.clone(), "a"), &agent(), T);
+    let names: Vec<MessageName> = ["a.md", "b.md"]
+        .iter()
+        .map(|name| MessageName::new(name).expect("name"))
+        .collect();
+    assert_eq!(plan.undelivered, names);
+    assert!(matches!(plan.action, HookAction::Park(_)), "{plan:?}");
+    let plan = codex.on_hook(&call(QUEUE, report, "a"), &agent(), T);
+    assert!(plan.undelivered.is_empty(), "given back once: {plan:?}");
 }

@@ -193,3 +193,26 @@ fn granted_files_wait_for_the_receipt_and_go_back_without_it() {
         assert_eq!(machine.next_deadline(), None, "nothing left waiting");
     }
 }
+
+/// A hook call that proves a delivery never reached the harness (a
+/// launcher whose server died before the delivery was queued) gives its
+/// files back at once: pending again, evidence is wanted for them, and a
+/// parked call claims them.
+#[test]
+fn files_a_hook_call_proves_undelivered_go_back_at_once() {
+    let mut machine = machine();
+    call(&mut machine, 1, "lost", at(0));
+    let outputs = drain(&mut machine);
+    let lines = uplinked(&outputs);
+    assert!(
+        matches!(
+            &lines[..],
+            [Body::Release {
+                messages,
+                reason: Undelivered::NoReceipt,
+                ..
+            }] if messages.len() == 1 && messages[0].as_str() == "a.md"
+        ),
+        "{lines:?}"
+    );
+}

@@ -92,6 +92,10 @@ impl Provider for Probe {
                 recheck_settings: true,
                 ..HookPlan::nothing()
             },
+            "lost" => HookPlan {
+                undelivered: vec![MessageName::new("a.md").expect("name")],
+                ..HookPlan::nothing()
+            },
             "wake" => HookPlan::act(HookAction::Park(Park {
                 slot: "wake",
                 claim,
