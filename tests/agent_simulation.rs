@@ -855,7 +855,7 @@ fn real_pane_a_key_that_is_not_text_between_the_paste_and_its_return_takes_the_p
         &[
             "8332 send-if 1 at revision 22",
             "8448 the host holds the key behind DING's paste",
-            "8537 the host takes DING's paste back out: a key that is not text alone",
+            "8537 the host takes DING's paste back out: a person's key that is not text alone",
             "8924 send-if 4 at revision 30",
             "9176 submitted \"[ding] 2 unread inbox messages in inbox/new: m0001.md, m0002",
         ],
@@ -870,7 +870,11 @@ fn real_pane_a_key_that_is_not_text_between_the_paste_and_its_return_takes_the_p
 /// 326 on the Gemini model the person types `s` just after DING's paste
 /// (held) and Return 53 ms later: the host takes the paste back out, lets
 /// the `s` go on, and the Return as far after it as it was typed; the
-/// person's prompt is submitted and the five files ride it.
+/// person's prompt is submitted and the five files ride it. (Since the
+/// simulation drives the host's own input order, the `s` waits behind the
+/// withdraw's 100 ms wait before its Ctrl-U, as `ding pty` does it: the
+/// simulation's copy wrote the withdraw keys at once, so the prompt is
+/// submitted 100 ms later than it was, at 4083.)
 #[test]
 fn real_pane_held_text_and_the_return_after_it_keep_the_persons_spacing() {
     holds_without(
@@ -880,9 +884,9 @@ fn real_pane_held_text_and_the_return_after_it_keep_the_persons_spacing() {
         &[
             "3852 the host holds the key behind DING's paste",
             "3905 person types \"\\r\"",
-            "3905 the host takes DING's paste back out: a key that is not text alone",
-            "3983 submitted \"s\"",
-            "3987 hook BeforeAgent answered, naming [\"m0001.md\", \"m0002.md\", \"m0003.md\", \"m0004.md\", \"m0005.md\"]",
+            "3905 the host takes DING's paste back out: a person's key that is not text alone",
+            "4083 submitted \"s\"",
+            "4087 hook BeforeAgent answered, naming [\"m0001.md\", \"m0002.md\", \"m0003.md\", \"m0004.md\", \"m0005.md\"]",
         ],
     );
 }
