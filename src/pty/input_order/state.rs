@@ -569,3 +569,192 @@ impl InputOrder {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! The input order in plain milliseconds: no clock, no terminal.
+
+    use super::*;
+    use crate::pty::input_order::{KeyPacing, Transaction};
+
+    const DING: Client = Client(7);
+
+    fn at(ms: u64) -> Time {
+        Time::from_millis(ms)
+    }
+
+    /// A running terminal `s`/`i1`/`g1` that asked for bracketed paste.
+    fn order() -> InputOrder {
+        let mut order = InputOrder::new("s".into(), "g1".into(), KeyPacing::PERSON);
+        let terminal = Input::Terminal {
+            incarnation: "i1".into(),
+            running: true,
+            open: true,
+        };
+        order.handle_input(terminal, at(0));
+        order.handle_input(
+            Input::Redrawn {
+                bracketed_paste: true,
+            },
+            at(0),
+        );
+        order
+    }
+
+    /// Drains the outputs at `now` as a shell would whose terminal takes
+    /// every byte at once and whose output is always read.
+    fn drain(order: &mut InputOrder, now: Time) -> Vec<Output> {
+        let mut all = Vec::new();
+        loop {
+            while let Some(output) = order.poll_output() {
+                let read = matches!(output, Output::ReadOutput);
+                all.push(output);
+                if read {
+                    order.handle_input(Input::OutputRead, now);
+                }
+            }
+            if order.landed() {
+                return all;
+            }
+            order.handle_input(Input::Landed, now);
+        }
+    }
+
+    fn send_if(expected_revision: u64, quiet_input_ms: u64, steps: Vec<WireStep>) -> Input {
+        Input::Transaction(Transaction {
+            client: DING,
+            condition: Some(Condition {
+                session: "s".into(),
+                incarnation: "i1".into(),
+                generation: "g1".into(),
+                expected_revision,
+                quiet_input_ms: Some(quiet_input_ms),
+                settled_output_ms: Some(0),
+            }),
+            origin: Origin::Delivery,
+            steps,
+            hold: None,
+        })
+    }
+
+    fn replies(outputs: &[Output]) -> Vec<&ServerLine> {
+        outputs
+            .iter()
+            .filter_map(|output| match output {
+                Output::Reply { line, .. } => Some(line),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_fence_is_judged_on_the_time_given_after_the_output_is_read() {
+        let mut order = order();
+        order.handle_input(Input::Keys(b"a".to_vec()), at(1_000));
+        let outputs = drain(&mut order, at(1_000));
+        assert!(matches!(
+            outputs.as_slice(),
+            [Output::Write {
+                by: Writer::Person,
+                ..
+            }]
+        ));
+        let revision = order.revision();
+        // 100 ms after the key, a send-if asking for 250 ms of quiet.
+        order.handle_input(
+            send_if(revision, 250, vec![WireStep::Write(b"x".to_vec())]),
+            at(1_100),
+        );
+        let outputs = drain(&mut order, at(1_100));
+        assert!(matches!(outputs.first(), Some(Output::ReadOutput)));
+        let expected = ServerLine::Reply(Reply::SendIf(SendIfReply::Unsettled {
+            part: TerminalPart::Input,
+            quiet_for_ms: 100,
+            retry_in_ms: 150,
+            revision,
+        }));
+        assert_eq!(replies(&outputs), vec![&expected]);
+        // Asked again once quiet: written, and DING's bytes move the
+        // revision but not the time of the person's input.
+        order.handle_input(
+            send_if(revision, 250, vec![WireStep::Write(b"x".to_vec())]),
+            at(1_250),
+        );
+        let outputs = drain(&mut order, at(1_250));
+        let sent = ServerLine::Reply(Reply::SendIf(SendIfReply::Sent {
+            revision: revision + 1,
+            written: 1,
+        }));
+        assert_eq!(replies(&outputs), vec![&sent]);
+        assert_eq!(order.terminal().input_at_ms, Some(1_000));
+    }
+
+    #[test]
+    fn a_wait_is_a_timer_of_the_table_and_an_early_timeout_changes_nothing() {
+        let mut order = order();
+        let steps = vec![
+            WireStep::Write(b"a".to_vec()),
+            WireStep::WaitMs(50),
+            WireStep::Write(b"\r".to_vec()),
+        ];
+        order.handle_input(send_if(order.revision(), 0, steps), at(10));
+        let outputs = drain(&mut order, at(10));
+        assert!(replies(&outputs).is_empty());
+        assert_eq!(order.next_deadline(), Some(at(60)));
+        order.handle_timeout(at(59));
+        assert!(drain(&mut order, at(59)).is_empty());
+        order.handle_timeout(at(60));
+        let outputs = drain(&mut order, at(60));
+        assert!(matches!(
+            outputs.first(),
+            Some(Output::Write {
+                by: Writer::Ding,
+                ..
+            })
+        ));
+        assert_eq!(replies(&outputs).len(), 1);
+        assert_eq!(order.next_deadline(), None, "idle: no deadline");
+        assert!(order.is_idle());
+    }
+
+    #[test]
+    fn a_hold_that_runs_out_with_text_held_takes_the_paste_back_out_first() {
+        let mut order = order();
+        let Input::Transaction(mut paste) = send_if(
+            order.revision(),
+            0,
+            vec![WireStep::Paste(b"notice".to_vec())],
+        ) else {
+            unreachable!()
+        };
+        paste.hold = HoldAsk::new(Some(500), Some(vec![WireStep::Write(b"\x15".to_vec())]))
+            .expect("a valid hold");
+        order.handle_input(Input::Transaction(paste), at(0));
+        drain(&mut order, at(0));
+        order.handle_input(Input::Keys(b"p".to_vec()), at(100));
+        let held = drain(&mut order, at(100));
+        assert!(matches!(
+            held.as_slice(),
+            [Output::Log(Record::Held { .. })]
+        ));
+        assert_eq!(order.next_deadline(), Some(at(500)));
+        order.handle_timeout(at(500));
+        let outputs = drain(&mut order, at(500));
+        let writes: Vec<(&[u8], Writer)> = outputs
+            .iter()
+            .filter_map(|output| match output {
+                Output::Write { bytes, by } => Some((bytes.as_slice(), *by)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            writes,
+            vec![(&b"\x15"[..], Writer::Ding), (&b"p"[..], Writer::Person)]
+        );
+        assert!(
+            outputs
+                .iter()
+                .any(|output| matches!(output, Output::Withdrawn { .. }))
+        );
+    }
+}
