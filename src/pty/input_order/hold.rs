@@ -181,7 +181,7 @@ impl InputOrder {
             why,
             revision,
         });
-        let withdrawal = Queued::Transaction(Running::withdrawal(client, steps));
+        let withdrawal = Queued::Transaction(Box::new(Running::withdrawal(client, steps)));
         self.queued_bytes += withdrawal.len();
         self.queued.push_front(withdrawal);
     }

@@ -54,7 +54,7 @@ pub(super) enum Queued {
         bytes: Vec<u8>,
         arrived: Time,
     },
-    Transaction(Running),
+    Transaction(Box<Running>),
 }
 
 /// A transaction with its steps, as it runs.
@@ -228,7 +228,7 @@ impl InputOrder {
                     hold: tx.hold,
                     withdrawal: false,
                 };
-                self.submit(Queued::Transaction(running), now);
+                self.submit(Queued::Transaction(Box::new(running)), now);
             }
             Input::Output { bracketed_paste } => {
                 self.revision += 1;
@@ -334,7 +334,7 @@ impl InputOrder {
             }
             // The compare runs on every byte of output pending now.
             Queued::Transaction(tx) => {
-                self.comparing = Some(tx);
+                self.comparing = Some(*tx);
                 self.out(Output::ReadOutput);
             }
         }

@@ -47,7 +47,7 @@ impl InputOrder {
     /// goes. Early or repeated calls change nothing.
     pub fn handle_timeout(&mut self, now: Time) {
         for timer in Timer::ALL {
-            if !self.deadline(timer).is_some_and(|at| at <= now) {
+            if self.deadline(timer).is_none_or(|at| at > now) {
                 continue;
             }
             match timer {
