@@ -26,9 +26,12 @@
 //!   all with input lag
 //!   (a key reaches the harness, and moves the screen, some milliseconds
 //!   after it was written);
-//! * a PTY host model: compare-and-send against the revision (which moves
-//!   when the harness draws), one transaction at a time, a person's input
-//!   queued behind it, pushes while the adapter watches;
+//! * the PTY host's own input order (`ding::pty::input_order`, the very
+//!   machine `ding pty` runs): compare-and-send against the revision
+//!   (which moves when the harness draws), the time fence, one transaction
+//!   at a time, a person's input queued behind it, the hold, withdraw and
+//!   the pacing of keys; the world is its shell (a terminal that takes
+//!   every byte at once, pushes while the adapter watches);
 //! * a person: drafts typed at any pace, left and finished, submitted,
 //!   cleared; menus answered; turns stopped; slash commands where the
 //!   harness has them; quiet at the end;
@@ -57,16 +60,16 @@
 //!   a compaction leaves it told);
 //! * the same seed gives the same trace.
 //!
-//! The PTY is modelled as `ding pty` is: every input and output moves the
-//! revision, the host times a person's input and the harness's output,
-//! refuses a compare-and-send by its time fence, and stops one a person's
-//! key interrupts. The Return of a typed notice is a fenced phase of its
-//! own, asked for only on evidence that the composer holds the notice
-//! alone; a person's input between the two takes the paste back out (the
-//! provider's withdraw keys) before it goes on. Any violation fails the
-//! sweep with its seed. Races were once listed here as known open while
-//! an open issue fixed them; the last two (issue 20: a key that is not
-//! text alone between the paste and its Return left the notice glued to
+//! The PTY host is `ding pty`'s input order, not a copy: every input and
+//! output moves the revision, the host times a person's input and the
+//! harness's output, refuses a compare-and-send by its time fence, and
+//! stops one a person's key interrupts. The Return of a typed notice is a
+//! fenced phase of its own, asked for only on evidence that the composer
+//! holds the notice alone; a person's input between the two takes the paste
+//! back out (the provider's withdraw keys) before it goes on. Any violation
+//! fails the sweep with its seed. Races were once listed here as known open
+//! while an open issue fixed them; the last two (issue 20: a key that is
+//! not text alone between the paste and its Return left the notice glued to
 //! the person's draft, and such a notice, deleted by the person, was never
 //! rung again) closed with the withdraw keys, and the list went with them.
 //!

@@ -1,5 +1,6 @@
 //! The simulated world of one seed: the engine, the adapter machine, a
-//! harness model, a PTY host model, a person, arrivals, and the invariants.
+//! harness model, the PTY host's own input order (its shell here), a
+//! person, arrivals, and the invariants.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::path::PathBuf;
