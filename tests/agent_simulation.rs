@@ -26,9 +26,12 @@
 //!   all with input lag
 //!   (a key reaches the harness, and moves the screen, some milliseconds
 //!   after it was written);
-//! * a PTY host model: compare-and-send against the revision (which moves
-//!   when the harness draws), one transaction at a time, a person's input
-//!   queued behind it, pushes while the adapter watches;
+//! * the PTY host's own input order (`ding::pty::input_order`, the very
+//!   machine `ding pty` runs): compare-and-send against the revision
+//!   (which moves when the harness draws), the time fence, one transaction
+//!   at a time, a person's input queued behind it, the hold, withdraw and
+//!   the pacing of keys; the world is its shell (a terminal that takes
+//!   every byte at once, pushes while the adapter watches);
 //! * a person: drafts typed at any pace, left and finished, submitted,
 //!   cleared; menus answered; turns stopped; slash commands where the
 //!   harness has them; quiet at the end;
@@ -57,16 +60,16 @@
 //!   a compaction leaves it told);
 //! * the same seed gives the same trace.
 //!
-//! The PTY is modelled as `ding pty` is: every input and output moves the
-//! revision, the host times a person's input and the harness's output,
-//! refuses a compare-and-send by its time fence, and stops one a person's
-//! key interrupts. The Return of a typed notice is a fenced phase of its
-//! own, asked for only on evidence that the composer holds the notice
-//! alone; a person's input between the two takes the paste back out (the
-//! provider's withdraw keys) before it goes on. Any violation fails the
-//! sweep with its seed. Races were once listed here as known open while
-//! an open issue fixed them; the last two (issue 20: a key that is not
-//! text alone between the paste and its Return left the notice glued to
+//! The PTY host is `ding pty`'s input order, not a copy: every input and
+//! output moves the revision, the host times a person's input and the
+//! harness's output, refuses a compare-and-send by its time fence, and
+//! stops one a person's key interrupts. The Return of a typed notice is a
+//! fenced phase of its own, asked for only on evidence that the composer
+//! holds the notice alone; a person's input between the two takes the paste
+//! back out (the provider's withdraw keys) before it goes on. Any violation
+//! fails the sweep with its seed. Races were once listed here as known open
+//! while an open issue fixed them; the last two (issue 20: a key that is
+//! not text alone between the paste and its Return left the notice glued to
 //! the person's draft, and such a notice, deleted by the person, was never
 //! rung again) closed with the withdraw keys, and the list went with them.
 //!
@@ -915,7 +918,7 @@ fn real_pane_a_key_that_is_not_text_between_the_paste_and_its_return_takes_the_p
         &[
             "8332 send-if 1 at revision 22",
             "8448 the host holds the key behind DING's paste",
-            "8537 the host takes DING's paste back out: a key that is not text alone",
+            "8537 the host takes DING's paste back out: a person's key that is not text alone",
             "8924 send-if 4 at revision 30",
             "9176 submitted \"[ding] 2 unread inbox messages in inbox/new: m0001.md, m0002",
         ],
@@ -930,7 +933,11 @@ fn real_pane_a_key_that_is_not_text_between_the_paste_and_its_return_takes_the_p
 /// 326 on the Gemini model the person types `s` just after DING's paste
 /// (held) and Return 53 ms later: the host takes the paste back out, lets
 /// the `s` go on, and the Return as far after it as it was typed; the
-/// person's prompt is submitted and the five files ride it.
+/// person's prompt is submitted and the five files ride it. (Since the
+/// simulation drives the host's own input order, the `s` waits behind the
+/// withdraw's 100 ms wait before its Ctrl-U, as `ding pty` does it: the
+/// simulation's copy wrote the withdraw keys at once, so the prompt is
+/// submitted 100 ms later than it was, at 4083.)
 #[test]
 fn real_pane_held_text_and_the_return_after_it_keep_the_persons_spacing() {
     holds_without(
@@ -940,9 +947,9 @@ fn real_pane_held_text_and_the_return_after_it_keep_the_persons_spacing() {
         &[
             "3852 the host holds the key behind DING's paste",
             "3905 person types \"\\r\"",
-            "3905 the host takes DING's paste back out: a key that is not text alone",
-            "3983 submitted \"s\"",
-            "3987 hook BeforeAgent answered, naming [\"m0001.md\", \"m0002.md\", \"m0003.md\", \"m0004.md\", \"m0005.md\"]",
+            "3905 the host takes DING's paste back out: a person's key that is not text alone",
+            "4083 submitted \"s\"",
+            "4087 hook BeforeAgent answered, naming [\"m0001.md\", \"m0002.md\", \"m0003.md\", \"m0004.md\", \"m0005.md\"]",
         ],
     );
 }

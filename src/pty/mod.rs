@@ -12,7 +12,10 @@
 //! * [`screen`]: the vt100 model, snapshots and redraws.
 //! * [`child`]: starting the harness on a new PTY and decoding its exit.
 //! * [`connection`]: one client connection's buffers and backpressure.
-//! * [`host`]: the single-threaded mio loop that ties them together.
+//! * [`input_order`]: the sans-IO machine of the input order (queue,
+//!   compare-and-send, time fence, hold, withdraw, pacing).
+//! * [`host`]: the single-threaded mio loop that ties them together and
+//!   carries out the input order's outputs.
 //! * [`client`]: a small blocking client for `ding attach`, tests and the
 //!   sidecar.
 //! * [`control_conn`]: one non-blocking control connection for a mio loop
@@ -26,6 +29,7 @@ mod connection;
 pub mod control_conn;
 pub mod host;
 pub mod identity;
+pub mod input_order;
 pub mod last_exit;
 mod queries;
 pub mod screen;

@@ -1,5 +1,6 @@
 //! The simulated world of one seed: the engine, the adapter machine, a
-//! harness model, a PTY host model, a person, arrivals, and the invariants.
+//! harness model, the PTY host's own input order (its shell here), a
+//! person, arrivals, and the invariants.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::path::PathBuf;
@@ -12,12 +13,16 @@ use ding::adapter::{AgentContext, HookAnswer, ParkAnswer, SettingsRead};
 use ding::core::config::{EngineConfig, Policy};
 use ding::core::downlink::Downlink;
 use ding::core::engine::{Engine, Input as ToEngine, Output as FromEngine, SendIf};
-use ding::core::fence::QuietPart;
 use ding::core::identity::Identity;
 use ding::core::message::MessageName;
 use ding::core::time::Time;
 use ding::core::transport::{PASTE_END, PASTE_START, RETURN, Step};
-use ding::pty::wire::is_typed_text;
+use ding::pty::input_order::{
+    Client, Condition, HoldAsk, Input as ToOrder, InputOrder, KeyPacing, Output as FromOrder,
+    Record, Transaction as PtyTransaction, Writer,
+};
+use ding::pty::wire::{Origin, Reply, SendIfReply, ServerLine};
+use ding::sidecar::pty_link::wire_steps;
 use serde_json::Value;
 
 use crate::LIVENESS_BOUND_MS;
@@ -65,13 +70,12 @@ pub enum Class {
 /// measured.
 const BURST_WINDOW_MS: u64 = 30;
 
-/// The PTY host's pacing of a person's keys that waited, as `ding pty`
-/// does it (`src/pty/host/pace.rs`): the gap they came with, up to the
-/// cap, less the timer's slack; keys that came closer than a burst go on
-/// as they came.
-const KEY_SPACING_CAP_MS: u64 = 100;
-const KEY_BURST_MS: u64 = 10;
+/// The slack of the PTY host's pacing (`src/pty/input_order/pace.rs`):
+/// paced keys may come this much closer than they were typed.
 const TIMER_SLACK_MS: u64 = 2;
+
+/// DING's connection to the PTY host, as the host's input order names it.
+const DING: Client = Client(1);
 
 #[derive(Clone, Debug)]
 pub struct Violation {
@@ -245,13 +249,6 @@ impl std::fmt::Display for Path {
     }
 }
 
-/// Who wrote bytes to the terminal.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Writer {
-    Person,
-    Ding,
-}
-
 enum Due {
     PersonLooks,
     /// Bytes reach the harness of this incarnation (lost with it).
@@ -260,12 +257,6 @@ enum Due {
     HarnessRestarts,
     AdapterMachine(ToMachine),
     Engine(ToEngine),
-    /// The PTY transaction's wait ended.
-    TransactionGoesOn,
-    /// The hold of this number has had its time.
-    HoldEnds(u64),
-    /// The person's keys waiting for their spacing may go on.
-    PersonsKeysGoOn,
     /// The snapshot the machine asked for is taken now.
     Snapshot,
     Arrival(usize),
@@ -273,32 +264,12 @@ enum Due {
     HookTimeout(Peer),
 }
 
-struct Transaction {
-    request: u64,
-    steps: VecDeque<Step>,
-    written: usize,
-    /// Once written in full, the person's typed text is held this long.
-    hold_input_ms: Option<u64>,
-    /// The keys that take the paste back out, should a person's input end
-    /// that hold before DING's next transaction.
-    withdraw: Option<Vec<u8>>,
-}
-
-/// A person's typed text the host holds behind DING's paste, as `ding
-/// pty` does (docs/pty-protocol.md §3, items 6 and 7): until DING's next
-/// transaction has run, its time is up, or a key that is not text alone
-/// comes; ended early with a person's input to go on, it first writes the
-/// paste's withdraw keys.
-struct InputHold {
-    /// Told apart, so that the deadline of an ended hold ends nothing.
-    number: u64,
-    /// The keys held, each with when the person typed it.
-    held: Vec<(Vec<u8>, u64)>,
-    /// DING's next transaction began: the hold ends once it is done.
-    ending: bool,
-    withdraw: Option<Vec<u8>>,
-    /// The harness the paste went to: withdraw keys go to no other.
-    incarnation: u64,
+/// The send-if DING asked the PTY host for, awaiting its answer.
+struct Asked {
+    request: ding::core::ownership::RequestId,
+    expected_revision: u64,
+    messages: Vec<MessageName>,
+    steps: Vec<Step>,
 }
 
 struct HookCallRecord {
@@ -347,19 +318,16 @@ struct World {
     identity: Identity,
     /// The harness's incarnation, counted from 1 (`i1`, `i2`, ...).
     incarnation: u64,
-    revision: u64,
+    /// The PTY host's input order: the very machine `ding pty` runs (the
+    /// queue, the compare-and-send, the time fence, the hold, withdraw and
+    /// the pacing of keys), and with it the revision and the terminal's
+    /// times. The world is its shell.
+    order: InputOrder,
     /// Whether the adapter watches the terminal (its connection is open).
     watching: bool,
     /// The revision whose snapshot reply the host built last, and when.
     snapshot_built: Option<(u64, u64)>,
-    transaction: Option<Transaction>,
-    hold: Option<InputHold>,
-    holds: u64,
-    /// When, on the host's clock, a person's input last reached the
-    /// terminal, and output last came from the harness: the time fence's
-    /// facts (docs/pty-protocol.md §3).
-    person_input_at_ms: Option<u64>,
-    output_at_ms: Option<u64>,
+    asked: Option<Asked>,
     /// When the last write reaches the harness: input stays in order.
     input_lands_at: u64,
     /// The notices DING pasted, as the harness reads them, and those
@@ -388,9 +356,9 @@ struct World {
     raced: std::collections::BTreeSet<String>,
     typed_at_ms: Option<u64>,
     claimed_at_ms: Option<u64>,
-    /// A person's keys waiting for their spacing (each with when it was
-    /// typed), and when the person's last keys were typed and written.
-    persons_keys: VecDeque<(Vec<u8>, u64)>,
+    /// When each of the person's keys still in the host was typed, and
+    /// when the person's last keys were typed and written.
+    keys_typed: VecDeque<u64>,
     last_persons_key: Option<(u64, u64)>,
     violations: Vec<Violation>,
     trace: Vec<String>,
@@ -429,12 +397,21 @@ impl World {
             harness,
             identity,
             incarnation: 1,
-            revision: 1,
+            order: InputOrder::new(
+                "host.worker".into(),
+                "g1".into(),
+                match scenario.defect {
+                    // Waiting keys go on in one burst.
+                    Some(Defect::BunchesWaitingKeys) => KeyPacing {
+                        cap: Duration::ZERO,
+                        ..KeyPacing::PERSON
+                    },
+                    _ => KeyPacing::PERSON,
+                },
+            ),
             watching: false,
             snapshot_built: None,
-            transaction: None,
-            person_input_at_ms: None,
-            output_at_ms: None,
+            asked: None,
             input_lands_at: 0,
             pasted: Vec::new(),
             glued: Vec::new(),
@@ -449,11 +426,9 @@ impl World {
             typing: Vec::new(),
             awaiting_return: false,
             raced: std::collections::BTreeSet::new(),
-            hold: None,
-            holds: 0,
             typed_at_ms: None,
             claimed_at_ms: None,
-            persons_keys: VecDeque::new(),
+            keys_typed: VecDeque::new(),
             last_persons_key: None,
             violations: Vec::new(),
             trace: Vec::new(),
@@ -461,6 +436,16 @@ impl World {
             hooked: 0,
             scenario,
         };
+        // The first harness runs, and drew its screen: revision 1. Every
+        // modelled harness asked for bracketed paste, as the real ones do.
+        world.drive_order(Some(ToOrder::Terminal {
+            incarnation: "i1".into(),
+            running: true,
+            open: true,
+        }));
+        world.drive_order(Some(ToOrder::Redrawn {
+            bracketed_paste: true,
+        }));
         for (at, count) in world.scenario.arrivals.clone() {
             world.at(at, Due::Arrival(count));
         }
@@ -470,7 +455,7 @@ impl World {
         world.at(0, Due::Engine(ToEngine::InboxScan(Vec::new())));
         let status = ToEngine::PtyStatus {
             identity: world.identity.clone(),
-            revision: world.revision,
+            revision: world.order.revision(),
         };
         world.at(1, Due::Engine(status));
         world.at(100, Due::PersonLooks);
@@ -534,6 +519,7 @@ impl World {
                     .and_then(AdapterMachine::next_deadline)
                     .map(Time::as_millis),
                 self.harness.next_deadline_ms(),
+                self.order.next_deadline().map(Time::as_millis),
             ]
             .into_iter()
             .flatten()
@@ -545,7 +531,7 @@ impl World {
                 steps_at_this_moment += 1;
                 assert!(
                     steps_at_this_moment < 10_000,
-                    "seed {}: time stands still at {} ms: engine {:?}, machine {:?}, harness {:?}\n{}",
+                    "seed {}: time stands still at {} ms: engine {:?}, machine {:?}, harness {:?}, pty host {:?}\n{}",
                     self.scenario.seed,
                     self.now,
                     self.engine.next_deadline(),
@@ -553,6 +539,7 @@ impl World {
                         .as_ref()
                         .and_then(AdapterMachine::next_deadline),
                     self.harness.next_deadline_ms(),
+                    self.order.next_deadline(),
                     self.trace[self.trace.len().saturating_sub(30)..].join("\n")
                 );
             } else {
@@ -583,6 +570,10 @@ impl World {
             let happened = self.harness.handle_timeout(self.now);
             self.harness_did(happened);
         }
+        if self.order.next_deadline().is_some_and(|at| at <= now) {
+            self.order.handle_timeout(now);
+            self.drive_order(None);
+        }
         self.engine.handle_timeout(now);
         self.carry_out_engine();
         if let Some(machine) = self.machine.as_mut() {
@@ -611,33 +602,19 @@ impl World {
                 self.engine.handle_input(input, now);
                 self.carry_out_engine();
             }
-            Due::TransactionGoesOn => self.run_transaction(),
-            Due::PersonsKeysGoOn => self.persons_keys_go_on(),
-            Due::HoldEnds(number) => {
-                if self
-                    .hold
-                    .as_ref()
-                    .is_some_and(|hold| hold.number == number && !hold.ending)
-                {
-                    if self.hold.as_ref().is_some_and(|hold| !hold.held.is_empty()) {
-                        self.withdraw("its time was up");
-                    }
-                    self.release_hold("its time was up");
-                }
-            }
             Due::Snapshot if self.watching => {
-                let mut snapshot = self.harness.snapshot(self.revision);
+                let revision = self.order.revision();
+                let mut snapshot = self.harness.snapshot(revision);
                 // As `ding pty` builds it: the terminal's times, and its
                 // clock (the host's clock is the world's) when it built the
                 // revision's reply, which answers every read of that
                 // revision after it (`snapshot_line`).
-                snapshot.terminal.input_at_ms = self.person_input_at_ms;
-                snapshot.terminal.output_at_ms = self.output_at_ms;
+                snapshot.terminal = self.order.terminal();
                 let built_at = match self.snapshot_built {
-                    Some((revision, at)) if revision == self.revision => at,
+                    Some((built, at)) if built == revision => at,
                     _ => self.now,
                 };
-                self.snapshot_built = Some((self.revision, built_at));
+                self.snapshot_built = Some((revision, built_at));
                 snapshot.clock_ms = Some(built_at);
                 self.after(
                     0,
@@ -784,7 +761,7 @@ impl World {
         };
         let mut value: serde_json::Value = serde_json::from_str(&line).expect("a line");
         if let Some(stamped) = value["revision"].as_u64() {
-            value["revision"] = revision(stamped, self.revision).into();
+            value["revision"] = revision(stamped, self.order.revision()).into();
         }
         value.to_string()
     }
@@ -876,7 +853,6 @@ impl World {
     // ----- the terminal -----
 
     fn send_if(&mut self, send: SendIf) {
-        let now = Time::from_millis(self.now);
         if self.harness.has_native_idle_path() {
             // Asked at all, whether or not a fence then refuses it: the
             // native path leaves DING nothing to type.
@@ -888,140 +864,194 @@ impl World {
                 ),
             );
         }
-        if self.transaction.is_some() {
-            panic!("a second transaction while one runs: {send:?}");
+        if self.asked.is_some() {
+            panic!("a second transaction while one is unanswered: {send:?}");
         }
-        // DING's next transaction after a holding paste: compared on a
-        // revision the held keys have not moved, and they go on after it.
-        if let Some(hold) = self.hold.as_mut() {
-            hold.ending = true;
-        }
-        if send.identity != self.identity || send.expected_revision != self.revision {
-            self.note(format!(
-                "send-if {} refused: revision {} expected {}",
-                send.request, self.revision, send.expected_revision
-            ));
-            let conflict = ToEngine::PtyConflict {
-                request: send.request,
-                actual: self.revision,
-            };
-            // Asked again on new evidence: the hold goes on for it, unless
-            // the paste's terminal is gone.
-            if send.identity != self.identity {
-                self.release_hold("after DING's next transaction");
-            } else if let Some(hold) = self.hold.as_mut() {
-                hold.ending = false;
-            }
-            self.engine.handle_input(conflict, now);
-            return self.carry_out_engine();
-        }
-        if let Some(unsettled) = self.unsettled(&send) {
-            self.note(format!("send-if {} refused: {unsettled:?}", send.request));
-            // Asked again shortly: the hold goes on for it.
-            if let Some(hold) = self.hold.as_mut() {
-                hold.ending = false;
-            }
-            self.engine.handle_input(unsettled, now);
-            return self.carry_out_engine();
-        }
-        self.note(format!(
-            "send-if {} at revision {} for {:?}",
-            send.request, self.revision, send.messages
-        ));
-
-        // The Return of a typed notice acts on the notice the paste typed:
-        // a race with it is timed from that paste.
-        let steps = send.transport.steps.as_slice();
-        let is_return = matches!(steps, [Step::Write(bytes)] if bytes == RETURN);
-        self.awaiting_return = !steps
-            .iter()
-            .any(|step| matches!(step, Step::Write(bytes) if bytes == RETURN));
-        if !is_return {
-            self.typed_at_ms = Some(self.now);
-            self.typing = send
-                .messages
-                .iter()
-                .map(|name| name.as_str().to_string())
-                .collect();
-        }
-        self.transaction = Some(Transaction {
-            request: send.request,
-            steps: send.transport.steps.into_iter().collect(),
-            written: 0,
-            hold_input_ms: send
-                .hold_input
+        // As the sidecar asks `ding pty` (`PtyLink::send_if`).
+        let (quiet_input_ms, settled_output_ms) = send.fence.as_millis();
+        let hold = HoldAsk::new(
+            send.hold_input
                 .map(|hold| u64::try_from(hold.as_millis()).unwrap_or(u64::MAX)),
-            // The keys alone: their wait only delays the person's input
-            // behind them, in the same order, which the lag models.
-            withdraw: send.withdraw.map(|steps| steps.bytes()),
+            send.withdraw.as_ref().map(wire_steps),
+        )
+        .expect("the engine asks for a hold the host grants");
+        let transaction = PtyTransaction {
+            client: DING,
+            condition: Some(Condition {
+                session: send.identity.session.clone(),
+                incarnation: send.identity.incarnation.clone(),
+                generation: send.identity.generation.clone(),
+                expected_revision: send.expected_revision,
+                quiet_input_ms: Some(quiet_input_ms),
+                settled_output_ms: Some(settled_output_ms),
+            }),
+            origin: Origin::Delivery,
+            steps: wire_steps(&send.transport),
+            hold,
+        };
+        self.asked = Some(Asked {
+            request: send.request,
+            expected_revision: send.expected_revision,
+            messages: send.messages,
+            steps: send.transport.steps,
         });
-        self.run_transaction();
+        self.drive_order(Some(ToOrder::Transaction(transaction)));
     }
 
-    /// The host's time fence, as `ding pty` judges it: input first.
-    fn unsettled(&self, send: &SendIf) -> Option<ToEngine> {
-        let (quiet_input, settled_output) = send.fence.as_millis();
-        [
-            (QuietPart::Input, quiet_input, self.person_input_at_ms),
-            (QuietPart::Output, settled_output, self.output_at_ms),
-        ]
-        .into_iter()
-        .find_map(|(part, wanted, at)| {
-            let quiet_for = self.now - at?;
-            (quiet_for < wanted).then(|| ToEngine::PtyUnsettled {
-                request: send.request,
-                part,
-                quiet_for: Duration::from_millis(quiet_for),
-                retry_in: Duration::from_millis(wanted - quiet_for),
-                actual: self.revision,
-            })
-        })
-    }
-
-    fn run_transaction(&mut self) {
+    /// Gives the PTY host's input order `input` (if any) now and carries
+    /// out what it asks, as `ding pty` does (`Host::drive`): the simulated
+    /// terminal takes every byte at once (the harness's lag is in its
+    /// reading), and every output chunk was told as it was drawn. Replies
+    /// that the engine takes at once are given to it after the drain.
+    fn drive_order(&mut self, input: Option<ToOrder>) {
+        let now = Time::from_millis(self.now);
+        if let Some(input) = input {
+            self.order.handle_input(input, now);
+        }
+        let mut to_engine = Vec::new();
         loop {
-            let Some(transaction) = self.transaction.as_mut() else {
-                return;
-            };
-            match transaction.steps.pop_front() {
-                Some(Step::Write(bytes)) => {
-                    transaction.written += bytes.len();
-                    self.write(bytes, Writer::Ding)
-                }
-                // Every modelled harness asked for bracketed paste, as
-                // the real ones do.
-                Some(Step::Paste(text)) => {
-                    let bytes = ding::core::transport::pasted(&text, true);
-                    transaction.written += bytes.len();
-                    self.write(bytes, Writer::Ding)
-                }
-                Some(Step::Wait(span)) => {
-                    let wait = u64::try_from(span.as_millis()).unwrap_or(u64::MAX);
-                    return self.after(wait, Due::TransactionGoesOn);
-                }
-                None => {
-                    let request = transaction.request;
-                    let hold_input_ms = transaction.hold_input_ms;
-                    let withdraw = transaction.withdraw.take();
-                    self.transaction = None;
-                    let sent = ToEngine::PtySent {
-                        request,
-                        revision: self.revision,
-                    };
-                    self.after(1, Due::Engine(sent));
-                    self.release_hold("after DING's next transaction");
-                    if let Some(ms) = hold_input_ms.filter(|ms| *ms > 0) {
-                        self.holds += 1;
-                        self.hold = Some(InputHold {
-                            number: self.holds,
-                            held: Vec::new(),
-                            ending: false,
-                            withdraw,
-                            incarnation: self.incarnation,
-                        });
-                        self.after(ms, Due::HoldEnds(self.holds));
+            while let Some(output) = self.order.poll_output() {
+                match output {
+                    FromOrder::Write { bytes, by } => self.write(bytes, by),
+                    FromOrder::ReadOutput => self.order.handle_input(ToOrder::OutputRead, now),
+                    FromOrder::Reply { line, .. } => {
+                        to_engine.extend(self.pty_replied(line));
                     }
+                    FromOrder::Withdrawn { revision } => {
+                        let withdrawn = ToEngine::PtyWithdrawn { actual: revision };
+                        self.after(1, Due::Engine(withdrawn));
+                    }
+                    FromOrder::Log(record) => self.pty_logged(record),
+                }
+            }
+            if self.order.landed() {
+                break;
+            }
+            self.order.handle_input(ToOrder::Landed, now);
+        }
+        for input in to_engine {
+            self.engine.handle_input(input, now);
+            self.carry_out_engine();
+        }
+    }
+
+    /// The host's answer to DING's send-if, as the sidecar hands it to the
+    /// engine (`PtyLink::on_reply`): refusals at once, the rest after a
+    /// moment.
+    fn pty_replied(&mut self, line: ServerLine) -> Option<ToEngine> {
+        let ServerLine::Reply(Reply::SendIf(reply)) = line else {
+            panic!("the PTY host answered DING's send-if with {line:?}");
+        };
+        let asked = self.asked.take().expect("a send-if awaits its answer");
+        let request = asked.request;
+        match reply {
+            SendIfReply::Sent { revision, .. } => {
+                self.after(1, Due::Engine(ToEngine::PtySent { request, revision }));
+                None
+            }
+            SendIfReply::Interrupted { revision, written } => {
+                self.note(format!(
+                    "send-if {request} interrupted after {written} bytes"
+                ));
+                // The notice now sits unsent in the composer, the person's
+                // key after it: what becomes of its files follows from this
+                // race.
+                self.raced.extend(self.typing.iter().cloned());
+                let interrupted = ToEngine::PtyInterrupted {
+                    request,
+                    written,
+                    actual: revision,
+                };
+                self.after(1, Due::Engine(interrupted));
+                None
+            }
+            SendIfReply::Conflict { revision } => {
+                self.note(format!(
+                    "send-if {request} refused: revision {revision} expected {}",
+                    asked.expected_revision
+                ));
+                Some(ToEngine::PtyConflict {
+                    request,
+                    actual: revision,
+                })
+            }
+            SendIfReply::Mismatch { part, revision } => {
+                self.note(format!("send-if {request} refused: {part} mismatch"));
+                // The sidecar asks for the host's status on a mismatch.
+                let status = ToEngine::PtyStatus {
+                    identity: self.identity.clone(),
+                    revision,
+                };
+                self.after(1, Due::Engine(status));
+                Some(ToEngine::PtyMismatch {
+                    request,
+                    part,
+                    actual: revision,
+                })
+            }
+            SendIfReply::Unsettled {
+                part,
+                quiet_for_ms,
+                retry_in_ms,
+                revision,
+            } => {
+                let unsettled = ToEngine::PtyUnsettled {
+                    request,
+                    part,
+                    quiet_for: Duration::from_millis(quiet_for_ms),
+                    retry_in: Duration::from_millis(retry_in_ms),
+                    actual: revision,
+                };
+                self.note(format!("send-if {request} refused: {unsettled:?}"));
+                Some(unsettled)
+            }
+            SendIfReply::Exited { .. } => panic!("the simulated harness never stays exited"),
+        }
+    }
+
+    /// What the host logs, the world notes; and it follows DING's typing
+    /// from the moment a send-if passed its compare.
+    fn pty_logged(&mut self, record: Record) {
+        match record {
+            Record::Began {
+                op: "send-if",
+                revision,
+                ..
+            } => {
+                let Some(asked) = self.asked.as_ref() else {
                     return;
+                };
+                let (request, messages) = (asked.request, asked.messages.clone());
+                // The Return of a typed notice acts on the notice the paste
+                // typed: a race with it is timed from that paste.
+                let steps = asked.steps.as_slice();
+                let is_return = matches!(steps, [Step::Write(bytes)] if bytes == RETURN);
+                self.awaiting_return = !steps
+                    .iter()
+                    .any(|step| matches!(step, Step::Write(bytes) if bytes == RETURN));
+                self.note(format!(
+                    "send-if {request} at revision {revision} for {messages:?}"
+                ));
+                if !is_return {
+                    self.typed_at_ms = Some(self.now);
+                    self.typing = messages
+                        .iter()
+                        .map(|name| name.as_str().to_string())
+                        .collect();
+                }
+            }
+            Record::Began { .. } => {}
+            Record::Held { .. } => self.note("the host holds the key behind DING's paste".into()),
+            Record::Withdrawing { why, .. } => {
+                // The notice is out of the composer: a key after it no
+                // longer joins it.
+                self.note(format!("the host takes DING's paste back out: {why}"));
+                self.awaiting_return = false;
+            }
+            Record::Withdrawn { .. } | Record::Interrupted { .. } => {}
+            Record::Released { held, why, .. } => {
+                if held > 0 {
+                    self.note(format!("the host lets {held} held keys go on: {why}"));
                 }
             }
         }
@@ -1030,6 +1060,9 @@ impl World {
     /// Bytes written to the terminal reach the harness after its lag, in
     /// order.
     fn write(&mut self, bytes: Vec<u8>, writer: Writer) {
+        if writer == Writer::Person {
+            self.persons_key_written(&bytes);
+        }
         let lag = self.rng.between(0, self.scenario.lag_max_ms);
         let mut lands = (self.now + lag).max(self.input_lands_at);
         if let Some((from, long)) = self.scenario.stall
@@ -1038,15 +1071,13 @@ impl World {
             lands = from + long;
         }
         self.input_lands_at = lands;
-        // The host commits the bytes now: the revision moves, and a
-        // person's input is timed (DING's own is not).
-        self.revision += 1;
+        // The host committed the bytes now: the revision moved, and a
+        // person's input was timed (DING's own is not).
         if self.watching {
             self.after(1, Due::AdapterMachine(ToMachine::PtyMoved));
         }
         if writer == Writer::Person {
             self.person_key_lands_ms = Some(lands);
-            self.person_input_at_ms = Some(self.now);
         }
         self.at(lands, Due::HarnessReads(bytes, writer, self.incarnation));
     }
@@ -1096,8 +1127,9 @@ impl World {
         for happening in happened {
             match happening {
                 Happened::Drew => {
-                    self.revision += 1;
-                    self.output_at_ms = Some(self.now);
+                    self.drive_order(Some(ToOrder::Output {
+                        bracketed_paste: true,
+                    }));
                     let dialog = self.harness.view() == View::Dialog;
                     self.dialog_since_ms = match self.dialog_since_ms {
                         Some(since) if dialog => Some(since),
@@ -1109,7 +1141,7 @@ impl World {
                     }
                     let status = ToEngine::PtyStatus {
                         identity: self.identity.clone(),
-                        revision: self.revision,
+                        revision: self.order.revision(),
                     };
                     self.after(1, Due::Engine(status));
                 }
@@ -1177,7 +1209,7 @@ impl World {
     /// way to it are lost, and what its context held is gone (so a file
     /// seen and not yet archived may reach the new one again).
     fn harness_restarts(&mut self) {
-        if self.transaction.is_some() {
+        if !self.order.is_idle() {
             // The host writes a transaction whole; the crash comes after.
             return self.after(10, Due::HarnessRestarts);
         }
@@ -1204,13 +1236,20 @@ impl World {
         self.harness = harness_for(&scenario);
         // A notice typed into the old one went with it.
         self.awaiting_return = false;
-        self.revision += 1;
+        self.drive_order(Some(ToOrder::Terminal {
+            incarnation: self.identity.incarnation.clone(),
+            running: true,
+            open: true,
+        }));
+        self.drive_order(Some(ToOrder::Redrawn {
+            bracketed_paste: true,
+        }));
         if self.watching {
             self.after(1, Due::AdapterMachine(ToMachine::PtyStarted));
         }
         let status = ToEngine::PtyStatus {
             identity: self.identity.clone(),
-            revision: self.revision,
+            revision: self.order.revision(),
         };
         self.after(1, Due::Engine(status));
         let happened = self.harness.started(self.now);
@@ -1286,139 +1325,41 @@ impl World {
         self.after(next, Due::PersonLooks);
     }
 
-    /// What a person types goes through the PTY host to the terminal:
-    /// held while a hold is in force and it is text alone, else straight
-    /// on, ending any hold first.
+    /// What a person types goes to the PTY host, which holds it behind
+    /// DING's paste, paces it, or writes it at once (its input order).
     fn person_types(&mut self, bytes: Vec<u8>) {
         self.note(format!(
             "person types {:?}",
             String::from_utf8_lossy(&bytes)
         ));
-        let typed = self.now;
-        if let Some(hold) = self.hold.as_mut() {
-            if is_typed_text(&bytes) {
-                hold.held.push((bytes, typed));
-                return self.note("the host holds the key behind DING's paste".into());
-            }
-            if !hold.ending {
-                self.withdraw("a key that is not text alone");
-            }
-            self.release_hold("a key that is not text alone");
-        }
-        self.persons_input_goes_on(bytes, typed);
+        self.keys_typed.push_back(self.now);
+        self.drive_order(Some(ToOrder::Keys(bytes)));
     }
 
-    /// Writes the hold's withdraw keys ahead of a person's input, if it has
-    /// them and its harness is the one the paste went to, and tells the
-    /// engine, as `ding pty` pushes `withdrawn`. The notice is out of the
-    /// composer: a key after it no longer joins it.
-    fn withdraw(&mut self, why: &str) {
-        let Some(hold) = self.hold.as_mut() else {
-            return;
-        };
-        let Some(keys) = hold.withdraw.take() else {
-            return;
-        };
-        if hold.incarnation != self.incarnation {
-            return;
-        }
-        self.note(format!("the host takes DING's paste back out: {why}"));
-        self.awaiting_return = false;
-        self.write(keys, Writer::Ding);
-        let withdrawn = ToEngine::PtyWithdrawn {
-            actual: self.revision,
-        };
-        self.after(1, Due::Engine(withdrawn));
-    }
-
-    /// Ends the hold in force: what it held goes on, in order.
-    fn release_hold(&mut self, why: &str) {
-        let Some(hold) = self.hold.take() else {
-            return;
-        };
-        if hold.held.is_empty() {
-            return;
-        }
-        self.note(format!(
-            "the host lets {} held keys go on: {why}",
-            hold.held.len()
-        ));
-        for (bytes, typed) in hold.held {
-            self.persons_input_goes_on(bytes, typed);
-        }
-    }
-
-    /// A person's input (typed at `typed`) goes on to the terminal, at the
-    /// pace it was typed; a compare-and-send still running stops where it
-    /// is.
-    fn persons_input_goes_on(&mut self, bytes: Vec<u8>, typed: u64) {
-        let writes_left = self.transaction.as_ref().is_some_and(|transaction| {
-            transaction
-                .steps
-                .iter()
-                .any(|step| matches!(step, Step::Write(_) | Step::Paste(_)))
-        });
-        if writes_left && let Some(transaction) = self.transaction.take() {
-            self.note(format!(
-                "send-if {} interrupted after {} bytes",
-                transaction.request, transaction.written
-            ));
-            // The notice now sits unsent in the composer, the person's key
-            // after it: what becomes of its files follows from this race.
-            self.raced.extend(self.typing.iter().cloned());
-            let interrupted = ToEngine::PtyInterrupted {
-                request: transaction.request,
-                written: transaction.written,
-                actual: self.revision,
-            };
-            self.after(1, Due::Engine(interrupted));
-        }
+    /// The host wrote a person's keys to the terminal now: they must keep
+    /// their distance from the keys before, and a key that joins DING's
+    /// notice awaiting its Return races with it.
+    fn persons_key_written(&mut self, bytes: &[u8]) {
+        let typed = self.keys_typed.pop_front().unwrap_or(self.now);
         if self.awaiting_return {
             // The key joins DING's notice in the composer before its
             // Return: what becomes of its files follows from this race.
             self.raced.extend(self.typing.iter().cloned());
         }
-        self.persons_keys.push_back((bytes, typed));
-        self.persons_keys_go_on();
-    }
-
-    /// Writes the person's keys that wait, each no closer to the keys
-    /// before it than they were typed (as the PTY host paces them); what
-    /// must wait longer goes on at its moment.
-    fn persons_keys_go_on(&mut self) {
-        while let Some(&(_, typed)) = self.persons_keys.front() {
-            let paced = self.scenario.defect != Some(Defect::BunchesWaitingKeys);
-            let due = self
-                .last_persons_key
-                .filter(|&(before, _)| paced && typed.saturating_sub(before) >= KEY_BURST_MS)
-                .map(|(before, written)| {
-                    written + (typed - before).min(KEY_SPACING_CAP_MS) - TIMER_SLACK_MS
-                });
-            if let Some(due) = due.filter(|&due| due > self.now) {
-                self.at(due, Due::PersonsKeysGoOn);
-                return;
+        if let Some((before, written)) = self.last_persons_key {
+            let typed_apart = typed.saturating_sub(before);
+            let written_apart = self.now - written;
+            if typed_apart >= BURST_WINDOW_MS && written_apart + TIMER_SLACK_MS < BURST_WINDOW_MS {
+                self.violate(
+                    Class::KeysBunched,
+                    format!(
+                        "the person's {:?} reached the terminal {written_apart} ms after their previous keys, typed {typed_apart} ms after them",
+                        String::from_utf8_lossy(bytes)
+                    ),
+                );
             }
-            let Some((bytes, typed)) = self.persons_keys.pop_front() else {
-                return;
-            };
-            if let Some((before, written)) = self.last_persons_key {
-                let typed_apart = typed.saturating_sub(before);
-                let written_apart = self.now - written;
-                if typed_apart >= BURST_WINDOW_MS
-                    && written_apart + TIMER_SLACK_MS < BURST_WINDOW_MS
-                {
-                    self.violate(
-                        Class::KeysBunched,
-                        format!(
-                            "the person's {:?} reached the terminal {written_apart} ms after their previous keys, typed {typed_apart} ms after them",
-                            String::from_utf8_lossy(&bytes)
-                        ),
-                    );
-                }
-            }
-            self.last_persons_key = Some((typed, self.now));
-            self.write(bytes, Writer::Person);
         }
+        self.last_persons_key = Some((typed, self.now));
     }
 
     // ----- files -----
@@ -1504,7 +1445,7 @@ impl World {
         if self.settled_at.is_none()
             && self.now >= self.scenario.quiet_at_ms
             && self.harness.is_quiet()
-            && self.transaction.is_none()
+            && self.order.is_idle()
         {
             self.settled_at = Some(self.now);
             self.note("the person is quiet and the harness idle".into());

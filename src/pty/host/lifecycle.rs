@@ -41,8 +41,9 @@ impl Host {
         };
         self.screen = Screen::new(self.size);
         self.queries = QueryScanner::default();
-        self.bump();
-        let revision = self.revision;
+        self.tell_terminal();
+        self.redrawn();
+        let revision = self.order.revision();
         let redraw = self.screen.redraw();
         for client in self.clients.values_mut() {
             match client.mode {
@@ -111,10 +112,7 @@ impl Host {
         self.master_interest = None;
         // Bytes the old terminal never took are not delivered to a new one.
         self.to_master.clear();
-    }
-
-    pub(super) fn child_alive(&self) -> bool {
-        matches!(self.child.state, ChildState::Running { .. }) && self.child.master.is_some()
+        self.tell_terminal();
     }
 
     pub(super) fn child_exit_code(&self) -> u8 {
@@ -193,7 +191,8 @@ impl Host {
         self.read_master();
         self.child.state = end;
         self.child.since = Instant::now();
-        let revision = self.revision;
+        self.tell_terminal();
+        let revision = self.order.revision();
         self.log(json!({"event": "child-exit", "child": end, "revision": revision}));
         self.keep_last_exit(end);
         let exit_payload = serde_json::to_vec(&end).unwrap_or_default();
@@ -225,7 +224,7 @@ impl Host {
             end,
             crate::wall_clock::now_rfc3339(),
             &self.child.incarnation,
-            &self.screen.snapshot(self.revision),
+            &self.screen.snapshot(self.order.revision()),
         );
         if let Err(err) = last_exit::write(&dir, &record) {
             self.log(json!({"event": "last-exit-not-kept", "error": err.to_string()}));
@@ -237,7 +236,7 @@ impl Host {
             Ok(()) => {
                 let reply = Reply::Restart {
                     incarnation: self.child.incarnation.clone(),
-                    revision: self.revision,
+                    revision: self.order.revision(),
                 };
                 self.reply(client, ServerLine::Reply(reply));
             }

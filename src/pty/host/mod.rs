@@ -1,25 +1,29 @@
 //! The PTY host's event loop: one thread, one `mio::Poll` over the listening
 //! socket, the PTY master, a signalfd and every client connection.
 //!
-//! This owns the revision counter, the order in which input reaches the
-//! terminal, and the compare-and-send. Everything that touches the terminal
-//! happens here, so ordering needs no locks:
+//! This is the shell of the input order: the rules of which input reaches
+//! the terminal when (the queue behind a transaction, the compare-and-send,
+//! the time fence, the hold, withdraw, the pacing of keys) and the revision
+//! they compare live in the sans-IO machine [`crate::pty::input_order`].
+//! The host feeds it (a client's keys or transaction, a chunk of output
+//! read, the terminal having taken every committed byte, a child started
+//! or ended, a client gone, the time) and carries out what it asks, in
+//! order ([`Host::drive`]), the way `adapter::kit` carries out the adapter
+//! machine's outputs. Everything that touches the terminal happens here, so
+//! ordering needs no locks:
 //!
-//! * Input is *committed* by appending it to `to_master` (a FIFO of bytes
-//!   the kernel has not taken yet) and moving the revision once. Bytes leave
-//!   `to_master` in order, whatever the kernel accepts per write.
-//! * A transaction (`send-if` or `send`) runs step by step. While one is
-//!   active, every other input (attached keystrokes, other transactions) is
-//!   queued in arrival order and committed after it. Waits are timers, not
-//!   sleeps: output keeps being read so the child never blocks on a full PTY.
-//! * `send-if` compares the tuple and revision when it reaches the head of
-//!   the input order, right after reading every byte of pending output.
+//! * Input the machine *commits* is appended to `to_master` (a FIFO of
+//!   bytes the kernel has not taken yet). Bytes leave `to_master` in order,
+//!   whatever the kernel accepts per write; once it is empty the machine
+//!   hears [`Input::Landed`].
+//! * A transaction's waits are the machine's timers, not sleeps: output
+//!   keeps being read so the child never blocks on a full PTY.
+//! * Before a `send-if`'s compare the machine asks for every byte of
+//!   pending output to be read ([`Output::ReadOutput`]).
 //!
 //! This file holds the state and the loop; `lifecycle` starts, reaps and
-//! restarts the child, `terminal` reads and writes the PTY master, `input`
-//! orders input and runs transactions, `hold` keeps a person's typed text
-//! behind a typed notice's paste until DING's Return, `requests` serves
-//! the clients.
+//! restarts the child, `terminal` reads and writes the PTY master,
+//! `requests` serves the clients.
 //! Shapes on the wire live in `wire`; the screen model in `screen`; the
 //! socket checks in `socket`; spawning on a PTY in `child`.
 
@@ -40,28 +44,27 @@ use nix::sys::wait::{Id, WaitPidFlag, WaitStatus, waitid, waitpid};
 use nix::unistd::{Pid, Uid};
 use serde_json::json;
 
+use crate::core::time::Time;
 use crate::log_file::LogSink;
 use crate::private_socket;
 use crate::pty::child::{self, Launch};
 use crate::pty::connection::{Connection, Fill, Mode};
 use crate::pty::identity::{LaunchSpec, fresh_incarnation};
+use crate::pty::input_order::{
+    Client, Condition, HoldAsk, Input, InputOrder, KeyPacing, Output, Record, Transaction,
+};
 use crate::pty::queries::QueryScanner;
 use crate::pty::screen::Screen;
 use crate::pty::transport::{self, WireStep};
 use crate::pty::wire::{
-    ChildState, ErrorKind, ErrorReply, FrameKind, HostStatus, IdentityPart, MAX_HOLD_INPUT_MS,
-    MAX_QUIET_MS, MAX_REQUEST_LINE, NextRequest, Origin, Parsed, Push, Reply, Request, SendIfReply,
-    ServerLine, Size, TerminalPart, TerminalTimes, decode_request, next_request, parse_frame,
-    parse_resize, push_frame,
+    ChildState, ErrorKind, ErrorReply, FrameKind, HostStatus, MAX_HOLD_INPUT_MS, MAX_QUIET_MS,
+    MAX_REQUEST_LINE, NextRequest, Origin, Parsed, Push, Reply, Request, ServerLine, Size,
+    decode_request, next_request, parse_frame, parse_resize, push_frame,
 };
 use crate::signals;
 
-mod hold;
-mod hold_ask;
-mod input;
 mod lifecycle;
 mod orphans;
-mod pace;
 mod requests;
 mod terminal;
 
@@ -119,43 +122,6 @@ struct Child {
     since: Instant,
 }
 
-/// A unit of input waiting for its turn.
-enum Input {
-    /// Keystrokes from an attached client: committed as one write, paced
-    /// from the person's previous keys by when each came (`pace.rs`).
-    Keys { bytes: Vec<u8>, arrived: Instant },
-    /// A `send-if` or `send` with its steps.
-    Transaction(Transaction),
-}
-
-struct Transaction {
-    client: Token,
-    /// The compare for send-if; `None` for an unconditional send.
-    condition: Option<Condition>,
-    /// Who it is typed for (the log tells DING's delivery from a
-    /// supervisor's intervention).
-    origin: Origin,
-    steps: VecDeque<WireStep>,
-    written: usize,
-    wait_until: Option<Instant>,
-    /// Once written in full, hold a person's typed text (see `hold`).
-    hold: Option<Box<hold_ask::HoldAsk>>,
-    /// The host's own: a hold's withdraw steps, which no client awaits;
-    /// watchers hear `withdrawn` when they are done.
-    withdrawal: bool,
-}
-
-struct Condition {
-    session: String,
-    incarnation: String,
-    generation: String,
-    expected_revision: u64,
-    /// How long a person's input and the program's output must have been
-    /// quiet when the compare runs (the time fence); `None`: not asked.
-    quiet_input_ms: Option<u64>,
-    settled_output_ms: Option<u64>,
-}
-
 struct Host {
     poll: Poll,
     listener: mio::net::UnixListener,
@@ -167,12 +133,10 @@ struct Host {
     launch: Option<serde_json::Value>,
     size: Size,
     uid: u32,
-    revision: u64,
-    /// The host's own clock, and on it when input other than DING's
-    /// deliveries last reached the terminal and when output last came
-    /// from it (see [`TerminalTimes`]).
+    /// The host's own clock: the machine's times are milliseconds on it.
     clock: Instant,
-    terminal: TerminalTimes,
+    /// The input order, the revision and the terminal's times.
+    order: InputOrder,
     screen: Screen,
     /// Terminal queries in the output, answered by the host (`queries.rs`).
     queries: QueryScanner,
@@ -184,15 +148,6 @@ struct Host {
     /// Committed input the kernel has not accepted yet, in order.
     to_master: VecDeque<u8>,
     master_interest: Option<Interest>,
-    active: Option<Transaction>,
-    queued: VecDeque<Input>,
-    queued_bytes: usize,
-    /// A person's typed text held behind a typed notice's paste.
-    hold: Option<hold_ask::InputHold>,
-    /// When the person's last keys came and were written (`pace.rs`).
-    key_spacing: pace::KeySpacing,
-    /// The person's next keys wait until then to keep their spacing.
-    keys_due: Option<Instant>,
     restart_waiter: Option<Token>,
     /// When a restart's SIGHUP is followed by SIGKILL.
     restart_kill_at: Option<Instant>,
@@ -229,6 +184,11 @@ impl Host {
             )
             .context("register signalfd")?;
         let generation = config.spec.generation();
+        let order = InputOrder::new(
+            config.session.clone(),
+            generation.clone(),
+            KeyPacing::PERSON,
+        );
         let mut host = Host {
             poll,
             listener,
@@ -240,9 +200,8 @@ impl Host {
             launch: config.launch,
             size: config.size,
             uid: Uid::effective().as_raw(),
-            revision: 0,
             clock: Instant::now(),
-            terminal: TerminalTimes::default(),
+            order,
             screen: Screen::new(config.size),
             queries: QueryScanner::default(),
             snapshot_cache: None,
@@ -257,12 +216,6 @@ impl Host {
             next_token: FIRST_CLIENT,
             to_master: VecDeque::new(),
             master_interest: None,
-            active: None,
-            queued: VecDeque::new(),
-            queued_bytes: 0,
-            hold: None,
-            key_spacing: pace::KeySpacing::default(),
-            keys_due: None,
             restart_waiter: None,
             restart_kill_at: None,
             job_end_at: None,
@@ -335,30 +288,27 @@ impl Host {
             && self.clients.values().any(Connection::may_resume)
     }
 
-    /// The earliest timer: a transaction's wait, the exit grace, a
-    /// restart's escalation to SIGKILL, or the end of an exited child's job.
+    /// The earliest timer: the input order's (a transaction's wait, a
+    /// hold's end, a person's paced keys), the exit grace, a restart's
+    /// escalation to SIGKILL, or the end of an exited child's job.
     fn next_deadline(&self) -> Option<Instant> {
-        let wait = self.active.as_ref().and_then(|tx| tx.wait_until);
-        let hold = self.hold_deadline();
-        [
-            wait,
-            hold,
-            self.keys_due,
-            self.exit_at,
-            self.restart_kill_at,
-            self.job_end_at,
-        ]
-        .into_iter()
-        .flatten()
-        .min()
+        let order = self
+            .order
+            .next_deadline()
+            .map(|at| self.clock + Duration::from_millis(at.as_millis()));
+        [order, self.exit_at, self.restart_kill_at, self.job_end_at]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     /// Work that follows every batch of events: timers, resumed reads,
     /// watch pushes, flushing, and interest derived from the new state.
     fn after_events(&mut self) {
         let now = Instant::now();
-        self.check_hold(now);
-        self.run_input_order(now);
+        let at = self.time(now);
+        self.order.handle_timeout(at);
+        self.drive(None);
         if self.exit_at.is_some_and(|at| at <= now) {
             self.quit = Some(self.child_exit_code());
         }
@@ -381,8 +331,8 @@ impl Host {
                 self.read_client(token);
             }
         }
-        let revision = self.revision;
-        let terminal = self.terminal;
+        let revision = self.order.revision();
+        let terminal = self.order.terminal();
         // A redraw renders the whole screen: only once, and only if needed.
         let mut redraw: Option<Vec<u8>> = None;
         let screen = &self.screen;
@@ -418,9 +368,7 @@ impl Host {
                 self.restart_waiter = None;
             }
             // A hold whose client is gone lets what it held go on now.
-            if self.hold_owner_gone(token) {
-                self.run_input_order(now);
-            }
+            self.drive(Some(Input::ClientGone(Client(token.0))));
         }
         for (token, client) in self.clients.iter_mut() {
             let wanted = client.wanted_interest();
@@ -440,20 +388,6 @@ impl Host {
     }
 }
 
-fn input_len(input: &Input) -> usize {
-    match input {
-        Input::Keys { bytes, .. } => bytes.len(),
-        Input::Transaction(tx) => tx
-            .steps
-            .iter()
-            .map(|s| match s {
-                WireStep::Write(b) | WireStep::Paste(b) => b.len(),
-                WireStep::WaitMs(_) => 0,
-            })
-            .sum(),
-    }
-}
-
 impl Host {
     /// One JSON line per decision on stderr, with the wall-clock time
     /// (`time`, RFC 3339 UTC) so it reads beside the sidecar's log. The
@@ -470,5 +404,74 @@ impl Host {
         if let Some(note) = self.log.write_line(&line.to_string()).note() {
             self.log(note);
         }
+    }
+}
+
+impl Host {
+    /// `at` on the host's own clock, the machine's time.
+    fn time(&self, at: Instant) -> Time {
+        Time::from_millis(self.clock_ms(at))
+    }
+
+    /// Gives the input order `input` (if any) now, then carries out
+    /// everything it asks, in order; tells it when the terminal has taken
+    /// every committed byte, and carries out what follows, until it asks
+    /// nothing more.
+    fn drive(&mut self, input: Option<Input>) {
+        if let Some(input) = input {
+            let now = self.time(Instant::now());
+            self.order.handle_input(input, now);
+        }
+        loop {
+            while let Some(output) = self.order.poll_output() {
+                self.carry_out(output);
+            }
+            if self.order.landed() || !self.to_master.is_empty() {
+                return;
+            }
+            let now = self.time(Instant::now());
+            self.order.handle_input(Input::Landed, now);
+        }
+    }
+
+    /// One output of the input order, one action.
+    fn carry_out(&mut self, output: Output) {
+        match output {
+            Output::Write { bytes, .. } => {
+                self.to_master.extend(bytes);
+                self.flush_master();
+            }
+            Output::ReadOutput => {
+                self.read_master();
+                let now = self.time(Instant::now());
+                self.order.handle_input(Input::OutputRead, now);
+            }
+            Output::Reply { client, line } => self.reply(Token(client.0), line),
+            Output::Withdrawn { revision } => {
+                for client in self.clients.values_mut() {
+                    if client.mode == Mode::Watch {
+                        client.send_line(&ServerLine::Push(Push::Withdrawn { revision }));
+                    }
+                }
+            }
+            Output::Log(record) => {
+                let mut line = record.to_json();
+                if let Record::Began { client, .. } = record {
+                    let peer = self.clients.get(&Token(client.0)).map_or(0, |c| c.peer_pid);
+                    line["peerPid"] = json!(peer);
+                }
+                self.log(line);
+            }
+        }
+    }
+
+    /// Tells the input order which child is on the terminal now.
+    fn tell_terminal(&mut self) {
+        let input = Input::Terminal {
+            incarnation: self.child.incarnation.clone(),
+            running: matches!(self.child.state, ChildState::Running { .. }),
+            open: self.child.master.is_some(),
+        };
+        self.drive(Some(input));
     }
 }

@@ -130,10 +130,7 @@ impl Host {
         match kind {
             FrameKind::Data => {
                 if !payload.is_empty() {
-                    self.submit(Input::Keys {
-                        bytes: payload,
-                        arrived: Instant::now(),
-                    });
+                    self.drive(Some(Input::Keys(payload)));
                 }
             }
             FrameKind::Resize => {
@@ -198,8 +195,8 @@ impl Host {
                     let message = format!("a hold of {ms} ms is over {MAX_HOLD_INPUT_MS} ms");
                     return self.error(token, ErrorKind::InvalidArgument, message);
                 }
-                let hold = match hold_ask::HoldAsk::new(hold_input_ms, withdraw) {
-                    Ok(hold) => hold.map(Box::new),
+                let hold = match HoldAsk::new(hold_input_ms, withdraw) {
+                    Ok(hold) => hold,
                     Err(message) => return self.error(token, ErrorKind::InvalidArgument, message),
                 };
                 let condition = Condition {
@@ -214,7 +211,7 @@ impl Host {
             }
             Request::Send { steps, origin } => self.transaction(token, None, origin, steps, None),
             Request::Watch {} => {
-                let revision = self.revision;
+                let revision = self.order.revision();
                 if let Some(client) = self.clients.get_mut(&token) {
                     client.mode = Mode::Watch;
                     client.pushed_revision = revision;
@@ -224,7 +221,7 @@ impl Host {
             Request::Resize { cols, rows } => match self.resize(Size { cols, rows }) {
                 Ok(()) => {
                     let reply = Reply::Resize {
-                        revision: self.revision,
+                        revision: self.order.revision(),
                     };
                     self.reply(token, ServerLine::Reply(reply));
                 }
@@ -232,7 +229,7 @@ impl Host {
             },
             Request::Restart {} => self.restart(token),
             Request::Attach {} => {
-                let revision = self.revision;
+                let revision = self.order.revision();
                 let redraw = self.screen.redraw();
                 self.reply(token, ServerLine::Reply(Reply::Attach { revision }));
                 let ended = (!matches!(self.child.state, ChildState::Running { .. }))
@@ -254,7 +251,7 @@ impl Host {
         condition: Option<Condition>,
         origin: Origin,
         steps: Vec<WireStep>,
-        hold: Option<Box<hold_ask::HoldAsk>>,
+        hold: Option<HoldAsk>,
     ) {
         let bytes = match transport::validate(&steps) {
             Ok(bytes) => bytes,
@@ -271,20 +268,17 @@ impl Host {
             );
             return;
         }
-        self.submit(Input::Transaction(Transaction {
-            client: token,
+        self.drive(Some(Input::Transaction(Transaction {
+            client: Client(token.0),
             condition,
             origin,
-            steps: steps.into(),
-            written: 0,
-            wait_until: None,
+            steps,
             hold,
-            withdrawal: false,
-        }));
+        })));
     }
 
     pub(super) fn restart(&mut self, token: Token) {
-        if self.active.is_some() || !self.queued.is_empty() || self.restart_waiter.is_some() {
+        if !self.order.is_idle() || self.restart_waiter.is_some() {
             let message = "input is in flight; restart after it lands".into();
             self.error(token, ErrorKind::Busy, message);
             return;
@@ -309,7 +303,7 @@ impl Host {
             session: self.session.clone(),
             incarnation: self.child.incarnation.clone(),
             generation: self.generation.clone(),
-            revision: self.revision,
+            revision: self.order.revision(),
             child: self.child.state,
             size: self.size,
             bracketed_paste: self.screen.bracketed_paste(),
@@ -323,7 +317,7 @@ impl Host {
             launch: self.launch.clone(),
             log_failure: self.log.failing().cloned(),
             clock_ms: self.clock_ms(Instant::now()),
-            terminal: self.terminal,
+            terminal: self.order.terminal(),
         }
     }
 
@@ -337,19 +331,19 @@ impl Host {
     /// built once per revision however many clients ask.
     fn snapshot_line(&mut self) -> std::rc::Rc<[u8]> {
         if let Some((revision, line)) = &self.snapshot_cache
-            && *revision == self.revision
+            && *revision == self.order.revision()
         {
             return line.clone();
         }
-        let mut snapshot = self.screen.snapshot(self.revision);
-        snapshot.terminal = self.terminal;
+        let mut snapshot = self.screen.snapshot(self.order.revision());
+        snapshot.terminal = self.order.terminal();
         snapshot.clock_ms = Some(self.clock_ms(Instant::now()));
         // Serializing our own wire types cannot fail (see `send_line`).
         let mut line =
             serde_json::to_vec(&ServerLine::Reply(Reply::Snapshot(snapshot))).unwrap_or_default();
         line.push(b'\n');
         let line: std::rc::Rc<[u8]> = line.into();
-        self.snapshot_cache = Some((self.revision, line.clone()));
+        self.snapshot_cache = Some((self.order.revision(), line.clone()));
         line
     }
 

@@ -35,14 +35,18 @@ impl Host {
                 }
                 Ok(n) => {
                     budget = budget.saturating_sub(n);
-                    self.bump();
-                    self.terminal.output_at_ms = Some(self.clock_ms(Instant::now()));
                     for piece in self.queries.feed(&buf[..n]) {
                         match piece {
                             Piece::Show(bytes) => self.show(&bytes),
                             Piece::Ask(query) => self.answer(query),
                         }
                     }
+                    // Output moves the revision and its time (no output
+                    // comes of it: the machine only notes the facts).
+                    let now = self.time(Instant::now());
+                    let bracketed_paste = self.screen.bracketed_paste();
+                    self.order
+                        .handle_input(Input::Output { bracketed_paste }, now);
                 }
                 Err(Errno::EAGAIN) => return,
                 Err(Errno::EINTR) => continue,
@@ -80,7 +84,7 @@ impl Host {
     /// for writable. A transaction waiting for its bytes to land continues.
     pub(super) fn write_master(&mut self) {
         self.flush_master();
-        self.run_input_order(Instant::now());
+        self.drive(None);
     }
 
     pub(super) fn update_master_interest(&mut self) {
@@ -105,16 +109,10 @@ impl Host {
         }
     }
 
-    pub(super) fn bump(&mut self) {
-        self.revision += 1;
-    }
-
-    /// Commits input: it is now inevitable and ordered after everything
-    /// committed before it.
-    pub(super) fn commit(&mut self, bytes: &[u8]) {
-        self.to_master.extend(bytes);
-        self.bump();
-        self.flush_master();
+    /// The screen moved without output (a resize, a new child's screen).
+    pub(super) fn redrawn(&mut self) {
+        let bracketed_paste = self.screen.bracketed_paste();
+        self.drive(Some(Input::Redrawn { bracketed_paste }));
     }
 
     /// Writes `to_master` in order until it is empty or the kernel's buffer
@@ -142,6 +140,22 @@ impl Host {
     }
 
     pub(super) fn pending_input(&self) -> usize {
-        self.to_master.len() + self.queued_bytes
+        self.to_master.len() + self.order.queued_bytes()
+    }
+
+    pub(super) fn resize(&mut self, size: Size) -> Result<(), String> {
+        if size.cols == 0 || size.rows == 0 || size.cols > MAX_SIDE || size.rows > MAX_SIDE {
+            return Err(format!(
+                "size {}x{} is outside 1x1..{MAX_SIDE}x{MAX_SIDE}",
+                size.cols, size.rows
+            ));
+        }
+        if let Some(master) = self.child.master.as_ref() {
+            child::set_size(master, size).map_err(|e| format!("{e:#}"))?;
+        }
+        self.size = size;
+        self.screen.resize(size);
+        self.redrawn();
+        Ok(())
     }
 }

@@ -30,36 +30,29 @@
 //! DING's own bytes: they move the revision, not the time of the last
 //! input.
 
-use super::hold_ask::{HoldAsk, InputHold};
-use super::*;
+use crate::core::time::Time;
+use crate::pty::transport::{self, WireStep};
 use crate::pty::wire::is_typed_text;
 
-/// What the input order does next while a hold is in force.
-pub(super) enum UnderHold {
-    /// Begin this input (the owner's transaction): it goes first.
-    Begin(Input),
-    /// Nothing may reach the terminal yet.
-    Wait,
-    /// The hold is over: the input order runs as usual.
-    Over,
-}
+use super::contract::{Client, HoldAsk, Output, Record, after};
+use super::state::{InputHold, InputOrder, Queued, Running, UnderHold};
 
-impl Host {
+impl InputOrder {
     /// Starts holding after `client`'s transaction was written in full,
     /// for at most `ms`. Nothing is held when input already waits behind
     /// that transaction: it was not looked at as it came, and goes on as
     /// it is.
-    pub(super) fn start_hold(&mut self, client: Token, ask: HoldAsk, now: Instant) {
+    pub(super) fn start_hold(&mut self, client: Client, ask: HoldAsk, now: Time) {
         if !self.queued.is_empty() || ask.ms == 0 {
             return;
         }
         self.hold = Some(InputHold {
             client,
-            until: now + Duration::from_millis(ask.ms),
+            until: after(now, ask.ms),
             ending: false,
             held: 0,
             withdraw: ask.withdraw,
-            incarnation: self.child.incarnation.clone(),
+            incarnation: self.incarnation.clone(),
         });
     }
 
@@ -67,9 +60,9 @@ impl Host {
     /// typed text alone); else it ends the hold, taking the paste back out
     /// unless the owner's next transaction has begun, and goes on behind
     /// what was held.
-    pub(super) fn holds(&mut self, input: &Input) -> bool {
+    pub(super) fn holds(&mut self, input: &Queued, now: Time) -> bool {
         // A hold whose time is up ends before the input that finds it so.
-        self.check_hold(Instant::now());
+        self.check_hold(now);
         let Some(hold) = self.hold.as_mut() else {
             return false;
         };
@@ -81,8 +74,9 @@ impl Host {
             return false;
         }
         hold.held += 1;
-        let bytes = super::input_len(input);
-        self.log(json!({"event": "input-held", "bytes": bytes, "revision": self.revision}));
+        let bytes = input.len();
+        let revision = self.revision();
+        self.log(Record::Held { bytes, revision });
         true
     }
 
@@ -95,7 +89,7 @@ impl Host {
         let owners_first = self
             .queued
             .iter()
-            .position(|input| matches!(input, Input::Transaction(tx) if tx.client == owner));
+            .position(|input| matches!(input, Queued::Transaction(tx) if tx.client == owner));
         if hold.ending && owners_first.is_none() {
             self.release_hold("after DING's next transaction");
             return UnderHold::Over;
@@ -107,14 +101,14 @@ impl Host {
         let Some(next) = self.queued.remove(at) else {
             return UnderHold::Wait;
         };
-        self.queued_bytes -= super::input_len(&next);
+        self.queued_bytes -= next.len();
         UnderHold::Begin(next)
     }
 
     /// `client` asked for a transaction: if it holds, the hold ends once
     /// that one has run, whether it goes first past held input or, with
     /// nothing held, at once.
-    pub(super) fn hold_owner_acts(&mut self, client: Token) {
+    pub(super) fn hold_owner_acts(&mut self, client: Client) {
         if let Some(hold) = self.hold.as_mut().filter(|hold| hold.client == client) {
             hold.ending = true;
         }
@@ -123,14 +117,14 @@ impl Host {
     /// `client`'s transaction was refused by its compare or as unsettled,
     /// to be asked again on new evidence: the hold it began to end goes
     /// on, until that one runs or the hold's time is up.
-    pub(super) fn keep_hold_for(&mut self, client: Token) {
+    pub(super) fn keep_hold_for(&mut self, client: Client) {
         if let Some(hold) = self.hold.as_mut().filter(|hold| hold.client == client) {
             hold.ending = false;
         }
     }
 
     /// When the hold in force ends if nothing else ends it.
-    pub(super) fn hold_deadline(&self) -> Option<Instant> {
+    pub(super) fn hold_deadline(&self) -> Option<Time> {
         self.hold
             .as_ref()
             .filter(|hold| !hold.ending)
@@ -139,7 +133,7 @@ impl Host {
 
     /// Ends the hold if its time is up, taking the paste back out first
     /// if a person's text waits behind it.
-    pub(super) fn check_hold(&mut self, now: Instant) {
+    pub(super) fn check_hold(&mut self, now: Time) {
         if self.hold_deadline().is_some_and(|until| until <= now) {
             self.end_hold_with_input("its time was up");
         }
@@ -147,7 +141,7 @@ impl Host {
 
     /// `client` is gone: a hold it owned ends, taking the paste back out
     /// first if a person's text waits behind it. Whether one did.
-    pub(super) fn hold_owner_gone(&mut self, client: Token) -> bool {
+    pub(super) fn hold_owner_gone(&mut self, client: Client) -> bool {
         let owned = self.hold.as_ref().is_some_and(|hold| hold.client == client);
         if owned {
             self.end_hold_with_input("DING's connection closed");
@@ -157,7 +151,7 @@ impl Host {
 
     /// Ends the hold before its owner's next transaction ran: what it held
     /// must not land behind the paste.
-    fn end_hold_with_input(&mut self, why: &str) {
+    pub(super) fn end_hold_with_input(&mut self, why: &'static str) {
         if self.hold.as_ref().is_some_and(|hold| hold.held > 0) {
             self.withdraw(why);
         }
@@ -168,68 +162,58 @@ impl Host {
     /// still the one the paste went to, ahead of every person's input
     /// waiting (what it held, then the input that ended it). At most once
     /// a hold; watchers hear `withdrawn` once they have run.
-    fn withdraw(&mut self, why: &str) {
+    fn withdraw(&mut self, why: &'static str) {
         let alive = self.child_alive();
+        let revision = self.revision();
         let Some(hold) = self.hold.as_mut() else {
             return;
         };
         let Some(steps) = hold.withdraw.take() else {
             return;
         };
-        if hold.incarnation != self.child.incarnation || !alive {
+        if hold.incarnation != self.incarnation || !alive {
             return;
         }
         let client = hold.client;
         let (bytes, _) = transport::totals(&steps);
-        self.log(
-            json!({"event": "withdrawing", "bytes": bytes, "why": why, "revision": self.revision}),
-        );
-        let withdrawal = Input::Transaction(Transaction {
-            client,
-            condition: None,
-            origin: Origin::Delivery,
-            steps: steps.into(),
-            written: 0,
-            wait_until: None,
-            hold: None,
-            withdrawal: true,
+        self.log(Record::Withdrawing {
+            bytes,
+            why,
+            revision,
         });
-        self.queued_bytes += super::input_len(&withdrawal);
+        let withdrawal = Queued::Transaction(Box::new(Running::withdrawal(client, steps)));
+        self.queued_bytes += withdrawal.len();
         self.queued.push_front(withdrawal);
     }
 
     /// A hold's withdraw steps have run: the paste is out of the input
     /// line, and the watchers are told.
     pub(super) fn withdrawn(&mut self) {
-        let revision = self.revision;
-        self.log(json!({"event": "withdrawn", "revision": revision}));
-        for client in self.clients.values_mut() {
-            if client.mode == Mode::Watch {
-                client.send_line(&ServerLine::Push(Push::Withdrawn { revision }));
-            }
-        }
+        let revision = self.revision();
+        self.log(Record::Withdrawn { revision });
+        self.out(Output::Withdrawn { revision });
     }
 
     /// Ends the hold in force: what it held goes on in its order.
-    pub(super) fn release_hold(&mut self, why: &str) {
+    pub(super) fn release_hold(&mut self, why: &'static str) {
         let Some(hold) = self.hold.take() else {
             return;
         };
-        self.log(json!({
-            "event": "input-released",
-            "held": hold.held,
-            "why": why,
-            "revision": self.revision,
-        }));
+        let revision = self.revision();
+        self.log(Record::Released {
+            held: hold.held,
+            why,
+            revision,
+        });
     }
 }
 
 /// Whether a person's input is typed text alone: every byte it writes is
 /// UTF-8 text without a control character.
-fn is_typed_input(input: &Input) -> bool {
+fn is_typed_input(input: &Queued) -> bool {
     match input {
-        Input::Keys { bytes, .. } => is_typed_text(bytes),
-        Input::Transaction(tx) => tx.steps.iter().all(|step| match step {
+        Queued::Keys { bytes, .. } => is_typed_text(bytes),
+        Queued::Transaction(tx) => tx.steps.iter().all(|step| match step {
             WireStep::Write(bytes) | WireStep::Paste(bytes) => is_typed_text(bytes),
             WireStep::WaitMs(_) => true,
         }),
