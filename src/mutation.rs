@@ -2,7 +2,8 @@
 //! simulation's mutation check (`tests/agent_simulation_mutations.rs`)
 //! puts one deliberate, careless-looking defect at a time, to prove that
 //! its sweeps would catch such a change where it would really be made (in
-//! a grammar, the engine, the adapter machine), not in a copy beside the
+//! a grammar, the engine, the adapter machine, the PTY host's input
+//! order), not in a copy beside the
 //! code (`docs/simulation.md` lists what each sweep catches).
 //!
 //! Only test builds can plant one: the cargo feature `mutations`, which
@@ -28,10 +29,14 @@ pub enum Mutation {
     DialogReadsIdle,
     /// Arrivals are not gathered: each goes as soon as it comes.
     NoGather,
+    /// The PTY host's fence forgets when the person last typed.
+    HostFenceIgnoresInput,
+    /// The PTY host never takes a paste back out before a person's key.
+    HostNeverWithdraws,
 }
 
 impl Mutation {
-    pub const ALL: [Mutation; 7] = [
+    pub const ALL: [Mutation; 9] = [
         Mutation::FenceWantsNoQuiet,
         Mutation::WakeSkipsQuiet,
         Mutation::IdentityBySessionAlone,
@@ -39,6 +44,8 @@ impl Mutation {
         Mutation::JournalRestoresStagedAsPending,
         Mutation::DialogReadsIdle,
         Mutation::NoGather,
+        Mutation::HostFenceIgnoresInput,
+        Mutation::HostNeverWithdraws,
     ];
 }
 

@@ -105,11 +105,14 @@ fn sweep(seeds: u64, make: fn(u64) -> Scenario) -> Caught {
 /// The defects the sweeps must catch, and as what class on which sweep;
 /// the rest are the simulation's known blind spots, printed as not caught
 /// (issue 38: DING's own crashes and restarts, the hostile world).
-const MUST_CATCH: [(Mutation, &str, Class); 4] = [
+const MUST_CATCH: [(Mutation, &str, Class); 7] = [
     (Mutation::FenceWantsNoQuiet, "agent", Class::Draft),
     (Mutation::FenceWantsNoQuiet, "gemini", Class::Draft),
     (Mutation::DialogReadsIdle, "agent", Class::WakeOnDraft),
     (Mutation::DialogReadsIdle, "gemini", Class::Dialog),
+    (Mutation::HostFenceIgnoresInput, "agent", Class::Draft),
+    (Mutation::HostNeverWithdraws, "agent", Class::Draft),
+    (Mutation::HostNeverWithdraws, "gemini", Class::Draft),
 ];
 
 #[test]

@@ -171,6 +171,9 @@ impl InputOrder {
         let Some(steps) = hold.withdraw.take() else {
             return;
         };
+        if crate::mutation::planted(crate::mutation::Mutation::HostNeverWithdraws) {
+            return;
+        }
         if hold.incarnation != self.incarnation || !alive {
             return;
         }

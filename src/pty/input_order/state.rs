@@ -2,6 +2,7 @@
 //! bytes, queueing behind an active transaction, the send-if compare and
 //! its time fence, and running transaction steps to completion.
 
+use crate::mutation::{Mutation, planted};
 use std::collections::VecDeque;
 
 use crate::core::time::Time;
@@ -411,7 +412,9 @@ impl InputOrder {
             (
                 TerminalPart::Input,
                 condition.quiet_input_ms,
-                self.terminal.input_at_ms,
+                self.terminal
+                    .input_at_ms
+                    .filter(|_| !planted(Mutation::HostFenceIgnoresInput)),
             ),
             (
                 TerminalPart::Output,
