@@ -51,20 +51,34 @@ impl Mutation {
 
 #[cfg(feature = "mutations")]
 mod switch {
-    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicUsize, Ordering};
 
     use super::Mutation;
 
-    pub static PLANTED: Mutex<Option<Mutation>> = Mutex::new(None);
+    /// The planted defect's place in [`Mutation::ALL`], plus one; 0: none.
+    static PLANTED: AtomicUsize = AtomicUsize::new(0);
+
+    pub fn plant(mutation: Option<Mutation>) {
+        let index = mutation.map_or(0, |planted| {
+            1 + Mutation::ALL
+                .iter()
+                .position(|mutation| *mutation == planted)
+                .expect("every defect is in ALL")
+        });
+        PLANTED.store(index, Ordering::Relaxed);
+    }
+
+    pub fn planted() -> Option<Mutation> {
+        let index = PLANTED.load(Ordering::Relaxed);
+        index.checked_sub(1).map(|at| Mutation::ALL[at])
+    }
 }
 
 /// Plants `mutation` (or none) in this process, for every thread: the
 /// mutation check's test binary does nothing else meanwhile.
 #[cfg(feature = "mutations")]
 pub fn plant(mutation: Option<Mutation>) {
-    *switch::PLANTED
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner) = mutation;
+    switch::plant(mutation);
 }
 
 /// Whether `mutation` is planted in this process.
@@ -72,10 +86,7 @@ pub fn plant(mutation: Option<Mutation>) {
 pub fn planted(mutation: Mutation) -> bool {
     #[cfg(feature = "mutations")]
     {
-        *switch::PLANTED
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            == Some(mutation)
+        switch::planted() == Some(mutation)
     }
     #[cfg(not(feature = "mutations"))]
     {

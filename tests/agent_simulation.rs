@@ -55,7 +55,7 @@
 //!   again, and a compaction keeps its prompts but not what hooks
 //!   injected, so a file still unread may be said again there;
 //! * **liveness**: once the person is quiet and the harness idle, every
-//!   file reaches the model within [`LIVENESS_BOUND_MS`] (again, if a
+//!   file reaches the model within [`world::LIVENESS_BOUND_MS`] (again, if a
 //!   crash or a `/clear` began its context again before it was archived;
 //!   a compaction leaves it told);
 //! * the same seed gives the same trace.
@@ -103,10 +103,6 @@ mod world;
 
 use mutant::Defect;
 use world::{Class, Harness, Outcome, Scenario, run};
-
-/// Once the person is quiet and the harness idle, every file reaches the
-/// model within this.
-pub const LIVENESS_BOUND_MS: u64 = 30_000;
 
 fn seeds() -> u64 {
     std::env::var("DING_AGENT_SIM_SEEDS")

@@ -36,10 +36,6 @@ use std::collections::BTreeMap;
 use ding::mutation::{Mutation, plant};
 use world::{Class, Harness, Scenario, run};
 
-/// Once the person is quiet and the harness idle, every file reaches the
-/// model within this (as in `tests/agent_simulation.rs`).
-pub const LIVENESS_BOUND_MS: u64 = 30_000;
-
 fn seeds() -> u64 {
     std::env::var("DING_MUTATION_SEEDS")
         .ok()

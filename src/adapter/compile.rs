@@ -131,7 +131,7 @@ impl CompileRequest {
 pub struct Written {
     pub path: PathBuf,
     /// What it holds, for people ("hook configuration").
-    pub what: &'static str,
+    pub what: String,
     /// Whether it changed (`false`: it was already as wanted).
     pub changed: bool,
 }

@@ -180,11 +180,6 @@ impl<P: Copy + Eq, C> ParkedCalls<P, C> {
     }
 
     /// The earliest time something is due.
-    #[cfg(test)]
-    pub fn next_deadline(&self) -> Option<Time> {
-        self.next_expiry().into_iter().chain(self.next_due()).min()
-    }
-
     /// The earliest deadline of a parked call (its hook's own timeout
     /// nears: [`ParkedCalls::take_expired`]).
     pub fn next_expiry(&self) -> Option<Time> {
@@ -380,7 +375,12 @@ mod tests {
         let mut slots: ParkedCalls<u32, ()> = ParkedCalls::default();
         let at = deadline(&park("wake"), None, now);
         slots.park(1, (), park("wake"), at, true, now);
-        assert_eq!(slots.next_deadline(), Some(now + ms(200)));
+        let next = slots
+            .next_expiry()
+            .into_iter()
+            .chain(slots.next_due())
+            .min();
+        assert_eq!(next, Some(now + ms(200)));
         assert_eq!(slots.take_due(now + ms(200)).len(), 1);
     }
 

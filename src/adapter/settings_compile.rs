@@ -18,8 +18,6 @@ pub struct SettingsHarness {
     pub provider: &'static str,
     /// The harness, as people call it.
     pub title: &'static str,
-    /// What the written settings hold, for people ("TITLE hooks").
-    pub hooks_title: &'static str,
     /// The settings file under the project, when `--settings` names none.
     pub settings_file: &'static str,
     /// The program a declaration runs when no argv is given.
@@ -74,7 +72,7 @@ pub fn compile(
         declaration,
         written: vec![Written {
             path: settings,
-            what: harness.hooks_title,
+            what: format!("{title} hooks"),
             changed,
         }],
     })

@@ -25,7 +25,6 @@ use ding::pty::wire::{Origin, Reply, SendIfReply, ServerLine};
 use ding::sidecar::pty_link::wire_steps;
 use serde_json::Value;
 
-use crate::LIVENESS_BOUND_MS;
 use crate::claude_harness::ClaudeHarness;
 use crate::codex_harness::CodexHarness;
 use crate::demo_harness::DemoHarness;
@@ -33,6 +32,10 @@ use crate::gemini_harness::GeminiHarness;
 use crate::harness::{Happened, HarnessModel, View};
 use crate::mutant::{Defect, Mutant};
 use crate::support::rng::Rng;
+
+/// Once the person is quiet and the harness idle, every file reaches the
+/// model within this.
+pub const LIVENESS_BOUND_MS: u64 = 30_000;
 
 /// What went wrong, by kind.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -204,7 +204,7 @@ impl Engine {
         let Some(typed) = &self.typed else {
             return;
         };
-        if self.typed_files().is_empty() {
+        if !self.typed_has_files() {
             self.typed = None;
         } else if self.now >= typed.return_by {
             let within = self.config.tunables.return_within().as_millis();
@@ -263,19 +263,26 @@ impl Engine {
     }
 
     /// The typed notice's files still in flight under it.
-    pub(super) fn typed_files(&self) -> Vec<MessageName> {
-        let Some(typed) = &self.typed else {
-            return Vec::new();
-        };
-        let owner = MessageState::InFlight {
+    /// The typed notice's files still in flight under it.
+    fn typed_in_flight(&self) -> impl Iterator<Item = &MessageName> {
+        let typed = self.typed.as_ref();
+        let owner = typed.map(|typed| MessageState::InFlight {
             request: typed.notice,
-        };
+        });
         typed
-            .messages
-            .iter()
-            .filter(|name| self.ownership.state(name) == Some(&owner))
-            .cloned()
-            .collect()
+            .into_iter()
+            .flat_map(|typed| typed.messages.iter())
+            .filter(move |name| self.ownership.state(name) == owner.as_ref())
+    }
+
+    /// Whether any file of the typed notice is still in flight under it
+    /// (without listing them: the timer table asks at every deadline).
+    pub(super) fn typed_has_files(&self) -> bool {
+        self.typed_in_flight().next().is_some()
+    }
+
+    fn typed_files(&self) -> Vec<MessageName> {
+        self.typed_in_flight().cloned().collect()
     }
 
     /// The typed notice's Return, once fresh evidence confirms the notice

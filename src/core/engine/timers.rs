@@ -67,7 +67,7 @@ impl Engine {
                 .as_ref()
                 .filter(|_| self.in_flight.is_none())
                 .map(|typed| {
-                    if self.typed_files().is_empty() {
+                    if !self.typed_has_files() {
                         self.now
                     } else if self.now < typed.submit_after {
                         typed.submit_after

@@ -23,7 +23,6 @@ pub const DEFAULT_PROGRAM: &str = "claude";
 const HARNESS: SettingsHarness = SettingsHarness {
     provider: PROVIDER,
     title: "Claude Code",
-    hooks_title: "Claude Code hooks",
     settings_file: SETTINGS_FILE,
     default_program: DEFAULT_PROGRAM,
     where_hooks_run: "",

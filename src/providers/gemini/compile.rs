@@ -26,7 +26,6 @@ pub const DEFAULT_PROGRAM: &str = "gemini";
 const HARNESS: SettingsHarness = SettingsHarness {
     provider: PROVIDER,
     title: "Gemini CLI",
-    hooks_title: "Gemini CLI hooks",
     settings_file: SETTINGS_FILE,
     default_program: DEFAULT_PROGRAM,
     where_hooks_run: " (they run only in a trusted folder)",
