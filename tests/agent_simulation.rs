@@ -98,7 +98,7 @@ mod harness;
 #[path = "agent_simulation/mutant.rs"]
 mod mutant;
 mod support;
-#[path = "agent_simulation/world.rs"]
+#[path = "agent_simulation/world/mod.rs"]
 mod world;
 
 use mutant::Defect;

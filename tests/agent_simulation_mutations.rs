@@ -28,7 +28,7 @@ mod harness;
 mod mutant;
 mod support;
 #[allow(dead_code)]
-#[path = "agent_simulation/world.rs"]
+#[path = "agent_simulation/world/mod.rs"]
 mod world;
 
 use std::collections::BTreeMap;

@@ -1,0 +1,88 @@
+//! The world's side of a hook call: `ding hook` starts, connects, waits
+//! for its answer or its timeout, and the harness acts on what it got.
+
+use super::*;
+
+impl World {
+    pub(super) fn call_hook(&mut self, event: &'static str, payload: Value, call: u64) {
+        let timeout = self.harness.hook_timeout_ms(event);
+        let peer = Peer(self.next_peer);
+        self.next_peer += 1;
+        let line = serde_json::json!({
+            "v": 1,
+            "provider": self.harness.provider(),
+            "event": event,
+            "payload": payload,
+            "identity": {
+                "session": self.identity.session,
+                "incarnation": self.identity.incarnation,
+                "generation": self.identity.generation,
+            },
+            "timeoutMs": timeout,
+        })
+        .to_string()
+        .into_bytes();
+        self.hooks.insert(
+            peer,
+            HookCallRecord {
+                event,
+                incarnation: self.incarnation,
+                call,
+                answers: 0,
+            },
+        );
+        self.note(format!("hook {event} {peer:?}"));
+        // The hook process starts, reads its payload, connects.
+        let delay = self.rng.between(2, 15);
+        self.after(
+            delay,
+            Due::AdapterMachine(ToMachine::HookCall { peer, line }),
+        );
+        self.after(timeout, Due::HookTimeout(peer));
+    }
+
+    pub(super) fn hook_answered(&mut self, peer: Peer, line: &str, with_receipt: bool) {
+        let Some(record) = self.hooks.get_mut(&peer) else {
+            return;
+        };
+        record.answers += 1;
+        let (event, call, answers) = (record.event, record.call, record.answers);
+        let of_this_harness = record.incarnation == self.incarnation;
+        if answers > 1 {
+            return self.violate(
+                Class::HookAnsweredTwice,
+                format!("hook {event} ({peer:?}) answered {answers} times"),
+            );
+        }
+        if !of_this_harness {
+            // Its process died with its harness: nobody reads the answer.
+            return self.note(format!("hook {event} of a harness gone answered"));
+        }
+        let answer: HookAnswer = serde_json::from_str(line).expect("an answer line");
+        let names = self.names_in(&format!("{}{}", answer.stdout, answer.stderr));
+        self.note(format!("hook {event} answered, naming {names:?}"));
+        if with_receipt {
+            self.after(1, Due::AdapterMachine(ToMachine::HookReceipt { peer }));
+        }
+        let copies = self.harness.copies_reaching_model(event, &answer);
+        for name in &names {
+            self.hooked += usize::from(copies > 0);
+            for _ in 0..copies {
+                self.seen(name, Path::Hook);
+            }
+        }
+        if answer.parked == Some(ParkAnswer::Delivered)
+            && let View::Idle { composer } = self.harness.view()
+            && !composer.is_empty()
+        {
+            self.violate(
+                Class::WakeOnDraft,
+                format!("the parked {event} delivered onto the draft {composer:?}"),
+            );
+        }
+        let happened = self
+            .harness
+            .hook_answered(event, call, Some(&answer), self.now);
+        self.harness_did(happened);
+    }
+}
