@@ -35,7 +35,9 @@
 //! * a person: drafts typed at any pace, left and finished, submitted,
 //!   cleared; menus answered; turns stopped; slash commands where the
 //!   harness has them; quiet at the end;
-//! * arrivals at any moment, bursts among them;
+//! * arrivals at any moment, bursts among them, on half the seeds spread
+//!   as a sender's loop sends them (each file less than a second after
+//!   the one before);
 //! * on one seed in ten, a crash: the harness starts again as a new
 //!   incarnation, its hooks dying with it, bytes on their way to it lost,
 //!   its context gone.
@@ -58,6 +60,10 @@
 //!   file reaches the model within [`world::LIVENESS_BOUND_MS`] (again, if a
 //!   crash or a `/clear` began its context again before it was archived;
 //!   a compaction leaves it told);
+//! * **cost**: at the end, DING made no more model calls (its own turns,
+//!   and turns its hooks continued at their end) than the fewest a person
+//!   who knew every arrival would need beside their own requests
+//!   (`world/cost.rs`, over the evaluation's own `fewest_calls`);
 //! * the same seed gives the same trace.
 //!
 //! The PTY host is `ding pty`'s input order, not a copy: every input and
@@ -91,6 +97,8 @@ mod codex_app_server;
 mod codex_harness;
 #[path = "agent_simulation/demo_harness.rs"]
 mod demo_harness;
+#[path = "../src/eval/fewest_calls.rs"]
+mod fewest_calls;
 #[path = "agent_simulation/gemini_harness.rs"]
 mod gemini_harness;
 #[path = "agent_simulation/harness.rs"]
@@ -764,7 +772,7 @@ fn print_the_first_seeds_catching_each_defect() {
 #[test]
 fn real_pane_a_key_drawn_after_the_last_reading_holds_the_wake() {
     const SEED: u64 = 1073;
-    let outcome = run(Scenario::on(Harness::Claude, SEED));
+    let outcome = run(Scenario::as_found(Harness::Claude, SEED));
     // Nothing at all: no wake under the draft, and the file still reaches
     // the model (a Liveness violation otherwise), by the wake or a hook.
     assert!(outcome.violations.is_empty(), "{:?}", outcome.violations);
@@ -1007,7 +1015,7 @@ fn find_seeds_going_through() {
 /// through the moments `marks` name (each a piece of a trace line), and
 /// no violation shows.
 fn holds_through(harness: Harness, seed: u64, marks: &[&str]) -> Outcome {
-    let outcome = run(Scenario::on(harness, seed));
+    let outcome = run(Scenario::as_found(harness, seed));
     assert!(outcome.violations.is_empty(), "{:?}", outcome.violations);
     let trace = outcome.trace.join("\n");
     if let Some(missing) = first_missing_mark(&outcome.trace, marks) {
@@ -1353,4 +1361,46 @@ fn real_pane_files_arriving_around_a_compaction_are_left_to_the_wake() {
             "20029 hook wake answered, naming [\"m0001.md\"]",
         ],
     );
+}
+
+/// The cost oracle's own story, as a property of every seed rather than
+/// one: five files a sender's loop spreads over up to four seconds (each
+/// less than a second after the one before) reach an idle harness whose
+/// person is quiet. On every harness, in each of 200 worlds, DING
+/// delivers the whole burst in one model call, which is never more than
+/// the fewest a person who knew the arrivals would make: the gather
+/// waits while they keep coming. (`Mutation::NoGather` spends a call per
+/// file here.)
+#[test]
+fn a_burst_spread_over_seconds_at_an_idle_harness_costs_one_call() {
+    for harness in [
+        Harness::Demo,
+        Harness::Claude,
+        Harness::Codex,
+        Harness::Gemini,
+    ] {
+        for seed in 0..200 {
+            let scenario = Scenario {
+                arrivals: vec![(4_000, 5)],
+                quiet_at_ms: 100,
+                eagerness: 0,
+                restart_at_ms: None,
+                stall: None,
+                spread_bursts: true,
+                ..Scenario::on(harness, seed)
+            };
+            let outcome = run(scenario);
+            assert!(
+                outcome.violations.is_empty(),
+                "seed {seed} on {harness:?}: {:?}",
+                outcome.violations
+            );
+            assert!(
+                outcome.calls == 1 && outcome.fewest_calls >= 1,
+                "seed {seed} on {harness:?}: {} calls, the fewest {}",
+                outcome.calls,
+                outcome.fewest_calls
+            );
+        }
+    }
 }

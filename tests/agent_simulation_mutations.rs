@@ -19,6 +19,8 @@ mod codex_app_server;
 mod codex_harness;
 #[path = "agent_simulation/demo_harness.rs"]
 mod demo_harness;
+#[path = "../src/eval/fewest_calls.rs"]
+mod fewest_calls;
 #[path = "agent_simulation/gemini_harness.rs"]
 mod gemini_harness;
 #[path = "agent_simulation/harness.rs"]
@@ -101,7 +103,7 @@ fn sweep(seeds: u64, make: fn(u64) -> Scenario) -> Caught {
 /// The defects the sweeps must catch, and as what class on which sweep;
 /// the rest are the simulation's known blind spots, printed as not caught
 /// (issue 38: DING's own crashes and restarts, the hostile world).
-const MUST_CATCH: [(Mutation, &str, Class); 7] = [
+const MUST_CATCH: [(Mutation, &str, Class); 9] = [
     (Mutation::FenceWantsNoQuiet, "agent", Class::Draft),
     (Mutation::FenceWantsNoQuiet, "gemini", Class::Draft),
     (Mutation::DialogReadsIdle, "agent", Class::WakeOnDraft),
@@ -109,6 +111,8 @@ const MUST_CATCH: [(Mutation, &str, Class); 7] = [
     (Mutation::HostFenceIgnoresInput, "agent", Class::Draft),
     (Mutation::HostNeverWithdraws, "agent", Class::Draft),
     (Mutation::HostNeverWithdraws, "gemini", Class::Draft),
+    (Mutation::NoGather, "agent", Class::Cost),
+    (Mutation::NoGather, "gemini", Class::Cost),
 ];
 
 #[test]
@@ -119,7 +123,12 @@ fn planted_defects_and_the_sweeps_that_catch_them() {
     let on_gemini = |seed| Scenario::on(Harness::Gemini, seed);
     plant(None);
     let mut rows = Vec::new();
-    for mutation in Mutation::ALL {
+    // `DING_MUTATION_ONLY=Name,Name` runs those defects alone.
+    let only = std::env::var("DING_MUTATION_ONLY").unwrap_or_default();
+    let chosen = |mutation: &Mutation| {
+        only.is_empty() || only.split(',').any(|name| name == format!("{mutation:?}"))
+    };
+    for mutation in Mutation::ALL.into_iter().filter(chosen) {
         plant(Some(mutation));
         let agent = sweep(seeds, Scenario::random);
         let gemini = sweep(gemini_seeds, on_gemini);
@@ -131,7 +140,7 @@ fn planted_defects_and_the_sweeps_that_catch_them() {
         );
         rows.push((mutation, agent, gemini));
     }
-    for (mutation, sweep_name, class) in MUST_CATCH {
+    for (mutation, sweep_name, class) in MUST_CATCH.into_iter().filter(|(m, ..)| chosen(m)) {
         let (_, agent, gemini) = rows
             .iter()
             .find(|(planted, _, _)| *planted == mutation)

@@ -35,7 +35,7 @@ use ding::providers::claude::timing::WAKE_RELAY_TIMEOUT_SECS;
 use ding::pty::wire::Snapshot;
 use serde_json::{Value, json};
 
-use crate::harness::{Happened, HarnessModel, View, captured, with_composer_text};
+use crate::harness::{Call, Happened, HarnessModel, View, captured, with_composer_text};
 use crate::support::rng::Rng;
 
 /// The captures each state is drawn with.
@@ -172,6 +172,7 @@ impl ClaudeHarness {
             .chain([
                 Happened::Submitted(prompt),
                 ClaudeHarness::hook("UserPromptSubmit", submitted),
+                Happened::Request(Call::Starts),
                 ClaudeHarness::wake(),
                 Happened::Drew,
             ])
@@ -357,7 +358,11 @@ impl HarnessModel for ClaudeHarness {
                     tool: Tool::None,
                 };
                 let post = json!({"hook_event_name": "PostToolUse", "tool_name": "Bash"});
-                vec![ClaudeHarness::hook("PostToolUse", post), Happened::Drew]
+                vec![
+                    ClaudeHarness::hook("PostToolUse", post),
+                    Happened::Request(Call::Follows),
+                    Happened::Drew,
+                ]
             }
             _ if ends_at <= now_ms => {
                 self.phase = Phase::Stopping { continued };
@@ -396,7 +401,7 @@ impl HarnessModel for ClaudeHarness {
                         continued: true,
                         tool: Tool::None,
                     };
-                    return vec![Happened::Drew];
+                    return vec![Happened::Request(Call::Continues), Happened::Drew];
                 }
                 self.turn_over(now_ms, true)
             }
@@ -454,6 +459,10 @@ impl HarnessModel for ClaudeHarness {
             return 2;
         }
         1
+    }
+
+    fn asks_at_a_turns_end(&self, event: &str) -> bool {
+        event == "Stop"
     }
 
     fn commands(&self) -> &'static [&'static str] {

@@ -65,7 +65,7 @@ use ding::pty::wire::Snapshot;
 use serde_json::{Value, json};
 
 use crate::codex_app_server::AppServer;
-use crate::harness::{Happened, HarnessModel, View, captured, with_composer_text};
+use crate::harness::{Call, Happened, HarnessModel, View, captured, with_composer_text};
 use crate::support::rng::Rng;
 
 /// The captures each state is drawn with.
@@ -256,6 +256,10 @@ impl CodexHarness {
                         now.push(happening);
                     }
                 }
+                // A request goes once the hooks before it returned.
+                Happened::Request(_) if self.hook_running => {
+                    self.hooks_waiting.push_back(happening)
+                }
                 other => now.push(other),
             }
         }
@@ -370,6 +374,8 @@ impl CodexHarness {
         });
         let submitted = json!({"hook_event_name": "UserPromptSubmit", "prompt": prompt});
         happened.push(CodexHarness::hook("UserPromptSubmit", submitted));
+        // What the request carries is what `UserPromptSubmit` added.
+        happened.push(Happened::Request(Call::Starts));
         let request = json!({"hook_event_name": "PreModelRequest"});
         happened.push(CodexHarness::hook("PreModelRequest", request));
         happened.push(Happened::Drew);
@@ -656,7 +662,11 @@ impl CodexHarness {
                     };
                     let post =
                         json!({"hook_event_name": "PostToolUse", "tool_name": "exec_command"});
-                    vec![CodexHarness::hook("PostToolUse", post), Happened::Drew]
+                    vec![
+                        CodexHarness::hook("PostToolUse", post),
+                        Happened::Request(Call::Follows),
+                        Happened::Drew,
+                    ]
                 }
                 _ if ends_at <= now => {
                     self.phase = Phase::Stopping { continued };
@@ -733,6 +743,10 @@ impl HarnessModel for CodexHarness {
     /// the launcher is given it.
     fn copies_reaching_model(&self, event: &str, _answer: &HookAnswer) -> usize {
         usize::from(event != QUEUE)
+    }
+
+    fn asks_at_a_turns_end(&self, event: &str) -> bool {
+        event == "Stop"
     }
 
     fn commands(&self) -> &'static [&'static str] {
@@ -833,6 +847,12 @@ impl HarnessModel for CodexHarness {
             && !self.server.has_queued()
             && !matches!(self.modal, Modal::Open { .. })
     }
+
+    /// The app-server's queue starts a turn under the hooks-review modal
+    /// too: it types nothing into it.
+    fn takes_a_delivery_now(&self) -> bool {
+        self.phase == Phase::Idle && self.composer.is_empty() && !self.server.has_queued()
+    }
 }
 
 impl CodexHarness {
@@ -866,7 +886,7 @@ impl CodexHarness {
                         streams_at: u64::MAX,
                         streaming: false,
                     };
-                    return vec![Happened::Drew];
+                    return vec![Happened::Request(Call::Continues), Happened::Drew];
                 }
                 self.turn_over(now_ms)
             }

@@ -22,7 +22,7 @@ use ding::pty::screen::Screen;
 use ding::pty::wire::{Size, Snapshot};
 use serde_json::Value;
 
-use crate::harness::{Happened, HarnessModel, View};
+use crate::harness::{Call, Happened, HarnessModel, View};
 
 pub const COLS: u16 = 80;
 pub const ROWS: u16 = 24;
@@ -69,7 +69,10 @@ impl DemoHarness {
             };
             match event {
                 Event::Submitted { text, .. } => happened.push(Happened::Submitted(text)),
-                Event::TurnStart { .. } => happened.push(hook("turn-start")),
+                Event::TurnStart { .. } => {
+                    happened.push(hook("turn-start"));
+                    happened.push(Happened::Request(Call::Starts));
+                }
                 Event::TurnEnd { .. } => {
                     happened.push(Happened::TurnEnded);
                     happened.push(hook("turn-end"));
@@ -122,15 +125,25 @@ impl HarnessModel for DemoHarness {
     }
 
     /// The demo harness's hooks print for the model's context: nothing
-    /// more happens in the harness.
+    /// more happens in the harness. What a turn's end printed goes to the
+    /// model in a request of its own, unless the next turn (a prompt the
+    /// person queued) already started and carries it.
     fn hook_answered(
         &mut self,
-        _: &'static str,
+        event: &'static str,
         _: u64,
-        _: Option<&HookAnswer>,
+        answer: Option<&HookAnswer>,
         _: u64,
     ) -> Vec<Happened> {
+        let printed = answer.is_some_and(|answer| !answer.stdout.trim().is_empty());
+        if event == "turn-end" && printed && self.agent.phase() == Phase::Idle {
+            return vec![Happened::Request(Call::Continues)];
+        }
         Vec::new()
+    }
+
+    fn asks_at_a_turns_end(&self, event: &str) -> bool {
+        event == "turn-end"
     }
 
     fn is_quiet(&self) -> bool {

@@ -31,7 +31,7 @@ use ding::demo::keys::{Key, KeyDecoder};
 use ding::pty::wire::{Run, Snapshot};
 use serde_json::{Value, json};
 
-use crate::harness::{Happened, HarnessModel, View, captured};
+use crate::harness::{Call, Happened, HarnessModel, View, captured};
 use crate::support::rng::Rng;
 
 /// The captures each state is drawn with.
@@ -142,6 +142,7 @@ impl GeminiHarness {
         vec![
             Happened::Submitted(prompt),
             GeminiHarness::hook("BeforeAgent", before),
+            Happened::Request(Call::Starts),
             Happened::Drew,
         ]
     }
@@ -305,7 +306,11 @@ impl HarnessModel for GeminiHarness {
                 };
                 let after =
                     json!({"hook_event_name": "AfterTool", "tool_name": "run_shell_command"});
-                vec![GeminiHarness::hook("AfterTool", after), Happened::Drew]
+                vec![
+                    GeminiHarness::hook("AfterTool", after),
+                    Happened::Request(Call::Follows),
+                    Happened::Drew,
+                ]
             }
             _ if ends_at <= now_ms => self.stopping(continued),
             _ => Vec::new(),
@@ -331,7 +336,11 @@ impl HarnessModel for GeminiHarness {
                     Some(reason) => {
                         self.busy(now_ms, true);
                         let before = json!({"hook_event_name": "BeforeAgent", "prompt": reason});
-                        vec![GeminiHarness::hook("BeforeAgent", before), Happened::Drew]
+                        vec![
+                            Happened::Request(Call::Continues),
+                            GeminiHarness::hook("BeforeAgent", before),
+                            Happened::Drew,
+                        ]
                     }
                     None => self.turn_over(now_ms),
                 }
@@ -371,6 +380,10 @@ impl HarnessModel for GeminiHarness {
             }
             Phase::Dialog { .. } => View::Dialog,
         }
+    }
+
+    fn asks_at_a_turns_end(&self, event: &str) -> bool {
+        event == "AfterAgent"
     }
 
     fn commands(&self) -> &'static [&'static str] {

@@ -49,11 +49,28 @@ pub enum Happened {
     /// The context began again empty (Codex's `/clear`: a new thread):
     /// nothing the model read before is in it.
     ContextCleared,
+    /// The harness sent the model a request: a call the model server
+    /// sees (the cost oracle counts them).
+    Request(Call),
     /// The context was compacted: the prompts stay in it (Codex keeps a
     /// thread's user messages through a compaction: the person's, a typed
     /// notice, a queued delivery), what hooks injected beside them does
     /// not.
     ContextCompacted,
+}
+
+/// Which request of a turn a model call is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Call {
+    /// A turn's first request, on the prompt just submitted or queued (the
+    /// `Submitted` or `QueuedTurn` before it says whose).
+    Starts,
+    /// A later request of the running turn (a tool's result goes back): a
+    /// hook before it may add to it at no call of its own.
+    Follows,
+    /// A hook's answer at the turn's end went on as the model's next input:
+    /// the turn continues, a call of DING's.
+    Continues,
 }
 
 /// What a person sees.
@@ -105,6 +122,11 @@ pub trait HarnessModel {
     fn copies_reaching_model(&self, _event: &str, _answer: &HookAnswer) -> usize {
         1
     }
+    /// Whether `event` is the hook a turn's end asks (its `Stop`): what
+    /// its answer adds to the context continues the turn, a model call of
+    /// its own, and a message that arrived during the turn after its last
+    /// request can ride no later request of it.
+    fn asks_at_a_turns_end(&self, event: &str) -> bool;
     /// Commands a person may type whole at an empty composer (`/clear`).
     fn commands(&self) -> &'static [&'static str] {
         &[]
@@ -113,6 +135,11 @@ pub trait HarnessModel {
     fn view(&self) -> View;
     /// Idle, nothing typed, nothing queued: waiting for the person.
     fn is_quiet(&self) -> bool;
+    /// Whether a delivery could start a turn now without touching the
+    /// person's input: what the cost oracle calls ready.
+    fn takes_a_delivery_now(&self) -> bool {
+        self.is_quiet()
+    }
 }
 
 /// `base`, a capture of an idle composer at its cursor's row, with `text`

@@ -27,6 +27,7 @@ impl World {
         for peer in gone {
             self.after(0, Due::AdapterMachine(ToMachine::HookGone { peer }));
         }
+        self.cost_harness_gone();
         self.forget_context();
         let scenario = Scenario {
             seed: self.scenario.seed.wrapping_add(self.incarnation),

@@ -34,6 +34,7 @@ impl World {
     /// it no longer knows of is not archived at the next turn's end.)
     pub(super) fn forget_context(&mut self) {
         let mut kept = Vec::new();
+        let mut forgotten = Vec::new();
         for name in std::mem::take(&mut self.to_archive) {
             let Some(file) = self.files.get_mut(&name) else {
                 continue;
@@ -44,9 +45,13 @@ impl World {
                 file.seen = 0;
                 file.in_prompt = false;
                 file.told = false;
+                forgotten.push(name);
             }
         }
         self.to_archive = kept;
+        for name in forgotten {
+            self.cost_window_opens(&name, false);
+        }
     }
 
     /// A compaction: the text of a file the model read only in what a

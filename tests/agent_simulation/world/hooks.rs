@@ -32,6 +32,7 @@ impl World {
             },
         );
         self.note(format!("hook {event} {peer:?}"));
+        self.cost_hook_asked(event, peer);
         // The hook process starts, reads its payload, connects.
         let delay = self.rng.between(2, 15);
         self.after(
@@ -58,11 +59,15 @@ impl World {
             // Its process died with its harness: nobody reads the answer.
             return self.note(format!("hook {event} of a harness gone answered"));
         }
+        self.cost_hook_done(peer);
         let answer: HookAnswer = serde_json::from_str(line).expect("an answer line");
         let names = self.names_in(&format!("{}{}", answer.stdout, answer.stderr));
         self.note(format!("hook {event} answered, naming {names:?}"));
         if with_receipt {
             self.after(1, Due::AdapterMachine(ToMachine::HookReceipt { peer }));
+        }
+        if answer.parked == Some(ParkAnswer::Delivered) {
+            self.cost_ding_acts();
         }
         let copies = self.harness.copies_reaching_model(event, &answer);
         for name in &names {
@@ -83,6 +88,9 @@ impl World {
         let happened = self
             .harness
             .hook_answered(event, call, Some(&answer), self.now);
+        // A turn a parked call's delivery starts is DING's.
+        self.cost.waking = answer.parked == Some(ParkAnswer::Delivered);
         self.harness_did(happened);
+        self.cost.waking = false;
     }
 }

@@ -29,10 +29,11 @@ use crate::claude_harness::ClaudeHarness;
 use crate::codex_harness::CodexHarness;
 use crate::demo_harness::DemoHarness;
 use crate::gemini_harness::GeminiHarness;
-use crate::harness::{Happened, HarnessModel, View};
+use crate::harness::{Call, Happened, HarnessModel, View};
 use crate::mutant::{Defect, Mutant};
 use crate::support::rng::Rng;
 
+mod cost;
 mod crash;
 mod files;
 mod hooks;
@@ -72,6 +73,9 @@ pub enum Class {
     /// person typed them further apart: a Return then reads as a newline
     /// in a paste, and the person's line is not sent.
     KeysBunched,
+    /// DING made more model calls than the fewest a person who knew every
+    /// arrival would need (`world/cost.rs`).
+    Cost,
 }
 
 /// A key this close to the one before it may be read as part of a paste
@@ -118,6 +122,10 @@ pub struct Outcome {
     /// Files that reached the model typed, and by a hook.
     pub typed: usize,
     pub hooked: usize,
+    /// The model calls DING made, and the fewest a person who knew every
+    /// arrival would have needed beside their own (`world/cost.rs`).
+    pub calls: usize,
+    pub fewest_calls: usize,
 }
 
 /// Which harness the seed runs, with its provider.
@@ -173,6 +181,9 @@ pub struct Scenario {
     /// nothing from a second before until it is drawn again and they have
     /// read it (half a second at least).
     pub stall: Option<(u64, u64)>,
+    /// Whether a burst's files may come spread over up to a second (as a
+    /// sender's loop sends them) rather than all at once.
+    pub spread_bursts: bool,
 }
 
 impl Scenario {
@@ -204,6 +215,18 @@ impl Scenario {
             stall: rng
                 .chance(10)
                 .then(|| (rng.between(500, quiet_at_ms), rng.between(1_500, 8_000))),
+            // A stream of its own: every draw above is the seed's as before.
+            spread_bursts: Rng(seed ^ 0x5b2ead).chance(50),
+        }
+    }
+
+    /// The seed's world on `harness` as a named scenario first found it:
+    /// without the worlds added to the sweep since (bursts spread over
+    /// time), so that its story stays the one it pins.
+    pub fn as_found(harness: Harness, seed: u64) -> Scenario {
+        Scenario {
+            spread_bursts: false,
+            ..Scenario::on(harness, seed)
         }
     }
 
@@ -221,7 +244,7 @@ impl Scenario {
         Scenario {
             lag_max_ms: 0,
             defect: Some(defect),
-            ..Scenario::on(harness, seed)
+            ..Scenario::as_found(harness, seed)
         }
     }
 }
@@ -369,6 +392,8 @@ struct World {
     /// when the person's last keys were typed and written.
     keys_typed: VecDeque<u64>,
     last_persons_key: Option<(u64, u64)>,
+    /// What the cost oracle counts.
+    cost: cost::CostLedger,
     violations: Vec<Violation>,
     trace: Vec<String>,
     typed: usize,
@@ -384,6 +409,8 @@ pub fn run(scenario: Scenario) -> Outcome {
         trace: world.trace,
         typed: world.typed,
         hooked: world.hooked,
+        calls: world.cost.calls(),
+        fewest_calls: world.cost.fewest(),
     }
 }
 
@@ -439,6 +466,7 @@ impl World {
             claimed_at_ms: None,
             keys_typed: VecDeque::new(),
             last_persons_key: None,
+            cost: cost::CostLedger::default(),
             violations: Vec::new(),
             trace: Vec::new(),
             typed: 0,
@@ -456,7 +484,7 @@ impl World {
             bracketed_paste: true,
         }));
         for (at, count) in world.scenario.arrivals.clone() {
-            world.at(at, Due::Arrival(count));
+            world.arrive(at, count);
         }
         if let Some(at) = world.scenario.restart_at_ms {
             world.at(at, Due::HarnessRestarts);
@@ -469,6 +497,21 @@ impl World {
         world.at(1, Due::Engine(status));
         world.at(100, Due::PersonLooks);
         world
+    }
+
+    /// `count` files arrive at `at`: at once, or, where the scenario
+    /// spreads bursts, as a sender's loop spreads them, each less than a
+    /// second after the one before.
+    fn arrive(&mut self, at: u64, count: usize) {
+        let mut spread = Rng(self.scenario.seed ^ 0x5b2ead ^ at);
+        if count < 2 || !self.scenario.spread_bursts {
+            return self.at(at, Due::Arrival(count));
+        }
+        let mut moment = at;
+        for _ in 0..count {
+            self.at(moment, Due::Arrival(1));
+            moment += spread.between(20, 900);
+        }
     }
 
     fn at(&mut self, at: u64, due: Due) {
@@ -557,9 +600,11 @@ impl World {
             self.now = self.now.max(next);
             self.step();
             self.check_settled();
+            self.cost_look();
         }
         self.now = self.end_ms();
         self.check_liveness();
+        self.check_cost();
     }
 
     fn step(&mut self) {
@@ -647,6 +692,7 @@ impl World {
                         },
                     );
                     self.note(format!("arrives {name}"));
+                    self.cost_window_opens(&name, true);
                     let message = MessageName::new(&name).expect("name");
                     self.engine.handle_input(ToEngine::InboxAdded(message), now);
                 }
@@ -663,6 +709,7 @@ impl World {
                         format!("hook {event} ({peer:?}) unanswered by its timeout"),
                     );
                     self.after(0, Due::AdapterMachine(ToMachine::HookGone { peer }));
+                    self.cost_hook_done(peer);
                     let happened = self.harness.hook_answered(event, call, None, self.now);
                     self.harness_did(happened);
                 }

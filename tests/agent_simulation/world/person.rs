@@ -79,6 +79,7 @@ impl World {
             String::from_utf8_lossy(&bytes)
         ));
         self.keys_typed.push_back(self.now);
+        self.cost_persons_key();
         self.drive_order(Some(ToOrder::Keys(bytes)));
     }
 

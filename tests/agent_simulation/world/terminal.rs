@@ -215,6 +215,8 @@ impl World {
     pub(super) fn write(&mut self, bytes: Vec<u8>, writer: Writer) {
         if writer == Writer::Person {
             self.persons_key_written(&bytes);
+        } else {
+            self.cost_ding_acts();
         }
         let lag = self.rng.between(0, self.scenario.lag_max_ms);
         let mut lands = (self.now + lag).max(self.input_lands_at);
@@ -304,7 +306,9 @@ impl World {
                     payload,
                     call,
                 } => self.call_hook(event, payload, call),
+                Happened::Request(call) => self.cost_request(call),
                 Happened::QueuedTurn(text) => {
+                    self.cost_queued();
                     self.note(format!("a queued turn starts on {:?}", clip(&text)));
                     for name in self.names_in(&text) {
                         self.hooked += 1;
@@ -337,6 +341,7 @@ impl World {
     pub(super) fn submitted(&mut self, text: &str) {
         // The composer is empty again: a key from now on joins no notice.
         self.awaiting_return = false;
+        self.cost_prompt(text);
         let names = self.names_in(text);
         let dings = text.contains("[ding]");
         self.note(format!("submitted {:?}", clip(text)));
