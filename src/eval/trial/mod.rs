@@ -8,7 +8,8 @@
 //! the screen, and a supervisor's PTY host operations (restart). It waits
 //! only on events: screens (PTY revision pushes), the model server's log,
 //! processes. At the end it stops everything it started, by pid, keeps the
-//! logs as evidence and computes the metrics (`evidence`).
+//! logs as evidence, with the inbox as it was left (`inbox.txt`), and
+//! computes the metrics (`evidence`).
 
 use std::ffi::OsString;
 use std::fs;
@@ -38,6 +39,7 @@ use ding::pty::client::Client;
 use ding::pty::wire::Snapshot;
 use ding::sidecar::paths::{AgentPaths, DirsEnv};
 use ding::wait::{POLL_EVERY, RETRY_EVERY, wait_for};
+use inbox_listing::inbox_listing;
 
 /// The agent's name in every trial.
 pub const AGENT: &str = "eval";
@@ -143,6 +145,7 @@ pub struct Trial {
     finished: bool,
 }
 
+mod inbox_listing;
 mod waits;
 
 impl Trial {
@@ -471,6 +474,7 @@ impl Trial {
         let evidence = &self.spec.evidence_dir;
         let pty_log = fs::read_to_string(self.paths.pty_log()).unwrap_or_default();
         let _ = fs::write(evidence.join("pty.log"), &pty_log);
+        let _ = fs::write(evidence.join("inbox.txt"), inbox_listing(&self.inbox()));
         for (from, to) in [
             (self.dir.join("model/requests.jsonl"), "requests.jsonl"),
             (self.paths.sidecar_log(), "sidecar.log"),
