@@ -251,12 +251,14 @@ impl Collisions {
     }
 }
 
-/// A harness's conclusion from its rows: fails if a row fails, or unless
-/// the careful arm collided strictly less than the aggressive arm; cannot
-/// tell if a row cannot; meets only if every row meets (and there is one).
+/// A harness's conclusion from its rows: fails if a row fails, or if the
+/// careful arm collided and not strictly less than the aggressive arm
+/// (none against none is no failure: the rows compared gave neither arm a
+/// chance to collide); cannot tell if a row cannot; meets only if every
+/// row meets (and there is one).
 pub fn harness_conclusion(rows: &[RowVerdict], collisions: Collisions) -> Conclusion {
     let overall = rows_conclusion(rows);
-    if collisions.careful < collisions.aggressive {
+    if collisions.careful == 0 || collisions.careful < collisions.aggressive {
         return overall;
     }
     let why = format!(
@@ -300,5 +302,33 @@ fn rows_conclusion(rows: &[RowVerdict]) -> Conclusion {
         )])
     } else {
         Conclusion::Meets
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn collisions(careful: usize, aggressive: usize) -> Collisions {
+        Collisions {
+            careful,
+            aggressive,
+        }
+    }
+
+    #[test]
+    fn no_collision_in_either_arm_is_no_failure_of_the_harness() {
+        assert_eq!(
+            harness_conclusion(&[], collisions(0, 0)),
+            rows_conclusion(&[])
+        );
+    }
+
+    #[test]
+    fn a_careful_collision_fails_unless_strictly_fewer_than_aggressive() {
+        let fails = |c: Conclusion| matches!(c, Conclusion::Fails(_));
+        assert!(fails(harness_conclusion(&[], collisions(1, 1))));
+        assert!(fails(harness_conclusion(&[], collisions(2, 0))));
+        assert!(!fails(harness_conclusion(&[], collisions(1, 3))));
     }
 }
