@@ -8,6 +8,7 @@ impl World {
         let timeout = self.harness.hook_timeout_ms(event);
         let peer = Peer(self.next_peer);
         self.next_peer += 1;
+        let prompt = payload.get("prompt").is_some();
         let line = serde_json::json!({
             "v": 1,
             "provider": self.harness.provider(),
@@ -22,6 +23,12 @@ impl World {
         })
         .to_string()
         .into_bytes();
+        self.note(format!("hook {event} {peer:?}"));
+        // The hook process starts, reads its payload, connects.
+        let delay = self.rng.between(2, 15);
+        if self.hostile_call(event, call, peer, (prompt, &line), delay) {
+            return;
+        }
         self.hooks.insert(
             peer,
             HookCallRecord {
@@ -31,9 +38,6 @@ impl World {
                 answers: 0,
             },
         );
-        self.note(format!("hook {event} {peer:?}"));
-        // The hook process starts, reads its payload, connects.
-        let delay = self.rng.between(2, 15);
         self.after(
             delay,
             Due::AdapterMachine(ToMachine::HookCall { peer, line }),
@@ -47,7 +51,7 @@ impl World {
         };
         record.answers += 1;
         let (event, call, answers) = (record.event, record.call, record.answers);
-        let of_this_harness = record.incarnation == self.incarnation;
+        let of_this_harness = record.incarnation == self.incarnation && !self.hostile.gave_up(peer);
         if answers > 1 {
             return self.violate(
                 Class::HookAnsweredTwice,
@@ -55,8 +59,10 @@ impl World {
             );
         }
         if !of_this_harness {
-            // Its process died with its harness: nobody reads the answer.
-            return self.note(format!("hook {event} of a harness gone answered"));
+            // Its process died with its harness, or its harness gave up on
+            // it: nobody reads the answer.
+            self.note(format!("hook {event} of a harness gone answered"));
+            return self.stale_hook_answered(peer);
         }
         let answer: HookAnswer = serde_json::from_str(line).expect("an answer line");
         let names = self.names_in(&format!("{}{}", answer.stdout, answer.stderr));
@@ -80,9 +86,6 @@ impl World {
                 format!("the parked {event} delivered onto the draft {composer:?}"),
             );
         }
-        let happened = self
-            .harness
-            .hook_answered(event, call, Some(&answer), self.now);
-        self.harness_did(happened);
+        self.hook_returned(peer, event, call, Some(&answer));
     }
 }
