@@ -55,6 +55,33 @@ fn a_stale_hooks_receipt_after_a_restart_is_refused_and_its_files_reach_the_new_
     );
 }
 
+/// Issue 36 item 2's own class, a parked call with a stale identity: the
+/// harness crashes as it starts its first wake, and the orphaned wake
+/// connects 2 ms after the restart, before the adapter has heard of the
+/// new terminal, so it parks. It holds nothing: the adapter ends it as
+/// soon as the new identity comes (its answer read by nobody), the new
+/// harness's own wake parks, and the first file wakes the new harness
+/// with no stall.
+#[test]
+fn a_stale_wake_parked_across_a_restart_stalls_nothing() {
+    story(
+        Harness::Claude,
+        142,
+        false,
+        &[
+            "hook wake Peer(2): its harness crashes before it connects",
+            "the harness crashes and starts again as i2",
+            "hook Peer(2) of the harness gone connects in 2 ms",
+            "adapter log: wake: parked in slot wake",
+            "hook wake of a harness gone answered",
+            "hook Peer(2) of the harness gone exits unread",
+            "adapter log: wake: parked in slot wake",
+            "arrives m0001.md",
+            "hook wake answered, naming [\"m0001.md\"]",
+        ],
+    );
+}
+
 /// Found by the hooks that run twice (seed 14450), where DING was wrong:
 /// after the person's `/compact`, Codex's `SessionStart` runs two `ding
 /// hook` processes (settings merged twice). Each surfaced the backlog

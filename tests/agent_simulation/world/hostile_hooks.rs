@@ -19,9 +19,11 @@
 //! * **killed**: the hook process dies at any moment (a signal, the
 //!   machine's memory), before it has printed: the same, sooner.
 //! * **run twice**: the same event runs two `ding hook` processes at once
-//!   (settings merged twice with two spellings of the command, which no
-//!   harness takes for duplicates; Gemini CLI fires `SessionEnd` twice on
-//!   its own). The harness waits for both and reads both outputs.
+//!   (settings merged twice with two spellings of the command, a bare
+//!   `ding` and its full path: a harness that drops a repeated hook can
+//!   drop only an identical command; Gemini CLI fires `SessionEnd` twice
+//!   on its own). They run in parallel; the harness waits for both and
+//!   reads both outputs.
 //! * **outlives its harness** (a stale call): the harness crashes just
 //!   after it started the hook, the PTY host starts it again, and the
 //!   orphaned `ding hook` connects only then, carrying the old
