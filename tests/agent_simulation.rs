@@ -40,7 +40,21 @@
 //!   the one before);
 //! * on one seed in ten, a crash: the harness starts again as a new
 //!   incarnation, its hooks dying with it, bytes on their way to it lost,
-//!   its context gone.
+//!   its context gone;
+//! * on a quarter of the seeds (a stream of their own,
+//!   `agent_simulation/world/hostile_hooks.rs`), hooks as real ones
+//!   misbehave: killed by the harness's own timeout, shorter than DING's
+//!   answer (Codex's 3 s clamp, a person's setting), or by a signal while
+//!   they wait; the same event run twice by two `ding hook` processes
+//!   (settings merged twice); and, once a seed, a harness that crashes
+//!   just after it started a hook, whose orphaned `ding hook` connects
+//!   after the restart with the old incarnation's identity (a stale call:
+//!   the answer is read by nobody, no receipt goes back). A `ding hook`
+//!   that finds no adapter (printing nothing, exit 0) is modelled too but
+//!   off in the sweeps (`Scenario::refused_hooks`): this world's adapter
+//!   never goes down; on the Codex model such a lost `Stop` holds idle
+//!   work and a lost `UserPromptSubmit` repeats a delivery
+//!   (`print_every_seed_that_breaks_an_invariant_when_hooks_find_no_adapter`).
 //!
 //! After every step it checks:
 //!
@@ -80,7 +94,10 @@
 //! rung again) closed with the withdraw keys, and the list went with them.
 //!
 //! Every real-pane failure the simulation can model is a named scenario
-//! below (`real_pane_*`), found on a seed of the sweep and kept.
+//! below (`real_pane_*`), found on a seed of the sweep and kept; they run
+//! their seeds' worlds as they were before hooks turned hostile. Each
+//! hostile hook behaviour has a named scenario of its own
+//! (`agent_simulation/hostile_hook_scenarios.rs`).
 //!
 //! `DING_AGENT_SIM_SEEDS=N` runs N seeds (default 10,000, and a quarter as
 //! many on the Gemini model; `make test` runs 100,000 optimized, in the
@@ -103,6 +120,8 @@ mod fewest_calls;
 mod gemini_harness;
 #[path = "agent_simulation/harness.rs"]
 mod harness;
+#[path = "agent_simulation/hostile_hook_scenarios.rs"]
+mod hostile_hook_scenarios;
 #[path = "agent_simulation/mutant.rs"]
 mod mutant;
 mod support;
@@ -548,7 +567,7 @@ fn first_seed_catching(harness: Harness, defect: Defect, class: Class, limit: u6
     })
 }
 
-/// The mutation check: each of thirteen deliberate defects, with no input lag
+/// The mutation check: each of twelve deliberate defects, with no input lag
 /// (so no race of timing is counted), is caught as its class on
 /// each harness where it can matter by the seed named here, and DING as it
 /// is passes those seeds. A defect the simulation stops catching fails
@@ -563,9 +582,19 @@ fn first_seed_catching(harness: Harness, defect: Defect, class: Class, limit: u6
 /// fence passes. It stays a defect (the stamp is the adapter kit's
 /// promise, proven by its own tests); the simulation cannot see it
 /// through the second layer.
+///
+/// The fifteenth, [`Defect::InjectsQueuedWorkAgain`] (Codex's `on_claimed`
+/// without its filter of files still waiting in Codex's queue), was caught
+/// on seeds 211 and 190 until the engine refused a second backlog in one
+/// context (found by the hooks that run twice, seed 14450): a file a hook
+/// took since the context began is no longer granted to an `unread` or
+/// `delivered` claim, and every queued delivery the sweeps make after a
+/// compaction was granted after it began. The provider's filter stays the
+/// first layer (a delivery queued before a compaction and still waiting);
+/// no seed below 5,000 reaches it through the engine's.
 #[test]
 fn every_deliberate_defect_is_caught() {
-    const CAUGHT: [(Defect, Harness, Class, u64); 29] = [
+    const CAUGHT: [(Defect, Harness, Class, u64); 27] = [
         (Defect::IgnoresDrafts, Harness::Demo, Class::Draft, 3),
         // Seed 1 showed it first, then 4 once a wake waits for the
         // person's quiet (issue 20), and 1 again since the Claude model
@@ -605,7 +634,8 @@ fn every_deliberate_defect_is_caught() {
             Defect::ClaimsUnreadAtTurnStart,
             Harness::Claude,
             Class::Twice,
-            0,
+            // 0 until the engine refused a second backlog in one context.
+            2,
         ),
         (Defect::LosesClaimAnswers, Harness::Demo, Class::Liveness, 1),
         (
@@ -683,21 +713,6 @@ fn every_deliberate_defect_is_caught() {
             Harness::Codex,
             Class::HookAnsweredTwice,
             0,
-        ),
-        // The queued duplicate after a compaction, on a second seed (its
-        // real-pane seed was 392 until arrivals were gathered; the
-        // scenario's seed now, 53, does not show the defect).
-        (
-            Defect::InjectsQueuedWorkAgain,
-            Harness::Codex,
-            Class::Twice,
-            211,
-        ),
-        (
-            Defect::InjectsQueuedWorkAgain,
-            Harness::Codex,
-            Class::Twice,
-            190,
         ),
         // A person's keys that waited in the PTY host, written back to
         // back (the real Gemini CLI took such a Return for a newline): on
@@ -1387,6 +1402,9 @@ fn a_burst_spread_over_seconds_at_an_idle_harness_costs_one_call() {
                 restart_at_ms: None,
                 stall: None,
                 spread_bursts: true,
+                // Hooks that fail cost calls of their own: the gather's
+                // property is of a faithful harness.
+                hostile_hooks: false,
                 ..Scenario::on(harness, seed)
             };
             let outcome = run(scenario);

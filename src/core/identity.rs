@@ -45,9 +45,6 @@ pub struct ClaimedIdentity<'a> {
 impl Identity {
     /// The first part in which `self` differs from `other`, if any.
     pub fn mismatch(&self, other: &Identity) -> Option<IdentityPart> {
-        if crate::mutation::planted(crate::mutation::Mutation::IdentityBySessionAlone) {
-            return (self.session != other.session).then_some(IdentityPart::Session);
-        }
         first_difference(self.parts(), other.parts())
     }
 
@@ -73,13 +70,21 @@ impl ClaimedIdentity<'_> {
 }
 
 /// Parts are compared in fence order: session, incarnation, generation.
+/// Both checks come here: a lease's identity against the terminal's, and
+/// the identity an adapter line claims (a hook's claim, its receipt).
 fn first_difference(a: [&str; 3], b: [&str; 3]) -> Option<IdentityPart> {
     const PARTS: [IdentityPart; 3] = [
         IdentityPart::Session,
         IdentityPart::Incarnation,
         IdentityPart::Generation,
     ];
-    (0..3).find(|&i| a[i] != b[i]).map(|i| PARTS[i])
+    // The planted defect: the incarnation and the generation unread.
+    let parts = if crate::mutation::planted(crate::mutation::Mutation::IdentityBySessionAlone) {
+        1
+    } else {
+        3
+    };
+    (0..parts).find(|&i| a[i] != b[i]).map(|i| PARTS[i])
 }
 
 impl fmt::Display for Identity {

@@ -1345,6 +1345,13 @@ impl Oracle {
             (File::Staged { at, .. }, true) if context_since.is_some_and(|since| *at >= since) => {
                 Some(RefusedState::Staged)
             }
+            // Taken by a hook since then, it went into the new context too
+            // (the same backlog surfaced twice in one context).
+            (File::HookOwned { at, .. }, true)
+                if context_since.is_some_and(|since| *at >= since) =>
+            {
+                Some(RefusedState::HookOwned)
+            }
             (File::InFlight(_), _) => Some(RefusedState::InFlight),
             (File::Staged { .. } | File::HookOwned { .. }, true) => None,
             (File::Staged { .. }, false) => Some(RefusedState::Staged),

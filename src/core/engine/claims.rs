@@ -232,7 +232,10 @@ fn within_budget(
 /// file rung since then was typed into the new context: surfacing the
 /// backlog again (scope `unread`) must not say it twice in one request
 /// (seen after a compaction: the notice typed at the idle screen and the
-/// next prompt's `unread` backlog, one turn).
+/// next prompt's `unread` backlog, one turn). A file a hook took since
+/// then went into the new context the same way: a second hook surfacing
+/// the backlog in the same context (the same event run twice, from
+/// settings merged twice) must not say it again.
 fn claimable(
     state: &MessageState,
     since: Time,
@@ -245,6 +248,11 @@ fn claimable(
             if typed_into_this_context =>
         {
             Err(RefusedState::Staged)
+        }
+        (MessageState::HookOwned { .. }, ClaimScope::Unread | ClaimScope::Delivered)
+            if typed_into_this_context =>
+        {
+            Err(RefusedState::HookOwned)
         }
         (MessageState::Pending, ClaimScope::Delivered) => Err(RefusedState::Pending),
         (MessageState::Pending, _) => Ok(()),

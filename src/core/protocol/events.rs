@@ -93,8 +93,8 @@ pub enum ClaimScope {
     Pending,
     /// Everything unread that no transaction is typing right now, including
     /// files already rung or injected: a new or compacted context surfaces
-    /// the whole durable backlog again (save a file rung since the context
-    /// began again: it was typed into the new one).
+    /// the whole durable backlog again (save a file rung or taken by a hook
+    /// since the context began again: it went into the new one).
     Unread,
     /// Only files already handed to the harness (rung or injected) and
     /// still unread, as `unread` takes them: a context compacted with no

@@ -193,13 +193,16 @@ impl World {
         }
     }
 
-    /// The harness read a hook's answer, or gave up on it: what waited
-    /// for it happens now.
-    pub(super) fn cost_hook_done(&mut self, peer: Peer) {
+    /// The harness read a hook's answer (`answered`), or gave up on it:
+    /// what waited for it happens now. A request whose hook DING never
+    /// answered carries nothing of DING's.
+    pub(super) fn cost_hook_done(&mut self, peer: Peer, answered: bool) {
         match self.cost.awaiting.remove(&peer) {
             Some(Awaited::TurnEnd) => self.cost.turn_ends.push(self.now),
-            Some(Awaited::Request(Caller::Person, asked_at)) => self.cost.own.push(asked_at),
-            Some(Awaited::Request(Caller::Ding, _)) | None => {}
+            Some(Awaited::Request(Caller::Person, asked_at)) if answered => {
+                self.cost.own.push(asked_at)
+            }
+            Some(Awaited::Request(..)) | None => {}
         }
     }
 

@@ -21,7 +21,9 @@ impl World {
         let gone: Vec<Peer> = self
             .hooks
             .iter()
-            .filter(|(_, record)| record.answers == 0)
+            .filter(|(peer, record)| {
+                record.answers == 0 && !self.hostile.outlives_its_harness(**peer)
+            })
             .map(|(peer, _)| *peer)
             .collect();
         for peer in gone {
@@ -54,5 +56,6 @@ impl World {
         self.after(1, Due::Engine(status));
         let happened = self.harness.started(self.now);
         self.harness_did(happened);
+        self.stranded_hook_connects();
     }
 }

@@ -8,6 +8,7 @@ impl World {
         let timeout = self.harness.hook_timeout_ms(event);
         let peer = Peer(self.next_peer);
         self.next_peer += 1;
+        let prompt = payload.get("prompt").is_some();
         let line = serde_json::json!({
             "v": 1,
             "provider": self.harness.provider(),
@@ -22,6 +23,13 @@ impl World {
         })
         .to_string()
         .into_bytes();
+        self.note(format!("hook {event} {peer:?}"));
+        self.cost_hook_asked(event, peer);
+        // The hook process starts, reads its payload, connects.
+        let delay = self.rng.between(2, 15);
+        if self.hostile_call(event, call, peer, (prompt, &line), delay) {
+            return;
+        }
         self.hooks.insert(
             peer,
             HookCallRecord {
@@ -31,10 +39,6 @@ impl World {
                 answers: 0,
             },
         );
-        self.note(format!("hook {event} {peer:?}"));
-        self.cost_hook_asked(event, peer);
-        // The hook process starts, reads its payload, connects.
-        let delay = self.rng.between(2, 15);
         self.after(
             delay,
             Due::AdapterMachine(ToMachine::HookCall { peer, line }),
@@ -48,7 +52,7 @@ impl World {
         };
         record.answers += 1;
         let (event, call, answers) = (record.event, record.call, record.answers);
-        let of_this_harness = record.incarnation == self.incarnation;
+        let of_this_harness = record.incarnation == self.incarnation && !self.hostile.gave_up(peer);
         if answers > 1 {
             return self.violate(
                 Class::HookAnsweredTwice,
@@ -56,10 +60,11 @@ impl World {
             );
         }
         if !of_this_harness {
-            // Its process died with its harness: nobody reads the answer.
-            return self.note(format!("hook {event} of a harness gone answered"));
+            // Its process died with its harness, or its harness gave up on
+            // it: nobody reads the answer.
+            self.note(format!("hook {event} of a harness gone answered"));
+            return self.stale_hook_answered(peer);
         }
-        self.cost_hook_done(peer);
         let answer: HookAnswer = serde_json::from_str(line).expect("an answer line");
         let names = self.names_in(&format!("{}{}", answer.stdout, answer.stderr));
         self.note(format!("hook {event} answered, naming {names:?}"));
@@ -85,12 +90,9 @@ impl World {
                 format!("the parked {event} delivered onto the draft {composer:?}"),
             );
         }
-        let happened = self
-            .harness
-            .hook_answered(event, call, Some(&answer), self.now);
         // A turn a parked call's delivery starts is DING's.
         self.cost.waking = answer.parked == Some(ParkAnswer::Delivered);
-        self.harness_did(happened);
+        self.hook_returned(peer, event, call, Some(&answer));
         self.cost.waking = false;
     }
 }

@@ -37,6 +37,7 @@ mod cost;
 mod crash;
 mod files;
 mod hooks;
+mod hostile_hooks;
 mod person;
 mod terminal;
 
@@ -184,6 +185,17 @@ pub struct Scenario {
     /// Whether a burst's files may come spread over up to a second (as a
     /// sender's loop sends them) rather than all at once.
     pub spread_bursts: bool,
+    /// Whether hooks may be hostile on this seed (`world/hostile_hooks.rs`,
+    /// a stream of its own decides): off for the named scenarios written
+    /// before them, whose seeds keep their worlds.
+    pub hostile_hooks: bool,
+    /// Whether a hostile hook may find no
+    /// adapter to connect to, so that DING never hears of it. Off in the
+    /// sweeps: only an adapter that is not up refuses a connection, and
+    /// this world's adapter never goes down (issue 38 item 2); on the
+    /// Codex model a `Stop` or `UserPromptSubmit` never heard holds or
+    /// repeats a delivery (`docs/simulation.md`).
+    pub refused_hooks: bool,
 }
 
 impl Scenario {
@@ -217,15 +229,18 @@ impl Scenario {
                 .then(|| (rng.between(500, quiet_at_ms), rng.between(1_500, 8_000))),
             // A stream of its own: every draw above is the seed's as before.
             spread_bursts: Rng(seed ^ 0x5b2ead).chance(50),
+            hostile_hooks: true,
+            refused_hooks: false,
         }
     }
 
     /// The seed's world on `harness` as a named scenario first found it:
     /// without the worlds added to the sweep since (bursts spread over
-    /// time), so that its story stays the one it pins.
+    /// time, hostile hooks), so that its story stays the one it pins.
     pub fn as_found(harness: Harness, seed: u64) -> Scenario {
         Scenario {
             spread_bursts: false,
+            hostile_hooks: false,
             ..Scenario::on(harness, seed)
         }
     }
@@ -243,6 +258,7 @@ impl Scenario {
     pub fn mutated(harness: Harness, seed: u64, defect: Defect) -> Scenario {
         Scenario {
             lag_max_ms: 0,
+            hostile_hooks: false,
             defect: Some(defect),
             ..Scenario::as_found(harness, seed)
         }
@@ -294,6 +310,8 @@ enum Due {
     Arrival(usize),
     /// A hook call's timeout: `ding hook` gives up.
     HookTimeout(Peer),
+    /// A hook that fails, is killed, runs twice or outlives its harness.
+    Hostile(hostile_hooks::HostileDue),
 }
 
 /// The send-if DING asked the PTY host for, awaiting its answer.
@@ -368,6 +386,8 @@ struct World {
     glued: Vec<String>,
     hooks: BTreeMap<Peer, HookCallRecord>,
     next_peer: usize,
+    /// Hooks that fail, are killed, run twice or outlive their harness.
+    hostile: hostile_hooks::HostileHooks,
     files: BTreeMap<String, File>,
     next_file: u64,
     /// Files seen since the last turn ended: the model archives them then.
@@ -453,6 +473,7 @@ impl World {
             glued: Vec::new(),
             hooks: BTreeMap::new(),
             next_peer: 1,
+            hostile: hostile_hooks::HostileHooks::new(&scenario),
             files: BTreeMap::new(),
             next_file: 1,
             to_archive: Vec::new(),
@@ -702,18 +723,20 @@ impl World {
                 let Some(record) = self.hooks.get(&peer) else {
                     return;
                 };
-                if record.answers == 0 && record.incarnation == self.incarnation {
+                if record.answers == 0
+                    && record.incarnation == self.incarnation
+                    && !self.hostile.gave_up(peer)
+                {
                     let (event, call) = (record.event, record.call);
                     self.violate(
                         Class::HookUnanswered,
                         format!("hook {event} ({peer:?}) unanswered by its timeout"),
                     );
                     self.after(0, Due::AdapterMachine(ToMachine::HookGone { peer }));
-                    self.cost_hook_done(peer);
-                    let happened = self.harness.hook_answered(event, call, None, self.now);
-                    self.harness_did(happened);
+                    self.hook_returned(peer, event, call, None);
                 }
             }
+            Due::Hostile(due) => self.hostile_due(due),
         }
     }
 
