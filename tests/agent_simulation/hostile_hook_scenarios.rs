@@ -14,6 +14,7 @@ fn story(harness: Harness, seed: u64, refused: bool, marks: &[&str]) -> Outcome 
     let outcome = run(Scenario {
         refused_hooks: refused,
         spread_bursts: false,
+        ding_crashes: Vec::new(),
         ..Scenario::on(harness, seed)
     });
     assert!(outcome.violations.is_empty(), "{:?}", outcome.violations);

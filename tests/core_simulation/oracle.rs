@@ -263,6 +263,9 @@ pub struct Oracle {
     /// Spec §4.2: the notice whose Return was withheld unsent, which a late
     /// screen may yet show alone in the composer.
     withheld: Option<u64>,
+    /// The last notice pasted, told again to an adapter spawned while it
+    /// awaits its Return or is withheld (spec §4.2).
+    pasted: Option<(u64, String)>,
     /// Spec §4.4: the open gather's first and latest arrival.
     gather: Option<(Time, Time)>,
     pub expect: StepExpect,
@@ -306,6 +309,7 @@ impl Oracle {
             typed: None,
             interrupted: BTreeSet::new(),
             withheld: None,
+            pasted: None,
             gather: None,
             expect: StepExpect {
                 spawns: usize::from(policy.uses_adapter()),
@@ -850,6 +854,7 @@ impl Oracle {
         self.retry_ms = PTY_RETRY_INITIAL_MS;
         match request.part {
             Part::Paste(text) => {
+                self.pasted = Some((request.id, text.clone()));
                 // Spec §4.2: the files stay in flight under the paste until
                 // its Return; the adapter is told what to look for.
                 if matches!(self.adapter, AdapterView::Up { .. }) {
@@ -1088,6 +1093,15 @@ impl Oracle {
         self.expect.downlinks.push(Downlink::Pty {
             identity: self.identity.clone(),
         });
+        if let Some((request, text)) = &self.pasted
+            && (self.typed.as_ref().map(|typed| typed.notice) == Some(*request)
+                || self.withheld == Some(*request))
+        {
+            self.expect.downlinks.push(Downlink::Typed {
+                request: *request,
+                text: text.clone(),
+            });
+        }
     }
 
     /// EOF, exit or a failed spawn. A second fact about a failure that is

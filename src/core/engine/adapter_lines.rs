@@ -33,6 +33,7 @@ impl Engine {
         self.outputs.push_back(Output::ToAdapter(Downlink::Pty {
             identity: self.pty.identity.clone(),
         }));
+        self.retell_typed();
         self.demand = None;
     }
 

@@ -61,6 +61,7 @@ impl Engine {
             revision,
             messages,
         });
+        self.pasted_text = Some((request, text.clone()));
         if self.adapter.is_up() {
             self.outputs
                 .push_back(Output::ToAdapter(Downlink::Typed { request, text }));
@@ -81,6 +82,22 @@ impl Engine {
             messages: files.clone(),
         });
         self.release(files, ReleaseCause::IncarnationChanged);
+    }
+
+    /// A new adapter knows nothing of the notice in the composer: it is
+    /// told again the text of one that awaits its Return or was withheld.
+    pub(super) fn retell_typed(&mut self) {
+        let Some((request, text)) = &self.pasted_text else {
+            return;
+        };
+        let awaited = self.typed.as_ref().map(|typed| typed.notice) == Some(*request)
+            || self.withheld_notice == Some(*request);
+        if awaited {
+            self.outputs.push_back(Output::ToAdapter(Downlink::Typed {
+                request: *request,
+                text: text.clone(),
+            }));
+        }
     }
 
     /// Whether the transaction in flight is a typed notice's Return.

@@ -101,6 +101,11 @@ pub struct Engine {
     /// seconds later), where the person's next prompt would go out glued
     /// behind it. Shown there alone, it is taken back out.
     pub(super) withheld_notice: Option<RequestId>,
+    /// The text of the last notice pasted and told to the adapter, by its
+    /// request: a respawned adapter is told it again while the notice
+    /// awaits its Return or is withheld, or it could never show the notice
+    /// alone in the composer (for the Return, or to take it back out).
+    pub(super) pasted_text: Option<(RequestId, String)>,
     /// The runtime is stopping: nothing new starts ([`Input::Stopping`]).
     ///
     /// [`Input::Stopping`]: super::Input::Stopping
@@ -156,6 +161,7 @@ impl Engine {
             in_flight: None,
             typed: None,
             withheld_notice: None,
+            pasted_text: None,
             stopping: false,
             hold: None,
             demand: None,

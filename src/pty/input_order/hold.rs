@@ -25,6 +25,12 @@
 //! notice's owner knows its paste is gone. Without `withdraw` that input
 //! goes on behind the notice, and DING's Return is refused by its compare.
 //!
+//! A client that hangs up before its next transaction leaves its paste
+//! with nobody to send its Return or take it out (a sidecar started again
+//! knows nothing of it): if nothing was written to the terminal after it,
+//! the host runs its withdraw keys then, held input or not, during the
+//! hold or after it (`withdraw_orphan`).
+//!
 //! Held input has not reached the terminal: it moves neither the revision
 //! nor the time of the last input until it does. The withdraw keys are
 //! DING's own bytes: they move the revision, not the time of the last
@@ -35,7 +41,7 @@ use crate::pty::transport::{self, WireStep};
 use crate::pty::wire::is_typed_text;
 
 use super::contract::{Client, HoldAsk, Output, Record, after};
-use super::state::{InputHold, InputOrder, Queued, Running, UnderHold};
+use super::state::{InputHold, InputOrder, Queued, Running, UnderHold, Unreturned};
 
 impl InputOrder {
     /// Starts holding after `client`'s transaction was written in full,
@@ -54,6 +60,48 @@ impl InputOrder {
             withdraw: ask.withdraw,
             incarnation: self.incarnation.clone(),
         });
+    }
+
+    /// `client`'s paste asking for `ask` was written in full: it awaits
+    /// its Return, held as asked; if its client has hung up meanwhile, it
+    /// comes back out at once.
+    pub(super) fn pasted(&mut self, client: Client, ask: HoldAsk, now: Time) {
+        self.unreturned = ask.withdraw.clone().map(|withdraw| Unreturned {
+            client,
+            withdraw,
+            incarnation: self.incarnation.clone(),
+        });
+        if self.gone == Some(client) {
+            self.withdraw_orphan(client);
+            return;
+        }
+        self.start_hold(client, ask, now);
+    }
+
+    /// `client` hung up with its paste in the composer, its Return never
+    /// to come: nobody else knows the notice is there (a sidecar started
+    /// again does not), and it would glue itself to the person's next
+    /// prompt or keep every later delivery out. If nothing was written
+    /// after it, to the same terminal, its withdraw steps take it back
+    /// out, and the watchers hear `withdrawn`. Whether they were queued.
+    pub(super) fn withdraw_orphan(&mut self, client: Client) -> bool {
+        let Some(paste) = self.unreturned.take_if(|paste| paste.client == client) else {
+            return false;
+        };
+        if paste.incarnation != self.incarnation || !self.child_alive() {
+            return false;
+        }
+        let (bytes, _) = transport::totals(&paste.withdraw);
+        let revision = self.revision();
+        self.log(Record::Withdrawing {
+            bytes,
+            why: "DING's connection closed before its Return",
+            revision,
+        });
+        let withdrawal = Queued::Transaction(Box::new(Running::withdrawal(client, paste.withdraw)));
+        self.queued_bytes += withdrawal.len();
+        self.queued.push_front(withdrawal);
+        true
     }
 
     /// Whether a person's `input` waits behind the hold in force (it is
@@ -178,6 +226,8 @@ impl InputOrder {
             return;
         }
         let client = hold.client;
+        // The paste comes out: nothing is left to take out on a hang-up.
+        self.unreturned = None;
         let (bytes, _) = transport::totals(&steps);
         self.log(Record::Withdrawing {
             bytes,

@@ -40,6 +40,13 @@ pub struct InputOrder {
     pub(super) queued_bytes: usize,
     /// A person's typed text held behind a typed notice's paste (`hold`).
     pub(super) hold: Option<InputHold>,
+    /// The last paste that asked for a hold with withdraw steps, while
+    /// nothing has been written after it: taken back out if its client
+    /// hangs up before its Return (`hold`).
+    pub(super) unreturned: Option<Unreturned>,
+    /// The client that hung up last, until it asks again: a paste of its
+    /// still running when it did is taken back out once written.
+    pub(super) gone: Option<Client>,
     key_spacing: KeySpacing,
     pacing: KeyPacing,
     /// The person's next keys wait until then to keep their spacing.
@@ -95,6 +102,14 @@ pub(super) enum UnderHold {
     Wait,
     /// The hold is over: the input order runs as usual.
     Over,
+}
+
+/// A paste written in full whose Return has not come, nothing written
+/// after it: what takes it back out, and where.
+pub(super) struct Unreturned {
+    pub(super) client: Client,
+    pub(super) withdraw: Vec<WireStep>,
+    pub(super) incarnation: String,
 }
 
 /// A hold in force (see `hold`).
@@ -158,6 +173,8 @@ impl InputOrder {
             queued: VecDeque::new(),
             queued_bytes: 0,
             hold: None,
+            unreturned: None,
+            gone: None,
             key_spacing: KeySpacing::default(),
             pacing,
             keys_due: None,
@@ -260,8 +277,11 @@ impl InputOrder {
                 self.run(now);
             }
             Input::ClientGone(client) => {
-                // A hold whose client is gone lets what it held go on now.
-                if self.hold_owner_gone(client) {
+                // A hold whose client is gone lets what it held go on now,
+                // and a paste of its that awaits its Return comes out.
+                self.gone = Some(client);
+                let held = self.hold_owner_gone(client);
+                if self.withdraw_orphan(client) || held {
                     self.run(now);
                 }
             }
@@ -282,6 +302,10 @@ impl InputOrder {
             }
             self.interrupt_send_if();
         } else if let Queued::Transaction(tx) = &input {
+            if self.gone == Some(tx.client) {
+                // The client's name is in use again.
+                self.gone = None;
+            }
             self.hold_owner_acts(tx.client);
         }
         // A person's keys go through the queue even when it is empty: it is
@@ -455,6 +479,8 @@ impl InputOrder {
     /// Commits input: it is now inevitable and ordered after everything
     /// committed before it. A person's moves the time of the last input.
     fn commit(&mut self, bytes: Vec<u8>, by: Writer, now: Time) {
+        // Whatever follows a paste, the composer no longer holds it alone.
+        self.unreturned = None;
         self.revision += 1;
         self.landed = false;
         if by == Writer::Person {
@@ -565,7 +591,7 @@ impl InputOrder {
                     };
                     self.reply(tx.client, ServerLine::Reply(reply));
                     if let Some(ask) = tx.hold {
-                        self.start_hold(tx.client, ask, now);
+                        self.pasted(tx.client, ask, now);
                     }
                 }
             }
@@ -759,5 +785,97 @@ mod tests {
                 .iter()
                 .any(|output| matches!(output, Output::Withdrawn { .. }))
         );
+    }
+
+    /// A paste with withdraw keys, asking for a hold of `hold_ms`.
+    fn paste_with_withdraw(order: &InputOrder, hold_ms: u64) -> Input {
+        let Input::Transaction(mut paste) = send_if(
+            order.revision(),
+            0,
+            vec![WireStep::Paste(b"notice".to_vec())],
+        ) else {
+            unreachable!()
+        };
+        paste.hold = HoldAsk::new(Some(hold_ms), Some(vec![WireStep::Write(b"\x15".to_vec())]))
+            .expect("a valid hold");
+        Input::Transaction(paste)
+    }
+
+    fn writes(outputs: &[Output]) -> Vec<(&[u8], Writer)> {
+        outputs
+            .iter()
+            .filter_map(|output| match output {
+                Output::Write { bytes, by } => Some((bytes.as_slice(), *by)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_paste_whose_client_hangs_up_before_its_return_is_taken_back_out() {
+        // During the hold, and after it ran out: either way the paste
+        // comes out, and the watchers hear it.
+        for gone_at in [100, 900] {
+            let mut order = order();
+            order.handle_input(paste_with_withdraw(&order, 500), at(0));
+            drain(&mut order, at(0));
+            order.handle_timeout(at(gone_at));
+            drain(&mut order, at(gone_at));
+            order.handle_input(Input::ClientGone(DING), at(gone_at));
+            let outputs = drain(&mut order, at(gone_at));
+            assert_eq!(writes(&outputs), vec![(&b"\x15"[..], Writer::Ding)]);
+            assert!(
+                outputs
+                    .iter()
+                    .any(|output| matches!(output, Output::Withdrawn { .. }))
+            );
+        }
+    }
+
+    #[test]
+    fn a_paste_followed_by_other_input_or_its_return_stays_when_its_client_hangs_up() {
+        // The person's key after the hold: the composer holds more than
+        // the paste, and the withdraw keys would take theirs too.
+        let mut order = order();
+        order.handle_input(paste_with_withdraw(&order, 500), at(0));
+        drain(&mut order, at(0));
+        order.handle_timeout(at(600));
+        order.handle_input(Input::Keys(b"\x1b".to_vec()), at(600));
+        drain(&mut order, at(600));
+        order.handle_input(Input::ClientGone(DING), at(700));
+        assert!(writes(&drain(&mut order, at(700))).is_empty());
+        // The Return went: nothing to take out.
+        let mut order = self::order();
+        order.handle_input(paste_with_withdraw(&order, 500), at(0));
+        drain(&mut order, at(0));
+        let revision = order.revision();
+        order.handle_input(
+            send_if(revision, 0, vec![WireStep::Write(b"\r".to_vec())]),
+            at(100),
+        );
+        drain(&mut order, at(100));
+        order.handle_input(Input::ClientGone(DING), at(200));
+        assert!(writes(&drain(&mut order, at(200))).is_empty());
+    }
+
+    #[test]
+    fn a_paste_still_running_when_its_client_hangs_up_comes_out_once_written() {
+        let mut order = order();
+        let Input::Transaction(mut paste) = send_if(
+            order.revision(),
+            0,
+            vec![WireStep::Paste(b"notice".to_vec()), WireStep::WaitMs(50)],
+        ) else {
+            unreachable!()
+        };
+        paste.hold = HoldAsk::new(Some(500), Some(vec![WireStep::Write(b"\x15".to_vec())]))
+            .expect("a valid hold");
+        order.handle_input(Input::Transaction(paste), at(0));
+        drain(&mut order, at(0));
+        order.handle_input(Input::ClientGone(DING), at(10));
+        drain(&mut order, at(10));
+        order.handle_timeout(at(50));
+        let outputs = drain(&mut order, at(50));
+        assert_eq!(writes(&outputs), vec![(&b"\x15"[..], Writer::Ding)]);
     }
 }

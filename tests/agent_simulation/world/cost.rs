@@ -101,6 +101,10 @@ pub(super) struct CostLedger {
     awaiting: BTreeMap<Peer, Awaited>,
     /// When each hook call was asked.
     asked_at: BTreeMap<Peer, u64>,
+    /// Hook calls DING never answered (the harness gave up on them, or
+    /// they found no adapter): a request after one carries nothing of
+    /// DING's.
+    unanswered: std::collections::BTreeSet<Peer>,
     /// The stretches in which the harness was ready for a delivery, and
     /// the one under way.
     ready: Vec<Ready>,
@@ -179,8 +183,10 @@ impl World {
             }
             // Its hook was answered just now (a harness that runs its hooks
             // one at a time let the request go after the last).
-            (false, Caller::Person) => self.cost.own.push(asked_at),
-            (false, Caller::Ding) => {}
+            (false, Caller::Person) if !self.cost.unanswered.contains(&hook) => {
+                self.cost.own.push(asked_at)
+            }
+            (false, _) => {}
         }
     }
 
@@ -197,6 +203,9 @@ impl World {
     /// what waited for it happens now. A request whose hook DING never
     /// answered carries nothing of DING's.
     pub(super) fn cost_hook_done(&mut self, peer: Peer, answered: bool) {
+        if !answered {
+            self.cost.unanswered.insert(peer);
+        }
         match self.cost.awaiting.remove(&peer) {
             Some(Awaited::TurnEnd) => self.cost.turn_ends.push(self.now),
             Some(Awaited::Request(Caller::Person, asked_at)) if answered => {

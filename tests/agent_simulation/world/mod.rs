@@ -32,9 +32,12 @@ use crate::gemini_harness::GeminiHarness;
 use crate::harness::{Call, Happened, HarnessModel, View};
 use crate::mutant::{Defect, Mutant};
 use crate::support::rng::Rng;
+pub use ding_crash::DingCrash;
+use ding_crash::DingProcesses;
 
 mod cost;
 mod crash;
+mod ding_crash;
 mod files;
 mod hooks;
 mod hostile_hooks;
@@ -77,6 +80,11 @@ pub enum Class {
     /// DING made more model calls than the fewest a person who knew every
     /// arrival would need (`world/cost.rs`).
     Cost,
+    /// A byte of DING's reached a harness incarnation or generation other
+    /// than the one its send-if named (`world/ding_crash.rs`).
+    StaleWrite,
+    /// A transaction named its files out of filename order (CORE-13).
+    Fifo,
 }
 
 /// A key this close to the one before it may be read as part of a paste
@@ -196,6 +204,9 @@ pub struct Scenario {
     /// Codex model a `Stop` or `UserPromptSubmit` never heard holds or
     /// repeats a delivery (`docs/simulation.md`).
     pub refused_hooks: bool,
+    /// When DING's own processes are killed and started again, and which
+    /// (`world/ding_crash.rs`), drawn from a stream of their own.
+    pub ding_crashes: Vec<(u64, DingCrash)>,
 }
 
 impl Scenario {
@@ -218,7 +229,6 @@ impl Scenario {
             lag_max_ms: [0, 2, 10, 40, 90][rng.between(0, 4) as usize],
             turn_ms: rng.between(300, 4_000),
             menu_every: [0, 0, 2, 3][rng.between(0, 3) as usize],
-            arrivals,
             quiet_at_ms,
             eagerness: rng.between(0, 80),
             restart_at_ms: rng.chance(10).then(|| rng.between(500, quiet_at_ms)),
@@ -231,6 +241,8 @@ impl Scenario {
             spread_bursts: Rng(seed ^ 0x5b2ead).chance(50),
             hostile_hooks: true,
             refused_hooks: false,
+            ding_crashes: ding_crash::drawn(seed, quiet_at_ms, &arrivals),
+            arrivals,
         }
     }
 
@@ -312,6 +324,12 @@ enum Due {
     HookTimeout(Peer),
     /// A hook that fails, is killed, runs twice or outlives its harness.
     Hostile(hostile_hooks::HostileDue),
+    /// One of DING's own processes is killed and started again.
+    DingCrash(DingCrash),
+    /// The sidecar's link (re)connects to the PTY host and asks its status.
+    PtyLinkConnects,
+    /// A sidecar started again lists the inbox's `new/`.
+    InboxScanned,
 }
 
 /// The send-if DING asked the PTY host for, awaiting its answer.
@@ -418,6 +436,8 @@ struct World {
     trace: Vec<String>,
     typed: usize,
     hooked: usize,
+    /// DING's own processes, to kill and start again.
+    ding: DingProcesses,
 }
 
 /// Runs one scenario to its end.
@@ -448,6 +468,7 @@ impl World {
             now: 0,
             next_seq: 0,
             due: BTreeMap::new(),
+            ding: DingProcesses::new(scenario.seed, &config),
             engine: Engine::new(config, None, Time::ZERO),
             machine: None,
             harness,
@@ -509,6 +530,9 @@ impl World {
         }
         if let Some(at) = world.scenario.restart_at_ms {
             world.at(at, Due::HarnessRestarts);
+        }
+        for (at, crash) in world.scenario.ding_crashes.clone() {
+            world.at(at, Due::DingCrash(crash));
         }
         world.at(0, Due::Engine(ToEngine::InboxScan(Vec::new())));
         let status = ToEngine::PtyStatus {
@@ -667,6 +691,13 @@ impl World {
             // Written to a harness that is gone.
             Due::HarnessReads(..) => {}
             Due::HarnessRestarts => self.harness_restarts(),
+            Due::DingCrash(crash) => self.ding_crashes(crash),
+            Due::PtyLinkConnects => self.pty_link_connects(),
+            Due::InboxScanned => self.inbox_scanned(),
+            // No adapter listens: `ding hook` answers nothing.
+            Due::AdapterMachine(ToMachine::HookCall { peer, .. }) if self.machine.is_none() => {
+                self.hook_answers_nothing(peer, "no adapter listens")
+            }
             Due::AdapterMachine(input) => {
                 if let Some(machine) = self.machine.as_mut() {
                     machine.handle_input(input, now);
@@ -764,9 +795,12 @@ impl World {
                     ));
                     self.note("adapter spawned".into());
                     self.after(1, Due::Engine(ToEngine::AdapterSpawned { pid: 1 }));
-                    // The harness's session starts with the adapter up.
-                    let happened = self.harness.started(self.now);
-                    self.harness_did(happened);
+                    self.ding.spawns += 1;
+                    if self.ding.spawns == 1 {
+                        // The harness's session starts with the adapter up.
+                        let happened = self.harness.started(self.now);
+                        self.harness_did(happened);
+                    }
                 }
                 FromEngine::ToAdapter(Downlink::Claimed(_))
                     if self.scenario.defect == Some(Defect::LosesClaimAnswers) => {}
@@ -774,9 +808,9 @@ impl World {
                     let bytes = format!("{}\n", line.to_line()).into_bytes();
                     self.after(1, Due::AdapterMachine(ToMachine::Downlink(bytes)));
                 }
-                FromEngine::JournalChanged
-                | FromEngine::StatusChanged
-                | FromEngine::Decision(_) => {}
+                // The runtime writes it; a restarted sidecar reads it.
+                FromEngine::JournalChanged => self.ding.journal = self.engine.journal(),
+                FromEngine::StatusChanged | FromEngine::Decision(_) => {}
             }
         }
     }

@@ -17,6 +17,7 @@ impl World {
                 ),
             );
         }
+        self.ding_asks(&send);
         if self.asked.is_some() {
             panic!("a second transaction while one is unanswered: {send:?}");
         }
@@ -29,7 +30,7 @@ impl World {
         )
         .expect("the engine asks for a hold the host grants");
         let transaction = PtyTransaction {
-            client: DING,
+            client: self.ding.client,
             condition: Some(Condition {
                 session: send.identity.session.clone(),
                 incarnation: send.identity.incarnation.clone(),
@@ -65,8 +66,14 @@ impl World {
         loop {
             while let Some(output) = self.order.poll_output() {
                 match output {
-                    FromOrder::Write { bytes, by } => self.write(bytes, by),
+                    FromOrder::Write { bytes, by } => {
+                        if by == Writer::Ding {
+                            self.ding_writes();
+                        }
+                        self.write(bytes, by)
+                    }
                     FromOrder::ReadOutput => self.order.handle_input(ToOrder::OutputRead, now),
+                    FromOrder::Reply { client, .. } if self.reply_lost(client) => {}
                     FromOrder::Reply { line, .. } => {
                         to_engine.extend(self.pty_replied(line));
                     }
@@ -169,9 +176,11 @@ impl World {
             Record::Began {
                 op: "send-if",
                 revision,
+                client,
                 ..
             } => {
-                let Some(asked) = self.asked.as_ref() else {
+                self.ding_begins(client);
+                let Some(asked) = self.asked_by(client) else {
                     return;
                 };
                 let (request, messages) = (asked.request, asked.messages.clone());
@@ -193,7 +202,7 @@ impl World {
                         .collect();
                 }
             }
-            Record::Began { .. } => {}
+            Record::Began { client, .. } => self.ding_begins(client),
             Record::Held { .. } => self.note("the host holds the key behind DING's paste".into()),
             Record::Withdrawing { why, .. } => {
                 // The notice is out of the composer: a key after it no
