@@ -38,14 +38,29 @@
 //! * arrivals at any moment, bursts among them;
 //! * on one seed in ten, a crash: the harness starts again as a new
 //!   incarnation, its hooks dying with it, bytes on their way to it lost,
-//!   its context gone.
+//!   its context gone;
+//! * on a fraction of seeds, drawn from a stream of their own, the
+//!   harness's screens as a hostile world (`agent_simulation/screens.rs`,
+//!   issue 38 item 3): dialogs no hook announces, drawn with real
+//!   captures (a folder-trust dialog at startup before which no hook runs,
+//!   pickers a person opens by typing `/permissions`, `/resume` or `/model`
+//!   and closes with Esc, Gemini's rewind menu that Esc Esc opens after a
+//!   pause, a tool approval whose `Notification` comes late or never,
+//!   Gemini's confirmation drawn above its composer, the demo agent's menu
+//!   after its turn-end hook); a paste that arrives a letter short; and a
+//!   screen drawn 7 to 85 ms after the key that changed it, sometimes in
+//!   two chunks (Codex: at once unchanged, then drawn). Named scenarios
+//!   keep the worlds they were found in ([`world::Scenario::as_found`]).
 //!
 //! After every step it checks:
 //!
 //! * **drafts**: no prompt the harness received joins a person's text and
 //!   DING's notice;
 //! * **dialogs**: DING's paste never reaches a dialog, so its Return never
-//!   answers one;
+//!   answers one, and no parked wake or queued turn is delivered under a
+//!   dialog no hook announced (a picker the person is reading);
+//! * **the Return**: DING's Return reaches only a composer that holds its
+//!   notice alone (whitespace aside);
 //! * **wakes**: a parked wake never delivers onto a person's draft;
 //! * **busy**: DING never types into a running turn;
 //! * **hooks**: every hook call gets exactly one answer, before its
@@ -97,6 +112,8 @@ mod gemini_harness;
 mod harness;
 #[path = "agent_simulation/mutant.rs"]
 mod mutant;
+#[path = "agent_simulation/screens.rs"]
+mod screens;
 mod support;
 #[path = "agent_simulation/world/mod.rs"]
 mod world;
@@ -540,7 +557,7 @@ fn first_seed_catching(harness: Harness, defect: Defect, class: Class, limit: u6
     })
 }
 
-/// The mutation check: each of thirteen deliberate defects, with no input lag
+/// The mutation check: each of twelve deliberate defects, with no input lag
 /// (so no race of timing is counted), is caught as its class on
 /// each harness where it can matter by the seed named here, and DING as it
 /// is passes those seeds. A defect the simulation stops catching fails
@@ -555,9 +572,17 @@ fn first_seed_catching(harness: Harness, defect: Defect, class: Class, limit: u6
 /// fence passes. It stays a defect (the stamp is the adapter kit's
 /// promise, proven by its own tests); the simulation cannot see it
 /// through the second layer.
+///
+/// The fifteenth, [`Defect::InjectsQueuedWorkAgain`] (Codex's hooks
+/// injecting a file whose delivery still waits in its queue), was caught
+/// on seeds 211 and 190 until the engine refused an `unread` backlog
+/// claim a file handed to a hook since the context last began (seed 9361
+/// of the agent sweep: `a_backlog_hook_answered_after_a_prompts_hook_does_not_say_its_file_again`):
+/// the engine no longer grants such a file, so the provider's own filter
+/// is a second layer the simulation cannot see through.
 #[test]
 fn every_deliberate_defect_is_caught() {
-    const CAUGHT: [(Defect, Harness, Class, u64); 29] = [
+    const CAUGHT: [(Defect, Harness, Class, u64); 27] = [
         (Defect::IgnoresDrafts, Harness::Demo, Class::Draft, 3),
         // Seed 1 showed it first, then 4 once a wake waits for the
         // person's quiet (issue 20), and 1 again since the Claude model
@@ -593,11 +618,13 @@ fn every_deliberate_defect_is_caught() {
             Class::Twice,
             0,
         ),
+        // Seed 0 until the engine refused a backlog claim a file handed
+        // to a hook since the context began (seed 9361, below).
         (
             Defect::ClaimsUnreadAtTurnStart,
             Harness::Claude,
             Class::Twice,
-            0,
+            2,
         ),
         (Defect::LosesClaimAnswers, Harness::Demo, Class::Liveness, 1),
         (
@@ -676,21 +703,6 @@ fn every_deliberate_defect_is_caught() {
             Class::HookAnsweredTwice,
             0,
         ),
-        // The queued duplicate after a compaction, on a second seed (its
-        // real-pane seed was 392 until arrivals were gathered; the
-        // scenario's seed now, 53, does not show the defect).
-        (
-            Defect::InjectsQueuedWorkAgain,
-            Harness::Codex,
-            Class::Twice,
-            211,
-        ),
-        (
-            Defect::InjectsQueuedWorkAgain,
-            Harness::Codex,
-            Class::Twice,
-            190,
-        ),
         // A person's keys that waited in the PTY host, written back to
         // back (the real Gemini CLI took such a Return for a newline): on
         // the harnesses whose idle path is the typed notice.
@@ -764,7 +776,7 @@ fn print_the_first_seeds_catching_each_defect() {
 #[test]
 fn real_pane_a_key_drawn_after_the_last_reading_holds_the_wake() {
     const SEED: u64 = 1073;
-    let outcome = run(Scenario::on(Harness::Claude, SEED));
+    let outcome = run(Scenario::as_found(Harness::Claude, SEED));
     // Nothing at all: no wake under the draft, and the file still reaches
     // the model (a Liveness violation otherwise), by the wake or a hook.
     assert!(outcome.violations.is_empty(), "{:?}", outcome.violations);
@@ -1007,7 +1019,7 @@ fn find_seeds_going_through() {
 /// through the moments `marks` name (each a piece of a trace line), and
 /// no violation shows.
 fn holds_through(harness: Harness, seed: u64, marks: &[&str]) -> Outcome {
-    let outcome = run(Scenario::on(harness, seed));
+    let outcome = run(Scenario::as_found(harness, seed));
     assert!(outcome.violations.is_empty(), "{:?}", outcome.violations);
     let trace = outcome.trace.join("\n");
     if let Some(missing) = first_missing_mark(&outcome.trace, marks) {
@@ -1353,4 +1365,275 @@ fn real_pane_files_arriving_around_a_compaction_are_left_to_the_wake() {
             "20029 hook wake answered, naming [\"m0001.md\"]",
         ],
     );
+}
+
+// ----- The hostile screens (issue 38, item 3: `agent_simulation/screens.rs`) -----
+
+/// A named scenario of the hostile screens: `harness` at `seed`, its
+/// screens as the seed draws them (`drawn` says which it must have),
+/// keeps every invariant; its trace, for the story's properties.
+fn hostile(harness: Harness, seed: u64, drawn: fn(&screens::Plan) -> bool) -> Vec<String> {
+    let scenario = Scenario::on(harness, seed);
+    assert!(
+        drawn(&scenario.screens),
+        "seed {seed}: {:?}",
+        scenario.screens
+    );
+    let outcome = run(scenario);
+    assert!(
+        outcome.violations.is_empty(),
+        "seed {seed} on {harness:?}: {:?}\n{}",
+        outcome.violations,
+        outcome.trace.join("\n")
+    );
+    outcome.trace
+}
+
+/// The lines of `trace` after the first that holds `from`, before the
+/// first after it that holds `to` (to the end if none does).
+fn between<'t>(trace: &'t [String], from: &str, to: &str) -> &'t [String] {
+    let start = trace
+        .iter()
+        .position(|line| line.contains(from))
+        .unwrap_or_else(|| panic!("no {from:?} in\n{}", trace.join("\n")));
+    let rest = &trace[start + 1..];
+    let end = rest
+        .iter()
+        .position(|line| line.contains(to))
+        .unwrap_or(rest.len());
+    &rest[..end]
+}
+
+/// Claude Code's folder-trust dialog at startup (`trust-folder-dialog`,
+/// `No, exit` preselected): no hook announces it, and none runs before
+/// the folder is trusted. The person presses Down and Return; only then
+/// does the session start (`SessionStart`, the wake armed), and the wake
+/// delivers what arrived. Nothing was typed while the dialog was open.
+#[test]
+fn a_trust_dialog_at_startup_runs_no_hook_until_the_person_trusts_the_folder() {
+    let trace = hostile(Harness::Claude, 5, |plan| plan.trust_at_start);
+    let trusted = "person types \"\\u{1b}[B\\r\"";
+    let before = between(&trace, "adapter spawned", trusted);
+    assert!(
+        before
+            .iter()
+            .all(|line| !line.contains("hook ") && !line.contains("send-if")),
+        "{before:?}"
+    );
+    assert_eq!(
+        first_missing_mark(
+            &trace,
+            &[
+                trusted,
+                "hook SessionStart",
+                "hook wake answered, naming [\"m0001.md\"",
+            ]
+        ),
+        None
+    );
+}
+
+/// A picker the person opens by typing `/permissions` at Claude Code's
+/// idle composer (`eval-picker-permissions`), which no hook announces:
+/// while it is open the wake delivers nothing and nothing is typed; the
+/// person closes it with Esc.
+#[test]
+fn a_picker_the_person_opens_holds_every_delivery_until_they_close_it() {
+    let trace = hostile(Harness::Claude, 76, |plan| plan.pickers);
+    let open = between(
+        &trace,
+        "person types \"/permissions\\r\"",
+        "person types \"\\u{1b}\"",
+    );
+    assert!(
+        open.iter()
+            .all(|line| !line.contains("send-if")
+                && !(line.contains("hook wake answered, naming [\"m"))),
+        "{open:?}"
+    );
+}
+
+/// Esc Esc at Gemini CLI's empty composer opens its rewind menu after a
+/// pause that draws nothing (`rewind-after-esc-esc`); no hook announces
+/// it. Nothing is typed into it, then or while it is open; the person
+/// closes it with Esc, and the notice goes after.
+#[test]
+fn gemini_rewind_opened_by_esc_esc_after_a_pause_takes_no_notice() {
+    let trace = hostile(Harness::Gemini, 411, |plan| plan.pickers);
+    let open = between(
+        &trace,
+        "person types \"\\u{1b}\\u{1b}\"",
+        "person types \"\\u{1b}\"",
+    );
+    assert!(
+        open.iter().all(|line| !line.contains("send-if")),
+        "{open:?}"
+    );
+    assert_eq!(
+        first_missing_mark(
+            &trace,
+            &[
+                "person types \"\\u{1b}\\u{1b}\"",
+                "person types \"\\u{1b}\"",
+                "submitted \"[ding] 1 unread inbox message",
+            ]
+        ),
+        None
+    );
+}
+
+/// A paste that arrives changed (a letter of `unread` lost): the composer
+/// never holds the notice alone, so DING never presses its Return on it.
+/// The person finds it there and sends it on themselves (their Return,
+/// the changed text submitted), and the files that arrived meanwhile go
+/// with that prompt's turn-start hook, the first not again.
+#[test]
+fn a_notice_that_arrives_changed_is_never_sent_by_dings_return() {
+    let trace = hostile(Harness::Demo, 34, |plan| plan.changed_pastes);
+    assert_eq!(
+        first_missing_mark(
+            &trace,
+            &[
+                "DING's paste arrived changed: \"[ding] 1 unead inbox message",
+                "person types \"\\r\"",
+                "submitted \"[ding] 1 unead inbox message",
+                "hook turn-start answered, naming [\"m0002.md\", \"m0003.md\"]",
+            ]
+        ),
+        None
+    );
+    let waiting = between(&trace, "arrived changed", "person types \"\\r\"");
+    assert!(
+        waiting.iter().all(|line| !line.contains("send-if")),
+        "{waiting:?}"
+    );
+}
+
+/// Found by the hostile screens (seed 1947 of the agent sweep, the demo
+/// agent), where DING was wrong: a notice pasted just as the harness
+/// stopped reading its input for 7.4 s (a stall) had its Return withheld
+/// (no screen showed it within its bound). After the stall the harness
+/// drew the notice in two chunks, and the adapter read the first, whose
+/// composer rows were still the old, empty ones: the engine took the
+/// empty composer for the notice deleted unsent and gave its file back
+/// to ring again (`InterruptedUnsent`); the notice then showed, the
+/// person sent it, and the file reached the model twice. An empty
+/// composer now gives a withheld notice's files back only once a screen
+/// showed the paste drawn: here the notice is drawn, taken back out, and
+/// its file rung once more with the two that arrived meanwhile.
+#[test]
+fn a_withheld_notice_read_empty_on_a_half_drawn_frame_is_not_rung_again() {
+    let trace = hostile(Harness::Demo, 1947, |plan| plan.late_draws);
+    assert_eq!(
+        first_missing_mark(
+            &trace,
+            &[
+                "send-if 1 at revision 1 for [MessageName(\"m0001.md\")]",
+                "for []",
+                "for [MessageName(\"m0001.md\"), MessageName(\"m0002.md\"), MessageName(\"m0003.md\")]",
+                "submitted \"[ding] 3 unread inbox messages",
+            ]
+        ),
+        None
+    );
+}
+
+/// Found by the hostile screens (seed 9361 of the agent sweep, Claude
+/// Code; a trust dialog moved its start), where DING was wrong: `/compact`
+/// ends and 6 ms later the person's prompt goes; its `UserPromptSubmit`
+/// is given `m0002.md`, and the compaction's `SessionStart`, asked a
+/// moment before and answered a moment after, claimed the `unread`
+/// backlog and was given it again: the file reached the model with the
+/// prompt and again with the next request. A file handed to a hook since
+/// the context last began is no longer granted to a backlog claim.
+#[test]
+fn a_backlog_hook_answered_after_a_prompts_hook_does_not_say_its_file_again() {
+    let trace = hostile(Harness::Claude, 9361, |plan| plan.trust_at_start);
+    assert_eq!(
+        first_missing_mark(
+            &trace,
+            &[
+                "hook SessionStart Peer(8)",
+                "submitted \"klovj\"",
+                "hook UserPromptSubmit answered, naming [\"m0002.md\"]",
+                "hook SessionStart answered, naming []",
+            ]
+        ),
+        None
+    );
+}
+
+/// Every capture an unannounced dialog is drawn with reads as what it is
+/// to its provider's grammar: never a ready screen (the trust dialogs,
+/// the pickers and the rewind menu are dialogs; Claude Code's `/resume`
+/// picker is not recognized at all), so the sweeps test the grammar, not
+/// the model.
+#[test]
+fn every_unannounced_dialog_is_drawn_with_a_capture_its_grammar_does_not_read_as_ready() {
+    use ding::adapter::screen::Screen;
+    let read = |harness, name: &str| {
+        let dir = match harness {
+            Harness::Claude => "fixtures/providers/claude/screens",
+            _ => "fixtures/providers/gemini/snapshots",
+        };
+        let path = format!("{}/{dir}/{name}.json", env!("CARGO_MANIFEST_DIR"));
+        let text = std::fs::read_to_string(path).expect("a capture");
+        let snapshot: ding::pty::wire::Snapshot = serde_json::from_str(&text).expect("a snapshot");
+        match harness {
+            Harness::Claude => ding::providers::claude::screen::read(&snapshot).screen,
+            _ => ding::providers::gemini::screen::read(&snapshot).screen,
+        }
+    };
+    for harness in [Harness::Claude, Harness::Gemini] {
+        let names = screens::dialog_captures(harness);
+        assert!(names.len() >= 3, "{harness:?}: {names:?}");
+        for name in names {
+            let screen = read(harness, name);
+            let expected = if name == "eval-picker-resume" {
+                Screen::Unrecognized
+            } else {
+                Screen::Dialog
+            };
+            assert_eq!(screen, expected, "{harness:?} {name}");
+        }
+    }
+}
+
+/// Issue 38, item 3: a branch of a screen grammar that no capture reaches
+/// is reached by a model screen, and this test says which. Gemini CLI's
+/// `dialog_above` (a selected numbered option in a box above a composer
+/// that is still drawn) is read by no capture of
+/// `fixtures/providers/gemini/snapshots/` (their dialogs replace the
+/// composer); the model screen `screens::gemini_dialog_above_the_composer`
+/// reaches it, and the Gemini model draws its tool confirmation with it on
+/// half the seeds, so a grammar that ignored such a box fails the sweep
+/// (a `Notification` that comes late or never leaves the screen alone to
+/// tell).
+#[test]
+fn gemini_a_dialog_above_the_composer_is_reached_by_a_model_screen_not_a_capture() {
+    use ding::adapter::screen::Screen;
+    use ding::providers::gemini::screen::read;
+    const ABOVE: &str = "a selected option in a box above the composer";
+    let model = read(screens::gemini_dialog_above_the_composer());
+    assert_eq!((model.screen, model.why), (Screen::Dialog, ABOVE));
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/providers/gemini/snapshots");
+    for entry in std::fs::read_dir(dir).expect("the captures") {
+        let path = entry.expect("a capture").path();
+        if path.extension().is_none_or(|ext| ext != "json") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).expect("a capture");
+        let snapshot: ding::pty::wire::Snapshot = serde_json::from_str(&text).expect("a snapshot");
+        assert_ne!(
+            read(&snapshot).why,
+            ABOVE,
+            "{} reaches it now: name it",
+            path.display()
+        );
+    }
+    let drawn = (0..100)
+        .filter(|&seed| Scenario::on(Harness::Gemini, seed).screens.dialog_above)
+        .count();
+    assert!((30..=70).contains(&drawn), "{drawn} of 100 Gemini seeds");
 }

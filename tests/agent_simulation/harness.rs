@@ -49,6 +49,9 @@ pub enum Happened {
     /// The context began again empty (Codex's `/clear`: a new thread):
     /// nothing the model read before is in it.
     ContextCleared,
+    /// DING's paste reached the composer changed on its way: this is the
+    /// text the composer holds as DING's.
+    PasteChanged(String),
     /// The context was compacted: the prompts stay in it (Codex keeps a
     /// thread's user messages through a compaction: the person's, a typed
     /// notice, a queued delivery), what hooks injected beside them does
@@ -113,6 +116,26 @@ pub trait HarnessModel {
     fn view(&self) -> View;
     /// Idle, nothing typed, nothing queued: waiting for the person.
     fn is_quiet(&self) -> bool;
+    /// The dialog open now that no hook announced (a trust dialog, a
+    /// picker a person opened), by its capture's name
+    /// (`agent_simulation/screens.rs`): no wake or queued turn may start
+    /// under it.
+    fn unannounced_dialog(&self) -> Option<&'static str> {
+        None
+    }
+    /// How a person answers or dismisses the unannounced dialog open now
+    /// (Esc, a digit, Return), and how long they then look away; `None`:
+    /// the person answers as they answer the harness's own dialogs.
+    fn answer_keys(&mut self) -> Option<(Vec<u8>, u64)> {
+        None
+    }
+    /// What a person at the idle harness does now that the world's person
+    /// would not (open a picker or menu no hook announces, `/resume`, Esc
+    /// Esc; send on a notice of DING's that arrived changed), and how long
+    /// they then look away.
+    fn person_acts(&mut self) -> Option<(Vec<u8>, u64)> {
+        None
+    }
 }
 
 /// `base`, a capture of an idle composer at its cursor's row, with `text`

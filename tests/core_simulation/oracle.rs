@@ -263,6 +263,9 @@ pub struct Oracle {
     /// Spec §4.2: the notice whose Return was withheld unsent, which a late
     /// screen may yet show alone in the composer.
     withheld: Option<u64>,
+    /// Spec §4.2: a screen since the last paste showed a composer not
+    /// empty; until then an empty one says nothing of a withheld notice.
+    paste_drawn: bool,
     /// Spec §4.4: the open gather's first and latest arrival.
     gather: Option<(Time, Time)>,
     pub expect: StepExpect,
@@ -306,6 +309,7 @@ impl Oracle {
             typed: None,
             interrupted: BTreeSet::new(),
             withheld: None,
+            paste_drawn: true,
             gather: None,
             expect: StepExpect {
                 spawns: usize::from(policy.uses_adapter()),
@@ -858,6 +862,7 @@ impl Oracle {
                         text,
                     });
                 }
+                self.paste_drawn = false;
                 self.typed = Some(Typed {
                     notice: request.id,
                     messages: request.messages,
@@ -1188,7 +1193,11 @@ impl Oracle {
                     revision,
                     typed: *typed,
                 });
-                if *composer == Composer::Empty {
+                if *composer == Composer::Nonempty {
+                    self.paste_drawn = true;
+                }
+                let undrawn = self.withheld.is_some() && !self.paste_drawn;
+                if *composer == Composer::Empty && !undrawn {
                     self.give_back_unsent();
                 }
             }
@@ -1344,6 +1353,13 @@ impl Oracle {
             // into the new context.
             (File::Staged { at, .. }, true) if context_since.is_some_and(|since| *at >= since) => {
                 Some(RefusedState::Staged)
+            }
+            // Handed to a hook since then, it was injected into the new
+            // context.
+            (File::HookOwned { at, .. }, true)
+                if context_since.is_some_and(|since| *at >= since) =>
+            {
+                Some(RefusedState::HookOwned)
             }
             (File::InFlight(_), _) => Some(RefusedState::InFlight),
             (File::Staged { .. } | File::HookOwned { .. }, true) => None,

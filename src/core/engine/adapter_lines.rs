@@ -150,7 +150,13 @@ impl Engine {
                     composer: lease.composer,
                     revision: lease.revision,
                 });
-                if activity.composer == Composer::Empty {
+                if activity.composer == Composer::Nonempty {
+                    self.paste_drawn = true;
+                }
+                // A withheld notice never yet drawn may still be: an empty
+                // composer does not show it deleted.
+                let undrawn = self.withheld_notice.is_some() && !self.paste_drawn;
+                if activity.composer == Composer::Empty && !undrawn {
                     self.release_interrupted_unsent();
                 }
                 self.lease = LeaseSlot::Granted(lease);

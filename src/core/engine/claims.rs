@@ -229,22 +229,29 @@ fn within_budget(
 
 /// Whether a claim of `scope` may take a file in `state` since `since`,
 /// the harness's context having last begun again at `context_since`. A
-/// file rung since then was typed into the new context: surfacing the
-/// backlog again (scope `unread`) must not say it twice in one request
-/// (seen after a compaction: the notice typed at the idle screen and the
-/// next prompt's `unread` backlog, one turn).
+/// file rung or handed to a hook since then went into the new context:
+/// surfacing the backlog again (scope `unread`) must not say it twice in
+/// one context (seen after a compaction: the notice typed at the idle
+/// screen and the next prompt's `unread` backlog, one turn; and the
+/// person's prompt's hook given a file just before the compaction's own
+/// backlog hook, answered after it, asked for it again).
 fn claimable(
     state: &MessageState,
     since: Time,
     scope: ClaimScope,
     context_since: Option<Time>,
 ) -> Result<(), RefusedState> {
-    let typed_into_this_context = context_since.is_some_and(|began| since >= began);
+    let into_this_context = context_since.is_some_and(|began| since >= began);
     match (state, scope) {
         (MessageState::Staged { .. }, ClaimScope::Unread | ClaimScope::Delivered)
-            if typed_into_this_context =>
+            if into_this_context =>
         {
             Err(RefusedState::Staged)
+        }
+        (MessageState::HookOwned { .. }, ClaimScope::Unread | ClaimScope::Delivered)
+            if into_this_context =>
+        {
+            Err(RefusedState::HookOwned)
         }
         (MessageState::Pending, ClaimScope::Delivered) => Err(RefusedState::Pending),
         (MessageState::Pending, _) => Ok(()),

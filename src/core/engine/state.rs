@@ -101,6 +101,12 @@ pub struct Engine {
     /// seconds later), where the person's next prompt would go out glued
     /// behind it. Shown there alone, it is taken back out.
     pub(super) withheld_notice: Option<RequestId>,
+    /// A screen read since the last paste showed a composer that is not
+    /// empty: the paste was drawn. Until then an empty composer after a
+    /// withheld notice proves nothing (the harness may not have read or
+    /// drawn the paste yet, or drew half a frame), so its files are not
+    /// given back to ring again on it.
+    pub(super) paste_drawn: bool,
     /// The runtime is stopping: nothing new starts ([`Input::Stopping`]).
     ///
     /// [`Input::Stopping`]: super::Input::Stopping
@@ -156,6 +162,7 @@ impl Engine {
             in_flight: None,
             typed: None,
             withheld_notice: None,
+            paste_drawn: true,
             stopping: false,
             hold: None,
             demand: None,

@@ -80,6 +80,16 @@ impl World {
                 format!("the parked {event} delivered onto the draft {composer:?}"),
             );
         }
+        if answer.parked == Some(ParkAnswer::Delivered)
+            && let Some(dialog) = self.harness.unannounced_dialog()
+        {
+            // A turn started under a dialog the person is reading changes
+            // what their next key does, as under a draft.
+            self.violate(
+                Class::Dialog,
+                format!("the parked {event} delivered under the dialog {dialog}"),
+            );
+        }
         let happened = self
             .harness
             .hook_answered(event, call, Some(&answer), self.now);

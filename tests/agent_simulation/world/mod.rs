@@ -31,6 +31,7 @@ use crate::demo_harness::DemoHarness;
 use crate::gemini_harness::GeminiHarness;
 use crate::harness::{Happened, HarnessModel, View};
 use crate::mutant::{Defect, Mutant};
+use crate::screens::{HostileScreens, Plan};
 use crate::support::rng::Rng;
 
 mod crash;
@@ -173,6 +174,11 @@ pub struct Scenario {
     /// nothing from a second before until it is drawn again and they have
     /// read it (half a second at least).
     pub stall: Option<(u64, u64)>,
+    /// What the harness's screens do that no hook tells (dialogs no hook
+    /// announces, a paste that arrives changed, a screen drawn late or in
+    /// pieces: `agent_simulation/screens.rs`), drawn from a stream of its
+    /// own.
+    pub screens: Plan,
 }
 
 impl Scenario {
@@ -204,6 +210,17 @@ impl Scenario {
             stall: rng
                 .chance(10)
                 .then(|| (rng.between(500, quiet_at_ms), rng.between(1_500, 8_000))),
+            screens: Plan::of(Harness::ALL[(seed % 3) as usize], seed),
+        }
+    }
+
+    /// The world a named scenario was found in: the seed's on `harness`,
+    /// its screens as they were before the hostile ones
+    /// (`agent_simulation/screens.rs`) were laid over them.
+    pub fn as_found(harness: Harness, seed: u64) -> Scenario {
+        Scenario {
+            screens: Plan::default(),
+            ..Scenario::on(harness, seed)
         }
     }
 
@@ -211,6 +228,7 @@ impl Scenario {
     pub fn on(harness: Harness, seed: u64) -> Scenario {
         Scenario {
             harness,
+            screens: Plan::of(harness, seed),
             ..Scenario::random(seed)
         }
     }
@@ -221,7 +239,7 @@ impl Scenario {
         Scenario {
             lag_max_ms: 0,
             defect: Some(defect),
-            ..Scenario::on(harness, seed)
+            ..Scenario::as_found(harness, seed)
         }
     }
 }
@@ -290,15 +308,24 @@ struct HookCallRecord {
     answers: u32,
 }
 
-/// The harness a scenario names, started at the world's time zero.
-fn harness_for(scenario: &Scenario) -> Box<dyn HarnessModel> {
+/// The harness a scenario names, started at the world's time zero, with
+/// the seed's hostile screens (`agent_simulation/screens.rs`); `first`:
+/// its first start, not a restart after a crash.
+fn harness_for(scenario: &Scenario, first: bool) -> Box<dyn HarnessModel> {
     let turn = Duration::from_millis(scenario.turn_ms);
-    match scenario.harness {
+    let inner: Box<dyn HarnessModel> = match scenario.harness {
         Harness::Demo => Box::new(DemoHarness::new(turn, scenario.menu_every, Instant::now())),
         Harness::Claude => Box::new(ClaudeHarness::new(turn, scenario.seed)),
         Harness::Codex => Box::new(CodexHarness::new(turn, scenario.seed)),
         Harness::Gemini => Box::new(GeminiHarness::new(turn, scenario.seed)),
-    }
+    };
+    Box::new(HostileScreens::new(
+        inner,
+        scenario.harness,
+        scenario.screens,
+        scenario.seed,
+        first,
+    ))
 }
 
 struct File {
@@ -343,6 +370,8 @@ struct World {
     /// already reported as pasted onto a draft.
     pasted: Vec<String>,
     glued: Vec<String>,
+    /// DING's notices as they reached the composer, changed on their way.
+    changed_pastes: Vec<String>,
     hooks: BTreeMap<Peer, HookCallRecord>,
     next_peer: usize,
     files: BTreeMap<String, File>,
@@ -395,7 +424,7 @@ impl World {
             generation: "g1".into(),
         };
         let config = EngineConfig::new(Policy::TurnBoundaryFreshIdle, "worker", "inbox/new");
-        let harness = harness_for(&scenario);
+        let harness = harness_for(&scenario, true);
         let mut world = World {
             rng: Rng(scenario.seed ^ 0x5eed),
             now: 0,
@@ -424,6 +453,7 @@ impl World {
             input_lands_at: 0,
             pasted: Vec::new(),
             glued: Vec::new(),
+            changed_pastes: Vec::new(),
             hooks: BTreeMap::new(),
             next_peer: 1,
             files: BTreeMap::new(),
