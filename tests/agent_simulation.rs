@@ -47,7 +47,9 @@
 //!   and closes with Esc, Gemini's rewind menu that Esc Esc opens after a
 //!   pause, a tool approval whose `Notification` comes late or never,
 //!   Gemini's confirmation drawn above its composer, the demo agent's menu
-//!   after its turn-end hook); a paste that arrives a letter short; and a
+//!   after its turn-end hook); a paste that arrives a letter short, or
+//!   (files named long, as senders name them) a notice over 500
+//!   characters that Gemini draws folded, `[Pasted Text: N chars]`; and a
 //!   screen drawn 7 to 85 ms after the key that changed it, sometimes in
 //!   two chunks (Codex: at once unchanged, then drawn). Named scenarios
 //!   keep the worlds they were found in ([`world::Scenario::as_found`]).
@@ -1636,4 +1638,39 @@ fn gemini_a_dialog_above_the_composer_is_reached_by_a_model_screen_not_a_capture
         .filter(|&seed| Scenario::on(Harness::Gemini, seed).screens.dialog_above)
         .count();
     assert!((30..=70).contains(&drawn), "{drawn} of 100 Gemini seeds");
+}
+
+/// Found by the hostile screens once files were named as senders name
+/// them (seed 158 of the Gemini sweep), where DING was wrong: a notice of
+/// six long names is over 500 characters, and Gemini CLI draws it folded,
+/// `[Pasted Text: N chars]` (`paste-900chars.json`); its grammar read the
+/// placeholder as the composer's text, which never held the notice alone,
+/// so DING's Return was withheld and the files never reached the model
+/// (12 of 5,000 Gemini seeds). The placeholder of N characters is now the
+/// notice of that length: DING presses its Return, and the six files go in
+/// one prompt, the seventh with the next after the crash.
+#[test]
+fn gemini_a_long_notice_drawn_folded_is_still_sent_by_dings_return() {
+    let trace = hostile(Harness::Gemini, 158, |plan| plan.long_names);
+    let notice = trace
+        .iter()
+        .find_map(|line| line.split("submitted ").nth(1))
+        .expect("a prompt");
+    assert!(notice.starts_with("\"[ding] 6 unread"), "{notice}");
+    let before = between(&trace, "arrives m0006", "submitted \"[ding] 6 unread");
+    assert!(
+        before.iter().all(|line| !line.contains("person types")),
+        "{before:?}"
+    );
+    assert_eq!(
+        first_missing_mark(
+            &trace,
+            &[
+                "submitted \"[ding] 6 unread",
+                "the harness crashes and starts again as i2",
+                "submitted \"[ding] 7 unread",
+            ]
+        ),
+        None
+    );
 }

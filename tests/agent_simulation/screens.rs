@@ -22,7 +22,11 @@
 //!   lost on its way in, so that the composer holds a notice that is not
 //!   DING's (no provider's documentation names such a loss; it stands for
 //!   any change between the bytes DING wrote and the composer a harness
-//!   draws, which the Return's confirmation exists to catch).
+//!   draws, which the Return's confirmation exists to catch); and, as
+//!   documented, a long paste drawn as a placeholder: with files named as
+//!   senders name them (`m0001-from-the-reviewer-….md`, [`LONG_NAME`]), a
+//!   notice of several is over 500 characters, which Gemini CLI draws
+//!   folded, `[Pasted Text: N chars]` (`paste-900chars`).
 //! * **A screen drawn late or in pieces**: the harness's state changes
 //!   when it reads a key, and its screen is drawn 7 to 85 ms later (Claude
 //!   Code's measured key-to-draw times, `docs/providers/draw-times.md`),
@@ -63,6 +67,9 @@ pub struct Plan {
     /// Gemini CLI draws its tool confirmation in a box above the composer
     /// ([`gemini_dialog_above_the_composer`]), not in its place.
     pub dialog_above: bool,
+    /// The files are named as senders name them, long: a notice of many
+    /// is longer than 500 characters, which Gemini CLI draws folded.
+    pub long_names: bool,
 }
 
 impl Plan {
@@ -86,6 +93,7 @@ impl Plan {
             menu_after_its_hook: menu && harness == Harness::Demo,
             // Drawn last: the draws before it are the seed's as they were.
             dialog_above: rng.chance(50) && harness == Harness::Gemini,
+            long_names: rng.chance(20),
         }
     }
 
@@ -199,6 +207,45 @@ pub fn gemini_dialog_above_the_composer() -> &'static Snapshot {
     })
 }
 
+/// What a long file name adds after its number (`m0001-….md`).
+pub const LONG_NAME: &str = "from-the-reviewer-about-round-two-of-the-simulation";
+
+/// Gemini CLI's screen with a paste of more than 500 characters in the
+/// composer: folded into `[Pasted Text: N chars]` (the capture
+/// `paste-900chars`, its count made `chars`), whatever follows it typed
+/// after the placeholder.
+fn gemini_folded_paste(chars: usize, after: &str) -> Snapshot {
+    static CAPTURE: OnceLock<Snapshot> = OnceLock::new();
+    let capture = CAPTURE.get_or_init(|| {
+        captured("fixtures/providers/gemini/snapshots", &["paste-900chars"])
+            .remove("paste-900chars")
+            .expect("the capture")
+    });
+    let mut snapshot = capture.clone();
+    let row = usize::from(snapshot.cursor.row);
+    let text = format!("> [Pasted Text: {chars} chars]{after}");
+    let cols = usize::from(snapshot.size.cols);
+    let cursor = (1 + text.chars().count()).min(cols - 1);
+    snapshot.rows[row] = format!(" {text}");
+    let at = |col: usize| u16::try_from(col).unwrap_or(0);
+    // The capture's runs of that row: the block's grey, the prompt and
+    // placeholder in the accent, the cursor cell, the grey after it.
+    snapshot.runs.retain_mut(|run| {
+        if usize::from(run.row) != row {
+            return true;
+        }
+        match run.col {
+            1 => run.text = text.clone(),
+            _ if run.inverse => run.col = at(cursor),
+            0 => {}
+            _ => return false,
+        }
+        true
+    });
+    snapshot.cursor.col = at(cursor);
+    snapshot
+}
+
 /// A harness model with the seed's hostile screens laid over it.
 pub struct HostileScreens {
     inner: Box<dyn HarnessModel>,
@@ -222,6 +269,8 @@ pub struct HostileScreens {
     swallow_turn_end: bool,
     /// DING's notice as it arrived changed, last.
     changed: Option<String>,
+    /// The last paste Gemini CLI drew folded (over 500 characters).
+    long_paste: Option<String>,
 }
 
 impl HostileScreens {
@@ -255,6 +304,7 @@ impl HostileScreens {
             menu_announced: false,
             swallow_turn_end: false,
             changed: None,
+            long_paste: None,
         }
     }
 
@@ -264,6 +314,12 @@ impl HostileScreens {
             Some(overlay) => screens(self.harness)[overlay.capture].clone(),
             None if self.plan.dialog_above && self.inner.view() == View::Dialog => {
                 gemini_dialog_above_the_composer().clone()
+            }
+            None if let (Some(paste), View::Idle { composer }) =
+                (&self.long_paste, self.inner.view())
+                && let Some(after) = composer.strip_prefix(paste.as_str()) =>
+            {
+                gemini_folded_paste(paste.chars().count(), after)
             }
             None => return self.inner.snapshot(revision),
         };
@@ -480,6 +536,16 @@ impl HarnessModel for HostileScreens {
             }
         }
         let (bytes, changed) = self.arrived(bytes);
+        if self.harness == Harness::Gemini
+            && let Some(text) = bytes
+                .strip_prefix(PASTE_START)
+                .and_then(|rest| rest.strip_suffix(PASTE_END))
+        {
+            // Over 500 characters (or 5 lines), Gemini CLI folds a paste.
+            let text = String::from_utf8_lossy(text).into_owned();
+            let folded = text.chars().count() > 500 || text.lines().count() > 5;
+            self.long_paste = folded.then_some(text);
+        }
         let happened: Vec<Happened> = changed
             .into_iter()
             .chain(self.inner.read_input(&bytes, now_ms))

@@ -664,7 +664,11 @@ impl World {
             Due::Snapshot => {}
             Due::Arrival(count) => {
                 for _ in 0..count {
-                    let name = format!("m{:04}.md", self.next_file);
+                    let name = if self.scenario.screens.long_names {
+                        format!("m{:04}-{}.md", self.next_file, crate::screens::LONG_NAME)
+                    } else {
+                        format!("m{:04}.md", self.next_file)
+                    };
                     self.next_file += 1;
                     self.files.insert(
                         name.clone(),
