@@ -1674,3 +1674,186 @@ fn gemini_a_long_notice_drawn_folded_is_still_sent_by_dings_return() {
         None
     );
 }
+
+/// Issue 38, item 3: every reason a provider's screen grammar can give
+/// (`why`, one per branch of its `read`) is reached by a real capture of
+/// `fixtures/providers/<provider>/` or, where none reaches it, by a model
+/// screen the simulation draws, named here; the few reached by neither
+/// are named too, with why. A new capture that reaches one, or a branch
+/// that no list names, fails here.
+#[test]
+fn every_grammar_branch_is_reached_by_a_capture_or_a_named_model_screen() {
+    use ding::pty::wire::Snapshot;
+    use std::collections::BTreeSet;
+    type Read = fn(&Snapshot) -> &'static str;
+    type Model = (&'static str, fn() -> Snapshot);
+    struct Grammar {
+        provider: &'static str,
+        folders: &'static [&'static str],
+        read: Read,
+        /// Every reason its `read` gives.
+        reasons: &'static [&'static str],
+        /// Reasons no capture reaches, and the model screen that does.
+        models: &'static [Model],
+        /// Reasons nothing reaches, and why.
+        unreached: &'static [(&'static str, &'static str)],
+    }
+    let grammars = [
+        Grammar {
+            provider: "claude",
+            folders: &["fixtures/providers/claude/screens"],
+            read: |snapshot| ding::providers::claude::screen::read(snapshot).why,
+            reasons: &[
+                "a permission dialog is open",
+                "a dialog or menu is open (Esc to cancel)",
+                "a dialog or menu is open (Esc to close)",
+                "a selection list is open",
+                "no composer between two rules",
+                "no composer row",
+                "composer row without the prompt",
+                "a turn is running",
+                "ready, composer empty",
+                "ready, human text in the composer",
+            ],
+            models: &[],
+            unreached: &[
+                (
+                    "no composer row",
+                    "dead: two rules found, the row after the upper one is always there",
+                ),
+                (
+                    "composer row without the prompt",
+                    "no capture has two rules around another row yet; it fails closed (unrecognized)",
+                ),
+            ],
+        },
+        Grammar {
+            provider: "codex",
+            folders: &[
+                "fixtures/providers/codex/snapshots",
+                "fixtures/providers/codex/snapshots/shared",
+            ],
+            read: |snapshot| ding::providers::codex::screen::read(snapshot).why,
+            reasons: &[
+                "a selection list or dialog is open (a selected `›` row)",
+                "a dialog is open (its footer says so)",
+                ding::providers::codex::screen::DUMB_TERMINAL,
+                "the cursor is hidden: no composer has the keys",
+                "the TUI has lost its app-server: nothing it is given is sent",
+                "no composer row at or above the cursor",
+                "a turn is running",
+                "a prompt was just submitted: its turn is starting",
+                "ready, composer empty",
+                "ready, human text in the composer",
+                "ready, composer not readable",
+            ],
+            models: &[(
+                "a dialog is open (its footer says so)",
+                codex_dialog_by_its_footer,
+            )],
+            unreached: &[
+                (
+                    "no composer row at or above the cursor",
+                    "no capture shows the cursor without a composer above it; fails closed (unrecognized)",
+                ),
+                (
+                    "a prompt was just submitted: its turn is starting",
+                    "no capture was taken between a Return and the turn's first frame; reads busy",
+                ),
+                (
+                    "ready, composer not readable",
+                    "no capture has a composer the grammar cannot read; holds delivery",
+                ),
+            ],
+        },
+        Grammar {
+            provider: "gemini",
+            folders: &["fixtures/providers/gemini/snapshots"],
+            read: |snapshot| ding::providers::gemini::screen::read(snapshot).why,
+            reasons: &[
+                "a session browser",
+                "a dialog box in place of the composer",
+                "a selected option in a box above the composer",
+                "no composer below a rule",
+                ding::providers::gemini::screen::COLOURLESS,
+                "shell mode: typed text would run as a command",
+                "a turn is running",
+                "ready, composer empty",
+                "ready, human text in the composer",
+            ],
+            models: &[("a selected option in a box above the composer", || {
+                screens::gemini_dialog_above_the_composer().clone()
+            })],
+            unreached: &[],
+        },
+    ];
+    for grammar in grammars {
+        let provider = grammar.provider;
+        let mut reached = BTreeSet::new();
+        for folder in grammar.folders {
+            for (_, value) in support::fixture_files::json_values(folder) {
+                if value.get("rows").is_none() {
+                    continue;
+                }
+                let snapshot: Snapshot = serde_json::from_value(value).expect("a snapshot");
+                reached.insert((grammar.read)(&snapshot));
+            }
+        }
+        for why in &reached {
+            assert!(
+                grammar.reasons.contains(why),
+                "{provider}: {why:?} is not listed"
+            );
+        }
+        for (reason, model) in grammar.models {
+            assert!(
+                !reached.contains(reason),
+                "{provider}: a capture reaches {reason:?} now"
+            );
+            assert_eq!(
+                (grammar.read)(&model()),
+                *reason,
+                "{provider}: its model screen"
+            );
+        }
+        for (reason, _) in grammar.unreached {
+            assert!(
+                !reached.contains(reason),
+                "{provider}: a capture reaches {reason:?} now"
+            );
+        }
+        let unreached: Vec<&&str> = grammar
+            .reasons
+            .iter()
+            .filter(|reason| {
+                !reached.contains(**reason)
+                    && !grammar.models.iter().any(|(model, _)| model == *reason)
+                    && !grammar.unreached.iter().any(|(named, _)| named == *reason)
+            })
+            .collect();
+        assert!(
+            unreached.is_empty(),
+            "{provider}: no capture or model screen reaches {unreached:?} (captures reach {reached:?})"
+        );
+    }
+}
+
+/// A model screen for the branch of Codex's grammar no capture reaches: a
+/// dialog told by its footer alone (`approval-dialog.json` with its
+/// selected row drawn without its bold inverse, as a terminal that drops
+/// those attributes would show it): every captured dialog is told first
+/// by its selected row.
+fn codex_dialog_by_its_footer() -> ding::pty::wire::Snapshot {
+    let path = format!(
+        "{}/fixtures/providers/codex/snapshots/approval-dialog.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let text = std::fs::read_to_string(path).expect("the capture");
+    let mut snapshot: ding::pty::wire::Snapshot = serde_json::from_str(&text).expect("a snapshot");
+    for run in &mut snapshot.runs {
+        if run.col == 0 && run.bold && run.inverse {
+            run.inverse = false;
+        }
+    }
+    snapshot
+}
