@@ -1857,3 +1857,29 @@ fn codex_dialog_by_its_footer() -> ding::pty::wire::Snapshot {
     }
     snapshot
 }
+
+/// A tool confirmation whose `Notification` never comes (Gemini CLI, seed
+/// 28): from the tool's `BeforeTool` to the person's `1`, two seconds, no
+/// hook says a dialog is open; the screen alone holds delivery, and
+/// nothing is typed into it.
+#[test]
+fn gemini_a_confirmation_no_notification_announces_takes_no_notice() {
+    let trace = hostile(Harness::Gemini, 28, |plan| plan.late_notifications);
+    let open = between(&trace, "hook BeforeTool Peer(8)", "person types \"1\"");
+    assert!(
+        open.iter()
+            .all(|line| !line.contains("hook Notification") && !line.contains("send-if")),
+        "{open:?}"
+    );
+    assert_eq!(
+        first_missing_mark(
+            &trace,
+            &[
+                "hook BeforeTool Peer(8)",
+                "person types \"1\"",
+                "hook AfterTool"
+            ]
+        ),
+        None
+    );
+}
