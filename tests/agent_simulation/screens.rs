@@ -524,15 +524,10 @@ impl HarnessModel for HostileScreens {
             {
                 // Esc Esc: the rewind menu, after a pause that draws
                 // nothing.
+                let before = before.unwrap_or_else(|| self.inner.snapshot(0));
                 self.open(rewind);
                 let pause = self.rng.between(40, 150);
-                return match before {
-                    Some(before) => self.key_drawn(Some(before), now_ms, Some(pause)),
-                    None => {
-                        let before = self.inner.snapshot(0);
-                        self.key_drawn(Some(before), now_ms, Some(pause))
-                    }
-                };
+                return self.key_drawn(Some(before), now_ms, Some(pause));
             }
         }
         let (bytes, changed) = self.arrived(bytes);
