@@ -28,6 +28,8 @@ mod harness;
 #[allow(dead_code)]
 #[path = "agent_simulation/mutant.rs"]
 mod mutant;
+#[path = "agent_simulation/screens.rs"]
+mod screens;
 mod support;
 #[allow(dead_code)]
 #[path = "agent_simulation/world/mod.rs"]
@@ -100,34 +102,80 @@ fn sweep(seeds: u64, make: fn(u64) -> Scenario) -> Caught {
     caught
 }
 
-/// The defects the sweeps must catch, and as what class on which sweep;
-/// the rest are the simulation's known blind spots, printed as not caught
-/// (issue 38: the hostile world). The journal's restore is caught since
-/// DING's own processes crash in the simulation (`world/ding_crash.rs`):
-/// a staged file restored as pending is rung again after the sidecar's
-/// restart, and reaches the model twice.
-const MUST_CATCH: &[(Mutation, &str, Class)] = &[
-    (Mutation::FenceWantsNoQuiet, "agent", Class::Draft),
-    (Mutation::FenceWantsNoQuiet, "gemini", Class::Draft),
-    (Mutation::DialogReadsIdle, "agent", Class::WakeOnDraft),
-    (Mutation::DialogReadsIdle, "gemini", Class::Dialog),
-    (Mutation::HostFenceIgnoresInput, "agent", Class::Draft),
-    (Mutation::HostNeverWithdraws, "agent", Class::Draft),
-    (Mutation::HostNeverWithdraws, "gemini", Class::Draft),
+/// The defects the sweeps must catch, and as what class on which sweep's
+/// seeds of which harness (`None`: any); the rest are the simulation's
+/// known blind spots, printed as not caught. A grammar's defect is caught
+/// on each provider's model apart: each reads its own screens. The
+/// journal's restore is caught since DING's own processes crash in the
+/// simulation (`world/ding_crash.rs`): a staged file restored as pending
+/// is rung again after the sidecar's restart, and reaches the model twice.
+const MUST_CATCH: &[(Mutation, &str, Option<Harness>, Class)] = &[
+    (Mutation::FenceWantsNoQuiet, "agent", None, Class::Draft),
+    (Mutation::FenceWantsNoQuiet, "gemini", None, Class::Draft),
+    (
+        Mutation::DialogReadsIdle,
+        "agent",
+        Some(Harness::Demo),
+        Class::Dialog,
+    ),
+    (
+        Mutation::DialogReadsIdle,
+        "agent",
+        Some(Harness::Claude),
+        Class::Dialog,
+    ),
+    (
+        Mutation::DialogReadsIdle,
+        "agent",
+        Some(Harness::Codex),
+        Class::WakeOnDraft,
+    ),
+    (
+        Mutation::DialogReadsIdle,
+        "gemini",
+        Some(Harness::Gemini),
+        Class::Dialog,
+    ),
+    (Mutation::HostFenceIgnoresInput, "agent", None, Class::Draft),
+    (Mutation::HostNeverWithdraws, "agent", None, Class::Draft),
+    (Mutation::HostNeverWithdraws, "gemini", None, Class::Draft),
+    // A paste that arrives changed (`agent_simulation/screens.rs`).
+    (
+        Mutation::ReturnIgnoresTheComposer,
+        "agent",
+        None,
+        Class::Draft,
+    ),
+    (
+        Mutation::ReturnIgnoresTheComposer,
+        "gemini",
+        None,
+        Class::Draft,
+    ),
+    // A key read but not yet drawn when the wake's confirming snapshot
+    // is taken (a screen drawn late).
+    (Mutation::WakeSkipsQuiet, "agent", None, Class::WakeOnDraft),
     // The cost oracle (`world/cost.rs`): batching off spends calls.
-    (Mutation::NoGather, "agent", Class::Cost),
-    (Mutation::NoGather, "gemini", Class::Cost),
+    (Mutation::NoGather, "agent", None, Class::Cost),
+    (Mutation::NoGather, "gemini", None, Class::Cost),
     // A stale hook's receipt after its harness restarted
     // (`world/hostile_hooks.rs`): the engine's own check is the only one.
-    (Mutation::IdentityBySessionAlone, "agent", Class::Liveness),
+    (
+        Mutation::IdentityBySessionAlone,
+        "agent",
+        None,
+        Class::Liveness,
+    ),
     (
         Mutation::JournalRestoresStagedAsPending,
         "agent",
+        None,
         Class::Twice,
     ),
     (
         Mutation::JournalRestoresStagedAsPending,
         "gemini",
+        None,
         Class::Twice,
     ),
 ];
@@ -157,7 +205,7 @@ fn planted_defects_and_the_sweeps_that_catch_them() {
         );
         rows.push((mutation, agent, gemini));
     }
-    for &(mutation, sweep_name, class) in MUST_CATCH.iter().filter(|(m, ..)| chosen(m)) {
+    for &(mutation, sweep_name, harness, class) in MUST_CATCH.iter().filter(|(m, ..)| chosen(m)) {
         let (_, agent, gemini) = rows
             .iter()
             .find(|(planted, _, _)| *planted == mutation)
@@ -168,9 +216,15 @@ fn planted_defects_and_the_sweeps_that_catch_them() {
             agent
         };
         let class = format!("{class:?}");
+        let on = harness.map(|harness| format!("{harness:?}"));
         assert!(
-            caught.by.keys().any(|(_, found)| *found == class),
-            "{mutation:?} is no longer caught as {class} by the {sweep_name} sweep: {}",
+            caught
+                .by
+                .keys()
+                .any(|(found_on, found)| *found == class
+                    && on.as_ref().is_none_or(|on| on == found_on)),
+            "{mutation:?} is no longer caught as {class} on {} by the {sweep_name} sweep: {}",
+            on.as_deref().unwrap_or("any harness"),
             caught.row()
         );
     }

@@ -116,3 +116,30 @@ fn a_screen_drawn_without_colour_is_never_read_and_says_why() {
         "the reason names the variables"
     );
 }
+
+/// A paste over 500 characters or 5 lines is drawn folded
+/// (`docs/providers/gemini-findings.md` 6.5): `[Pasted Text: 900 chars]`
+/// is a notice of 900 characters and no other, `[Pasted Text: 12 lines]`
+/// says nothing of what it holds; both are a composer that is not empty.
+/// Read as text, a long notice's Return was never confirmed (found by the
+/// whole-agent simulation once its files were named as senders name
+/// them).
+#[test]
+fn a_folded_paste_is_read_as_what_its_placeholder_says() {
+    use ding::adapter::screen::holds_exactly;
+    let chars = snapshot_named(captures(), "paste-900chars");
+    assert_eq!(read(&chars).composer, Composer::Nonempty);
+    let content = composer_content(&chars);
+    assert_eq!(
+        content,
+        ComposerContent::Tail {
+            hidden: 900,
+            tail: String::new()
+        }
+    );
+    assert!(holds_exactly(&content, &"w".repeat(900)));
+    assert!(!holds_exactly(&content, &"w".repeat(899)));
+    let lines = snapshot_named(captures(), "paste-12lines");
+    assert_eq!(read(&lines).composer, Composer::Nonempty);
+    assert_eq!(composer_content(&lines), ComposerContent::Paste);
+}

@@ -54,9 +54,6 @@ pub fn report(observation: Observation) -> Reading {
     let state = match observation.screen {
         Screen::Ready => ActivityState::Idle,
         Screen::Working => ActivityState::Active,
-        Screen::Menu if crate::mutation::planted(crate::mutation::Mutation::DialogReadsIdle) => {
-            ActivityState::Idle
-        }
         Screen::Menu | Screen::Unrecognized => ActivityState::Unknown,
     };
     Reading {

@@ -64,13 +64,21 @@ pub fn classify(snapshot: &Snapshot) -> Observation {
         screen: Screen::Unrecognized,
         composer: ComposerView::Unknown,
     };
+    let menu = if crate::mutation::planted(crate::mutation::Mutation::DialogReadsIdle) {
+        Observation {
+            screen: Screen::Ready,
+            composer: ComposerView::Empty,
+        }
+    } else {
+        Observation {
+            screen: Screen::Menu,
+            composer: ComposerView::Unknown,
+        }
+    };
     // A dialog anywhere wins over everything else: never report idle while
     // a question is on screen.
     if rows.iter().any(|row| row.trim_end() == MENU_QUESTION) {
-        return Observation {
-            screen: Screen::Menu,
-            composer: ComposerView::Unknown,
-        };
+        return menu;
     }
     let Some(status) = rows
         .first()
@@ -89,10 +97,7 @@ pub fn classify(snapshot: &Snapshot) -> Observation {
         return unrecognized;
     };
     if screen == Screen::Menu {
-        return Observation {
-            screen,
-            composer: ComposerView::Unknown,
-        };
+        return menu;
     }
     Observation {
         screen,

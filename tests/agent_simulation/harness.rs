@@ -52,6 +52,9 @@ pub enum Happened {
     /// The harness sent the model a request: a call the model server
     /// sees (the cost oracle counts them).
     Request(Call),
+    /// DING's paste reached the composer changed on its way: this is the
+    /// text the composer holds as DING's.
+    PasteChanged(String),
     /// The context was compacted: the prompts stay in it (Codex keeps a
     /// thread's user messages through a compaction: the person's, a typed
     /// notice, a queued delivery), what hooks injected beside them does
@@ -139,6 +142,26 @@ pub trait HarnessModel {
     /// person's input: what the cost oracle calls ready.
     fn takes_a_delivery_now(&self) -> bool {
         self.is_quiet()
+    }
+    /// The dialog open now that no hook announced (a trust dialog, a
+    /// picker a person opened), by its capture's name
+    /// (`agent_simulation/screens.rs`): no wake or queued turn may start
+    /// under it.
+    fn unannounced_dialog(&self) -> Option<&'static str> {
+        None
+    }
+    /// How a person answers or dismisses the unannounced dialog open now
+    /// (Esc, a digit, Return), and how long they then look away; `None`:
+    /// the person answers as they answer the harness's own dialogs.
+    fn answer_keys(&mut self) -> Option<(Vec<u8>, u64)> {
+        None
+    }
+    /// What a person at the idle harness does now that the world's person
+    /// would not (open a picker or menu no hook announces, `/resume`, Esc
+    /// Esc; send on a notice of DING's that arrived changed), and how long
+    /// they then look away.
+    fn person_acts(&mut self) -> Option<(Vec<u8>, u64)> {
+        None
     }
 }
 

@@ -15,6 +15,7 @@ fn story(harness: Harness, seed: u64, refused: bool, marks: &[&str]) -> Outcome 
         refused_hooks: refused,
         spread_bursts: false,
         ding_crashes: Vec::new(),
+        screens: crate::screens::Plan::default(),
         ..Scenario::on(harness, seed)
     });
     assert!(outcome.violations.is_empty(), "{:?}", outcome.violations);

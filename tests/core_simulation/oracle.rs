@@ -266,6 +266,9 @@ pub struct Oracle {
     /// The last notice pasted, told again to an adapter spawned while it
     /// awaits its Return or is withheld (spec §4.2).
     pasted: Option<(u64, String)>,
+    /// Spec §4.2: a screen since the last paste showed a composer not
+    /// empty; until then an empty one says nothing of a withheld notice.
+    paste_drawn: bool,
     /// Spec §4.4: the open gather's first and latest arrival.
     gather: Option<(Time, Time)>,
     pub expect: StepExpect,
@@ -310,6 +313,7 @@ impl Oracle {
             interrupted: BTreeSet::new(),
             withheld: None,
             pasted: None,
+            paste_drawn: true,
             gather: None,
             expect: StepExpect {
                 spawns: usize::from(policy.uses_adapter()),
@@ -863,6 +867,7 @@ impl Oracle {
                         text,
                     });
                 }
+                self.paste_drawn = false;
                 self.typed = Some(Typed {
                     notice: request.id,
                     messages: request.messages,
@@ -1202,12 +1207,20 @@ impl Oracle {
                     revision,
                     typed: *typed,
                 });
-                if *composer == Composer::Empty {
+                if *composer == Composer::Nonempty {
+                    self.paste_drawn = true;
+                }
+                let undrawn = self.withheld.is_some() && !self.paste_drawn;
+                if *composer == Composer::Empty && !undrawn {
                     self.give_back_unsent();
                 }
             }
             Body::Activity { turn, .. } => {
-                self.interrupted.clear();
+                // A turn may have taken an interrupted notice with it; a
+                // screen read as `unknown` says nothing of the kind.
+                if *turn {
+                    self.interrupted.clear();
+                }
                 // Spec §4.2: a turn began before DING's Return, so the
                 // person sent the notice; a Return in flight waits for its
                 // reply.
@@ -1359,8 +1372,8 @@ impl Oracle {
             (File::Staged { at, .. }, true) if context_since.is_some_and(|since| *at >= since) => {
                 Some(RefusedState::Staged)
             }
-            // Taken by a hook since then, it went into the new context too
-            // (the same backlog surfaced twice in one context).
+            // Handed to a hook since then, it was injected into the new
+            // context.
             (File::HookOwned { at, .. }, true)
                 if context_since.is_some_and(|since| *at >= since) =>
             {

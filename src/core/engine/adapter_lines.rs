@@ -151,16 +151,25 @@ impl Engine {
                     composer: lease.composer,
                     revision: lease.revision,
                 });
-                if activity.composer == Composer::Empty {
+                if activity.composer == Composer::Nonempty {
+                    self.paste_drawn = true;
+                }
+                // A withheld notice never yet drawn may still be: an empty
+                // composer does not show it deleted.
+                let undrawn = self.withheld_notice.is_some() && !self.paste_drawn;
+                if activity.composer == Composer::Empty && !undrawn {
                     self.release_interrupted_unsent();
                 }
                 self.lease = LeaseSlot::Granted(lease);
             }
             Body::Activity(activity) => {
-                // A turn may be running on the interrupted notice.
-                self.interrupted.clear();
                 if matches!(activity.state, ActivityState::Active | ActivityState::Child) {
-                    // Whatever the composer held went with the turn.
+                    // A turn runs, on the interrupted notice perhaps: whatever
+                    // the composer held went with it. A screen the grammar
+                    // cannot read (`unknown`) says no such thing: the notice
+                    // taken back out is still owed to the next empty
+                    // composer, or it would stay staged for ever.
+                    self.interrupted.clear();
                     self.withheld_notice = None;
                     self.typed_sent_by_a_turn();
                 }

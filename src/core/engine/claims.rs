@@ -229,28 +229,28 @@ fn within_budget(
 
 /// Whether a claim of `scope` may take a file in `state` since `since`,
 /// the harness's context having last begun again at `context_since`. A
-/// file rung since then was typed into the new context: surfacing the
-/// backlog again (scope `unread`) must not say it twice in one request
-/// (seen after a compaction: the notice typed at the idle screen and the
-/// next prompt's `unread` backlog, one turn). A file a hook took since
-/// then went into the new context the same way: a second hook surfacing
-/// the backlog in the same context (the same event run twice, from
-/// settings merged twice) must not say it again.
+/// file rung or handed to a hook since then went into the new context:
+/// surfacing the backlog again (scope `unread`) must not say it twice in
+/// one context (seen after a compaction: the notice typed at the idle
+/// screen and the next prompt's `unread` backlog, one turn; the person's
+/// prompt's hook given a file just before the compaction's own backlog
+/// hook, answered after it, asked for it again; and the same backlog
+/// event run twice, from settings merged twice).
 fn claimable(
     state: &MessageState,
     since: Time,
     scope: ClaimScope,
     context_since: Option<Time>,
 ) -> Result<(), RefusedState> {
-    let typed_into_this_context = context_since.is_some_and(|began| since >= began);
+    let into_this_context = context_since.is_some_and(|began| since >= began);
     match (state, scope) {
         (MessageState::Staged { .. }, ClaimScope::Unread | ClaimScope::Delivered)
-            if typed_into_this_context =>
+            if into_this_context =>
         {
             Err(RefusedState::Staged)
         }
         (MessageState::HookOwned { .. }, ClaimScope::Unread | ClaimScope::Delivered)
-            if typed_into_this_context =>
+            if into_this_context =>
         {
             Err(RefusedState::HookOwned)
         }

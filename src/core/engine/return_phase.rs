@@ -43,6 +43,7 @@ impl Engine {
         messages: Vec<MessageName>,
     ) {
         let tunables = &self.config.tunables;
+        self.paste_drawn = false;
         self.typed = Some(TypedNotice {
             notice: request,
             messages: messages.clone(),

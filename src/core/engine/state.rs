@@ -106,6 +106,12 @@ pub struct Engine {
     /// awaits its Return or is withheld, or it could never show the notice
     /// alone in the composer (for the Return, or to take it back out).
     pub(super) pasted_text: Option<(RequestId, String)>,
+    /// A screen read since the last paste showed a composer that is not
+    /// empty: the paste was drawn. Until then an empty composer after a
+    /// withheld notice proves nothing (the harness may not have read or
+    /// drawn the paste yet, or drew half a frame), so its files are not
+    /// given back to ring again on it.
+    pub(super) paste_drawn: bool,
     /// The runtime is stopping: nothing new starts ([`Input::Stopping`]).
     ///
     /// [`Input::Stopping`]: super::Input::Stopping
@@ -162,6 +168,7 @@ impl Engine {
             typed: None,
             withheld_notice: None,
             pasted_text: None,
+            paste_drawn: true,
             stopping: false,
             hold: None,
             demand: None,

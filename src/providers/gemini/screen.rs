@@ -35,7 +35,13 @@
 //!   (`dialog-ask-user*.json`) and the plan approval (`dialog-plan-*.json`)
 //!   are boxes too: a paste there fills their free-text option and a
 //!   Return submits it as the person's answer. A selected option (`● 1.`) in a
-//!   box above a composer is a dialog too, wherever it is drawn.
+//!   box above a composer is a dialog too, wherever it is drawn (no capture
+//!   shows one: the simulation's model screen does).
+//! * **A long paste** (`paste-900chars.json`, `paste-12lines.json`): over
+//!   500 characters or 5 lines, the composer shows `[Pasted Text: N
+//!   chars]` (`[Pasted Text: K lines]`) in place of the text, which the
+//!   model still gets whole: the placeholder of N characters is the notice
+//!   of that length, and one of lines says nothing of what it holds.
 //!
 //! * **Drawn without colour** (`mono-ci-false-*.json`,
 //!   `mono-no-color-*.json`): under `CI` (any value), `FORCE_COLOR=0` or
@@ -127,8 +133,10 @@ fn read_screen(snapshot: &Snapshot) -> View {
     }
     let composer = match content(snapshot, &found) {
         ComposerContent::Text(text) if text.trim().is_empty() => Composer::Empty,
-        ComposerContent::Text(_) => Composer::Nonempty,
-        _ => Composer::Unknown,
+        ComposerContent::Text(_) | ComposerContent::Tail { .. } | ComposerContent::Paste => {
+            Composer::Nonempty
+        }
+        ComposerContent::Unreadable => Composer::Unknown,
     };
     if busy(snapshot, found.rule) {
         return View::new(Screen::Busy, composer, "a turn is running");
@@ -241,7 +249,32 @@ fn content(snapshot: &Snapshot, found: &Found) -> ComposerContent {
     while lines.last().is_some_and(String::is_empty) {
         lines.pop();
     }
+    if let [line] = lines.as_slice()
+        && let Some(folded) = folded_paste(line)
+    {
+        return folded;
+    }
     ComposerContent::Text(lines.join("\n"))
+}
+
+/// `[Pasted Text: N chars]` (the paste's length: the text's end is all
+/// there is to compare, and it is hidden) or `[Pasted Text: K lines]`
+/// (which says nothing of what it holds), as Gemini CLI folds a paste of
+/// more than 500 characters or 5 lines.
+fn folded_paste(line: &str) -> Option<ComposerContent> {
+    let inner = line.strip_prefix("[Pasted Text: ")?.strip_suffix(']')?;
+    let (count, unit) = inner.split_once(' ')?;
+    if count.is_empty() || !count.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    match unit {
+        "chars" => Some(ComposerContent::Tail {
+            hidden: count.parse().ok()?,
+            tail: String::new(),
+        }),
+        "lines" => Some(ComposerContent::Paste),
+        _ => None,
+    }
 }
 
 /// A spinner glyph (braille) at col 1, or `esc to cancel`, in the status

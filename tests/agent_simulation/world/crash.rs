@@ -35,7 +35,7 @@ impl World {
             seed: self.scenario.seed.wrapping_add(self.incarnation),
             ..self.scenario.clone()
         };
-        self.harness = harness_for(&scenario);
+        self.harness = harness_for(&scenario, false);
         // A notice typed into the old one went with it.
         self.awaiting_return = false;
         self.drive_order(Some(ToOrder::Terminal {

@@ -39,6 +39,7 @@
 
 use ding::core::journal::Journal;
 
+use super::hostile_hooks::HostileDue;
 use super::*;
 
 /// Which of DING's processes is killed.
@@ -284,7 +285,8 @@ impl World {
             .due
             .values()
             .filter_map(|due| match due {
-                Due::AdapterMachine(ToMachine::HookCall { peer, .. }) => Some(*peer),
+                Due::AdapterMachine(ToMachine::HookCall { peer, .. })
+                | Due::Hostile(HostileDue::Connects { peer, .. }) => Some(*peer),
                 _ => None,
             })
             .collect();
@@ -382,7 +384,7 @@ impl World {
             seed: self.scenario.seed.wrapping_add(self.incarnation),
             ..self.scenario.clone()
         };
-        self.harness = harness_for(&scenario);
+        self.harness = harness_for(&scenario, false);
         self.drive_order(Some(ToOrder::Terminal {
             incarnation: self.identity.incarnation.clone(),
             running: true,

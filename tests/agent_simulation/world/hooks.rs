@@ -90,6 +90,16 @@ impl World {
                 format!("the parked {event} delivered onto the draft {composer:?}"),
             );
         }
+        if answer.parked == Some(ParkAnswer::Delivered)
+            && let Some(dialog) = self.harness.unannounced_dialog()
+        {
+            // A turn started under a dialog the person is reading changes
+            // what their next key does, as under a draft.
+            self.violate(
+                Class::Dialog,
+                format!("the parked {event} delivered under the dialog {dialog}"),
+            );
+        }
         // A turn a parked call's delivery starts is DING's.
         self.cost.waking = answer.parked == Some(ParkAnswer::Delivered);
         self.hook_returned(peer, event, call, Some(&answer));

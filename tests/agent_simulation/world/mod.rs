@@ -31,6 +31,7 @@ use crate::demo_harness::DemoHarness;
 use crate::gemini_harness::GeminiHarness;
 use crate::harness::{Call, Happened, HarnessModel, View};
 use crate::mutant::{Defect, Mutant};
+use crate::screens::{HostileScreens, Plan};
 use crate::support::rng::Rng;
 pub use ding_crash::DingCrash;
 use ding_crash::DingProcesses;
@@ -207,6 +208,11 @@ pub struct Scenario {
     /// When DING's own processes are killed and started again, and which
     /// (`world/ding_crash.rs`), drawn from a stream of their own.
     pub ding_crashes: Vec<(u64, DingCrash)>,
+    /// What the harness's screens do that no hook tells (dialogs no hook
+    /// announces, a paste that arrives changed, a screen drawn late or in
+    /// pieces: `agent_simulation/screens.rs`), drawn from a stream of its
+    /// own.
+    pub screens: Plan,
 }
 
 impl Scenario {
@@ -243,16 +249,20 @@ impl Scenario {
             refused_hooks: false,
             ding_crashes: ding_crash::drawn(seed, quiet_at_ms, &arrivals),
             arrivals,
+            screens: Plan::of(Harness::ALL[(seed % 3) as usize], seed),
         }
     }
 
     /// The seed's world on `harness` as a named scenario first found it:
     /// without the worlds added to the sweep since (bursts spread over
-    /// time, hostile hooks), so that its story stays the one it pins.
+    /// time, hostile hooks, the hostile screens of
+    /// `agent_simulation/screens.rs`), so that its story stays the one it
+    /// pins.
     pub fn as_found(harness: Harness, seed: u64) -> Scenario {
         Scenario {
             spread_bursts: false,
             hostile_hooks: false,
+            screens: Plan::default(),
             ..Scenario::on(harness, seed)
         }
     }
@@ -261,6 +271,7 @@ impl Scenario {
     pub fn on(harness: Harness, seed: u64) -> Scenario {
         Scenario {
             harness,
+            screens: Plan::of(harness, seed),
             ..Scenario::random(seed)
         }
     }
@@ -349,15 +360,24 @@ struct HookCallRecord {
     answers: u32,
 }
 
-/// The harness a scenario names, started at the world's time zero.
-fn harness_for(scenario: &Scenario) -> Box<dyn HarnessModel> {
+/// The harness a scenario names, started at the world's time zero, with
+/// the seed's hostile screens (`agent_simulation/screens.rs`); `first`:
+/// its first start, not a restart after a crash.
+fn harness_for(scenario: &Scenario, first: bool) -> Box<dyn HarnessModel> {
     let turn = Duration::from_millis(scenario.turn_ms);
-    match scenario.harness {
+    let inner: Box<dyn HarnessModel> = match scenario.harness {
         Harness::Demo => Box::new(DemoHarness::new(turn, scenario.menu_every, Instant::now())),
         Harness::Claude => Box::new(ClaudeHarness::new(turn, scenario.seed)),
         Harness::Codex => Box::new(CodexHarness::new(turn, scenario.seed)),
         Harness::Gemini => Box::new(GeminiHarness::new(turn, scenario.seed)),
-    }
+    };
+    Box::new(HostileScreens::new(
+        inner,
+        scenario.harness,
+        scenario.screens,
+        scenario.seed,
+        first,
+    ))
 }
 
 struct File {
@@ -402,6 +422,8 @@ struct World {
     /// already reported as pasted onto a draft.
     pasted: Vec<String>,
     glued: Vec<String>,
+    /// DING's notices as they reached the composer, changed on their way.
+    changed_pastes: Vec<String>,
     hooks: BTreeMap<Peer, HookCallRecord>,
     next_peer: usize,
     /// Hooks that fail, are killed, run twice or outlive their harness.
@@ -462,7 +484,7 @@ impl World {
             generation: "g1".into(),
         };
         let config = EngineConfig::new(Policy::TurnBoundaryFreshIdle, "worker", "inbox/new");
-        let harness = harness_for(&scenario);
+        let harness = harness_for(&scenario, true);
         let mut world = World {
             rng: Rng(scenario.seed ^ 0x5eed),
             now: 0,
@@ -492,6 +514,7 @@ impl World {
             input_lands_at: 0,
             pasted: Vec::new(),
             glued: Vec::new(),
+            changed_pastes: Vec::new(),
             hooks: BTreeMap::new(),
             next_peer: 1,
             hostile: hostile_hooks::HostileHooks::new(&scenario),
@@ -731,7 +754,11 @@ impl World {
             Due::Snapshot => {}
             Due::Arrival(count) => {
                 for _ in 0..count {
-                    let name = format!("m{:04}.md", self.next_file);
+                    let name = if self.scenario.screens.long_names {
+                        format!("m{:04}-{}.md", self.next_file, crate::screens::LONG_NAME)
+                    } else {
+                        format!("m{:04}.md", self.next_file)
+                    };
                     self.next_file += 1;
                     self.files.insert(
                         name.clone(),

@@ -17,7 +17,20 @@ impl World {
             let reads = self.rng.between(READS_A_REDRAWN_SCREEN_MS, 2_000);
             return self.at(from + long + reads, Due::PersonLooks);
         }
+        // What the harness's hostile screens have the person do (open a
+        // picker no hook announces, send on a notice that arrived
+        // changed): its own stream decides, the world's draws nothing.
+        let acts = if !quiet && matches!(view, View::Idle { .. }) {
+            self.harness.person_acts()
+        } else {
+            None
+        };
         let next = match &view {
+            View::Dialog if let Some((keys, next)) = self.harness.answer_keys() => {
+                // A dialog no hook announced: Esc, a digit, Return.
+                self.person_types(keys);
+                next
+            }
             View::Dialog => {
                 // Anyone answers a dialog, quiet or not: after reading it.
                 let digit = if self.rng.chance(50) { b"1" } else { b"2" };
@@ -30,6 +43,10 @@ impl World {
                     self.person_types(b"\r".to_vec());
                 }
                 1_000
+            }
+            _ if let Some((keys, next)) = acts => {
+                self.person_types(keys);
+                next
             }
             View::Busy { .. } if self.rng.chance(3) => {
                 // Esc: the person stops the turn.

@@ -260,6 +260,21 @@ impl World {
             // A dialog opened between DING's paste and its Return.
             self.violate(Class::Dialog, "DING's Return reached an open dialog".into());
         }
+        if writer == Writer::Ding
+            && bytes == RETURN
+            && let View::Idle { composer } = self.harness.view()
+            && let Some(notice) = self.pasted.last()
+        {
+            // The Return submits what the composer holds: DING's notice,
+            // exactly, or it is not DING's to send.
+            let visible = |text: &str| -> String { text.split_whitespace().collect() };
+            if visible(&composer) != visible(notice) {
+                self.violate(
+                    Class::Draft,
+                    format!("DING's Return reached a composer that does not hold its notice alone: {composer:?}"),
+                );
+            }
+        }
         let pasted = (writer == Writer::Ding)
             .then(|| bytes.strip_prefix(PASTE_START)?.strip_suffix(PASTE_END))
             .flatten();
@@ -339,6 +354,10 @@ impl World {
                     self.note("the context begins again empty".into());
                     self.forget_context();
                 }
+                Happened::PasteChanged(text) => {
+                    self.note(format!("DING's paste arrived changed: {:?}", clip(&text)));
+                    self.changed_pastes.push(text);
+                }
                 Happened::ContextCompacted => {
                     self.note("the context is compacted: its prompts stay".into());
                     self.compact_context();
@@ -355,7 +374,8 @@ impl World {
         let dings = text.contains("[ding]");
         self.note(format!("submitted {:?}", clip(text)));
         let reported = self.glued.iter().any(|glued| text.contains(glued.as_str()));
-        if dings && !reported && !self.pasted.iter().any(|pasted| pasted == text) {
+        let mut as_pasted = self.pasted.iter().chain(&self.changed_pastes);
+        if dings && !reported && !as_pasted.any(|pasted| pasted == text) {
             self.violate(
                 Class::Draft,
                 format!("a prompt joined a person's text and DING's notice: {text:?}"),
