@@ -63,8 +63,8 @@
 //!   the harness it owns, a new host starting a new incarnation (under a
 //!   new generation on half of them). Hook calls a dead adapter held answer
 //!   nothing; a send-if in flight still runs and its reply is lost. Two
-//!   gaps of DING's are open and the world kills nothing in them
-//!   (`DING_AGENT_SIM_OPEN_GAPS=1` does; `docs/simulation.md`).
+//!   variants of gaps of DING's are open and the world kills nothing in
+//!   them (`DING_AGENT_SIM_OPEN_GAPS=1` does; `docs/simulation.md`).
 //! * on a fraction of seeds, drawn from a stream of their own, the
 //!   harness's screens as a hostile world (`agent_simulation/screens.rs`,
 //!   issue 38 item 3): dialogs no hook announces, drawn with real
@@ -648,7 +648,7 @@ fn every_deliberate_defect_is_caught() {
         (Defect::MenuIsIdle, Harness::Claude, Class::Dialog, 179),
         (Defect::BusyIsIdle, Harness::Demo, Class::Busy, 14),
         (Defect::BusyIsIdle, Harness::Claude, Class::Busy, 34),
-        (Defect::StaleEvidence, Harness::Demo, Class::Busy, 34),
+        (Defect::StaleEvidence, Harness::Demo, Class::Busy, 27),
         (Defect::StaleEvidence, Harness::Claude, Class::Busy, 34),
         (Defect::DropsGrantedFiles, Harness::Demo, Class::Liveness, 1),
         (
@@ -1711,9 +1711,10 @@ fn gemini_rewind_opened_by_esc_esc_after_a_pause_takes_no_notice() {
 
 /// A paste that arrives changed (a letter of `unread` lost): the composer
 /// never holds the notice alone, so DING never presses its Return on it.
-/// The person finds it there and sends it on themselves (their Return,
-/// the changed text submitted), and the files that arrived meanwhile go
-/// with that prompt's turn-start hook, the first not again.
+/// The person's key, once the PTY host's hold is over, finds it still
+/// alone there: the host takes it back out first (PTY-22), the engine
+/// gives its file back, and DING rings it again with the files that
+/// arrived meanwhile, in one notice that arrives whole.
 #[test]
 fn a_notice_that_arrives_changed_is_never_sent_by_dings_return() {
     let trace = hostile(Harness::Demo, 34, |plan| plan.changed_pastes);
@@ -1723,11 +1724,13 @@ fn a_notice_that_arrives_changed_is_never_sent_by_dings_return() {
             &[
                 "DING's paste arrived changed: \"[ding] 1 unead inbox message",
                 "person types \"\\r\"",
-                "submitted \"[ding] 1 unead inbox message",
-                "hook turn-start answered, naming [\"m0002.md\", \"m0003.md\"]",
+                "the host takes DING's paste back out: a person's key after the hold",
+                "submitted \"[ding] 3 unread inbox messages in inbox/new: m0001.md",
             ]
         ),
-        None
+        None,
+        "{}",
+        trace.join("\n")
     );
     let waiting = between(&trace, "arrived changed", "person types \"\\r\"");
     assert!(

@@ -394,6 +394,28 @@ fn a_return_in_flight_when_the_notice_was_taken_back_out_stages_nothing() {
     assert!(only_send_if(&mut driver).is_none());
 }
 
+/// A notice whose Return was withheld (no screen confirmed it in time)
+/// still sits alone in the composer; a person's key after the PTY host's
+/// hold makes the host take it back out first. Its files are owed again:
+/// pending at once, and rung on the next empty composer.
+#[test]
+fn a_withheld_notice_the_host_took_back_out_is_pending_again() {
+    let (mut driver, request) = pasted();
+    driver.take();
+    driver.input(idle(2, "nonempty", 12, None), at(300));
+    driver.run_until(at(9_500));
+    assert!(withheld(&mut driver), "the Return is withheld");
+    driver.input(Input::PtyWithdrawn { actual: 14 }, at(9_600));
+    assert_eq!(
+        state_of_the_file(&driver),
+        (MessageState::Pending, Some(HoldReason::NoticeWithdrawn))
+    );
+    driver.take();
+    driver.input(idle(3, "empty", 15, None), at(9_700));
+    let again = only_send_if(&mut driver).expect("rung again");
+    assert!(again.request > request);
+}
+
 #[test]
 fn a_withdrawn_push_with_no_notice_awaiting_its_return_changes_nothing() {
     let mut driver = Driver::careful_with_one_file();

@@ -682,3 +682,60 @@ fn a_claim_with_a_name_budget_grants_only_what_its_hook_can_name() {
     );
     assert_eq!(claimed(&mut driver).granted, names(&["002.md", "003.md"]));
 }
+
+/// An adapter that dies between granting a claim and hearing that its hook
+/// printed the files leaves them in doubt: its hook saw the connection
+/// close and printed nothing, so they are pending again (at least once).
+/// Files a hook said it printed (`printed`) are delivered and stay
+/// hook-owned; so does anything a receipt named after the fact.
+#[test]
+fn files_a_dying_adapter_granted_and_no_hook_printed_are_pending_again() {
+    let mut driver = started(&["001.md", "002.md", "003.md"]);
+    driver.input(
+        line(
+            1,
+            "inc-1",
+            r#""kind":"claim","claim":1,"messages":["001.md"]"#,
+        ),
+        at(10),
+    );
+    driver.input(
+        line(
+            2,
+            "inc-1",
+            r#""kind":"claim","claim":2,"messages":["002.md"]"#,
+        ),
+        at(11),
+    );
+    driver.input(
+        line(3, "inc-1", r#""kind":"printed","messages":["002.md"]"#),
+        at(12),
+    );
+    driver.input(
+        line(
+            4,
+            "inc-1",
+            r#""kind":"turn-boundary","messages":["003.md"]"#,
+        ),
+        at(13),
+    );
+    driver.input(Input::AdapterEof, at(20));
+    assert_eq!(state(&driver, "001.md"), Some(MessageState::Pending));
+    for delivered in ["002.md", "003.md"] {
+        assert!(
+            matches!(
+                state(&driver, delivered),
+                Some(MessageState::HookOwned { .. })
+            ),
+            "{delivered}"
+        );
+    }
+    // The adapter's exit after its end changes nothing more.
+    driver.input(
+        Input::AdapterExited {
+            status: "signal 9".into(),
+        },
+        at(21),
+    );
+    assert_eq!(state(&driver, "001.md"), Some(MessageState::Pending));
+}

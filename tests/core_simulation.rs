@@ -501,6 +501,12 @@ impl Sim {
                 line.insert("reason".into(), json!(reason));
                 Body::Release(named)
             }
+            7..=8 if self.rng.chance(30) => {
+                let named = self.hook_names();
+                line.insert("kind".into(), json!("printed"));
+                line.insert("messages".into(), json!(named));
+                Body::Printed(named)
+            }
             7..=8 => {
                 let named = self.hook_names();
                 line.insert("kind".into(), json!("turn-boundary"));

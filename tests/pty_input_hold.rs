@@ -450,3 +450,33 @@ fn a_persons_keys_that_waited_keep_the_spacing_they_were_typed_with() {
         "the Return {gap_ms:.1} ms after the text: {stamps}"
     );
 }
+
+/// A paste whose hold ran out with nothing held still sits alone in the
+/// composer, its Return not come (its owner slow to confirm it, or an
+/// adapter that would have gone): a person's key then, text or not, would
+/// join the notice, so the host takes the paste back out first, pushes
+/// `withdrawn`, and the key lands in the composer the person saw. Once
+/// anything was written after the paste, nothing is taken out.
+#[test]
+fn a_key_after_the_hold_ran_out_takes_the_unreturned_paste_back_out_first() {
+    let host = Host::recording();
+    let mut watcher = host.client();
+    watcher.watch().expect("watch");
+    let mut sender = host.client();
+    paste_withdrawable(&mut sender, &host, 200, Some(&withdraw_steps(0)));
+    wait_logged(&host, "input-released", 1);
+    let mut typist = Typist::new(&host);
+    typist.type_bytes(b"p");
+    assert_eq!(host.wait_file("out", PASTE.len() + 2), b"NOTICE\x15p");
+    assert_eq!(withdrawn_pushes(&mut watcher).len(), 1);
+    assert!(
+        host.stderr_text()
+            .contains("a person's key after the hold, before DING's Return"),
+        "{}",
+        host.stderr_text()
+    );
+    // The next key finds nothing of DING's alone in the composer.
+    typist.type_bytes(b"q");
+    assert_eq!(host.wait_file("out", PASTE.len() + 3), b"NOTICE\x15pq");
+    assert_eq!(logged(&host, "withdrawn"), 1, "{}", host.stderr_text());
+}

@@ -108,6 +108,11 @@ impl Uplink {
         self.line(identity, Body::Release { messages, reason })
     }
 
+    /// A claim's hook printed its files for the harness (its receipt).
+    pub fn printed(&mut self, identity: &Identity, messages: Vec<MessageName>) -> String {
+        self.line(identity, Body::Printed { messages })
+    }
+
     pub fn lifecycle(&mut self, identity: &Identity, event: Lifecycle) -> String {
         self.line(identity, Body::Lifecycle { event })
     }

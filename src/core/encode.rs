@@ -36,6 +36,9 @@ impl Event<'_> {
                 line.names("messages", messages.iter().map(|name| name.as_str()));
                 line.string("reason", reason.token());
             }
+            Body::Printed { messages } => {
+                line.names("messages", messages.iter().map(|name| name.as_str()))
+            }
         }
         line.finish()
     }
@@ -50,6 +53,7 @@ impl Body<'_> {
             Body::Lifecycle { .. } => "lifecycle",
             Body::Claim(_) => "claim",
             Body::Release { .. } => "release",
+            Body::Printed { .. } => "printed",
         }
     }
 }
@@ -316,7 +320,8 @@ mod tests {
             names().prop_map(|messages| Body::TurnBoundary { messages }),
             lifecycle,
             claim,
-            release
+            release,
+            names().prop_map(|messages| Body::Printed { messages })
         ]
     }
 

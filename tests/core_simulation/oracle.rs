@@ -198,6 +198,8 @@ pub enum Body {
     Receipt(Vec<String>),
     /// `release`: a claim's hook never passed these on.
     Release(Vec<String>),
+    /// `printed`: a claim's hook printed these for its harness.
+    Printed(Vec<String>),
     Claim {
         id: u64,
         wants: Wants,
@@ -259,6 +261,9 @@ pub struct Oracle {
     pub typed: Option<Typed>,
     /// Files whose Return was withheld, while no turn began since: an
     /// empty idle composer says the notice was deleted (spec §4.2).
+    /// Spec §2.2: what claims granted the adapter now up that no hook
+    /// has said it printed, nor given back.
+    claims_in_doubt: BTreeSet<String>,
     interrupted: BTreeSet<String>,
     /// Spec §4.2: the notice whose Return was withheld unsent, which a late
     /// screen may yet show alone in the composer.
@@ -311,6 +316,7 @@ impl Oracle {
             timing,
             typed: None,
             interrupted: BTreeSet::new(),
+            claims_in_doubt: BTreeSet::new(),
             withheld: None,
             pasted: None,
             paste_drawn: true,
@@ -1129,6 +1135,16 @@ impl Oracle {
         };
         self.lease = Lease::Ended("adapter-down");
         self.told = None;
+        // Spec §2.2: what claims granted the adapter that went down and no
+        // hook said it printed is in doubt: still hook-owned, it is
+        // pending again.
+        for name in std::mem::take(&mut self.claims_in_doubt) {
+            if let Some(file) = self.files.get_mut(&name)
+                && matches!(file, File::HookOwned { .. })
+            {
+                *file = File::Pending;
+            }
+        }
     }
 
     /// One adapter line (spec §2, §3, §6.1). Lines while no adapter is up
@@ -1243,6 +1259,12 @@ impl Oracle {
                     self.take_for_hook(name, &incarnation, now);
                 }
             }
+            Body::Printed(names) => {
+                // Spec §2.2: delivered, no longer in doubt.
+                for name in names {
+                    self.claims_in_doubt.remove(name);
+                }
+            }
             Body::Release(names) => {
                 self.lease = Lease::Ended("turn-boundary");
                 for name in names {
@@ -1335,6 +1357,7 @@ impl Oracle {
                 if matches!(file, File::HookOwned { incarnation: owner, .. } if owner == incarnation)
                 {
                     *file = File::Pending;
+                    self.claims_in_doubt.remove(name);
                 }
             }
             None => {
@@ -1437,6 +1460,13 @@ impl Oracle {
             }
             refused.sort_by(|a, b| a.name.cmp(&b.name));
         }
+        // Spec §2.2: in doubt until its hook says it printed them.
+        self.claims_in_doubt.extend(
+            granted
+                .iter()
+                .filter(|name| self.files.contains_key(*name))
+                .cloned(),
+        );
         for name in &granted {
             self.take_for_hook(name, incarnation, now);
         }

@@ -160,8 +160,13 @@ impl<P: Provider> AdapterMachine<P> {
             Input::HookGone { peer } => self.on_hook_gone(peer),
             Input::HookReceipt { peer } => {
                 // Printed for the harness: delivered, as far as a hook can
-                // tell.
-                self.claims.delivering.remove(&peer);
+                // tell; the sidecar holds the files in doubt until told.
+                if let Some(sent) = self.claims.delivering.remove(&peer)
+                    && !sent.messages.is_empty()
+                {
+                    let line = self.uplink.printed(&sent.identity, sent.messages);
+                    self.emit(Output::Uplink(line));
+                }
             }
             Input::HookNoReceipt { peer } => {
                 if let Some(sent) = self.claims.delivering.remove(&peer) {

@@ -41,6 +41,7 @@ impl Engine {
         self.demand = None;
         if let Some(delay) = self.adapter.went_down(down.clone(), self.now) {
             self.end_lease(HoldReason::AdapterDown { down: down.clone() });
+            self.give_back_claims_in_doubt();
             let retry_in_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX);
             self.record(Decision::AdapterDown { down, retry_in_ms });
         }
@@ -187,6 +188,7 @@ impl Engine {
                 self.end_lease(HoldReason::TurnBoundary);
                 self.on_claim(claim, event.identity.incarnation.into_owned());
             }
+            Body::Printed { messages } => self.claims_printed(&messages),
             Body::Release { messages, reason } => {
                 // A newer event ends the lease, like every other (spec §6).
                 self.end_lease(HoldReason::TurnBoundary);

@@ -2,7 +2,7 @@
 //! answered before its hook injects anything, and files a claim's hook
 //! gave back unused.
 
-use crate::core::decision::Decision;
+use crate::core::decision::{Decision, ReleaseCause};
 use crate::core::downlink::{ClaimRefusal, Claimed, Downlink, Refusal, RefusedState};
 use crate::core::message::MessageName;
 use crate::core::ownership::MessageState;
@@ -61,6 +61,7 @@ impl Engine {
         });
         for name in &owned {
             self.given_back.insert(name.clone(), (why.into(), now));
+            self.claims_in_doubt.remove(name);
         }
         self.release(owned, why.into());
     }
@@ -125,6 +126,7 @@ impl Engine {
         let refused_count = refused.len();
         let mut all: Vec<MessageName> = granted.iter().chain(unseen.iter()).cloned().collect();
         all.sort();
+        self.claims_in_doubt.extend(granted.iter().cloned());
         self.take_for_hook(granted, unseen, &owner);
         self.record(Decision::Claimed {
             claim: claim.claim,
@@ -145,6 +147,33 @@ impl Engine {
                 refusal: None,
                 not_granted,
             })));
+    }
+
+    /// A claim's hook printed these files for its harness: delivered, and
+    /// no longer in doubt.
+    pub(super) fn claims_printed(&mut self, messages: &[MessageName]) {
+        for name in messages {
+            self.claims_in_doubt.remove(name);
+        }
+    }
+
+    /// The adapter went down: files a claim granted it whose hook neither
+    /// confirmed printing them nor gave them back are in doubt. The hook
+    /// saw its connection close and most likely printed nothing, so those
+    /// still hook-owned go back to unread work, as with a hook that never
+    /// sent its receipt (at least once: a hook that printed them just
+    /// before its receipt was lost says them again).
+    pub(super) fn give_back_claims_in_doubt(&mut self) {
+        let in_doubt: Vec<MessageName> = std::mem::take(&mut self.claims_in_doubt)
+            .into_iter()
+            .filter(|name| {
+                matches!(
+                    self.ownership.state(name),
+                    Some(MessageState::HookOwned { .. })
+                )
+            })
+            .collect();
+        self.release(in_doubt, ReleaseCause::NoReceipt);
     }
 
     pub(super) fn refuse_claim(&mut self, claim: u64, refusal: ClaimRefusal) {

@@ -171,9 +171,7 @@ impl Engine {
         self.saw_revision(actual);
         let files = self.typed_files();
         let Some(typed) = self.typed.take() else {
-            return self.record(Decision::Ignored {
-                what: "a withdrawn paste, with no typed notice awaiting its Return".into(),
-            });
+            return self.on_withheld_withdrawn(actual);
         };
         self.record(Decision::Withdrawn {
             notice: typed.notice,
@@ -181,6 +179,35 @@ impl Engine {
             messages: files.clone(),
         });
         self.give_back(files, ReleaseCause::Withdrawn);
+        self.end_lease(HoldReason::NoticeWithdrawn);
+    }
+
+    /// The PTY host took a notice whose Return was withheld back out (a
+    /// person's key came, after the host's hold, to the paste still alone
+    /// in the composer): out unsent, so its files still staged are pending
+    /// again, as on an empty composer.
+    fn on_withheld_withdrawn(&mut self, actual: u64) {
+        let Some(notice) = self.withheld_notice else {
+            return self.record(Decision::Ignored {
+                what: "a withdrawn paste, with no typed notice awaiting its Return".into(),
+            });
+        };
+        self.withheld_notice = None;
+        let unsent: Vec<MessageName> = std::mem::take(&mut self.interrupted)
+            .into_iter()
+            .filter(|name| {
+                matches!(
+                    self.ownership.state(name),
+                    Some(MessageState::Staged { .. })
+                )
+            })
+            .collect();
+        self.record(Decision::Withdrawn {
+            notice,
+            revision: actual,
+            messages: unsent.clone(),
+        });
+        self.give_back(unsent, ReleaseCause::Withdrawn);
         self.end_lease(HoldReason::NoticeWithdrawn);
     }
 

@@ -1,7 +1,7 @@
 //! What the engine remembers between inputs, and the few writes every
 //! handler shares: recording a decision, ending the lease, releasing files.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use crate::core::adapter::Adapter;
 use crate::core::backoff::Backoff;
@@ -112,6 +112,11 @@ pub struct Engine {
     /// drawn the paste yet, or drew half a frame), so its files are not
     /// given back to ring again on it.
     pub(super) paste_drawn: bool,
+    /// Files claims granted to the adapter now up whose hooks have not yet
+    /// confirmed printing them (`printed`) nor given them back
+    /// (`release`): an adapter that dies meanwhile leaves them in doubt,
+    /// and they are given back (spec §2.2).
+    pub(super) claims_in_doubt: BTreeSet<MessageName>,
     /// The runtime is stopping: nothing new starts ([`Input::Stopping`]).
     ///
     /// [`Input::Stopping`]: super::Input::Stopping
@@ -169,6 +174,7 @@ impl Engine {
             withheld_notice: None,
             pasted_text: None,
             paste_drawn: true,
+            claims_in_doubt: BTreeSet::new(),
             stopping: false,
             hold: None,
             demand: None,

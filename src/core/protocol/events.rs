@@ -36,6 +36,12 @@ pub enum Body<'a> {
         messages: Vec<MessageName>,
         reason: Undelivered,
     },
+    /// Files a claim granted whose hook confirmed it printed them for its
+    /// harness (its receipt): delivered, no longer in doubt should the
+    /// adapter die.
+    Printed {
+        messages: Vec<MessageName>,
+    },
 }
 
 /// Why a hook's answer carrying claimed files did not reach the harness.

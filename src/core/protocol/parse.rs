@@ -107,7 +107,7 @@ impl<'a> RawLine<'a> {
         let kind = string("kind", required("kind", self.kind)?)?;
         if !matches!(
             kind.as_ref(),
-            "activity" | "turn-boundary" | "lifecycle" | "claim" | "release"
+            "activity" | "turn-boundary" | "lifecycle" | "claim" | "release" | "printed"
         ) {
             return Err(ProtocolError::UnknownKind {
                 found: truncated(&kind),
@@ -143,6 +143,9 @@ impl<'a> RawLine<'a> {
                 },
             }),
             "turn-boundary" => Body::TurnBoundary {
+                messages: message_list(required("messages", self.messages)?)?,
+            },
+            "printed" => Body::Printed {
                 messages: message_list(required("messages", self.messages)?)?,
             },
             "release" => Body::Release {

@@ -25,6 +25,14 @@
 //! notice's owner knows its paste is gone. Without `withdraw` that input
 //! goes on behind the notice, and DING's Return is refused by its compare.
 //!
+//! Once the hold is over (its time ran out with nothing held), the paste
+//! may still sit alone in the composer, its Return not come (its owner is
+//! slow to confirm it, or the adapter that would have is gone): a person's
+//! input then would join the notice just the same, so while nothing was
+//! written after the paste and its client's next transaction has not
+//! begun, that input takes it back out first too
+//! (`withdraw_before_a_late_key`).
+//!
 //! A client that hangs up before its next transaction leaves its paste
 //! with nobody to send its Return or take it out (a sidecar started again
 //! knows nothing of it): if nothing was written to the terminal after it,
@@ -88,6 +96,28 @@ impl InputOrder {
         let Some(paste) = self.unreturned.take_if(|paste| paste.client == client) else {
             return false;
         };
+        self.withdraw_unreturned(paste, "DING's connection closed before its Return")
+    }
+
+    /// A person's key comes once the hold is over (its time was up with
+    /// nothing held, or none was started), to a paste whose Return has not
+    /// come and after which nothing was written: it would join the notice
+    /// in the composer as surely as during the hold (its owner may be slow
+    /// to confirm it, or an adapter that would have is gone), so the paste
+    /// comes back out first, as a key that is not text alone takes it out
+    /// during the hold.
+    fn withdraw_before_a_late_key(&mut self) {
+        if crate::mutation::planted(crate::mutation::Mutation::HostNeverWithdraws) {
+            return;
+        }
+        if let Some(paste) = self.unreturned.take() {
+            self.withdraw_unreturned(paste, "a person's key after the hold, before DING's Return");
+        }
+    }
+
+    /// Puts `paste`'s withdraw steps ahead of every input waiting, if its
+    /// terminal is still the one it went to. Whether they were queued.
+    fn withdraw_unreturned(&mut self, paste: Unreturned, why: &'static str) -> bool {
         if paste.incarnation != self.incarnation || !self.child_alive() {
             return false;
         }
@@ -95,10 +125,11 @@ impl InputOrder {
         let revision = self.revision();
         self.log(Record::Withdrawing {
             bytes,
-            why: "DING's connection closed before its Return",
+            why,
             revision,
         });
-        let withdrawal = Queued::Transaction(Box::new(Running::withdrawal(client, paste.withdraw)));
+        let withdrawal =
+            Queued::Transaction(Box::new(Running::withdrawal(paste.client, paste.withdraw)));
         self.queued_bytes += withdrawal.len();
         self.queued.push_front(withdrawal);
         true
@@ -112,6 +143,7 @@ impl InputOrder {
         // A hold whose time is up ends before the input that finds it so.
         self.check_hold(now);
         let Some(hold) = self.hold.as_mut() else {
+            self.withdraw_before_a_late_key();
             return false;
         };
         if !is_typed_input(input) {

@@ -104,8 +104,12 @@ pub(super) struct DingProcesses {
     named: BTreeMap<Client, Identity>,
     writing_for: Option<Identity>,
     /// How many more times each file may reach the model: HARD-22's
-    /// window, once per sidecar killed in it.
+    /// window, once per sidecar killed in it; and a claim in doubt, once
+    /// per adapter killed after its hook printed the files and before the
+    /// receipt reached it (spec §2.2: at least once).
     pub(super) may_repeat: BTreeMap<String, u32>,
+    /// The files each hook answered for its receipt named.
+    pub(super) for_receipt: BTreeMap<Peer, Vec<String>>,
     /// A kill waits out a known-open gap (noted once).
     deferred: bool,
 }
@@ -123,6 +127,7 @@ impl DingProcesses {
             named: BTreeMap::new(),
             writing_for: None,
             may_repeat: BTreeMap::new(),
+            for_receipt: BTreeMap::new(),
             deferred: false,
         }
     }
@@ -181,6 +186,7 @@ impl World {
     /// The sidecar is killed and started again from its journal.
     fn sidecar_crashes(&mut self) {
         self.note("DING's sidecar is killed and starts again from its journal".into());
+        self.receipts_die_with_the_adapter();
         // Whatever was on its way to the dead engine or its adapter is lost.
         self.due.retain(|_, due| {
             !matches!(
@@ -221,20 +227,19 @@ impl World {
     /// and open (issue 38, reported with its seeds; replay them with
     /// `DING_AGENT_SIM_OPEN_GAPS=1`), and which:
     ///
-    /// * a claim in doubt: a hook's claim was granted (or is on its way)
-    ///   and its answer has not reached the harness when the adapter dies
-    ///   (alone or with the sidecar). Nobody can tell whether the hook
-    ///   printed the files, so they stay hook-owned, never rung, until the
-    ///   next claim of the whole backlog (scope `unread`: a compaction),
-    ///   as HARD-22 documents for the sidecar; with none, they never reach
-    ///   the model and the liveness bound fails (seeds 1870, 23926, 30109,
-    ///   46344, 60007, 91593 and 40521 of the agent sweep).
-    /// * a typed notice awaiting its Return when the adapter alone dies:
-    ///   the new adapter comes a second later, past the PTY host's hold of
-    ///   a person's typed text, so their next keys join the notice in the
-    ///   composer (seeds 25122 and 75720 of the agent sweep, 14527 of the
-    ///   Gemini sweep), or, behind a stalled harness, the withheld
-    ///   notice's files ring again onto it (56049).
+    /// * a claim in doubt when the sidecar dies (the adapter alone gives
+    ///   its doubt back since `printed`, HARD-28): a journaled claim's
+    ///   files stay hook-owned, never rung, until the next claim of the
+    ///   whole backlog (scope `unread`: a compaction), as HARD-22
+    ///   documents; with none, they never reach the model and the
+    ///   liveness bound fails (seed 97696 of the agent sweep).
+    /// * a typed notice awaiting its Return, not drawn yet by a harness
+    ///   that stalls, when the adapter alone dies: the successor's reading
+    ///   of the paste's own revision shows the composer empty, and once
+    ///   the Return is withheld a new notice rings onto the one not drawn
+    ///   yet (seed 56049). (Those it drew are covered since the PTY host
+    ///   takes a paste out before a key after its hold: seeds 25122,
+    ///   75720 and Gemini 14527 were that.)
     fn open_gap(&self, crash: DingCrash) -> Option<&'static str> {
         let claim_on_its_way = self.due.values().any(|due| match due {
             Due::Engine(ToEngine::AdapterLine(line)) => {
@@ -252,11 +257,14 @@ impl World {
                     .get(entry.name.as_str())
                     .is_some_and(|file| !file.told && !file.archived)
         });
-        if claim_on_its_way || granted_untold {
+        if crash == DingCrash::Sidecar && (claim_on_its_way || granted_untold) {
             return Some("a claim's answer has not reached its hook");
         }
-        if crash == DingCrash::Adapter && (self.awaiting_return || self.asked.is_some()) {
-            return Some("DING's notice awaits its Return");
+        if crash == DingCrash::Adapter
+            && (self.awaiting_return || self.asked.is_some())
+            && !self.paste_drawn
+        {
+            return Some("DING's notice awaits its Return, not drawn yet");
         }
         None
     }
@@ -267,6 +275,7 @@ impl World {
             return;
         }
         self.note("DING's adapter is killed".into());
+        self.receipts_die_with_the_adapter();
         self.due.retain(|_, due| !to_the_adapter(due));
         self.adapter_dies();
         self.after(1, Due::Engine(ToEngine::AdapterEof));
@@ -278,6 +287,26 @@ impl World {
 
     /// The adapter process is gone: its watch closes, and every hook
     /// call it held sees its connection close and answers nothing.
+    /// A hook that printed its files and whose receipt had not reached the
+    /// adapter when it died: the sidecar gives them back (spec §2.2, at
+    /// least once), and they may reach the model again. Called before the
+    /// facts on their way to the adapter are dropped.
+    fn receipts_die_with_the_adapter(&mut self) {
+        let printed_unreceipted: Vec<Peer> = self
+            .due
+            .values()
+            .filter_map(|due| match due {
+                Due::AdapterMachine(ToMachine::HookReceipt { peer }) => Some(*peer),
+                _ => None,
+            })
+            .collect();
+        for peer in printed_unreceipted {
+            for name in self.ding.for_receipt.remove(&peer).unwrap_or_default() {
+                *self.ding.may_repeat.entry(name).or_default() += 1;
+            }
+        }
+    }
+
     fn adapter_dies(&mut self) {
         self.machine = None;
         self.watching = false;

@@ -69,6 +69,7 @@ impl World {
         let names = self.names_in(&format!("{}{}", answer.stdout, answer.stderr));
         self.note(format!("hook {event} answered, naming {names:?}"));
         if with_receipt {
+            self.ding.for_receipt.insert(peer, names.clone());
             self.after(1, Due::AdapterMachine(ToMachine::HookReceipt { peer }));
         }
         if answer.parked == Some(ParkAnswer::Delivered) {

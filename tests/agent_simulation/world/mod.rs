@@ -445,6 +445,9 @@ struct World {
     /// DING's paste of `typing` is in the composer, its Return not yet
     /// written and nothing submitted since.
     awaiting_return: bool,
+    /// The harness read DING's last paste, and drew since.
+    paste_read: bool,
+    paste_drawn: bool,
     raced: std::collections::BTreeSet<String>,
     typed_at_ms: Option<u64>,
     claimed_at_ms: Option<u64>,
@@ -526,6 +529,8 @@ impl World {
             dialog_since_ms: None,
             typing: Vec::new(),
             awaiting_return: false,
+            paste_read: false,
+            paste_drawn: false,
             raced: std::collections::BTreeSet::new(),
             typed_at_ms: None,
             claimed_at_ms: None,

@@ -195,6 +195,8 @@ impl World {
                     "send-if {request} at revision {revision} for {messages:?}"
                 ));
                 if !is_return {
+                    self.paste_read = false;
+                    self.paste_drawn = false;
                     self.typed_at_ms = Some(self.now);
                     self.typing = messages
                         .iter()
@@ -297,6 +299,7 @@ impl World {
                 View::Idle { .. } => {}
             }
             self.pasted.push(text);
+            self.paste_read = true;
         }
         let happened = self.harness.read_input(bytes, self.now);
         self.harness_did(happened);
@@ -306,6 +309,7 @@ impl World {
         for happening in happened {
             match happening {
                 Happened::Drew => {
+                    self.paste_drawn |= self.paste_read;
                     self.drive_order(Some(ToOrder::Output {
                         bracketed_paste: true,
                     }));

@@ -190,6 +190,11 @@ fn judge(bytes: &[u8]) -> (String, Option<u64>) {
                     assert_eq!(text("reason"), Some(reason.token()));
                     ("release", None)
                 }
+                Body::Printed { messages } => {
+                    let ours: Vec<String> = messages.iter().map(|m| m.to_string()).collect();
+                    assert_eq!(names(field("messages")), Some(ours));
+                    ("printed", None)
+                }
                 Body::Claim(claim) => {
                     assert_eq!(number("claim"), Some(claim.claim));
                     match &claim.wants {
