@@ -62,9 +62,9 @@
 //!   alone, spawned again after the engine's backoff; the PTY host with
 //!   the harness it owns, a new host starting a new incarnation (under a
 //!   new generation on half of them). Hook calls a dead adapter held answer
-//!   nothing; a send-if in flight still runs and its reply is lost. Two
-//!   variants of gaps of DING's are open and the world kills nothing in
-//!   them (`DING_AGENT_SIM_OPEN_GAPS=1` does; `docs/simulation.md`).
+//!   nothing; a send-if in flight still runs and its reply is lost. One
+//!   gap of DING's is open and the world kills no adapter in it
+//!   (`DING_AGENT_SIM_OPEN_GAPS=1` does; `docs/simulation.md`).
 //! * on a fraction of seeds, drawn from a stream of their own, the
 //!   harness's screens as a hostile world (`agent_simulation/screens.rs`,
 //!   issue 38 item 3): dialogs no hook announces, drawn with real

@@ -253,11 +253,11 @@ fn killed_mid_scan_loses_nothing_and_repeats_nothing() {
 
 /// A claim granted and journaled, the sidecar killed before its answer
 /// was written: the hook heard nothing (it injects nothing), and the
-/// granted file stays hook-owned after the restart (same incarnation), so
-/// it is not rung; it is not lost either, since the next claim for the
-/// backlog (`scope: unread`) is granted it.
+/// journal names the file in doubt (no hook said it printed it). The
+/// sidecar started again does not restore it: it is pending, and rung with
+/// the rest, once.
 #[test]
-fn killed_after_a_claim_is_journaled_the_file_stays_hook_owned_and_surfaces_again() {
+fn killed_after_a_claim_is_journaled_the_file_in_doubt_is_pending_again() {
     let agent = Agent::new(
         "claimcrash",
         &careful_decl_with_adapter("claimcrash", DRAWING_HARNESS, RECORDING_ADAPTER, ""),
@@ -285,13 +285,14 @@ fn killed_after_a_claim_is_journaled_the_file_stays_hook_owned_and_surfaces_agai
     );
     let saved = journal(&agent).expect("the claim was journaled");
     assert_eq!(journal_owned(&saved, "hook-owned"), ["m1.md"]);
+    assert_eq!(saved["inDoubt"], json!(["m1.md"]), "{saved}");
 
     restart(&agent);
     let second = agent.wait_adapter_up();
-    agent.wait_status("m1 hook-owned, m2 pending", |s| {
+    agent.wait_status("m1 and m2 pending", |s| {
         states(s)
             == [
-                ("m1.md".into(), "hook-owned".into()),
+                ("m1.md".into(), "pending".into()),
                 ("m2.md".into(), "pending".into()),
             ]
     });
@@ -301,15 +302,11 @@ fn killed_after_a_claim_is_journaled_the_file_stays_hook_owned_and_surfaces_agai
     );
     agent.confirm_typed(second);
     let all = wait_rings(&agent, 1);
-    assert_eq!(named(&all[0], &["m1.md", "m2.md"]), ["m2.md"], "{all:#?}");
-
-    agent.feed(second, &agent.claim_oldest(2, 16, "unread"));
-    wait_for("the backlog claim's answer", || {
-        !agent.claims_answered(second).is_empty()
-    });
-    let answer = &agent.claims_answered(second)[0];
-    assert_eq!(answer["claim"], 2, "{answer}");
-    assert_eq!(answer["granted"], json!(["m1.md", "m2.md"]), "{answer}");
+    assert_eq!(
+        named(&all[0], &["m1.md", "m2.md"]),
+        ["m1.md", "m2.md"],
+        "{all:#?}"
+    );
     assert_eq!(rings(&agent).len(), 1, "{:?}", rings(&agent));
 }
 

@@ -19,6 +19,12 @@ pub struct Journal {
     pub version: u32,
     /// Owned files in FIFO order.
     pub entries: Vec<JournalEntry>,
+    /// Hook-owned files a claim granted whose hook has not said it printed
+    /// them: a sidecar started again cannot tell whether they reached the
+    /// harness (their hooks lost their answers with the adapter), so they
+    /// are not restored and come back as pending (at least once).
+    #[serde(default, rename = "inDoubt", skip_serializing_if = "Vec::is_empty")]
+    pub in_doubt: Vec<MessageName>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -47,6 +53,7 @@ impl Journal {
         Journal {
             version: JOURNAL_VERSION,
             entries,
+            in_doubt: Vec::new(),
         }
     }
 }

@@ -135,6 +135,13 @@ impl Ownership {
     pub fn restored(re_ring_after: Option<Duration>, journal: &Journal, now: Time) -> Ownership {
         let mut ownership = Ownership::new(re_ring_after);
         for entry in &journal.entries {
+            if entry.owner == Owner::HookOwned && journal.in_doubt.contains(&entry.name) {
+                // Its hook never said it printed it: pending again, and the
+                // journal on disk, which names it, is written anew at the
+                // first scan.
+                ownership.memories_dropped = true;
+                continue;
+            }
             let state = MessageState::restored(entry);
             // A time from another clock origin must not lie in our future.
             let at = Time::from_millis(entry.at).min(now);

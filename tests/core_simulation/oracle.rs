@@ -341,6 +341,10 @@ impl Oracle {
         let restored = journal
             .entries
             .iter()
+            // Spec §6: a claim in doubt is not restored: pending again.
+            .filter(|entry| {
+                !(entry.owner == Owner::HookOwned && journal.in_doubt.contains(&entry.name))
+            })
             .map(|entry| {
                 let at = Time::from_millis(entry.at);
                 let incarnation = entry.incarnation.clone().unwrap_or_default();
@@ -1253,6 +1257,10 @@ impl Oracle {
                 self.lease = Lease::Ended("not-idle");
             }
             Body::Receipt(names) => {
+                // Delivered after the fact: not in doubt.
+                for name in names {
+                    self.claims_in_doubt.remove(name);
+                }
                 self.interrupted.clear();
                 self.lease = Lease::Ended("turn-boundary");
                 for name in names {
@@ -1510,7 +1518,15 @@ impl Oracle {
                 })
             })
             .collect();
-        Journal::new(entries)
+        let mut journal = Journal::new(entries);
+        // Spec §2.2, §6: what claims granted no hook said it printed.
+        journal.in_doubt = self
+            .claims_in_doubt
+            .iter()
+            .filter(|name| matches!(self.files.get(*name), Some(File::HookOwned { .. })))
+            .map(|name| MessageName::new(name).unwrap())
+            .collect();
+        journal
     }
 
     /// Whether a restarted engine still waits for its first scan.

@@ -20,6 +20,10 @@ impl Engine {
     /// hook-owned the moment it is seen.
     pub(super) fn on_receipt(&mut self, mut messages: Vec<MessageName>, incarnation: String) {
         messages.sort();
+        // Put into the context, after the fact: delivered, not in doubt.
+        for name in &messages {
+            self.journal_dirty |= self.claims_in_doubt.remove(name);
+        }
         let owner = MessageState::HookOwned {
             incarnation: Some(incarnation),
         };
@@ -126,7 +130,10 @@ impl Engine {
         let refused_count = refused.len();
         let mut all: Vec<MessageName> = granted.iter().chain(unseen.iter()).cloned().collect();
         all.sort();
-        self.claims_in_doubt.extend(granted.iter().cloned());
+        for name in &granted {
+            // The journal says what is in doubt.
+            self.journal_dirty |= self.claims_in_doubt.insert(name.clone());
+        }
         self.take_for_hook(granted, unseen, &owner);
         self.record(Decision::Claimed {
             claim: claim.claim,
@@ -153,7 +160,8 @@ impl Engine {
     /// no longer in doubt.
     pub(super) fn claims_printed(&mut self, messages: &[MessageName]) {
         for name in messages {
-            self.claims_in_doubt.remove(name);
+            // The journal says what is in doubt.
+            self.journal_dirty |= self.claims_in_doubt.remove(name);
         }
     }
 

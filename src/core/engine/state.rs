@@ -218,7 +218,19 @@ impl Engine {
 
     /// The current ownership journal.
     pub fn journal(&self) -> Journal {
-        self.ownership.journal()
+        let mut journal = self.ownership.journal();
+        journal.in_doubt = self
+            .claims_in_doubt
+            .iter()
+            .filter(|name| {
+                matches!(
+                    self.ownership.state(name),
+                    Some(MessageState::HookOwned { .. })
+                )
+            })
+            .cloned()
+            .collect();
+        journal
     }
 
     pub(super) fn record(&mut self, decision: Decision) {

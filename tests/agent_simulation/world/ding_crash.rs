@@ -186,7 +186,7 @@ impl World {
     /// The sidecar is killed and started again from its journal.
     fn sidecar_crashes(&mut self) {
         self.note("DING's sidecar is killed and starts again from its journal".into());
-        self.receipts_die_with_the_adapter();
+        self.receipts_die_with_the_adapter(true);
         // Whatever was on its way to the dead engine or its adapter is lost.
         self.due.retain(|_, due| {
             !matches!(
@@ -224,49 +224,21 @@ impl World {
     }
 
     /// Whether killing `crash` now falls in a gap of DING's that is known
-    /// and open (issue 38, reported with its seeds; replay them with
-    /// `DING_AGENT_SIM_OPEN_GAPS=1`), and which:
-    ///
-    /// * a claim in doubt when the sidecar dies (the adapter alone gives
-    ///   its doubt back since `printed`, HARD-28): a journaled claim's
-    ///   files stay hook-owned, never rung, until the next claim of the
-    ///   whole backlog (scope `unread`: a compaction), as HARD-22
-    ///   documents; with none, they never reach the model and the
-    ///   liveness bound fails (seed 97696 of the agent sweep).
-    /// * a typed notice awaiting its Return, not drawn yet by a harness
-    ///   that stalls, when the adapter alone dies: the successor's reading
-    ///   of the paste's own revision shows the composer empty, and once
-    ///   the Return is withheld a new notice rings onto the one not drawn
-    ///   yet (seed 56049). (Those it drew are covered since the PTY host
-    ///   takes a paste out before a key after its hold: seeds 25122,
-    ///   75720 and Gemini 14527 were that.)
+    /// and open (issue 38, reported with its seed; replay it with
+    /// `DING_AGENT_SIM_OPEN_GAPS=1`): a typed notice awaiting its Return,
+    /// not drawn yet by a harness that stalls, when the adapter alone
+    /// dies. The successor's reading of the paste's own revision shows the
+    /// composer empty, and once the Return is withheld a new notice rings
+    /// onto the one not drawn yet (seed 56049). (Two gaps these kills
+    /// found are closed: a claim in doubt, given back since `printed` and
+    /// the journal's `inDoubt`, HARD-22 and HARD-28; and a notice the
+    /// harness drew, which the PTY host takes out before a key after its
+    /// hold, PTY-22.)
     fn open_gap(&self, crash: DingCrash) -> Option<&'static str> {
-        let claim_on_its_way = self.due.values().any(|due| match due {
-            Due::Engine(ToEngine::AdapterLine(line)) => {
-                String::from_utf8_lossy(line).contains(r#""kind":"claim""#)
-            }
-            Due::AdapterMachine(ToMachine::Downlink(line)) => {
-                String::from_utf8_lossy(line).contains(r#""kind":"claimed""#)
-            }
-            _ => false,
-        });
-        let granted_untold = self.ding.journal.entries.iter().any(|entry| {
-            entry.owner == ding::core::journal::Owner::HookOwned
-                && self
-                    .files
-                    .get(entry.name.as_str())
-                    .is_some_and(|file| !file.told && !file.archived)
-        });
-        if crash == DingCrash::Sidecar && (claim_on_its_way || granted_untold) {
-            return Some("a claim's answer has not reached its hook");
-        }
-        if crash == DingCrash::Adapter
+        (crash == DingCrash::Adapter
             && (self.awaiting_return || self.asked.is_some())
-            && !self.paste_drawn
-        {
-            return Some("DING's notice awaits its Return, not drawn yet");
-        }
-        None
+            && !self.paste_drawn)
+            .then_some("DING's notice awaits its Return, not drawn yet")
     }
 
     /// The adapter alone dies: the engine reads its end and its exit.
@@ -275,7 +247,7 @@ impl World {
             return;
         }
         self.note("DING's adapter is killed".into());
-        self.receipts_die_with_the_adapter();
+        self.receipts_die_with_the_adapter(false);
         self.due.retain(|_, due| !to_the_adapter(due));
         self.adapter_dies();
         self.after(1, Due::Engine(ToEngine::AdapterEof));
@@ -291,7 +263,33 @@ impl World {
     /// adapter when it died: the sidecar gives them back (spec §2.2, at
     /// least once), and they may reach the model again. Called before the
     /// facts on their way to the adapter are dropped.
-    fn receipts_die_with_the_adapter(&mut self) {
+    fn receipts_die_with_the_adapter(&mut self, sidecar_too: bool) {
+        if sidecar_too {
+            // A `printed` line on its way to the engine that dies with it:
+            // the journal still names those files in doubt.
+            let lost: Vec<String> = self
+                .due
+                .values()
+                .filter_map(|due| match due {
+                    Due::Engine(ToEngine::AdapterLine(line)) => {
+                        let value: Value = serde_json::from_slice(line).ok()?;
+                        (value["kind"] == "printed").then(|| value["messages"].clone())
+                    }
+                    _ => None,
+                })
+                .flat_map(|messages| {
+                    messages
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .filter_map(|name| name.as_str().map(str::to_string))
+                        .collect::<Vec<_>>()
+                })
+                .collect();
+            for name in lost {
+                *self.ding.may_repeat.entry(name).or_default() += 1;
+            }
+        }
         let printed_unreceipted: Vec<Peer> = self
             .due
             .values()
