@@ -79,6 +79,9 @@
 //!   screen drawn 7 to 85 ms after the key that changed it, sometimes in
 //!   two chunks (Codex: at once unchanged, then drawn). Named scenarios
 //!   keep the worlds they were found in ([`world::Scenario::as_found`]).
+//!   Every branch of each provider's screen grammar that no capture
+//!   reaches is reached by a model screen
+//!   (`agent_simulation/grammar_branches.rs`), each failing closed.
 //!
 //! After every step it checks:
 //!
@@ -151,6 +154,8 @@ mod demo_harness;
 mod fewest_calls;
 #[path = "agent_simulation/gemini_harness.rs"]
 mod gemini_harness;
+#[path = "agent_simulation/grammar_branches.rs"]
+mod grammar_branches;
 #[path = "agent_simulation/harness.rs"]
 mod harness;
 #[path = "agent_simulation/hostile_hook_scenarios.rs"]
@@ -1937,23 +1942,23 @@ fn every_grammar_branch_is_reached_by_a_capture_or_a_named_model_screen() {
                 "a dialog or menu is open (Esc to close)",
                 "a selection list is open",
                 "no composer between two rules",
-                "no composer row",
                 "composer row without the prompt",
                 "a turn is running",
                 "ready, composer empty",
                 "ready, human text in the composer",
+                "ready, composer not readable",
             ],
-            models: &[],
-            unreached: &[
-                (
-                    "no composer row",
-                    "dead: two rules found, the row after the upper one is always there",
-                ),
+            models: &[
                 (
                     "composer row without the prompt",
-                    "no capture has two rules around another row yet; it fails closed (unrecognized)",
+                    grammar_branches::claude_composer_without_the_prompt,
+                ),
+                (
+                    "ready, composer not readable",
+                    grammar_branches::claude_composer_not_readable,
                 ),
             ],
+            unreached: &[],
         },
         Grammar {
             provider: "codex",
@@ -1975,24 +1980,25 @@ fn every_grammar_branch_is_reached_by_a_capture_or_a_named_model_screen() {
                 "ready, human text in the composer",
                 "ready, composer not readable",
             ],
-            models: &[(
-                "a dialog is open (its footer says so)",
-                codex_dialog_by_its_footer,
-            )],
-            unreached: &[
+            models: &[
+                (
+                    "a dialog is open (its footer says so)",
+                    codex_dialog_by_its_footer,
+                ),
                 (
                     "no composer row at or above the cursor",
-                    "no capture shows the cursor without a composer above it; fails closed (unrecognized)",
+                    grammar_branches::codex_cursor_above_the_composer,
                 ),
                 (
                     "a prompt was just submitted: its turn is starting",
-                    "no capture was taken between a Return and the turn's first frame; reads busy",
+                    grammar_branches::codex_prompt_just_submitted,
                 ),
                 (
                     "ready, composer not readable",
-                    "no capture has a composer the grammar cannot read; holds delivery",
+                    grammar_branches::codex_composer_not_readable,
                 ),
             ],
+            unreached: &[],
         },
         Grammar {
             provider: "gemini",
@@ -2008,10 +2014,17 @@ fn every_grammar_branch_is_reached_by_a_capture_or_a_named_model_screen() {
                 "a turn is running",
                 "ready, composer empty",
                 "ready, human text in the composer",
+                "ready, composer not readable",
             ],
-            models: &[("a selected option in a box above the composer", || {
-                screens::gemini_dialog_above_the_composer().clone()
-            })],
+            models: &[
+                ("a selected option in a box above the composer", || {
+                    screens::gemini_dialog_above_the_composer().clone()
+                }),
+                (
+                    "ready, composer not readable",
+                    grammar_branches::gemini_composer_not_readable,
+                ),
+            ],
             unreached: &[],
         },
     ];

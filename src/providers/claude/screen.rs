@@ -61,11 +61,13 @@ pub fn read(snapshot: &Snapshot) -> View {
     let Some((top, bottom)) = composer_rules(snapshot) else {
         return unrecognized("no composer between two rules");
     };
+    // `composer_rules` finds a row between the two rules.
     let first = top + 1;
-    let Some(row) = snapshot.rows.get(first) else {
-        return unrecognized("no composer row");
-    };
-    if !row.starts_with(PROMPT) {
+    if !snapshot
+        .rows
+        .get(first)
+        .is_some_and(|row| row.starts_with(PROMPT))
+    {
         return unrecognized("composer row without the prompt");
     }
     let composer = composer(snapshot, first, bottom);
