@@ -62,9 +62,9 @@
 //!   alone, spawned again after the engine's backoff; the PTY host with
 //!   the harness it owns, a new host starting a new incarnation (under a
 //!   new generation on half of them). Hook calls a dead adapter held answer
-//!   nothing; a send-if in flight still runs and its reply is lost. One
-//!   gap of DING's is open and the world kills no adapter in it
-//!   (`DING_AGENT_SIM_OPEN_GAPS=1` does; `docs/simulation.md`).
+//!   nothing; a send-if in flight still runs and its reply is lost. A
+//!   kill may land anywhere: the gaps of DING's the kills found are
+//!   closed (`docs/simulation.md`).
 //! * on a fraction of seeds, drawn from a stream of their own, the
 //!   harness's screens as a hostile world (`agent_simulation/screens.rs`,
 //!   issue 38 item 3): dialogs no hook announces, drawn with real
@@ -2145,6 +2145,32 @@ fn a_notice_taken_back_out_is_owed_again_through_a_screen_read_as_unknown() {
                 "send-if 1 at revision 8 for [MessageName(\"m0001-from",
                 "send-if 3 at revision 10 for []",
                 "submitted \"[ding] 7 unread inbox messages in inbox/new: m0001-from",
+            ],
+        ),
+        None,
+        "{}",
+        outcome.trace.join("\n")
+    );
+}
+
+/// Found by DING's own crashes once no kill was spared (seed 56049 of the
+/// agent sweep): a notice was pasted as the harness stopped reading its
+/// input, and DING's adapter died while it awaited its Return. The
+/// successor read the paste's own revision with an empty composer (the
+/// harness had drawn nothing since), and once the Return was withheld a
+/// new notice rang onto the one not drawn yet. Nothing is rung now on a
+/// reading no later than a withheld paste until a screen showed it.
+#[test]
+fn a_new_notice_waits_while_a_withheld_one_is_not_drawn_yet() {
+    let outcome = run(Scenario::random(56049));
+    assert!(outcome.violations.is_empty(), "{:?}", outcome.violations);
+    assert_eq!(
+        first_missing_mark(
+            &outcome.trace,
+            &[
+                "send-if 1 at revision 1 for [MessageName(\"m0001.md\"), MessageName(\"m0002.md\")]",
+                "DING's adapter is killed",
+                "adapter spawned",
             ],
         ),
         None,

@@ -1017,6 +1017,12 @@ impl Sim {
                         self.advance(wait.min(LEASE_CAP_MS / 2));
                     }
                 }
+                // Nothing was drawn since a withheld notice's paste: the
+                // harness draws again (it had stopped reading its input).
+                Err("return-withheld") => {
+                    self.world.host_revision += 1;
+                    self.fresh_idle();
+                }
                 Err("adapter-down") => {
                     if let AdapterView::Down { respawn_at } = self.oracle.adapter {
                         self.advance(respawn_at.as_millis() - self.now.as_millis());

@@ -274,6 +274,8 @@ pub struct Oracle {
     /// Spec §4.2: a screen since the last paste showed a composer not
     /// empty; until then an empty one says nothing of a withheld notice.
     paste_drawn: bool,
+    /// Spec §4.2: the revision the last paste was written at.
+    pasted_revision: u64,
     /// Spec §4.4: the open gather's first and latest arrival.
     gather: Option<(Time, Time)>,
     pub expect: StepExpect,
@@ -320,6 +322,7 @@ impl Oracle {
             withheld: None,
             pasted: None,
             paste_drawn: true,
+            pasted_revision: 0,
             gather: None,
             expect: StepExpect {
                 spawns: usize::from(policy.uses_adapter()),
@@ -622,8 +625,13 @@ impl Oracle {
         if lease.identity != *current {
             return Err("identity-mismatch");
         }
-        if lease.revision.is_none() {
+        let Some(revision) = lease.revision else {
             return Err("revision-unknown");
+        };
+        // Spec §4.2: nothing drawn since a withheld notice's paste, an
+        // empty composer says nothing of it.
+        if self.withheld.is_some() && !self.paste_drawn && revision <= self.pasted_revision {
+            return Err("return-withheld");
         }
         Ok(())
     }
@@ -878,6 +886,7 @@ impl Oracle {
                     });
                 }
                 self.paste_drawn = false;
+                self.pasted_revision = revision;
                 self.typed = Some(Typed {
                     notice: request.id,
                     messages: request.messages,

@@ -44,6 +44,7 @@ impl Engine {
     ) {
         let tunables = &self.config.tunables;
         self.paste_drawn = false;
+        self.pasted_revision = revision;
         self.typed = Some(TypedNotice {
             notice: request,
             messages: messages.clone(),

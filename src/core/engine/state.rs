@@ -112,6 +112,9 @@ pub struct Engine {
     /// drawn the paste yet, or drew half a frame), so its files are not
     /// given back to ring again on it.
     pub(super) paste_drawn: bool,
+    /// The revision the last paste was written at: a reading no later
+    /// shows nothing the harness drew since.
+    pub(super) pasted_revision: u64,
     /// Files claims granted to the adapter now up whose hooks have not yet
     /// confirmed printing them (`printed`) nor given them back
     /// (`release`): an adapter that dies meanwhile leaves them in doubt,
@@ -174,6 +177,7 @@ impl Engine {
             withheld_notice: None,
             pasted_text: None,
             paste_drawn: true,
+            pasted_revision: 0,
             claims_in_doubt: BTreeSet::new(),
             stopping: false,
             hold: None,

@@ -110,8 +110,6 @@ pub(super) struct DingProcesses {
     pub(super) may_repeat: BTreeMap<String, u32>,
     /// The files each hook answered for its receipt named.
     pub(super) for_receipt: BTreeMap<Peer, Vec<String>>,
-    /// A kill waits out a known-open gap (noted once).
-    deferred: bool,
 }
 
 impl DingProcesses {
@@ -128,7 +126,6 @@ impl DingProcesses {
             writing_for: None,
             may_repeat: BTreeMap::new(),
             for_receipt: BTreeMap::new(),
-            deferred: false,
         }
     }
 }
@@ -164,18 +161,6 @@ fn over_the_pty_link(due: &Due) -> bool {
 
 impl World {
     pub(super) fn ding_crashes(&mut self, crash: DingCrash) {
-        if crash != DingCrash::PtyHost
-            && let Some(gap) = self.open_gap(crash)
-            && std::env::var_os("DING_AGENT_SIM_OPEN_GAPS").is_none()
-        {
-            // The known-open gap (`OpenGap`): the kill comes a moment later.
-            if !self.ding.deferred {
-                self.note(format!("DING's {crash:?} is killed a moment later: {gap}"));
-            }
-            self.ding.deferred = true;
-            return self.after(10, Due::DingCrash(crash));
-        }
-        self.ding.deferred = false;
         match crash {
             DingCrash::Sidecar => self.sidecar_crashes(),
             DingCrash::Adapter => self.adapter_crashes(),
@@ -221,24 +206,6 @@ impl World {
         let scan_in = self.ding.rng.between(1, 30);
         self.after(scan_in, Due::InboxScanned);
         self.after(scan_in + 1, Due::PtyLinkConnects);
-    }
-
-    /// Whether killing `crash` now falls in a gap of DING's that is known
-    /// and open (issue 38, reported with its seed; replay it with
-    /// `DING_AGENT_SIM_OPEN_GAPS=1`): a typed notice awaiting its Return,
-    /// not drawn yet by a harness that stalls, when the adapter alone
-    /// dies. The successor's reading of the paste's own revision shows the
-    /// composer empty, and once the Return is withheld a new notice rings
-    /// onto the one not drawn yet (seed 56049). (Two gaps these kills
-    /// found are closed: a claim in doubt, given back since `printed` and
-    /// the journal's `inDoubt`, HARD-22 and HARD-28; and a notice the
-    /// harness drew, which the PTY host takes out before a key after its
-    /// hold, PTY-22.)
-    fn open_gap(&self, crash: DingCrash) -> Option<&'static str> {
-        (crash == DingCrash::Adapter
-            && (self.awaiting_return || self.asked.is_some())
-            && !self.paste_drawn)
-            .then_some("DING's notice awaits its Return, not drawn yet")
     }
 
     /// The adapter alone dies: the engine reads its end and its exit.
