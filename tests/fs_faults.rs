@@ -368,8 +368,8 @@ fn journal_inside(agent: &Agent, ns: &Namespace) -> Value {
 }
 
 /// The state directory on a tmpfs filled to its last page: every journal
-/// save fails with ENOSPC. The sidecar still answers a hook's claim and
-/// still rings under a fresh lease, and status shows the error; once there
+/// save fails with ENOSPC. The sidecar still answers a hook's claim (whose
+/// hook says it printed the file) and still rings under a fresh lease, and status shows the error; once there
 /// is room the next save succeeds, status clears, and the journal holds
 /// both facts, durably: a `kill -9` and a restart ring nothing again.
 #[test]
@@ -401,6 +401,8 @@ fn a_full_state_directory_keeps_claims_and_rings_going_and_shows_in_status() {
         agent.claims_answered(adapter)[0]["granted"],
         json!(["m1.md"])
     );
+    // The hook printed it: delivered, no longer in doubt.
+    agent.feed(adapter, &agent.printed(&["m1.md"]));
     let status = agent.wait_status("the journal write failure", |s| {
         s["journalWriteError"]
             .as_str()

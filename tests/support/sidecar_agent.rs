@@ -512,6 +512,13 @@ impl Agent {
         line
     }
 
+    /// A `printed` line: a claim's hook printed `messages` for its harness.
+    pub fn printed(&self, messages: &[&str]) -> Value {
+        let mut line = self.envelope("printed");
+        line["messages"] = json!(messages);
+        line
+    }
+
     /// A `turn-boundary` receipt naming `messages`.
     pub fn turn_boundary(&self, messages: &[&str]) -> Value {
         let mut line = self.envelope("turn-boundary");
