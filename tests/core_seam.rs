@@ -739,3 +739,43 @@ fn files_a_dying_adapter_granted_and_no_hook_printed_are_pending_again() {
     );
     assert_eq!(state(&driver, "001.md"), Some(MessageState::Pending));
 }
+
+/// A sidecar started again from its journal knows no moment its harness's
+/// context began before its own start: from then on, what a hook takes
+/// went into the context there is, so a second backlog claim (the same
+/// `SessionStart` run twice) is refused it, as in any context.
+#[test]
+fn after_a_restart_a_second_backlog_claim_is_refused_what_the_first_took() {
+    let config = ungathered(Policy::TurnBoundaryFreshIdle, "worker", "inbox/new");
+    let journal = ding::core::journal::Journal::new(Vec::new());
+    let mut driver = Driver::new(Engine::new(config, Some(&journal), at(1_000)));
+    driver.input(Input::AdapterSpawned { pid: 9 }, at(1_000));
+    driver.input(
+        Input::PtyStatus {
+            identity: identity("inc-1"),
+            revision: 10,
+        },
+        at(1_000),
+    );
+    driver.input(Input::InboxScan(names(&["001.md"])), at(1_000));
+    driver.take();
+    driver.input(
+        line(
+            1,
+            "inc-1",
+            r#""kind":"claim","claim":1,"limit":4,"scope":"unread""#,
+        ),
+        at(1_010),
+    );
+    assert_eq!(claimed(&mut driver).granted, names(&["001.md"]));
+    driver.input(
+        line(
+            2,
+            "inc-1",
+            r#""kind":"claim","claim":2,"limit":4,"scope":"unread""#,
+        ),
+        at(1_020),
+    );
+    let second = claimed(&mut driver);
+    assert!(second.granted.is_empty(), "{second:?}");
+}

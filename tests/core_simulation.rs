@@ -832,7 +832,7 @@ impl Sim {
         ));
         self.coverage.restarts += 1;
         self.engine = Engine::new(self.config.clone(), Some(&journal), self.now);
-        self.oracle.restart(&journal);
+        self.oracle.restart(&journal, self.now);
         self.world.told_identity = None;
         self.after_step();
         match self.rng.below(4) {

@@ -333,7 +333,7 @@ impl Oracle {
 
     /// A sidecar killed and started again from `journal`: only the journal
     /// and the inbox on disk survive.
-    pub fn restart(&mut self, journal: &Journal) {
+    pub fn restart(&mut self, journal: &Journal, now: Time) {
         let mut fresh = Oracle::new(
             self.policy,
             self.max_files,
@@ -362,6 +362,9 @@ impl Oracle {
                 (entry.name.as_str().to_string(), file)
             })
             .collect();
+        // Spec §6.1: a restarted sidecar's context began, as far as it
+        // knows, at its start.
+        fresh.context_since = Some(now);
         fresh.restored = Some(restored);
         *self = fresh;
     }

@@ -83,7 +83,10 @@ pub struct Engine {
     pub(super) ownership: Ownership,
     /// When the harness's context last began again (a compaction, a
     /// clear, a crash): a file typed after it was typed into the new
-    /// context.
+    /// context. A sidecar started again from a journal knows none before
+    /// its start: from then on, what it rings or hands to a hook went into
+    /// the context there is, so a second backlog claim does not say it
+    /// again (a duplicated `SessionStart` just after a restart).
     pub(super) context_since: Option<Time>,
     /// Files whose typing a person interrupted, while nothing says whether
     /// the notice they left in the composer was sent: an empty idle
@@ -166,7 +169,7 @@ impl Engine {
             config,
             now,
             ownership,
-            context_since: None,
+            context_since: journal.map(|_| now),
             interrupted: Vec::new(),
             adapter,
             lease: LeaseSlot::ended(HoldReason::AdapterStarting, now),

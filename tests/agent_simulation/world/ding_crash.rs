@@ -275,7 +275,7 @@ impl World {
     fn adapter_dies(&mut self) {
         self.machine = None;
         self.watching = false;
-        let connecting: Vec<Peer> = self
+        let mut connecting: Vec<Peer> = self
             .due
             .values()
             .filter_map(|due| match due {
@@ -284,6 +284,9 @@ impl World {
                 _ => None,
             })
             .collect();
+        // A hook that outlives its harness connects later, to the adapter
+        // there is then.
+        connecting.extend(self.hostile.stranded.as_ref().map(|(peer, _)| *peer));
         let held: Vec<Peer> = self
             .hooks
             .iter()

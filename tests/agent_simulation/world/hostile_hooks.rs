@@ -93,7 +93,7 @@ pub(super) struct HostileHooks {
     twins: Vec<Twins>,
     /// A process whose harness crashed before it connected, waiting for
     /// the restart: it connects after.
-    stranded: Option<(Peer, Vec<u8>)>,
+    pub(super) stranded: Option<(Peer, Vec<u8>)>,
     /// Processes of a harness gone that live on.
     stale: BTreeSet<Peer>,
 }
