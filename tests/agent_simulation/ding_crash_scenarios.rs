@@ -117,3 +117,29 @@ fn files_rung_into_a_harness_whose_pty_host_was_killed_reach_the_next_one() {
         "{after:#?}"
     );
 }
+
+/// Found by the first soak of these worlds (seed 298326, and nine more of
+/// its story): DING's sidecar was killed while its notice's Return was
+/// withheld; the PTY host took the orphaned paste back out, but the
+/// journal held the notice's files as staged, so the sidecar started
+/// again never rang them. The journal no longer holds a notice that may
+/// sit unsent as staged: its files reach the model in a new notice.
+#[test]
+fn a_withheld_notice_of_a_killed_sidecar_is_owed_again() {
+    let outcome = crate::world::run(crate::world::Scenario::random(298326));
+    assert!(outcome.violations.is_empty(), "{:?}", outcome.violations);
+    assert_eq!(
+        super::first_missing_mark(
+            &outcome.trace,
+            &[
+                "send-if 1 at revision 1 for [MessageName(\"m0001.md\")",
+                "DING's sidecar is killed and starts again from its journal",
+                "the host takes DING's paste back out: DING's connection closed before its Return",
+                "submitted \"[ding] 5 unread inbox messages in inbox/new: m0001.md",
+            ],
+        ),
+        None,
+        "{}",
+        outcome.trace.join("\n")
+    );
+}

@@ -1531,6 +1531,11 @@ impl Oracle {
             })
             .collect();
         let mut journal = Journal::new(entries);
+        // Spec §6: a notice that may still sit unsent in the composer is
+        // owed again after a restart, not staged.
+        journal.entries.retain(|entry| {
+            entry.owner != Owner::Staged || !self.interrupted.contains(entry.name.as_str())
+        });
         // Spec §2.2, §6: what claims granted no hook said it printed.
         journal.in_doubt = self
             .claims_in_doubt

@@ -170,6 +170,7 @@ impl Engine {
                     // cannot read (`unknown`) says no such thing: the notice
                     // taken back out is still owed to the next empty
                     // composer, or it would stay staged for ever.
+                    self.journal_dirty |= !self.interrupted.is_empty();
                     self.interrupted.clear();
                     self.withheld_notice = None;
                     self.typed_sent_by_a_turn();
@@ -179,11 +180,13 @@ impl Engine {
                 })
             }
             Body::TurnBoundary { messages } => {
+                self.journal_dirty |= !self.interrupted.is_empty();
                 self.interrupted.clear();
                 self.end_lease(HoldReason::TurnBoundary);
                 self.on_receipt(messages, event.identity.incarnation.into_owned());
             }
             Body::Claim(claim) => {
+                self.journal_dirty |= !self.interrupted.is_empty();
                 self.interrupted.clear();
                 self.end_lease(HoldReason::TurnBoundary);
                 self.on_claim(claim, event.identity.incarnation.into_owned());

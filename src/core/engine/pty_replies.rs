@@ -227,6 +227,7 @@ impl Engine {
         self.ownership.set(&messages, &staged, self.now);
         self.journal_dirty = true;
         self.interrupted.extend(messages.iter().cloned());
+        self.journal_dirty = true;
         self.record(Decision::Interrupted {
             request,
             written,
@@ -368,6 +369,7 @@ impl Engine {
             // it was not.
             self.typed = None;
             self.interrupted.extend(messages.iter().cloned());
+            self.journal_dirty = true;
         }
         let staged = MessageState::Staged {
             incarnation: flight.incarnation,

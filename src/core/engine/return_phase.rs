@@ -152,6 +152,7 @@ impl Engine {
         self.journal_dirty = true;
         if unsent {
             self.interrupted.extend(messages.iter().cloned());
+            self.journal_dirty = true;
             self.withheld_notice = Some(typed.notice);
         }
         self.record(Decision::ReturnWithheld {
@@ -194,15 +195,18 @@ impl Engine {
             });
         };
         self.withheld_notice = None;
-        let unsent: Vec<MessageName> = std::mem::take(&mut self.interrupted)
-            .into_iter()
-            .filter(|name| {
-                matches!(
-                    self.ownership.state(name),
-                    Some(MessageState::Staged { .. })
-                )
-            })
-            .collect();
+        let unsent: Vec<MessageName> = {
+            self.journal_dirty |= !self.interrupted.is_empty();
+            std::mem::take(&mut self.interrupted)
+        }
+        .into_iter()
+        .filter(|name| {
+            matches!(
+                self.ownership.state(name),
+                Some(MessageState::Staged { .. })
+            )
+        })
+        .collect();
         self.record(Decision::Withdrawn {
             notice,
             revision: actual,
@@ -218,15 +222,18 @@ impl Engine {
     pub(super) fn release_interrupted_unsent(&mut self) {
         // An empty composer holds no withheld notice either.
         self.withheld_notice = None;
-        let unsent: Vec<MessageName> = std::mem::take(&mut self.interrupted)
-            .into_iter()
-            .filter(|name| {
-                matches!(
-                    self.ownership.state(name),
-                    Some(MessageState::Staged { .. })
-                )
-            })
-            .collect();
+        let unsent: Vec<MessageName> = {
+            self.journal_dirty |= !self.interrupted.is_empty();
+            std::mem::take(&mut self.interrupted)
+        }
+        .into_iter()
+        .filter(|name| {
+            matches!(
+                self.ownership.state(name),
+                Some(MessageState::Staged { .. })
+            )
+        })
+        .collect();
         self.give_back(unsent, ReleaseCause::InterruptedUnsent);
     }
 

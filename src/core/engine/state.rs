@@ -226,6 +226,14 @@ impl Engine {
     /// The current ownership journal.
     pub fn journal(&self) -> Journal {
         let mut journal = self.ownership.journal();
+        // A notice that may still sit unsent in the composer (interrupted,
+        // or its Return withheld): a sidecar started again cannot take it
+        // out or confirm it, and the PTY host takes an orphaned paste out
+        // itself, so its files are owed again, not staged (at least once).
+        journal.entries.retain(|entry| {
+            entry.owner != crate::core::journal::Owner::Staged
+                || !self.interrupted.contains(&entry.name)
+        });
         journal.in_doubt = self
             .claims_in_doubt
             .iter()
