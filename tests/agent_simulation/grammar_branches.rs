@@ -27,13 +27,18 @@ fn capture(relative: &str) -> Snapshot {
 /// upper one does not start with the prompt.
 pub fn claude_composer_without_the_prompt() -> Snapshot {
     let mut snapshot = capture("claude/screens/idle-empty.json");
-    let row = snapshot
+    let row = claude_composer_row(&snapshot);
+    snapshot.rows[row] = snapshot.rows[row].replacen('\u{276f}', "!", 1);
+    snapshot
+}
+
+/// The row of Claude Code's composer: the one its `❯` prompt begins.
+fn claude_composer_row(snapshot: &Snapshot) -> usize {
+    snapshot
         .rows
         .iter()
         .position(|row| row.starts_with('\u{276f}'))
-        .expect("the composer row");
-    snapshot.rows[row] = snapshot.rows[row].replacen('\u{276f}', "!", 1);
-    snapshot
+        .expect("the composer row")
 }
 
 /// Claude Code's composer holding a keyword it colours, each letter its
@@ -44,11 +49,7 @@ pub fn claude_composer_without_the_prompt() -> Snapshot {
 pub fn claude_composer_not_readable() -> Snapshot {
     use ding::pty::wire::{Colour, Run};
     let mut snapshot = capture("claude/screens/draft.json");
-    let row = snapshot
-        .rows
-        .iter()
-        .position(|row| row.starts_with('\u{276f}'))
-        .expect("the composer row");
+    let row = claude_composer_row(&snapshot);
     let word = "ultrathink";
     snapshot.rows[row] = format!("\u{276f}\u{a0}{word}");
     let row = u16::try_from(row).expect("a row");

@@ -157,8 +157,7 @@ impl Engine {
                 }
                 // A withheld notice never yet drawn may still be: an empty
                 // composer does not show it deleted.
-                let undrawn = self.withheld_notice.is_some() && !self.paste_drawn;
-                if activity.composer == Composer::Empty && !undrawn {
+                if activity.composer == Composer::Empty && !self.withheld_undrawn() {
                     self.release_interrupted_unsent();
                 }
                 self.lease = LeaseSlot::Granted(lease);
@@ -170,8 +169,7 @@ impl Engine {
                     // cannot read (`unknown`) says no such thing: the notice
                     // taken back out is still owed to the next empty
                     // composer, or it would stay staged for ever.
-                    self.journal_dirty |= !self.interrupted.is_empty();
-                    self.interrupted.clear();
+                    self.forget_interrupted();
                     self.withheld_notice = None;
                     self.typed_sent_by_a_turn();
                 }
@@ -180,14 +178,12 @@ impl Engine {
                 })
             }
             Body::TurnBoundary { messages } => {
-                self.journal_dirty |= !self.interrupted.is_empty();
-                self.interrupted.clear();
+                self.forget_interrupted();
                 self.end_lease(HoldReason::TurnBoundary);
                 self.on_receipt(messages, event.identity.incarnation.into_owned());
             }
             Body::Claim(claim) => {
-                self.journal_dirty |= !self.interrupted.is_empty();
-                self.interrupted.clear();
+                self.forget_interrupted();
                 self.end_lease(HoldReason::TurnBoundary);
                 self.on_claim(claim, event.identity.incarnation.into_owned());
             }

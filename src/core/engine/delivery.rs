@@ -76,7 +76,7 @@ impl Engine {
             return Err(HoldReason::IdentityMismatch { part });
         }
         let revision = lease.revision.ok_or(HoldReason::RevisionUnknown)?;
-        if self.withheld_notice.is_some() && !self.paste_drawn && revision <= self.pasted_revision {
+        if self.withheld_undrawn() && revision <= self.pasted_revision {
             // Nothing was drawn since the withheld notice's paste (a
             // harness that stopped reading its input): its empty composer
             // says nothing, and a new paste would join the old one when it

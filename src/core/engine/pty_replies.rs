@@ -226,8 +226,7 @@ impl Engine {
         };
         self.ownership.set(&messages, &staged, self.now);
         self.journal_dirty = true;
-        self.interrupted.extend(messages.iter().cloned());
-        self.journal_dirty = true;
+        self.note_interrupted(&messages);
         self.record(Decision::Interrupted {
             request,
             written,
@@ -368,8 +367,7 @@ impl Engine {
             // The Return may or may not be written: no turn after it says
             // it was not.
             self.typed = None;
-            self.interrupted.extend(messages.iter().cloned());
-            self.journal_dirty = true;
+            self.note_interrupted(&messages);
         }
         let staged = MessageState::Staged {
             incarnation: flight.incarnation,

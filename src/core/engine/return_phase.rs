@@ -151,8 +151,7 @@ impl Engine {
         self.ownership.set(&messages, &staged, self.now);
         self.journal_dirty = true;
         if unsent {
-            self.interrupted.extend(messages.iter().cloned());
-            self.journal_dirty = true;
+            self.note_interrupted(&messages);
             self.withheld_notice = Some(typed.notice);
         }
         self.record(Decision::ReturnWithheld {
@@ -195,18 +194,7 @@ impl Engine {
             });
         };
         self.withheld_notice = None;
-        let unsent: Vec<MessageName> = {
-            self.journal_dirty |= !self.interrupted.is_empty();
-            std::mem::take(&mut self.interrupted)
-        }
-        .into_iter()
-        .filter(|name| {
-            matches!(
-                self.ownership.state(name),
-                Some(MessageState::Staged { .. })
-            )
-        })
-        .collect();
+        let unsent = self.take_interrupted_staged();
         self.record(Decision::Withdrawn {
             notice,
             revision: actual,
@@ -222,19 +210,44 @@ impl Engine {
     pub(super) fn release_interrupted_unsent(&mut self) {
         // An empty composer holds no withheld notice either.
         self.withheld_notice = None;
-        let unsent: Vec<MessageName> = {
-            self.journal_dirty |= !self.interrupted.is_empty();
-            std::mem::take(&mut self.interrupted)
-        }
-        .into_iter()
-        .filter(|name| {
-            matches!(
-                self.ownership.state(name),
-                Some(MessageState::Staged { .. })
-            )
-        })
-        .collect();
+        let unsent = self.take_interrupted_staged();
         self.give_back(unsent, ReleaseCause::InterruptedUnsent);
+    }
+
+    /// Forgets the interrupted notice's files, and returns those still
+    /// staged: the journal holds them as staged again (it leaves out a
+    /// notice that may sit unsent in the composer).
+    pub(super) fn take_interrupted_staged(&mut self) -> Vec<MessageName> {
+        self.journal_dirty |= !self.interrupted.is_empty();
+        std::mem::take(&mut self.interrupted)
+            .into_iter()
+            .filter(|name| {
+                matches!(
+                    self.ownership.state(name),
+                    Some(MessageState::Staged { .. })
+                )
+            })
+            .collect()
+    }
+
+    /// A turn began, or a hook took over: the interrupted notice is no
+    /// longer owed to the next empty composer.
+    pub(super) fn forget_interrupted(&mut self) {
+        self.take_interrupted_staged();
+    }
+
+    /// A notice was interrupted or its Return withheld: its files may sit
+    /// unsent in the composer, which the journal says by leaving them out.
+    pub(super) fn note_interrupted(&mut self, names: &[MessageName]) {
+        self.interrupted.extend(names.iter().cloned());
+        self.journal_dirty = true;
+    }
+
+    /// Whether a withheld notice was pasted and no screen since showed it:
+    /// an empty composer then says nothing of it (the harness may not have
+    /// read or drawn the paste yet).
+    pub(super) fn withheld_undrawn(&self) -> bool {
+        self.withheld_notice.is_some() && !self.paste_drawn
     }
 
     /// Makes `names` pending again and shows them as given back, for

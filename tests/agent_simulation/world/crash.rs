@@ -18,6 +18,25 @@ impl World {
             "the harness crashes and starts again as {}",
             self.identity.incarnation
         ));
+        self.harness_gone();
+        self.harness_started_again();
+        if self.watching {
+            self.after(1, Due::AdapterMachine(ToMachine::PtyStarted));
+        }
+        let status = ToEngine::PtyStatus {
+            identity: self.identity.clone(),
+            revision: self.order.revision(),
+        };
+        self.after(1, Due::Engine(status));
+        let happened = self.harness.started(self.now);
+        self.harness_did(happened);
+        self.stranded_hook_connects();
+    }
+
+    /// The harness is gone: its hooks die with it (but one that outlives
+    /// it), the requests they awaited with them, and its context; a notice
+    /// typed into it went with it.
+    pub(super) fn harness_gone(&mut self) {
         let gone: Vec<Peer> = self
             .hooks
             .iter()
@@ -31,13 +50,17 @@ impl World {
         }
         self.cost_harness_gone();
         self.forget_context();
+        self.awaiting_return = false;
+    }
+
+    /// A new harness, as the world's incarnation, in the host's terminal:
+    /// running, its first screen drawn.
+    pub(super) fn harness_started_again(&mut self) {
         let scenario = Scenario {
             seed: self.scenario.seed.wrapping_add(self.incarnation),
             ..self.scenario.clone()
         };
         self.harness = harness_for(&scenario, false);
-        // A notice typed into the old one went with it.
-        self.awaiting_return = false;
         self.drive_order(Some(ToOrder::Terminal {
             incarnation: self.identity.incarnation.clone(),
             running: true,
@@ -46,16 +69,5 @@ impl World {
         self.drive_order(Some(ToOrder::Redrawn {
             bracketed_paste: true,
         }));
-        if self.watching {
-            self.after(1, Due::AdapterMachine(ToMachine::PtyStarted));
-        }
-        let status = ToEngine::PtyStatus {
-            identity: self.identity.clone(),
-            revision: self.order.revision(),
-        };
-        self.after(1, Due::Engine(status));
-        let happened = self.harness.started(self.now);
-        self.harness_did(happened);
-        self.stranded_hook_connects();
     }
 }

@@ -358,38 +358,15 @@ impl World {
             let lost = ToMachine::PtyLost("the PTY host closed the connection".into());
             self.after(0, Due::AdapterMachine(lost));
         }
-        // The harness's hooks die with it.
-        let gone: Vec<Peer> = self
-            .hooks
-            .iter()
-            .filter(|(_, record)| record.answers == 0)
-            .map(|(peer, _)| *peer)
-            .collect();
-        for peer in gone {
-            self.after(0, Due::AdapterMachine(ToMachine::HookGone { peer }));
-        }
-        self.forget_context();
+        self.harness_gone();
         self.keys_typed.clear();
-        self.awaiting_return = false;
         self.order = InputOrder::new(
             self.identity.session.clone(),
             self.identity.generation.clone(),
             self.key_pacing(),
         );
         self.snapshot_built = None;
-        let scenario = Scenario {
-            seed: self.scenario.seed.wrapping_add(self.incarnation),
-            ..self.scenario.clone()
-        };
-        self.harness = harness_for(&scenario, false);
-        self.drive_order(Some(ToOrder::Terminal {
-            incarnation: self.identity.incarnation.clone(),
-            running: true,
-            open: true,
-        }));
-        self.drive_order(Some(ToOrder::Redrawn {
-            bracketed_paste: true,
-        }));
+        self.harness_started_again();
         // The sidecar's link connects again on its first retry and asks
         // the new host's status.
         self.after(100, Due::PtyLinkConnects);

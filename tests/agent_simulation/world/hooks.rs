@@ -30,6 +30,16 @@ impl World {
         if self.hostile_call(event, call, peer, (prompt, &line), delay) {
             return;
         }
+        self.record_call(peer, event, call);
+        self.after(
+            delay,
+            Due::AdapterMachine(ToMachine::HookCall { peer, line }),
+        );
+        self.after(timeout, Due::HookTimeout(peer));
+    }
+
+    /// The world records every hook call the harness makes, by `peer`.
+    pub(super) fn record_call(&mut self, peer: Peer, event: &'static str, call: u64) {
         self.hooks.insert(
             peer,
             HookCallRecord {
@@ -39,11 +49,6 @@ impl World {
                 answers: 0,
             },
         );
-        self.after(
-            delay,
-            Due::AdapterMachine(ToMachine::HookCall { peer, line }),
-        );
-        self.after(timeout, Due::HookTimeout(peer));
     }
 
     pub(super) fn hook_answered(&mut self, peer: Peer, line: &str, with_receipt: bool) {

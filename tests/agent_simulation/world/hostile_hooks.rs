@@ -218,15 +218,7 @@ impl World {
                 self.note(format!(
                     "hook {event} {peer:?}: runs twice, as {twin:?} too"
                 ));
-                self.hooks.insert(
-                    twin,
-                    HookCallRecord {
-                        event,
-                        incarnation: self.incarnation,
-                        call,
-                        answers: 0,
-                    },
-                );
+                self.record_call(twin, event, call);
                 self.hostile.twins.push(Twins {
                     peers: [peer, twin],
                     returned: BTreeMap::new(),
@@ -253,15 +245,7 @@ impl World {
             }
         }
         // Recorded as the world records every call (its timeout too).
-        self.hooks.insert(
-            peer,
-            HookCallRecord {
-                event,
-                incarnation: self.incarnation,
-                call,
-                answers: 0,
-            },
-        );
+        self.record_call(peer, event, call);
         self.after(self.harness.hook_timeout_ms(event), Due::HookTimeout(peer));
         true
     }
