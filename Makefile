@@ -1,7 +1,7 @@
 # The README's commands. `make test` is exactly what CI runs (.ci/run).
 CARGO ?= cargo
 
-.PHONY: test fmt-check clippy unit demo bench build harnesses fuzz install eval measure-draw offsets soak
+.PHONY: test fmt-check clippy unit demo bench build harnesses fuzz install eval measure-draw offsets soak test-real
 
 build:
 	$(CARGO) build --release --bins
@@ -30,6 +30,17 @@ harnesses:
 # check on this machine (DING_REQUIRE_FAULTS=1 makes those fail instead).
 unit: harnesses
 	CARGO="$(CARGO)" bash scripts/unit-tests.sh
+
+# The real-pane runs too long for `make test`: every real-pane test with
+# the aggressive arm's baseline of rows 5 and 6 (DING_REAL_PANE_BASELINE=1),
+# the burst measurements `make test` leaves out, and `make offsets`' twenty
+# trials per act. About half an hour on 2 cores.
+test-real: harnesses
+	DING_REAL_PANE_BASELINE=1 $(CARGO) test --test providers_claude_real_pane \
+	  --test providers_claude_careful_real_pane --test providers_codex_real_pane \
+	  --test providers_codex_careful_real_pane --test providers_gemini_real_pane \
+	  -- --include-ignored
+	$(MAKE) offsets
 
 # DING on the bundled demo agent, aggressive then turn-boundary+fresh-idle.
 demo:

@@ -2,9 +2,9 @@
 //! real-pane smoke subset of the A/B evaluation (rows 4, 5 and 6), run by
 //! the same trial runner as `make eval` (`ding-eval trial`). Each
 //! row runs the aggressive arm and asserts the baseline the evaluation
-//! issue measured by hand, then the careful arm on the same seed, which
-//! must meet the acceptance bar. A printed seed replays a trial
-//! (`DING_EVAL_SEED`).
+//! issue measured by hand (rows 5 and 6 only under `make test-real`), then
+//! the careful arm on the same seed, which must meet the acceptance bar. A
+//! printed seed replays a trial (`DING_EVAL_SEED`).
 
 mod support;
 
@@ -27,13 +27,19 @@ fn row_4_an_inbox_message_at_exact_idle_reaches_claude_code_with_one_model_call(
     exact_idle_row("claude");
 }
 
+/// Row 5: the careful arm keeps the person's draft whole; with
+/// `DING_REAL_PANE_BASELINE=1` (`make test-real`) the aggressive arm first
+/// shows it glues its notice to the draft.
 #[test]
-fn row_5_the_aggressive_arm_glues_the_notice_to_a_draft_in_progress_on_claude_code() {
+fn row_5_a_message_while_a_draft_is_in_progress_on_claude_code() {
     draft_row("claude");
 }
 
+/// Row 6: the careful arm never answers the dialog; with
+/// `DING_REAL_PANE_BASELINE=1` (`make test-real`) the aggressive arm first
+/// shows it does.
 #[test]
-fn row_6_the_aggressive_arm_answers_an_open_permission_dialog_on_claude_code() {
+fn row_6_a_message_while_a_permission_dialog_is_open_on_claude_code() {
     dialog_row("claude");
 }
 
@@ -42,6 +48,7 @@ fn row_6_the_aggressive_arm_answers_an_open_permission_dialog_on_claude_code() {
 /// in `tests/providers_claude_careful_real_pane.rs`): every message
 /// arrives, in as many notices and model calls as the timing makes.
 #[test]
+#[ignore = "a measurement for the record: make test-real"]
 fn the_aggressive_default_delivers_a_burst_of_five_in_several_notices() {
     let binary = harness_binary("DING_HARNESS_CLAUDE");
     let agent = Agent::new("claude-burst", "");

@@ -3,8 +3,9 @@
 //! runner as `make eval` (`ding-eval trial`): idle with the person
 //! typing or pressing Esc around DING's act (row 4), a draft (5), a dialog
 //! (6), a message during a turn's command (3) and a burst (7). Each row
-//! runs the aggressive arm and asserts what it must do there, then the
-//! careful arm on the same seed, which must meet the acceptance bar. Gemini
+//! runs the aggressive arm and asserts what it must do there (rows 5 and 6
+//! only under `make test-real`), then the careful arm on the same seed,
+//! which must meet the acceptance bar. Gemini
 //! CLI has no native idle path: its careful arm is the typed notice under
 //! the input fence. A printed seed replays a trial (`DING_EVAL_SEED`).
 //! And what a person's `NO_COLOR` does to it (issue 36, item 5).
@@ -24,13 +25,19 @@ fn row_4_an_inbox_message_at_exact_idle_reaches_gemini_cli_with_one_model_call()
     exact_idle_row("gemini");
 }
 
+/// Row 5: the careful arm keeps the person's draft whole; with
+/// `DING_REAL_PANE_BASELINE=1` (`make test-real`) the aggressive arm first
+/// shows it glues its notice to the draft.
 #[test]
-fn row_5_the_aggressive_arm_glues_the_notice_to_a_draft_in_progress_on_gemini_cli() {
+fn row_5_a_message_while_a_draft_is_in_progress_on_gemini_cli() {
     draft_row("gemini");
 }
 
+/// Row 6: the careful arm never answers the dialog; with
+/// `DING_REAL_PANE_BASELINE=1` (`make test-real`) the aggressive arm first
+/// shows it does.
 #[test]
-fn row_6_the_aggressive_arm_answers_an_open_dialog_on_gemini_cli() {
+fn row_6_a_message_while_a_dialog_is_open_on_gemini_cli() {
     dialog_row("gemini");
 }
 
@@ -42,7 +49,7 @@ fn delivered_by_both(row: u32) {
     let facts = smoke_trial("gemini", row, AGGRESSIVE, seed);
     let m = ran(&facts);
     assert_eq!(count(m, "lost"), 0, "{}", m["messages"]);
-    careful_meets_the_bar("gemini", row, seed, m);
+    careful_meets_the_bar("gemini", row, seed, Some(m));
     passed(&facts);
 }
 

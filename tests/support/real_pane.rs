@@ -501,12 +501,21 @@ fn typed_nothing(metrics: &Value) -> bool {
     metrics["drafts"].as_array().is_none_or(Vec::is_empty)
 }
 
+/// Whether this run also checks the harm the aggressive arm does where the
+/// careful one must not (rows 5 and 6: a draft glued, a dialog answered):
+/// the baseline the evaluation measures, not the product's bar. `make
+/// test-real` sets `DING_REAL_PANE_BASELINE=1`; `make test` runs the
+/// careful arm of those rows alone.
+pub fn baseline_wanted() -> bool {
+    std::env::var_os("DING_REAL_PANE_BASELINE").is_some_and(|value| value == "1")
+}
+
 /// The careful arm's acceptance on one row: every message delivered, no
-/// draft corrupted, no dialog answered by DING, no more model calls per
-/// delivered message than the aggressive arm on the same seed. Only a
-/// provider with no adapter in the registry may skip it, and its trial
-/// must say exactly that.
-pub fn careful_meets_the_bar(harness: &str, row: u32, seed: u64, aggressive: &Value) {
+/// draft corrupted, no dialog answered by DING, and, given the aggressive
+/// arm's metrics on the same seed, no more model calls per delivered
+/// message than it. Only a provider with no adapter in the registry may
+/// skip it, and its trial must say exactly that.
+pub fn careful_meets_the_bar(harness: &str, row: u32, seed: u64, aggressive: Option<&Value>) {
     let facts = smoke_trial(harness, row, CAREFUL, seed);
     let has_adapter = ding::providers::by_harness(harness).is_some();
     if !has_adapter && facts.json["outcome"]["status"] == "not-run" {
@@ -543,6 +552,11 @@ pub fn careful_meets_the_bar(harness: &str, row: u32, seed: u64, aggressive: &Va
     // arm's count follows the harness's timing on that one seed, which the
     // evaluation's intervals over many seeds decide (EVAL-18).
     let (delivered, calls) = (count(m, "delivered"), count(&m["calls"], "turnCalls"));
+    let Some(aggressive) = aggressive else {
+        eprintln!("{harness} row {row}: no aggressive baseline run (make test-real runs it)");
+        passed(&facts);
+        return;
+    };
     let aggressive_delivered = count(aggressive, "delivered");
     let aggressive_calls = count(&aggressive["calls"], "turnCalls");
     if aggressive_delivered > 0 && (row != row::EXACT_IDLE || typed_nothing(m)) {
@@ -581,15 +595,20 @@ pub fn exact_idle_row(harness: &str) {
         );
     }
     assert_eq!(count(m, "duplicates"), 0);
-    careful_meets_the_bar(harness, row::EXACT_IDLE, seed, m);
+    careful_meets_the_bar(harness, row::EXACT_IDLE, seed, Some(m));
     passed(&facts);
 }
 
 /// Row 5 on `harness`: a message arriving while the typist's draft is in
 /// progress is glued to the draft by the aggressive arm and submitted with
 /// it (measured by hand in the evaluation issue); then the careful arm.
+/// Without the baseline (`baseline_wanted`), the careful arm alone.
 pub fn draft_row(harness: &str) {
     let seed = smoke_seed();
+    if !baseline_wanted() {
+        careful_meets_the_bar(harness, row::DRAFT, seed, None);
+        return;
+    }
     let facts = smoke_trial(harness, row::DRAFT, AGGRESSIVE, seed);
     let m = ran(&facts);
     assert_eq!(count(m, "draftsCorrupted"), 1, "the draft: {}", m["drafts"]);
@@ -603,7 +622,7 @@ pub fn draft_row(harness: &str) {
         "glued to the notice: {draft}"
     );
     assert_eq!(count(m, "delivered"), 1, "{}", m["messages"]);
-    careful_meets_the_bar(harness, row::DRAFT, seed, m);
+    careful_meets_the_bar(harness, row::DRAFT, seed, Some(m));
     passed(&facts);
 }
 
@@ -613,9 +632,14 @@ const COMMAND_PERMISSION: &str = "command permission";
 /// Row 6 on `harness`: a message arriving while a dialog is open makes the
 /// aggressive arm answer the dialog (its Return), whatever its kind, and
 /// when it is a command's permission the notice is lost too (measured by
-/// hand in the evaluation issue); then the careful arm.
+/// hand in the evaluation issue); then the careful arm. Without the
+/// baseline (`baseline_wanted`), the careful arm alone.
 pub fn dialog_row(harness: &str) {
     let seed = smoke_seed();
+    if !baseline_wanted() {
+        careful_meets_the_bar(harness, row::DIALOG, seed, None);
+        return;
+    }
     let facts = smoke_trial(harness, row::DIALOG, AGGRESSIVE, seed);
     let m = ran(&facts);
     let dialogs = &m["dialogs"];
@@ -632,7 +656,7 @@ pub fn dialog_row(harness: &str) {
             "{messages}"
         );
     }
-    careful_meets_the_bar(harness, row::DIALOG, seed, m);
+    careful_meets_the_bar(harness, row::DIALOG, seed, Some(m));
     passed(&facts);
 }
 
