@@ -33,11 +33,6 @@ impl Rate {
         }
     }
 
-    /// The observed rate; `None` of nothing.
-    pub fn value(self) -> Option<f64> {
-        (self.of > 0).then(|| self.count as f64 / self.of as f64)
-    }
-
     /// The 95% Wilson score interval; `None` of nothing.
     pub fn interval(self) -> Option<(f64, f64)> {
         if self.of == 0 {
@@ -56,15 +51,6 @@ impl Rate {
             centre + half
         };
         Some((low.max(0.0), high.min(1.0)))
-    }
-
-    /// Whether this rate is surely below `other` at 95%: its interval lies
-    /// wholly under the other's.
-    pub fn surely_below(self, other: Rate) -> bool {
-        match (self.interval(), other.interval()) {
-            (Some((_, high)), Some((low, _))) => high < low,
-            _ => false,
-        }
     }
 
     /// `3/40 (95%: 2–20%)`; `0/0`.
@@ -169,13 +155,6 @@ mod tests {
         assert!(close(low, 0.2553) && close(high, 0.3662), "{low} {high}");
         assert_eq!(Rate::new(0, 0).interval(), None);
         assert_eq!(Rate::new(0, 40).show(), "0/40 (95%: 0–8.8%)");
-    }
-
-    #[test]
-    fn a_rate_is_surely_below_another_only_when_the_intervals_part() {
-        assert!(Rate::new(2, 20).surely_below(Rate::new(19, 20)));
-        assert!(!Rate::new(9, 10).surely_below(Rate::new(10, 10)));
-        assert!(!Rate::new(0, 0).surely_below(Rate::new(1, 1)));
     }
 
     #[test]

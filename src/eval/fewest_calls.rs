@@ -16,6 +16,12 @@
 //! The simulation's cost oracle (`tests/agent_simulation/world/cost.rs`)
 //! compiles this very file, so the two can never drift apart.
 
+/// The longest gap between two messages of one burst, in the evaluation's
+/// rows and the simulation's worlds: a person who knew the arrivals would
+/// wait this long after a message reached a ready harness, for the rest of
+/// its burst.
+pub const A_BURSTS_GAP_MS: u64 = 1_000;
+
 /// From when to when a request could carry one message, in milliseconds
 /// of one clock: a request at a moment after the opening, up to the
 /// closing, carries it. (One at the very moment it arrived was made

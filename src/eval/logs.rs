@@ -32,14 +32,26 @@ pub struct Request {
     pub prompt: Option<String>,
     #[serde(default)]
     pub texts: Vec<Text>,
-    /// What the server answered: `text`, `command`, `wait`, ...
-    #[serde(default, deserialize_with = "reply_kind")]
-    pub reply: String,
+    /// What the server answered.
+    #[serde(default, deserialize_with = "reply")]
+    pub reply: Reply,
 }
 
-fn reply_kind<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<String, D::Error> {
+/// What the model server answered a request, as far as the metrics read it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Reply {
+    /// `text`, `slow`, `command`, `wait`, ...
+    pub kind: String,
+    /// How long a `slow` reply streamed.
+    pub seconds: Option<u64>,
+}
+
+fn reply<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Reply, D::Error> {
     let value = serde_json::Value::deserialize(deserializer)?;
-    Ok(value["kind"].as_str().unwrap_or_default().to_string())
+    Ok(Reply {
+        kind: value["kind"].as_str().unwrap_or_default().to_string(),
+        seconds: value["seconds"].as_u64(),
+    })
 }
 
 impl Request {
@@ -169,7 +181,7 @@ mod tests {
         assert_eq!(log.unreadable, 1);
         let request = &log.requests[0];
         assert!(request.is_turn_call());
-        assert_eq!(request.reply, "text");
+        assert_eq!(request.reply.kind, "text");
         assert_eq!(request.user_texts().collect::<Vec<_>>(), ["hi"]);
     }
 

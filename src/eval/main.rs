@@ -42,13 +42,6 @@ mod cell;
 mod cli;
 mod confidence;
 mod evidence;
-#[cfg_attr(
-    not(test),
-    expect(
-        dead_code,
-        reason = "the simulation's cost oracle compiles it today; the evaluation's minimum column is issue 39"
-    )
-)]
 mod fewest_calls;
 mod harnesses;
 mod home_files;

@@ -82,7 +82,7 @@ fn instant_at(at_ms: u64) -> Instant {
 fn command_started(t: &mut Trial, draft: &Draft) -> Result<Request> {
     let since = draft.first_key_ms;
     t.wait_request("the model's command call", PATIENCE, |r| {
-        r.is_turn_call() && r.t >= since && r.reply == "command"
+        r.is_turn_call() && r.t >= since && r.reply.kind == "command"
     })
 }
 

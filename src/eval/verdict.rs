@@ -5,25 +5,21 @@
 //! lost, no draft corrupted, no dialog answered by DING, no duplicate
 //! delivered, every supervisor intervention reached the model exactly,
 //! every trial was driven to its end and every `/clear` or `/compact`
-//! surely took effect; when it delivered at least what the aggressive arm
-//! did; and when on no seed it made more model calls per delivered message
-//! than the aggressive arm on the same seed. A row the counts cannot decide
-//! says so, with the interval that could not: its delivery fell short of
-//! the aggressive arm's within the intervals, or its extra calls per
-//! delivered message have an interval that holds 0. A row whose aggressive
-//! trials could not all be driven to their end is not compared, and fails
-//! visibly: its baseline is unknown.
+//! surely took effect; and when no trial made more model calls per
+//! delivered message than its bar.
 //!
-//! The price to match is what the aggressive default pays for a delivery
-//! the done condition accepts. On a seed where its trial corrupted the
-//! person's input (a draft altered, a `/clear` or `/compact` that did not
-//! surely take effect, a supervisor's intervention that did not reach the
-//! model exactly, a dialog it answered), the calls it saved were saved by
-//! that corruption: its notice rode the person's line into one request,
-//! which no policy that leaves the line whole can do. Such a seed is set
-//! aside from the comparison of calls, counted and shown beside it; the
-//! aggressive arm's failure stays in its own columns. A row with no seed
-//! left says it cannot tell.
+//! A trial's bar is the fewest calls per message a person who knew every
+//! arrival would need on that trial's own timeline (`evidence::fewest`),
+//! or the aggressive arm's calls per delivered message on the same seed,
+//! whichever is larger, where that trial ran to its end, delivered, and
+//! left the person's input whole. On a seed where the aggressive arm
+//! corrupted the person's input (a draft altered, a `/clear` or `/compact`
+//! that did not surely take effect, a supervisor's intervention that did
+//! not reach the model exactly, a dialog it answered), the calls it saved
+//! were saved by that corruption: its notice rode the person's line into
+//! one request, which no policy that leaves the line whole can do. Such a
+//! seed's bar is the fewest calls alone, and it is counted as set aside.
+//! So every row is decided on every trial; the counts say how sure.
 
 use super::arm::Arm;
 use super::cell::Cell;
@@ -61,28 +57,39 @@ pub struct RowVerdict {
     /// answered of those drawn.
     pub drafts_corrupted: Rate,
     pub dialogs_answered: Rate,
-    /// Careful minus aggressive model calls per delivered message, seed by
-    /// seed, over the seeds where both delivered and the aggressive arm
-    /// left the person's input whole.
-    pub calls: Option<PairedDifference>,
-    /// Seeds where both delivered but the aggressive arm corrupted the
-    /// person's input: set aside from `calls`.
+    /// The model calls of the careful arm's trials, the fewest they would
+    /// need, and the aggressive arm's calls on the same seeds.
+    pub calls: CallsAgainst,
+    /// The careful arm's calls per delivered message minus its bar, trial
+    /// by trial.
+    pub over_the_bar: Option<PairedDifference>,
+    /// Trials whose calls per delivered message were over their bar.
+    pub trials_over: Rate,
+    /// Seeds whose aggressive trial corrupted the person's input: their
+    /// bar is the fewest calls alone.
     pub set_aside: usize,
     pub conclusion: Conclusion,
+}
+
+/// Model calls over a row's careful trials that ran to their end.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CallsAgainst {
+    pub careful: usize,
+    pub fewest: usize,
+    /// Over the same seeds' aggressive trials that ran to their end.
+    pub aggressive: Option<usize>,
 }
 
 /// The verdict of one row: `careful` and `aggressive` are its cells,
 /// `trials` every trial of the run.
 pub fn row_verdict(careful: &Cell, aggressive: Option<&Cell>, trials: &[TrialFacts]) -> RowVerdict {
-    let zero = Rate::new(0, 0);
-    let delivered = (
-        Rate::new(careful.delivered, careful.sent),
-        aggressive.map_or(zero, |a| Rate::new(a.delivered, a.sent)),
+    let bars = against_the_bar(trials, careful);
+    let over_the_bar = PairedDifference::of(&bars.over);
+    let trials_over = Rate::new(
+        bars.over.iter().filter(|over| **over > OVER).count(),
+        bars.over.len(),
     );
-    let pairs = paired_calls(trials, careful);
-    let calls = PairedDifference::of(&pairs.whole_baseline);
     let mut failed = Vec::new();
-    let mut undecided = Vec::new();
     let careful_fails = [
         (careful.lost, "message(s) lost"),
         (careful.drafts_corrupted, "draft(s) corrupted"),
@@ -109,48 +116,21 @@ pub fn row_verdict(careful: &Cell, aggressive: Option<&Cell>, trials: &[TrialFac
             failed.push(format!("{count} {what}"));
         }
     }
-    match aggressive {
-        None => failed.push("no aggressive trial to compare with".into()),
-        Some(a) if !a.errors.is_empty() => failed.push(format!(
-            "not compared: {} aggressive trial(s) not driven to the end",
-            a.errors.len(),
-        )),
-        Some(_) => {
-            let (ours, theirs) = delivered;
-            if ours.value() < theirs.value() {
-                let said = format!(
-                    "delivered {} against the aggressive arm's {}",
-                    ours.show(),
-                    theirs.show()
-                );
-                if ours.surely_below(theirs) {
-                    failed.push(said);
-                } else {
-                    undecided.push(format!("{said}: the intervals overlap"));
-                }
-            }
-            match &calls {
-                None if pairs.set_aside > 0 => undecided.push(format!(
-                    "on each of the {} seed(s) delivered on both arms the aggressive arm corrupted the person's input: no price to match, calls per delivered message not compared (more trials decide it only where the aggressive arm leaves the input whole)",
-                    pairs.set_aside
-                )),
-                None if careful.delivered > 0 => undecided.push(
-                    "no seed delivered on both arms: calls per delivered message not compared"
-                        .into(),
-                ),
-                None => {}
-                Some(calls) if calls.max <= 1e-9 => {}
-                Some(calls) if calls.interval.is_some_and(|(low, _)| low > 1e-9) => failed
-                    .push(format!(
-                        "more model calls per delivered message: {}",
-                        calls.show()
-                    )),
-                Some(calls) => undecided.push(format!(
-                    "more model calls per delivered message on some seed: {}",
-                    calls.show()
-                )),
-            }
-        }
+    if trials_over.count > 0 {
+        let by = over_the_bar
+            .as_ref()
+            .map_or_else(String::new, |d| format!(": {}", d.show()));
+        failed.push(format!(
+            "{} of {} trial(s) made more model calls per delivered message than the fewest a person would need (or the aggressive arm's, if more){by}",
+            trials_over.count, trials_over.of
+        ));
+    }
+    let mut undecided = Vec::new();
+    if bars.over_without_baseline > 0 {
+        undecided.push(format!(
+            "{} trial(s) made more model calls per delivered message than the fewest a person would need, on seeds whose aggressive trial was not driven to its end (its calls could have been the bar)",
+            bars.over_without_baseline
+        ));
     }
     let conclusion = match (failed.is_empty(), undecided.is_empty()) {
         (true, true) => Conclusion::Meets,
@@ -159,31 +139,44 @@ pub fn row_verdict(careful: &Cell, aggressive: Option<&Cell>, trials: &[TrialFac
     };
     RowVerdict {
         row: careful.row,
-        delivered,
+        delivered: (
+            Rate::new(careful.delivered, careful.sent),
+            aggressive.map_or(Rate::new(0, 0), |a| Rate::new(a.delivered, a.sent)),
+        ),
         drafts_corrupted: Rate::new(careful.drafts_corrupted, careful.drafts),
         dialogs_answered: Rate::new(careful.dialogs_answered_by_ding, careful.dialogs),
-        calls,
-        set_aside: pairs.set_aside,
+        calls: bars.calls,
+        over_the_bar,
+        trials_over,
+        set_aside: bars.set_aside,
         conclusion,
     }
 }
 
-/// The seeds compared for model calls, and those set aside.
-struct PairedCalls {
-    /// Careful minus aggressive calls per delivered message, one per seed
-    /// both arms ran to the end, both delivered on, and the aggressive arm
-    /// left the person's input whole on.
-    whole_baseline: Vec<f64>,
-    /// Seeds both delivered on where the aggressive arm corrupted it.
+/// A difference of calls per message that is more than rounding.
+const OVER: f64 = 1e-9;
+
+/// Each careful trial's calls against its bar.
+struct Bars {
+    /// Careful calls per delivered message minus the bar, one per careful
+    /// trial that ran to its end and had messages (those over the fewest
+    /// on a seed whose aggressive trial erred are apart).
+    over: Vec<f64>,
+    /// Trials over the fewest calls on seeds whose aggressive trial was
+    /// not driven to its end: its calls, unknown, could be their bar.
+    over_without_baseline: usize,
+    calls: CallsAgainst,
+    /// Seeds whose aggressive trial corrupted the person's input.
     set_aside: usize,
 }
 
-/// Careful minus aggressive model calls per delivered message, for each
-/// seed of `careful`'s harness and row that both arms ran to the end and
-/// on which both delivered; set apart where the aggressive arm's trial
-/// corrupted the person's input.
-fn paired_calls(trials: &[TrialFacts], careful: &Cell) -> PairedCalls {
-    let delivered_on = |arm: Arm, seed: u64| {
+/// The careful trials of `careful`'s harness and row, each against its bar:
+/// the fewest calls per message on its own timeline, or the aggressive
+/// trial's calls per delivered message on the same seed where that trial
+/// ran to its end, delivered, and left the person's input whole, whichever
+/// is larger.
+fn against_the_bar(trials: &[TrialFacts], careful: &Cell) -> Bars {
+    let ran = |arm: Arm, seed: u64| {
         trials
             .iter()
             .find(|t| {
@@ -194,32 +187,57 @@ fn paired_calls(trials: &[TrialFacts], careful: &Cell) -> PairedCalls {
                     && t.outcome == Outcome::Ran
             })
             .and_then(|t| t.metrics.as_ref())
-            .filter(|m| m.delivered > 0)
     };
-    let per_delivered = |m: &Metrics| m.calls.turn_calls as f64 / m.delivered as f64;
-    let mut pairs = PairedCalls {
-        whole_baseline: Vec::new(),
+    let erred = |seed: u64| {
+        trials.iter().any(|t| {
+            t.harness == careful.harness
+                && t.row == careful.row
+                && t.arm == Arm::Aggressive.as_str()
+                && t.seed == seed
+                && t.outcome != Outcome::Ran
+        })
+    };
+    let mut bars = Bars {
+        over: Vec::new(),
+        over_without_baseline: 0,
+        calls: CallsAgainst::default(),
         set_aside: 0,
     };
     let careful_trials = trials.iter().filter(|t| {
         t.harness == careful.harness && t.row == careful.row && t.arm == Arm::Careful.as_str()
     });
     for trial in careful_trials {
-        let (Some(ours), Some(theirs)) = (
-            delivered_on(Arm::Careful, trial.seed),
-            delivered_on(Arm::Aggressive, trial.seed),
-        ) else {
+        let Some(ours) = ran(Arm::Careful, trial.seed) else {
             continue;
         };
-        if left_input_whole(theirs) {
-            pairs
-                .whole_baseline
-                .push(per_delivered(ours) - per_delivered(theirs));
+        bars.calls.careful += ours.calls.turn_calls;
+        bars.calls.fewest += ours.fewest_calls.total();
+        let theirs = ran(Arm::Aggressive, trial.seed);
+        if let Some(theirs) = theirs {
+            *bars.calls.aggressive.get_or_insert(0) += theirs.calls.turn_calls;
+        }
+        let sent = ours.messages.len();
+        if sent == 0 || ours.delivered == 0 {
+            continue;
+        }
+        let fewest = ours.fewest_calls.total() as f64 / sent as f64;
+        let baseline = match theirs.filter(|m| m.delivered > 0) {
+            Some(m) if left_input_whole(m) => m.calls.turn_calls as f64 / m.delivered as f64,
+            Some(_) => {
+                bars.set_aside += 1;
+                0.0
+            }
+            None => 0.0,
+        };
+        let per_delivered = ours.calls.turn_calls as f64 / ours.delivered as f64;
+        let over = per_delivered - fewest.max(baseline);
+        if over > OVER && erred(trial.seed) {
+            bars.over_without_baseline += 1;
         } else {
-            pairs.set_aside += 1;
+            bars.over.push(over);
         }
     }
-    pairs
+    bars
 }
 
 /// Whether a trial left every line the person (or supervisor) typed as

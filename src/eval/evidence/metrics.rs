@@ -3,10 +3,11 @@
 
 use serde::Serialize;
 
-use crate::logs::{PtyInput, Request};
+use crate::logs::{PtyInput, Request, Text};
 use crate::model_server::is_harness_context;
 use crate::script::COMPACTION_SUMMARY;
 
+use super::fewest::{FewestCalls, fewest_calls};
 use super::records::{Command, CommandKind, DialogAnswer, DialogSeen, Draft, Records, Sent};
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -16,8 +17,11 @@ pub struct MessageFact {
     pub sent_ms: u64,
     pub delivered: bool,
     pub latency_ms: Option<u64>,
-    /// The first model call that carried it, if any (even a late one).
+    /// The first model call that carried it, if any (even a late one),
+    /// not counting a garbled prompt.
     pub first_seq: Option<u64>,
+    /// A prompt of notices run together carried it (see `garbled`).
+    pub garbled: bool,
     /// It reached the model, but only after the deadline.
     pub late: bool,
     pub archived: bool,
@@ -98,6 +102,8 @@ pub struct Metrics {
     pub commands: Vec<CommandFact>,
     pub interventions: Vec<InterventionFact>,
     pub calls: Calls,
+    /// The fewest calls a person who knew every arrival would need.
+    pub fewest_calls: FewestCalls,
     pub pty: PtyBytes,
     pub delivered: usize,
     pub lost: usize,
@@ -150,6 +156,7 @@ pub fn metrics(records: &Records, requests: &[Request], pty: &[PtyInput]) -> Met
                 .count(),
         dialogs_answered_by_ding: dialogs.iter().filter(|d| d.answered_by_ding).count(),
         calls: calls(requests, &records.sent),
+        fewest_calls: fewest_calls(records, requests),
         pty: pty_bytes(pty),
         messages,
         drafts,
@@ -159,8 +166,28 @@ pub fn metrics(records: &Records, requests: &[Request], pty: &[PtyInput]) -> Met
     }
 }
 
+/// How every notice DING types begins (`core::notice`).
+const NOTICE_MARK: &str = "[ding] ";
+
+/// Whether a text the model saw is a prompt the harness made of notices
+/// run together: a typed notice submitted as the person's text that holds
+/// another notice (typed before the first was sent, and glued to it).
+/// Neither arm has delivered what only such a text carries.
+fn garbled(text: &Text) -> bool {
+    let text = text.text.trim_start();
+    text.starts_with(NOTICE_MARK) && text.matches(NOTICE_MARK).count() > 1
+}
+
+/// Whether `request` carries `name` in a text that is not garbled.
+fn carries_cleanly(request: &Request, name: &str) -> bool {
+    request
+        .texts
+        .iter()
+        .any(|text| text.text.contains(name) && !garbled(text))
+}
+
 fn message_fact(sent: &Sent, records: &Records, turn_calls: &[&Request]) -> MessageFact {
-    let first = turn_calls.iter().find(|r| r.carries(&sent.name));
+    let first = turn_calls.iter().find(|r| carries_cleanly(r, &sent.name));
     let archived_ms = records
         .archived
         .iter()
@@ -180,6 +207,11 @@ fn message_fact(sent: &Sent, records: &Records, turn_calls: &[&Request]) -> Mess
             .filter(|_| delivered)
             .map(|at| at.saturating_sub(sent.unix_ms)),
         first_seq: first.map(|r| r.seq),
+        garbled: turn_calls.iter().any(|r| {
+            r.texts
+                .iter()
+                .any(|text| text.text.contains(&sent.name) && garbled(text))
+        }),
         late: reached_ms.is_some() && !delivered,
         archived: archived_ms.is_some(),
         injections: turn_calls

@@ -8,6 +8,8 @@
 //! * **delivered**: a model call of a turn carries the exact filename, or
 //!   the agent archived the file, no later than the deadline; latency is
 //!   from the end of `ding send` to the first such call. Otherwise lost.
+//!   A prompt the harness made of notices run together (a typed notice
+//!   holding another, glued to it) delivers nothing, for either arm.
 //! * **draft corrupted**: no `user` text the model saw is exactly what the
 //!   typist typed (trimmed). *Altered* when a `user` text (not harness
 //!   context, not another line it typed) begins as it begins, is its end,
@@ -29,14 +31,21 @@
 //!   same block repeated by every later request of the history counts
 //!   once).
 //!
+//! * **fewest calls**: the calls a person who knew every arrival would
+//!   need, their own work's and the fewest beyond that carry every message
+//!   (`fewest.rs`).
+//!
 //! What a trial recorded is in `records.rs`; the facts and metrics made of
 //! it, and how, in `metrics.rs`.
 
+mod fewest;
 mod metrics;
 mod records;
 
 // The two halves are one module to their users: every public name of each
 // is the evidence's own.
+#[cfg(test)]
+pub use self::fewest::fewest_calls;
 pub use self::metrics::*;
 pub use self::records::*;
 

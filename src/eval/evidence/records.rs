@@ -1,10 +1,10 @@
 //! What a trial recorded, the raw material of its metrics: the sends, the
 //! typist's lines, commands and dialogs, the interventions, the archive.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// One `ding send` that printed its filename.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Sent {
     pub name: String,
     /// When `ding send` returned, unix milliseconds.
@@ -12,14 +12,14 @@ pub struct Sent {
 }
 
 /// A line the typist typed and submitted with Return.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Draft {
     pub text: String,
     pub first_key_ms: u64,
     pub entered_ms: u64,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum CommandKind {
     Compact,
@@ -27,7 +27,7 @@ pub enum CommandKind {
 }
 
 /// A harness command the typist typed (compact, clear).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Command {
     pub kind: CommandKind,
@@ -43,7 +43,7 @@ pub struct Command {
 }
 
 /// What the typist found when it came to answer an open dialog.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case", tag = "found")]
 pub enum DialogAnswer {
     /// The dialog was still open, with this option selected; the typist
@@ -55,7 +55,7 @@ pub enum DialogAnswer {
     NeverOpened,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DialogSeen {
     /// Which kind of dialog (`pane::DialogKind`, or the harness's
@@ -74,7 +74,7 @@ pub struct DialogSeen {
 }
 
 /// A `ding intervene` the supervisor ran.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Intervention {
     pub text: String,
@@ -82,7 +82,7 @@ pub struct Intervention {
 }
 
 /// Everything a trial recorded, the raw material of its metrics.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Records {
     pub sent: Vec<Sent>,

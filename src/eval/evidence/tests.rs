@@ -1,5 +1,5 @@
 use super::*;
-use crate::logs::{PtyInput, Request, Text};
+use crate::logs::{PtyInput, Reply, Request, Text};
 
 fn request(seq: u64, class: &str, turn: u64, call: Option<u64>, texts: &[(&str, &str)]) -> Request {
     let prompt = texts
@@ -22,7 +22,10 @@ fn request(seq: u64, class: &str, turn: u64, call: Option<u64>, texts: &[(&str, 
                 text: text.to_string(),
             })
             .collect(),
-        reply: "text".into(),
+        reply: Reply {
+            kind: "text".into(),
+            seconds: None,
+        },
     }
 }
 
@@ -452,4 +455,36 @@ fn a_clear_took_effect_when_no_later_call_carries_the_earlier_prompt() {
     ];
     let m = metrics(&probed, &still_there, &[]);
     assert_eq!(m.commands[0].took_effect, Some(false));
+}
+
+/// Row 7 on one harness, aggressive, 2026-12-05: three notices typed
+/// before the first was sent, submitted as one prompt run together
+/// (`...FILE[ding] 1 unread...`). Neither arm has delivered what only such
+/// a prompt carries.
+#[test]
+fn notices_run_together_into_one_prompt_deliver_nothing() {
+    let glued = "[ding] 1 unread inbox message in /i/new: a.md. Read each file, then archive it: ding archive w FILE[ding] 1 unread inbox message in /i/new: b.md. Read each file";
+    let requests = [
+        request(1, "prompt", 1, Some(1), &[("user", glued)]),
+        request(
+            2,
+            "prompt",
+            2,
+            Some(1),
+            &[("user", glued), ("user", NOTICE_A)],
+        ),
+    ];
+    let records = Records {
+        sent: vec![sent("a.md", 1050), sent("b.md", 1050)],
+        deadline_ms: Some(5000),
+        ..Records::default()
+    };
+    let m = metrics(&records, &requests, &[]);
+    assert_eq!((m.delivered, m.lost), (1, 1));
+    let (a, b) = (&m.messages[0], &m.messages[1]);
+    assert!(a.garbled && a.delivered && a.first_seq == Some(2), "{a:?}");
+    assert!(b.garbled && !b.delivered && b.first_seq.is_none(), "{b:?}");
+    // One notice alone, or a person's line that quotes one, is no garble.
+    let clean = [request(1, "prompt", 1, Some(1), &[("user", NOTICE_A)])];
+    assert!(!metrics(&records, &clean, &[]).messages[0].garbled);
 }

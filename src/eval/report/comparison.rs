@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 
 use crate::arm::Arm;
 use crate::cell::Cell;
+use crate::confidence::Rate;
 use crate::verdict::{Collisions, RowVerdict, harness_conclusion, row_verdict};
 
 use super::format::row_name;
@@ -20,13 +21,13 @@ pub(super) fn comparison(out: &mut String, report: &Report) {
     let _ = writeln!(out, "\n## Careful against aggressive\n");
     let _ = writeln!(
         out,
-        "Rates with their 95% Wilson intervals; model calls per delivered message compared seed by seed (careful minus aggressive: the mean, with its 95% t interval) on the seeds where the aggressive arm left the person's input whole (calls it saved by gluing its notice onto a person's line are no price to match; such seeds are counted as set aside). A row meets the done condition only if every trial does; one the counts cannot decide says so.\n"
+        "Rates with their 95% Wilson intervals. Model calls: the careful arm's, the fewest a person who knew every arrival would need on the same trials' timelines (their own work's calls, and the fewest beyond that carry every message), and the aggressive arm's on the same seeds. Each careful trial's calls per delivered message are held to the fewest per message, or to the aggressive arm's on the same seed where that trial left the person's input whole (calls it saved by gluing its notice onto a person's line are no price to match; such seeds are counted as set aside), whichever is larger: over the bar, the mean and its 95% t interval. A row meets the done condition only if every trial does.\n"
     );
     let _ = writeln!(
         out,
-        "| harness | row | delivered (careful / aggressive) | drafts corrupted (careful) | dialogs answered by DING (careful) | extra calls per delivered message | verdict |"
+        "| harness | row | delivered (careful / aggressive) | drafts corrupted (careful) | dialogs answered by DING (careful) | model calls: careful / fewest / aggressive | calls per delivered over the bar | verdict |"
     );
-    let _ = writeln!(out, "|---|---|---|---|---|---|---|");
+    let _ = writeln!(out, "|---|---|---|---|---|---|---|---|");
     for harness in &report.meta.harnesses {
         let of = |arm: Arm| -> Vec<&Cell> {
             report
@@ -60,40 +61,63 @@ pub(super) fn comparison(out: &mut String, report: &Report) {
         for verdict in &verdicts {
             let _ = writeln!(
                 out,
-                "| {} | {} | {} / {} | {} | {} | {} | {} |",
+                "| {} | {} | {} / {} | {} | {} | {} | {} | {} |",
                 harness.name,
                 row_name(verdict.row),
                 verdict.delivered.0.show(),
                 verdict.delivered.1.show(),
                 verdict.drafts_corrupted.show(),
                 verdict.dialogs_answered.show(),
-                calls_compared(verdict),
+                calls_against(verdict),
+                over_the_bar(verdict),
                 verdict.conclusion.show(),
             );
         }
         let collisions = Collisions::of(&compared);
         let overall = harness_conclusion(&verdicts, collisions);
+        let pooled = |count: fn(&Cell) -> (usize, usize)| {
+            let (hit, of) = compared.iter().fold((0, 0), |(hit, of), (cell, _)| {
+                let (h, o) = count(cell);
+                (hit + h, of + o)
+            });
+            Rate::new(hit, of).show()
+        };
         let _ = writeln!(
             out,
-            "| {} | all {} compared | | {} (aggressive {}) collisions | | | **{}** |",
+            "| {} | all {} compared, pooled | {} (aggressive {}) collisions | {} | {} | | | **{}** |",
             harness.name,
             verdicts.len(),
             collisions.careful,
             collisions.aggressive,
+            pooled(|cell| (cell.drafts_corrupted, cell.drafts)),
+            pooled(|cell| (cell.dialogs_answered_by_ding, cell.dialogs)),
             overall.show(),
         );
     }
 }
 
-/// The verdict's measure of calls, and the seeds it set aside.
-fn calls_compared(verdict: &RowVerdict) -> String {
+/// The row's model calls: careful, the fewest, aggressive.
+fn calls_against(verdict: &RowVerdict) -> String {
+    let calls = verdict.calls;
+    let aggressive = calls
+        .aggressive
+        .map_or_else(|| "–".to_string(), |n| n.to_string());
+    format!("{} / {} / {aggressive}", calls.careful, calls.fewest)
+}
+
+/// How far over its bar the careful arm was, trial by trial, and the seeds
+/// whose bar is the fewest calls alone.
+fn over_the_bar(verdict: &RowVerdict) -> String {
     let set_aside = match verdict.set_aside {
         0 => String::new(),
         n => format!(" ({n} seed(s) set aside: the aggressive arm corrupted the person's input)"),
     };
-    match &verdict.calls {
-        Some(calls) => format!("{}{set_aside}", calls.show()),
-        None if verdict.set_aside > 0 => format!("– (no seed with a whole baseline){set_aside}"),
-        None => "– (no seed delivered on both)".into(),
+    match &verdict.over_the_bar {
+        Some(over) => format!(
+            "{} trial(s) over; mean {}{set_aside}",
+            verdict.trials_over.show(),
+            over.show(),
+        ),
+        None => format!("– (no trial delivered){set_aside}"),
     }
 }

@@ -158,6 +158,18 @@ fn cell(harness: &str, row: u32, arm: &str, trials: &[&TrialFacts]) -> Cell {
                 }
             ));
         }
+        for message in m.messages.iter().filter(|x| x.garbled) {
+            cell.notes.push(format!(
+                "trial {}: {} was carried by a prompt of notices run together{}",
+                trial.trial,
+                message.name,
+                if message.delivered {
+                    ", and delivered cleanly after"
+                } else {
+                    ", and never cleanly"
+                }
+            ));
+        }
         for dialog in m.dialogs.iter().filter(|d| d.answered_by_ding) {
             cell.notes.push(format!(
                 "trial {}: dialog answered by DING: {}",

@@ -22,14 +22,17 @@ fn facts(arm: &str, seed: u64, outcome: Outcome, metrics: Option<Metrics>) -> Tr
     }
 }
 
+/// One message, delivered with `turn_calls` model calls, where the
+/// fewest a person would need is one.
 fn metrics(turn_calls: usize, corrupted: bool) -> Metrics {
-    Metrics {
+    let mut m = Metrics {
         messages: vec![MessageFact {
             name: "a.md".into(),
             sent_ms: 0,
             delivered: true,
             latency_ms: Some(300),
             first_seq: Some(1),
+            garbled: false,
             late: false,
             archived: false,
             injections: 1,
@@ -58,7 +61,15 @@ fn metrics(turn_calls: usize, corrupted: bool) -> Metrics {
         typed: 1,
         drafts_corrupted: usize::from(corrupted),
         ..Metrics::default()
-    }
+    };
+    m.fewest_calls.extra = 1;
+    m
+}
+
+/// The same, where the person's own work needs `own` calls besides.
+fn with_own_calls(mut m: Metrics, own: usize) -> Metrics {
+    m.fewest_calls.own = own;
+    m
 }
 
 fn meta() -> Meta {
@@ -111,7 +122,7 @@ fn on_seed(mut trial: TrialFacts, index: u32) -> TrialFacts {
 }
 
 #[test]
-fn extra_calls_compare_the_same_seed_and_one_pair_decides_nothing() {
+fn each_careful_trial_is_held_to_the_fewest_calls_or_the_aggressive_arms_whichever_is_more() {
     let trials = vec![
         facts("aggressive", 7, Outcome::Ran, Some(metrics(1, false))),
         facts("careful", 7, Outcome::Ran, Some(metrics(2, false))),
@@ -125,16 +136,31 @@ fn extra_calls_compare_the_same_seed_and_one_pair_decides_nothing() {
     assert_eq!(careful.extra_calls, Some(1));
     let text = markdown(&report);
     assert!(
-        text.contains(
-            "cannot tell: more model calls per delivered message on some seed: +1.00 over 1 pair"
-        ),
+        text.contains("| 2 / 1 / 1 | 1/1 (95%: 21–100%) trial(s) over; mean +1.00 over 1 pair | does not meet it: 1 of 1 trial(s) made more model calls per delivered message than the fewest a person would need (or the aggressive arm's, if more): +1.00 over 1 pair |"),
         "{text}"
     );
-    // One seed compared; on the other the aggressive arm glued its
-    // notice onto the draft, and that seed is set aside.
-    let fair = vec![
+    // Where the person's own work needed a call besides, two are the bar.
+    let own_work = vec![
         facts("aggressive", 7, Outcome::Ran, Some(metrics(1, false))),
-        facts("careful", 7, Outcome::Ran, Some(metrics(1, false))),
+        facts(
+            "careful",
+            7,
+            Outcome::Ran,
+            Some(with_own_calls(metrics(2, false), 1)),
+        ),
+    ];
+    let text = markdown(&build(meta(), own_work));
+    assert!(
+        text.contains("| 2 / 2 / 1 | 0/1 (95%: 0–79%) trial(s) over; mean +0.00 over 1 pair |"),
+        "{text}"
+    );
+    assert!(text.contains("**meets the done condition**"), "{text}");
+    // The aggressive arm's calls are the bar where they are more: on the
+    // other seed it glued its notice onto the draft, and that seed is
+    // held to the fewest alone.
+    let fair = vec![
+        facts("aggressive", 7, Outcome::Ran, Some(metrics(2, false))),
+        facts("careful", 7, Outcome::Ran, Some(metrics(2, false))),
         on_seed(
             facts("aggressive", 0, Outcome::Ran, Some(metrics(1, true))),
             1,
@@ -145,10 +171,9 @@ fn extra_calls_compare_the_same_seed_and_one_pair_decides_nothing() {
         ),
     ];
     let text = markdown(&build(meta(), fair));
-    assert!(text.contains("| h | 5 draft | 2/2 (95%: 34–100%) / 2/2 (95%: 34–100%) | 0/2 (95%: 0–66%) | 0/0 | +0.00 over 1 pair (1 seed(s) set aside: the aggressive arm corrupted the person's input) | meets the done condition |"), "{text}");
-    assert!(text.contains("**meets the done condition**"), "{text}");
-    // Calls the aggressive arm saved by losing the message are no
-    // economy: per delivered message there is nothing to compare.
+    assert!(text.contains("| h | 5 draft | 2/2 (95%: 34–100%) / 2/2 (95%: 34–100%) | 0/2 (95%: 0–66%) | 0/0 | 3 / 2 / 3 | 0/2 (95%: 0–66%) trial(s) over; mean +0.00 over 2 pairs (95%: +0.00 to +0.00) (1 seed(s) set aside: the aggressive arm corrupted the person's input) | meets the done condition |"), "{text}");
+    // Where the aggressive arm lost the message, the fewest calls decide
+    // alone: the row is decided all the same.
     let mut lost = metrics(1, true);
     lost.delivered = 0;
     lost.messages[0].delivered = false;
@@ -162,24 +187,25 @@ fn extra_calls_compare_the_same_seed_and_one_pair_decides_nothing() {
     assert_eq!(careful.extra_calls, Some(2));
     let text = markdown(&report);
     assert!(
-        text.contains("cannot tell: no seed delivered on both arms"),
+        text.contains("does not meet it: 1 of 1 trial(s) made more model calls per delivered message than the fewest a person would need (or the aggressive arm's, if more): +2.00 over 1 pair"),
         "{text}"
     );
+    assert!(!text.contains("cannot tell"), "{text}");
 }
 
 #[test]
-fn more_calls_on_every_seed_fail_and_mixed_seeds_cannot_tell() {
+fn a_row_fails_when_any_trial_is_over_its_bar() {
     let run = |careful_calls: &[usize]| {
         // A last seed where the aggressive arm corrupted the draft:
         // the collision the harness's verdict asks of the baseline,
-        // set aside from the calls.
+        // held to the fewest calls alone.
         let mut trials = vec![
             on_seed(
                 facts("aggressive", 0, Outcome::Ran, Some(metrics(1, true))),
                 99,
             ),
             on_seed(
-                facts("careful", 0, Outcome::Ran, Some(metrics(5, false))),
+                facts("careful", 0, Outcome::Ran, Some(metrics(1, false))),
                 99,
             ),
         ];
@@ -198,21 +224,12 @@ fn more_calls_on_every_seed_fail_and_mixed_seeds_cannot_tell() {
     };
     let text = run(&[2, 2, 2, 2, 2]);
     assert!(
-        text.contains("does not meet it: more model calls per delivered message: +1.00 over 5 pairs (95%: +1.00 to +1.00)"),
+        text.contains("does not meet it: 5 of 6 trial(s) made more model calls per delivered message than the fewest a person would need (or the aggressive arm's, if more): +0.83 over 6 pairs (95%: +0.40 to +1.26)"),
         "{text}"
     );
     assert!(text.contains("**does not meet it: row 5 fail**"), "{text}");
     let text = run(&[1, 2, 1, 1, 1]);
-    assert!(
-        text.contains("cannot tell: more model calls per delivered message on some seed: +0.20 over 5 pairs (95%: -0.36 to +0.76)"),
-        "{text}"
-    );
-    assert!(
-        text.contains(
-            "**cannot tell: row 5 undecided (each row says what its counts could not decide)**"
-        ),
-        "{text}"
-    );
+    assert!(text.contains("does not meet it: 1 of 6 trial(s)"), "{text}");
     let text = run(&[1, 1, 1, 1, 1]);
     assert!(text.contains("**meets the done condition**"), "{text}");
 }
@@ -224,7 +241,8 @@ fn more_calls_on_every_seed_fail_and_mixed_seeds_cannot_tell() {
 /// it whole and paid a turn of its own for the message (2 calls). The
 /// rule then failed the row for "+1.00 more calls"; rows 9 and 10 were
 /// "not compared" because the aggressive arm's notice broke a
-/// person's `/compact` on some seeds.
+/// person's `/compact` on some seeds. The fewest calls a person would
+/// need there are two: the intervention's, and one for the message.
 #[test]
 fn calls_saved_by_corrupting_the_persons_input_are_no_price_to_match() {
     let intervention = |exact: bool, calls: usize| {
@@ -235,7 +253,7 @@ fn calls_saved_by_corrupting_the_persons_input_are_no_price_to_match() {
             text: "stop and summarise".into(),
             reached_exactly: exact,
         }];
-        m
+        with_own_calls(m, 1)
     };
     let glued = vec![
         facts("aggressive", 7, Outcome::Ran, Some(intervention(false, 1))),
@@ -243,23 +261,19 @@ fn calls_saved_by_corrupting_the_persons_input_are_no_price_to_match() {
     ];
     let text = markdown(&build(meta(), glued));
     assert!(
-        text.contains("| – (no seed with a whole baseline) (1 seed(s) set aside: the aggressive arm corrupted the person's input) | cannot tell: on each of the 1 seed(s) delivered on both arms the aggressive arm corrupted the person's input"),
+        text.contains("| 2 / 2 / 1 | 0/1 (95%: 0–79%) trial(s) over; mean +0.00 over 1 pair (1 seed(s) set aside: the aggressive arm corrupted the person's input) | meets the done condition |"),
         "{text}"
     );
-    assert!(!text.contains("more model calls"), "{text}");
-    // The same seeds with the intervention whole on both arms: the
-    // careful arm's extra call counts.
-    let whole = vec![
-        facts("aggressive", 7, Outcome::Ran, Some(intervention(true, 1))),
-        facts("careful", 7, Outcome::Ran, Some(intervention(true, 2))),
+    // Three calls where two do: over the bar.
+    let wasteful = vec![
+        facts("aggressive", 7, Outcome::Ran, Some(intervention(false, 1))),
+        facts("careful", 7, Outcome::Ran, Some(intervention(true, 3))),
     ];
-    let text = markdown(&build(meta(), whole));
-    assert!(
-        text.contains("more model calls per delivered message on some seed: +1.00 over 1 pair"),
-        "{text}"
-    );
+    let text = markdown(&build(meta(), wasteful));
+    assert!(text.contains("does not meet it: 1 of 1 trial(s)"), "{text}");
     // A `/compact` the aggressive arm's notice broke on one seed: that
-    // seed is set aside, the row is compared on the other.
+    // seed is held to the fewest calls, the other to the aggressive
+    // arm's.
     let compact = |took_effect: Option<bool>| {
         let mut m = metrics(1, false);
         m.commands = vec![crate::evidence::CommandFact {
@@ -283,7 +297,7 @@ fn calls_saved_by_corrupting_the_persons_input_are_no_price_to_match() {
     ];
     let text = markdown(&build(meta(), broken));
     assert!(
-        text.contains("| +0.00 over 1 pair (1 seed(s) set aside: the aggressive arm corrupted the person's input) | meets the done condition |"),
+        text.contains("(1 seed(s) set aside: the aggressive arm corrupted the person's input) | meets the done condition |"),
         "{text}"
     );
 }
@@ -313,8 +327,9 @@ fn a_careful_trial_not_driven_to_its_end_fails_the_verdict() {
     );
 }
 
-/// The holes of issue 21: an aggressive trial that errored is never
-/// dropped from the comparison, a `/clear` or `/compact` without a
+/// The holes of issue 21: an aggressive trial that errored leaves its seed
+/// to the fewest calls, and a row it might have decided otherwise cannot
+/// tell; a `/clear` or `/compact` without a
 /// sure effect fails its trial, a supervisor intervention that did not
 /// reach the model exactly and a duplicate fail the row, and what DING
 /// wrote is shown even when nothing was delivered.
@@ -330,9 +345,22 @@ fn an_errored_baseline_an_unsure_command_an_inexact_intervention_and_a_duplicate
         facts("careful", 7, Outcome::Ran, Some(metrics(1, false))),
     ];
     let text = markdown(&build(meta(), errored));
+    assert!(text.contains("meets the done condition"), "{text}");
+    // Over the fewest calls on that seed: the aggressive arm's calls,
+    // unknown, could have been the bar, and the row says so.
+    let errored_and_over = vec![
+        facts(
+            "aggressive",
+            7,
+            Outcome::Error("the pane hung".into()),
+            Some(metrics(1, true)),
+        ),
+        facts("careful", 7, Outcome::Ran, Some(metrics(2, false))),
+    ];
+    let text = markdown(&build(meta(), errored_and_over));
     assert!(
         text.contains(
-            "does not meet it: not compared: 1 aggressive trial(s) not driven to the end"
+            "cannot tell: 1 trial(s) made more model calls per delivered message than the fewest a person would need, on seeds whose aggressive trial was not driven to its end"
         ),
         "{text}"
     );

@@ -24,13 +24,7 @@ use std::collections::BTreeMap;
 
 use super::*;
 
-use crate::fewest_calls::{Window, fewest_extra_calls};
-
-/// The longest gap between two files of one burst (the world spreads a
-/// burst's files less than this apart): a person who knew the arrivals
-/// would wait this long after a file reached a ready harness, for the
-/// rest of its burst.
-const A_BURSTS_GAP_MS: u64 = 1_000;
+use crate::fewest_calls::{A_BURSTS_GAP_MS, Window, fewest_extra_calls};
 
 /// The most files one delivery names (a typed notice's default, and the
 /// demo agent's hooks): a burst larger than this needs another request,

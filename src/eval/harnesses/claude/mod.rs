@@ -5,7 +5,10 @@
 //!   dialog, and the argv with the permission mode.
 //! * `pane`: the screen and keys as the evaluation's typist reads and
 //!   presses them.
+//! * `recorded_trials`: the minimum of calls over trials recorded here.
 
 pub mod home;
 pub mod messages;
 pub mod pane;
+#[cfg(test)]
+mod recorded_trials;
