@@ -10,7 +10,7 @@
 
 use std::time::{Duration, Instant};
 
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
 
 use super::evidence::{Command, CommandKind, DialogAnswer, DialogSeen, Draft};
 use super::logs::Request;
@@ -420,24 +420,34 @@ const _: () = assert!(SEEING.as_millis() < 300, "before the earliest arrival");
 /// harness's commands before deciding that its Return did not take.
 const COMMAND_TAKES: Duration = Duration::from_secs(5);
 
+/// How many times a person presses Return again on a command that shows
+/// nothing, before they report what the screen shows.
+const COMMAND_RETRIES: usize = 3;
+
 /// Types one of the harness's own commands and its Return, as a person
 /// types it. A harness may take that Return for one that closes its
 /// command list and leave the command in the composer (one of the real
-/// harnesses did, under load, with two of its commands): a person who sees nothing
-/// happen (`taken` not holding within [`COMMAND_TAKES`]) presses Return
-/// once more. The trial's notes say when that happened.
+/// harnesses did, under load, with two of its commands): a person who sees
+/// nothing happen (`taken` not holding within [`COMMAND_TAKES`]) looks
+/// again and presses Return once more, up to [`COMMAND_RETRIES`] times,
+/// and then reports the screen. The trial's notes say each time.
 fn type_command(t: &mut Trial, command: &str, taken: impl Fn(&Snapshot) -> bool) -> Result<()> {
     let plan = Pace::new(&mut t.rng).line(command);
     t.perform(&plan, Instant::now())?;
-    if t.wait_screen("the command taken", COMMAND_TAKES, &taken)
-        .is_err()
-    {
+    for retry in 1..=COMMAND_RETRIES {
+        if t.wait_screen("the command taken", COMMAND_TAKES, &taken)
+            .is_ok()
+        {
+            return Ok(());
+        }
         t.notes.push(format!(
-            "{command}: its Return did not take; the typist pressed Return again"
+            "{command}: its Return did not take; the typist pressed Return again ({retry} of {COMMAND_RETRIES})"
         ));
         t.press(b"\r")?;
     }
-    Ok(())
+    t.wait_screen("the command taken", COMMAND_TAKES, &taken)
+        .map(drop)
+        .with_context(|| format!("{command}: {COMMAND_RETRIES} more Returns did not take"))
 }
 
 /// Row 6: a message arrives while a dialog is open; the typist reads it for
