@@ -101,8 +101,8 @@
 //!   again, and a compaction keeps its prompts but not what hooks
 //!   injected, so a file still unread may be said again there;
 //!   the one repeat allowed after a crash of DING's is HARD-22's (a
-//!   sidecar killed between the PTY write and the journal write rings
-//!   that write's files again, once);
+//!   sidecar killed between the PTY write and the journal write, the
+//!   host's reply not yet heard, rings that write's files again, once);
 //! * **no stale write**: no byte of DING's reaches a harness incarnation
 //!   or generation other than the one its send-if named;
 //! * **FIFO**: a transaction names its files in filename order;
@@ -133,7 +133,8 @@
 //! below (`real_pane_*`), found on a seed of the sweep and kept; they run
 //! their seeds' worlds as they were before hooks turned hostile. Each
 //! hostile hook behaviour has a named scenario of its own
-//! (`agent_simulation/hostile_hook_scenarios.rs`).
+//! (`agent_simulation/hostile_hook_scenarios.rs`), and each story of the
+//! soak's `Twice` seeds one too (`agent_simulation/soak_twice_scenarios.rs`).
 //!
 //! `DING_AGENT_SIM_SEEDS=N` runs N seeds (default 10,000, and a quarter as
 //! many on the Gemini model; `make test` runs 100,000 optimized, in the
@@ -168,6 +169,8 @@ mod mutant;
 mod screen_scenarios;
 #[path = "agent_simulation/screens.rs"]
 mod screens;
+#[path = "agent_simulation/soak_twice_scenarios.rs"]
+mod soak_twice_scenarios;
 mod support;
 #[path = "agent_simulation/world/mod.rs"]
 mod world;

@@ -51,6 +51,7 @@ fn memory(value: &Value) -> Memory {
         thread: value["thread"].as_str().map(String::from),
         cleared: value["cleared"].as_str().map(String::from),
         prompted: names(&value["prompted"]),
+        seen_begin: value["seenBegin"].as_str().map(String::from),
     }
 }
 

@@ -364,6 +364,22 @@ impl Provider for Codex {
             // The context begins again: no prompt of it carried anything.
             self.memory.prompted.clear();
         }
+        if call.event == "SessionStart" {
+            let session = call.payload["session_id"].as_str().map(str::to_string);
+            let source = call.payload["source"].as_str();
+            if source == Some("clear") && planned.plan.facts.contains(&Lifecycle::Clear) {
+                // Reported once for the thread: the same hook run twice
+                // (settings merged twice) must not give back what the
+                // first run's claim just took (`cleared`, as when the
+                // launcher reports the new thread).
+                self.memory.cleared.clone_from(&session);
+            }
+            if matches!(source, Some("startup" | "clear")) {
+                // This thread's first prompt: every prompt of it passes
+                // this adapter.
+                self.memory.seen_begin = session;
+            }
+        }
         if call.event == "UserPromptSubmit"
             && let Some(prompt) = call.payload["prompt"].as_str()
         {

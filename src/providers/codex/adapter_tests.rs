@@ -4,7 +4,7 @@ use super::*;
 use crate::adapter::HookAction;
 use crate::adapter::screen::testing::{self, run};
 use crate::core::message::MessageName;
-use crate::core::protocol::{ActivityState, ClaimWants};
+use crate::core::protocol::{ActivityState, ClaimScope, ClaimWants};
 use crate::pty::wire::Run;
 use serde_json::json;
 
@@ -333,6 +333,62 @@ fn a_file_a_prompt_of_the_thread_carried_is_not_said_again_by_the_compacted_back
     assert!(plan.facts.contains(&Lifecycle::Clear), "{plan:?}");
     let again = codex.on_claimed(&clear, &claimed(&["a.md"]), &agent(), T);
     assert!(again.stdout.contains("a.md"), "{again:?}");
+}
+
+/// The scope of the claim a hook's plan makes.
+fn claim_scope(plan: &HookPlan) -> Option<ClaimScope> {
+    match &plan.action {
+        HookAction::Claim(request) => Some(request.scope),
+        _ => None,
+    }
+}
+
+/// Soak seed 245813: `SessionStart` (`clear`) run twice by two `ding
+/// hook` processes (settings merged twice). Each run reported `clear`, so
+/// the second gave back to pending what the first run's claim had just
+/// taken, and its own claim took it again: one request said it twice. The
+/// thread's `clear` is reported once; the twin only claims, and finds the
+/// work taken.
+#[test]
+fn the_same_clear_session_start_run_twice_reports_clear_once() {
+    let mut codex = Codex::new(true);
+    let start = json!({"source": "clear", "session_id": "t2"});
+    let first = codex.on_hook(&call("SessionStart", start.clone(), "a"), &agent(), T);
+    assert!(first.facts.contains(&Lifecycle::Clear), "{first:?}");
+    let twin = codex.on_hook(&call("SessionStart", start, "a"), &agent(), T);
+    assert!(twin.facts.is_empty(), "{twin:?}");
+    assert_eq!(claim_scope(&twin), Some(ClaimScope::Pending));
+    // The next thread's clear is its own.
+    let next = json!({"source": "clear", "session_id": "t3"});
+    let next = codex.on_hook(&call("SessionStart", next, "a"), &agent(), T);
+    assert!(next.facts.contains(&Lifecycle::Clear), "{next:?}");
+}
+
+/// Soak seeds 231314, 302633, 912215 and 930638: the sidecar was killed
+/// within a thread, and its new adapter never saw the prompts before (a
+/// queued delivery's turn, one still waiting in the queue). After a
+/// `/compact` the compacted backlog (scope `unread`) said those files
+/// again beside the prompts Codex keeps. An adapter that did not see the
+/// thread begin cannot tell what its prompts carried: its compacted
+/// backlog is pending work only (fail closed); one that saw the
+/// thread's first prompt asks for the whole unread backlog.
+#[test]
+fn a_compaction_in_a_thread_the_adapter_never_saw_begin_says_only_pending_work() {
+    let mut codex = Codex::new(true);
+    let compact = json!({"source": "compact", "session_id": "t1"});
+    let plan = codex.on_hook(&call("SessionStart", compact.clone(), "a"), &agent(), T);
+    assert_eq!(claim_scope(&plan), Some(ClaimScope::Pending));
+    let unnamed = json!({"source": "compact"});
+    let plan = codex.on_hook(&call("SessionStart", unnamed, "a"), &agent(), T);
+    assert_eq!(claim_scope(&plan), Some(ClaimScope::Pending));
+    let startup = json!({"source": "startup", "session_id": "t1"});
+    codex.on_hook(&call("SessionStart", startup, "a"), &agent(), T);
+    let plan = codex.on_hook(&call("SessionStart", compact, "a"), &agent(), T);
+    assert_eq!(claim_scope(&plan), Some(ClaimScope::Unread));
+    // Another thread (a `/clear` the adapter missed): not seen begin.
+    let other = json!({"source": "compact", "session_id": "t9"});
+    let plan = codex.on_hook(&call("SessionStart", other, "a"), &agent(), T);
+    assert_eq!(claim_scope(&plan), Some(ClaimScope::Pending));
 }
 
 #[test]

@@ -5,7 +5,7 @@
 //!
 //! | event | activity | with unread work |
 //! |---|---|---|
-//! | `SessionStart` | active (it fires with the first prompt of a session, never at start) | pending work as `additionalContext`, riding that first request; `clear` first reports lifecycle `clear` (unless the launcher already did for this thread), `compact` takes the whole unread backlog (scope `unread`) but for what a prompt of the thread carried (the compaction kept that prompt) |
+//! | `SessionStart` | active (it fires with the first prompt of a session, never at start) | pending work as `additionalContext`, riding that first request; `clear` first reports lifecycle `clear` (unless the launcher or a `SessionStart` already did for this thread: the same hook run twice reports it once), `compact` takes the whole unread backlog (scope `unread`) but for what a prompt of the thread carried (the compaction kept that prompt), and only in a thread the adapter saw begin (else pending work: an adapter spawned again within a thread cannot tell what its earlier prompts carried) |
 //! | `UserPromptSubmit` | active | pending work as `additionalContext` (the same request); a receipt for DING's own prompt: a delivery it queued (exactly its text) or its notice typed by the terminal path |
 //! | `PreModelRequest` | active | none |
 //! | `PreToolUse` | child | none |
@@ -73,6 +73,13 @@ pub struct Memory {
     /// thread's user messages through a compaction, so these are still in
     /// the compacted context: its backlog must not say them a second time.
     pub prompted: Vec<MessageName>,
+    /// The thread this adapter saw begin (its first prompt's
+    /// `SessionStart`, `startup` or `clear`): only of that thread has it
+    /// seen every prompt, so only there does [`Memory::prompted`] hold all
+    /// that a compaction keeps. An adapter spawned again within a thread
+    /// (its sidecar was killed) does not know what the prompts before it
+    /// carried.
+    pub seen_begin: Option<String>,
 }
 
 /// What one hook call means.
@@ -131,11 +138,18 @@ fn plan_for(event: &str, payload: &Value, agent: &AgentContext, memory: &Memory)
     let pending = || injection(agent, memory, ClaimScope::Pending);
     match event {
         "SessionStart" => {
+            let session = payload["session_id"].as_str();
+            let whole_thread = session.is_some() && session == memory.seen_begin.as_deref();
             let mut plan = match payload["source"].as_str() {
-                Some("compact") => HookPlan::act(injection(agent, memory, ClaimScope::Unread)),
+                Some("compact") if whole_thread => {
+                    HookPlan::act(injection(agent, memory, ClaimScope::Unread))
+                }
+                // Fail closed: a thread whose earlier prompts this adapter
+                // never saw may hold any delivered file in a prompt the
+                // compaction kept; its backlog would say it a second time.
+                // Only work no one owns is said.
                 _ => HookPlan::act(pending()),
             };
-            let session = payload["session_id"].as_str();
             if payload["source"] == "clear"
                 && (session.is_none() || session != memory.cleared.as_deref())
             {

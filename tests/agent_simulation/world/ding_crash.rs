@@ -110,6 +110,9 @@ pub(super) struct DingProcesses {
     pub(super) may_repeat: BTreeMap<String, u32>,
     /// The files each hook answered for its receipt named.
     pub(super) for_receipt: BTreeMap<Peer, Vec<String>>,
+    /// The last send-if the host wrote, with its files: until its reply
+    /// reaches the engine, the journal does not say so.
+    pub(super) written: Option<(ding::core::ownership::RequestId, Vec<String>)>,
 }
 
 impl DingProcesses {
@@ -126,6 +129,7 @@ impl DingProcesses {
             writing_for: None,
             may_repeat: BTreeMap::new(),
             for_receipt: BTreeMap::new(),
+            written: None,
         }
     }
 }
@@ -172,6 +176,21 @@ impl World {
     fn sidecar_crashes(&mut self) {
         self.note("DING's sidecar is killed and starts again from its journal".into());
         self.receipts_die_with_the_adapter(true);
+        // A send-if the host wrote whose reply is still on its way to the
+        // engine (the sidecar hands it on a moment later): the PTY write
+        // is done and the journal write is not, as much inside HARD-22's
+        // window as a send-if still in the host's hands (the Return of a
+        // withheld notice, whose files the journal owes again).
+        let unheard = match self.ding.written.take() {
+            Some((request, names))
+                if self.due.values().any(|due| {
+                    matches!(due, Due::Engine(ToEngine::PtySent { request: sent, .. }) if *sent == request)
+                }) =>
+            {
+                names
+            }
+            _ => Vec::new(),
+        };
         // Whatever was on its way to the dead engine or its adapter is lost.
         self.due.retain(|_, due| {
             !matches!(
@@ -190,6 +209,7 @@ impl World {
         if self.awaiting_return {
             window.extend(self.typing.iter().cloned());
         }
+        window.extend(unheard);
         window.sort();
         window.dedup();
         for name in window {

@@ -106,6 +106,8 @@ impl World {
         let request = asked.request;
         match reply {
             SendIfReply::Sent { revision, .. } => {
+                let names = asked.messages.iter().map(|name| name.as_str().to_string());
+                self.ding.written = Some((request, names.collect()));
                 self.after(1, Due::Engine(ToEngine::PtySent { request, revision }));
                 None
             }

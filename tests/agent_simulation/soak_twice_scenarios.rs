@@ -1,0 +1,105 @@
+//! Named scenarios of the `Twice` seeds of the first soak of issue 38's
+//! worlds (a file reached the model twice beyond the documented
+//! at-least-once windows): one seed per story, as the soak drew it
+//! (hostile hooks, DING's crashes and all), checked by the steps the
+//! story goes through and by the invariants.
+
+use super::holds_in;
+use crate::world::{Outcome, Scenario};
+
+/// The lines of `outcome`'s trace after the first that holds `mark`.
+fn trace_after<'t>(outcome: &'t Outcome, mark: &str) -> &'t [String] {
+    let at = outcome
+        .trace
+        .iter()
+        .position(|line| line.contains(mark))
+        .unwrap_or_else(|| panic!("no {mark:?} in the trace"));
+    &outcome.trace[at + 1..]
+}
+
+/// Agent seed 245813 (and 753428), where DING was wrong: after the
+/// person's `/clear` the sidecar is killed, so its new adapter never hears
+/// the launcher name the old thread, and the new thread's first prompt's
+/// `SessionStart` (`clear`) reports `clear` itself. That hook runs twice
+/// (settings merged twice): each run reported `clear`, the second gave
+/// back to pending what the first run's claim had just taken, and its
+/// own claim took it again, so the request said every file twice. Codex's
+/// adapter reports a thread's `clear` once; the twin finds the work
+/// taken.
+#[test]
+fn a_clear_session_start_run_twice_after_a_restart_says_the_backlog_once() {
+    holds_in(
+        Scenario::random(245813),
+        &[
+            "person types \"/clear\"",
+            "the context begins again empty",
+            "DING's sidecar is killed and starts again from its journal",
+            "hook SessionStart Peer(4): runs twice, as Peer(5) too",
+            "hook SessionStart answered, naming [\"m0001.md\", \"m0002.md\", \"m0003.md\", \"m0004.md\", \"m0005.md\", \"m0006.md\", \"m0007.md\"]",
+            "hook SessionStart answered, naming []",
+        ],
+    );
+}
+
+/// Agent seed 231314 (and 302633, 912215, 930638), where DING was wrong:
+/// a queued delivery's prompt carries three files; then DING's sidecar is
+/// killed (and, here, its adapter alone after), and the person compacts.
+/// Codex keeps a thread's prompts through a compaction, and the adapter
+/// leaves what they carried out of the compacted backlog, but the adapter
+/// spawned again never saw those prompts (nor, on 930638, a delivery
+/// still waiting in the queue): the backlog said the three files again
+/// beside the prompt that carries them. An adapter that did not see its
+/// thread begin now says only work no one owns after a compaction.
+#[test]
+fn a_compaction_after_a_restart_does_not_say_again_what_a_kept_prompt_carried() {
+    let outcome = holds_in(
+        Scenario::random(231314),
+        &[
+            "hook queue answered, naming [\"m0001.md\", \"m0002.md\", \"m0003.md\"]",
+            "a queued turn starts on \"[ding] 3 unread",
+            "DING's sidecar is killed and starts again from its journal",
+            "person types \"/compact\"",
+            "the context is compacted: its prompts stay",
+            "a queued turn starts on \"[ding] 4 unread",
+            "hook SessionStart answered, naming []",
+        ],
+    );
+    let after = trace_after(&outcome, "the context is compacted");
+    assert!(
+        !after
+            .iter()
+            .any(|line| line.contains("answered, naming") && line.contains("m0001.md")),
+        "{after:#?}"
+    );
+}
+
+/// Agent seed 665308 (and 747927, 852906; Gemini 69491, 164167), the
+/// world's fault: the sidecar is killed a millisecond after the PTY host
+/// wrote the Return of its withheld notice, while the host's reply was
+/// on its way to the engine. The PTY write was done and the journal write
+/// was not: HARD-22's window, in which the journal owes the notice's
+/// files again (a notice whose Return was withheld is not held as
+/// staged), and the restarted sidecar's next hook gives them once more.
+/// The world counted the window only while the host still held the
+/// send-if; it now counts it until the engine has heard the reply.
+#[test]
+fn a_sidecar_killed_before_it_heard_its_return_was_written_may_give_its_files_once_more() {
+    let outcome = holds_in(
+        Scenario::random(665308),
+        &[
+            "send-if 3 at revision 5 for [MessageName(\"m0003.md\")]",
+            "DING's sidecar is killed and starts again from its journal",
+            "submitted \"[ding] 1 unread inbox message in inbox/new: m0003.md",
+            "hook UserPromptSubmit answered, naming [\"m0003.md\"]",
+        ],
+    );
+    let again = trace_after(
+        &outcome,
+        "hook UserPromptSubmit answered, naming [\"m0003.md\"]",
+    );
+    assert!(
+        !again.iter().any(|line| line.contains("m0003.md")
+            && (line.contains("answered, naming") || line.contains("submitted"))),
+        "once more, not twice: {again:#?}"
+    );
+}
