@@ -133,7 +133,11 @@
 //! below (`real_pane_*`), found on a seed of the sweep and kept; they run
 //! their seeds' worlds as they were before hooks turned hostile. Each
 //! hostile hook behaviour has a named scenario of its own
-//! (`agent_simulation/hostile_hook_scenarios.rs`).
+//! (`agent_simulation/hostile_hook_scenarios.rs`). Seeds the soak found
+//! past `make test`'s sweeps are kept there, in `ding_crash_scenarios.rs`,
+//! and in `agent_simulation/soak_scenarios_live.rs` (a `Stop` block whose
+//! hook was killed on Codex; a person's keys on both sides of a PTY
+//! host's crash).
 //!
 //! `DING_AGENT_SIM_SEEDS=N` runs N seeds (default 10,000, and a quarter as
 //! many on the Gemini model; `make test` runs 100,000 optimized, in the
@@ -168,6 +172,8 @@ mod mutant;
 mod screen_scenarios;
 #[path = "agent_simulation/screens.rs"]
 mod screens;
+#[path = "agent_simulation/soak_scenarios_live.rs"]
+mod soak_scenarios_live;
 mod support;
 #[path = "agent_simulation/world/mod.rs"]
 mod world;
