@@ -445,7 +445,7 @@ impl Provider for Codex {
     }
 
     /// A `Stop` block its hook never passed on blocked nothing: Codex
-    /// reads a hook's output only from a run that exited 0, and a run
+    /// reads a hook's stdout only from a run that exited 0, and a run
     /// killed (a signal) or timed out is a failed one, whose output it
     /// ignores, so the turn ended there (thread idle, no further hook).
     /// Believing the turn went on held idle work until the person's next
