@@ -133,8 +133,12 @@
 //! below (`real_pane_*`), found on a seed of the sweep and kept; they run
 //! their seeds' worlds as they were before hooks turned hostile. Each
 //! hostile hook behaviour has a named scenario of its own
-//! (`agent_simulation/hostile_hook_scenarios.rs`), and each story of the
-//! soak's `Twice` seeds one too (`agent_simulation/soak_twice_scenarios.rs`).
+//! (`agent_simulation/hostile_hook_scenarios.rs`). Seeds the soak found
+//! past `make test`'s sweeps are kept there, in `ding_crash_scenarios.rs`,
+//! in `agent_simulation/soak_twice_scenarios.rs` (each story of its
+//! `Twice` seeds) and in `agent_simulation/soak_scenarios_live.rs` (a
+//! `Stop` block whose hook was killed on Codex; a person's keys on both
+//! sides of a PTY host's crash).
 //!
 //! `DING_AGENT_SIM_SEEDS=N` runs N seeds (default 10,000, and a quarter as
 //! many on the Gemini model; `make test` runs 100,000 optimized, in the
@@ -169,6 +173,8 @@ mod mutant;
 mod screen_scenarios;
 #[path = "agent_simulation/screens.rs"]
 mod screens;
+#[path = "agent_simulation/soak_scenarios_live.rs"]
+mod soak_scenarios_live;
 #[path = "agent_simulation/soak_twice_scenarios.rs"]
 mod soak_twice_scenarios;
 mod support;

@@ -65,6 +65,15 @@ pub trait Provider {
         HookAnswer::default()
     }
 
+    /// The answer [`Provider::on_claimed`] rendered for `call`, which
+    /// carried claimed files, was never passed on to the harness at `now`:
+    /// its hook went away, or never sent its receipt. The kit gives the
+    /// files back to unread work; the harness went on as if the hook had
+    /// answered nothing (a hook killed or timed out is a failed run), so
+    /// whatever the provider concluded from that answer (a turn going on,
+    /// say) does not hold. The default: nothing concluded.
+    fn on_answer_unread(&mut self, _call: &HookCall, _now: Time) {}
+
     /// The terminal's identity changed at `now` (a new incarnation of the
     /// harness, or none known). Every provider decides here, in one place,
     /// what it remembers across a restart: what the hooks said about the

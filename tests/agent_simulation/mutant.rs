@@ -181,6 +181,10 @@ impl Provider for Mutant {
         plan
     }
 
+    fn on_answer_unread(&mut self, call: &HookCall, now: Time) {
+        self.inner.on_answer_unread(call, now);
+    }
+
     fn on_claimed(
         &mut self,
         call: &HookCall,

@@ -82,9 +82,16 @@ impl<P: Provider> AdapterMachine<P> {
             answer.parked = Some(ParkAnswer::Delivered);
         }
         match waiting.claimed_as {
-            Some(identity) if !claimed.granted.is_empty() => {
-                self.answer_for_receipt(peer, &answer, identity, claimed.granted.clone())
-            }
+            Some(identity) if !claimed.granted.is_empty() => self.answer_for_receipt(
+                peer,
+                &answer,
+                Delivering {
+                    call: waiting.call,
+                    identity,
+                    messages: claimed.granted.clone(),
+                    deadline: self.now + RECEIPT_DEADLINE,
+                },
+            ),
             _ => self.answer(peer, &answer),
         }
     }
@@ -179,25 +186,23 @@ impl<P: Provider> AdapterMachine<P> {
     }
 
     /// Answers `peer` with claimed files and waits for its receipt.
-    fn answer_for_receipt(
-        &mut self,
-        peer: Peer,
-        answer: &HookAnswer,
-        identity: Identity,
-        messages: Vec<MessageName>,
-    ) {
-        self.claims.delivering.insert(
-            peer,
-            Delivering {
-                identity,
-                messages,
-                deadline: self.now + RECEIPT_DEADLINE,
-            },
-        );
+    fn answer_for_receipt(&mut self, peer: Peer, answer: &HookAnswer, sent: Delivering) {
+        self.claims.delivering.insert(peer, sent);
         self.emit(Output::HookAnswerForReceipt {
             peer,
             line: answer.to_line(),
         });
+    }
+
+    /// An answer carrying claimed files that its hook never passed on
+    /// (it went away, or never sent its receipt): the files go back to
+    /// unread work (`why`), and the harness went on as without an answer,
+    /// so what the provider concluded from rendering it does not hold.
+    /// The screen is read again: the verdict may change.
+    pub(super) fn answer_unread(&mut self, sent: Delivering, why: Undelivered) {
+        self.give_back(&sent.identity, sent.messages, why);
+        self.provider.on_answer_unread(&sent.call, self.now);
+        self.screen_stale = true;
     }
 
     /// The files an answer carried go back to unread work: the hook never

@@ -40,6 +40,10 @@ pub struct Waiting {
 /// delivered: a hook that goes away gives them back.
 #[derive(Clone, Debug)]
 pub struct Delivering {
+    /// The call answered: a provider may have concluded something from
+    /// the answer it rendered, which does not hold if it was never passed
+    /// on ([`crate::adapter::Provider::on_answer_unread`]).
+    pub call: HookCall,
     pub identity: Identity,
     pub messages: Vec<MessageName>,
     pub deadline: Time,

@@ -31,7 +31,7 @@ impl<P: Provider> AdapterMachine<P> {
             self.close_unless_wanted();
         }
         if let Some(sent) = self.claims.delivering.remove(&peer) {
-            self.give_back(&sent.identity, sent.messages, Undelivered::HookGone);
+            self.answer_unread(sent, Undelivered::HookGone);
         }
         if let Some(parked) = self.parked.withdraw(peer) {
             self.end_park(parked, ParkEnded::Withdrawn);

@@ -170,7 +170,7 @@ impl<P: Provider> AdapterMachine<P> {
             }
             Input::HookNoReceipt { peer } => {
                 if let Some(sent) = self.claims.delivering.remove(&peer) {
-                    self.give_back(&sent.identity, sent.messages, Undelivered::NoReceipt);
+                    self.answer_unread(sent, Undelivered::NoReceipt);
                 }
             }
             Input::PtyOpened => self.on_pty_opened(),

@@ -147,7 +147,7 @@ impl<P: Provider> AdapterMachine<P> {
                 for peer in due(&self.claims.delivering, now, |sent| sent.deadline) {
                     self.emit(Output::HookClose { peer });
                     if let Some(sent) = self.claims.delivering.remove(&peer) {
-                        self.give_back(&sent.identity, sent.messages, Undelivered::NoReceipt);
+                        self.answer_unread(sent, Undelivered::NoReceipt);
                     }
                 }
             }

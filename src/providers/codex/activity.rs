@@ -16,7 +16,9 @@
 //!   no hook was heard yet and the screen shows no conversation at all (no
 //!   turn can have run: `SessionStart` fires with the first prompt);
 //! * while `Stop` decides whether to continue the turn (its claim is in
-//!   flight), the session is not idle; the claim's answer settles it.
+//!   flight), the session is not idle; the claim's answer settles it (a
+//!   block its hook never passed on, killed or timed out, blocked
+//!   nothing: the turn is over);
 //! * after DING queued a delivery (the native idle path) and until its turn
 //!   starts, the session is not idle either: the queued turn is about to
 //!   start, and nothing may be typed into it.

@@ -66,6 +66,9 @@ pub struct Codex {
     native: bool,
     heard: HookActivity,
     heard_at: Time,
+    /// Whether what was last heard is DING's own `Stop` block (the turn
+    /// goes on because of the answer DING rendered), not a hook's word.
+    blocked: bool,
     memory: Memory,
     /// When the launcher last reported, and whether a delivery of DING's
     /// waited in Codex's queue then.
@@ -91,6 +94,7 @@ impl Codex {
             native,
             heard: HookActivity::Unheard,
             heard_at: Time::ZERO,
+            blocked: false,
             memory: Memory::default(),
             launcher_at: None,
             installed: Installed::NotReported,
@@ -106,6 +110,7 @@ impl Codex {
     fn hear(&mut self, activity: HookActivity, now: Time) {
         self.heard = activity;
         self.heard_at = now;
+        self.blocked = false;
     }
 
     /// A new incarnation of the harness: what was heard of the old one is
@@ -114,8 +119,7 @@ impl Codex {
         if !self.incarnation.changed_to(incarnation) {
             return;
         }
-        self.heard = HookActivity::Unheard;
-        self.heard_at = now;
+        self.hear(HookActivity::Unheard, now);
         self.memory = Memory::default();
         // The new harness has a launcher of its own, which says again
         // whether its queue can work.
@@ -432,12 +436,14 @@ impl Provider for Codex {
         match call.event.as_str() {
             "Stop" if self.heard == HookActivity::Stopping => {
                 // Blocked: the turn goes on. Nothing granted: it is over.
-                let activity = if answer.stdout.is_empty() {
-                    HookActivity::Idle
-                } else {
+                let blocks = !answer.stdout.is_empty();
+                let activity = if blocks {
                     HookActivity::Active
+                } else {
+                    HookActivity::Idle
                 };
                 self.hear(activity, now);
+                self.blocked = blocks;
             }
             QUEUE if !answer.stdout.is_empty() => {
                 self.next_delivery += 1;
@@ -452,6 +458,20 @@ impl Provider for Codex {
             _ => {}
         }
         answer
+    }
+
+    /// A `Stop` block its hook never passed on blocked nothing: Codex
+    /// reads a hook's stdout only from a run that exited 0, and a run
+    /// killed (a signal) or timed out is a failed one, whose output it
+    /// ignores, so the turn ended there (thread idle, no further hook).
+    /// Believing the turn went on held idle work until the person's next
+    /// prompt (the whole-agent simulation, seeds 720437 and 863417). Only
+    /// while that block is still the last thing heard: a hook of the
+    /// continuation (the block did reach Codex after all) says more.
+    fn on_answer_unread(&mut self, call: &HookCall, now: Time) {
+        if call.event == "Stop" && self.blocked {
+            self.hear(HookActivity::Idle, now);
+        }
     }
 
     fn check_setup(&self, harness: Option<&[String]>) -> Result<String, String> {

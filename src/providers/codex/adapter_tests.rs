@@ -255,6 +255,38 @@ fn stop_is_settled_by_its_claim_blocked_or_not() {
     );
 }
 
+/// The whole-agent simulation's seeds 720437 and 863417: a `Stop` hook
+/// killed after DING answered it with a block. Codex ignores the output
+/// of a run that did not exit 0, so the turn ended; the hook never passed
+/// the block on (no receipt), and believing the turn went on held the
+/// files, given back, until the person's next prompt.
+#[test]
+fn a_stop_block_never_passed_on_ended_the_turn() {
+    let mut codex = Codex::new(true);
+    let stop = call("Stop", json!({"stop_hook_active": false}), "a");
+    codex.on_hook(&stop, &agent(), T);
+    codex.on_claimed(&stop, &claimed(&["a.md"]), &agent(), T);
+    assert_eq!(evidence(&mut codex, &ready(true)), ActivityState::Active);
+    codex.on_answer_unread(&stop, T);
+    assert_eq!(
+        evidence(&mut codex, &ready(true)),
+        ActivityState::Idle,
+        "the block was never read: the turn is over"
+    );
+    // A continuation's hook heard first: the block reached Codex after
+    // all, and what that hook said stands.
+    codex.on_hook(&stop, &agent(), T);
+    codex.on_claimed(&stop, &claimed(&["b.md"]), &agent(), T);
+    codex.on_hook(&call("PreModelRequest", json!({}), "a"), &agent(), T);
+    codex.on_answer_unread(&stop, T);
+    assert_eq!(evidence(&mut codex, &ready(true)), ActivityState::Active);
+    // Another hook's lost answer says nothing of the turn.
+    let tool = call("PostToolUse", json!({}), "a");
+    codex.on_claimed(&tool, &claimed(&["c.md"]), &agent(), T);
+    codex.on_answer_unread(&tool, T);
+    assert_eq!(evidence(&mut codex, &ready(true)), ActivityState::Active);
+}
+
 #[test]
 fn a_delivery_holds_the_terminal_until_its_prompt_is_the_receipt() {
     let mut codex = Codex::new(true);

@@ -380,6 +380,13 @@ impl World {
         }
         self.harness_gone();
         self.keys_typed.clear();
+        // The person's keys so far went to the old terminal, gone with its
+        // harness: the new one has had none of theirs, so their next key
+        // keeps its distance from nothing (Gemini seeds 95137 and 246496:
+        // a key written by the old host 14 ms before the crash, and the
+        // next one, written at once by the new host to its new harness,
+        // were taken for a bunch no program read).
+        self.last_persons_key = None;
         self.order = InputOrder::new(
             self.identity.session.clone(),
             self.identity.generation.clone(),

@@ -48,6 +48,9 @@ struct Probe {
     startup_settle: Duration,
     /// When its verdict changes with time alone, if it does.
     changes_at: Option<Time>,
+    /// The events of the calls whose answer it was told was never passed
+    /// on.
+    unread: Vec<String>,
 }
 
 impl Provider for Probe {
@@ -119,6 +122,10 @@ impl Provider for Probe {
             stdout: format!("{} file(s)", claimed.granted.len()),
             ..HookAnswer::default()
         }
+    }
+
+    fn on_answer_unread(&mut self, call: &HookCall, _now: Time) {
+        self.unread.push(call.event.clone());
     }
 
     fn settings_files(&self) -> Vec<PathBuf> {
