@@ -113,7 +113,9 @@
 //! * **cost**: at the end, DING made no more model calls (its own turns,
 //!   and turns its hooks continued at their end) than the fewest a person
 //!   who knew every arrival would need beside their own requests
-//!   (`world/cost.rs`, over the evaluation's own `fewest_calls`);
+//!   (`world/cost.rs`, over the evaluation's own `fewest_calls`; a repeat
+//!   a crash of DING's allowed is owed a window from that crash; the
+//!   stories the soak found are `agent_simulation/cost_scenarios.rs`);
 //! * the same seed gives the same trace.
 //!
 //! The PTY host is `ding pty`'s input order, not a copy: every input and
@@ -153,6 +155,8 @@ mod claude_harness;
 mod codex_app_server;
 #[path = "agent_simulation/codex_harness.rs"]
 mod codex_harness;
+#[path = "agent_simulation/cost_scenarios.rs"]
+mod cost_scenarios;
 #[path = "agent_simulation/demo_harness.rs"]
 mod demo_harness;
 #[path = "agent_simulation/ding_crash_scenarios.rs"]

@@ -749,6 +749,11 @@ impl HarnessModel for CodexHarness {
         event == "Stop"
     }
 
+    /// The launcher's calls are its own, beside the harness's hooks.
+    fn a_request_may_wait_for(&self, event: &str) -> bool {
+        event != QUEUE && event != LAUNCH
+    }
+
     fn commands(&self) -> &'static [&'static str] {
         &COMMANDS
     }

@@ -130,6 +130,12 @@ pub trait HarnessModel {
     /// its own, and a message that arrived during the turn after its last
     /// request can ride no later request of it.
     fn asks_at_a_turns_end(&self, event: &str) -> bool;
+    /// Whether the harness's next request may wait for `event`'s answer:
+    /// every hook the harness runs itself, not a call its launcher makes
+    /// beside it.
+    fn a_request_may_wait_for(&self, _event: &str) -> bool {
+        true
+    }
     /// Commands a person may type whole at an empty composer (`/clear`).
     fn commands(&self) -> &'static [&'static str] {
         &[]

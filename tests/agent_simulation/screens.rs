@@ -642,6 +642,10 @@ impl HarnessModel for HostileScreens {
         self.inner.asks_at_a_turns_end(event)
     }
 
+    fn a_request_may_wait_for(&self, event: &str) -> bool {
+        self.inner.a_request_may_wait_for(event)
+    }
+
     fn snapshot(&mut self, revision: u64) -> Snapshot {
         match self.shown.clone() {
             Some(mut shown) => {

@@ -19,6 +19,17 @@
 //! them; DING making more is a [`Class::Cost`] violation like any other.
 //! Delivering later than a window closes costs nothing here: that is the
 //! latency the liveness bound and the evaluation judge.
+//!
+//! What a request could carry, as the soak's seeds taught it
+//! (docs/simulation.md): a request goes with the harness's own hook asked
+//! before it, never with a launcher's call made beside it; the requests
+//! that follow a turn DING continued are DING's, as those of its own turns
+//! are; a turn's end closes a window before the next turn's requests, in
+//! the same millisecond too (the windows are counted in half milliseconds
+//! to keep that order); and a file that reached the model again, as a
+//! crash of DING's own allowed (`may_repeat`), has a second window from
+//! that crash: the crash owed it again, and only a repeat that happened
+//! opens one.
 
 use std::collections::BTreeMap;
 
@@ -61,13 +72,31 @@ struct Opened {
     arrived: bool,
 }
 
+/// When a request's hook was asked: what it adds was decided then.
+#[derive(Clone, Copy, Debug)]
+struct AskedAt {
+    at: u64,
+    /// A turn's end came before it in that very millisecond: it is the
+    /// next turn's, later than any window that end closed.
+    after_a_turns_end: bool,
+}
+
 /// What a hook call's answer lets happen.
 #[derive(Clone, Copy, Debug)]
 enum Awaited {
     TurnEnd,
     /// A request of this caller's, carrying at most what had arrived when
     /// the hook before it was asked (DING's answer was decided then).
-    Request(Caller, u64),
+    Request(Caller, AskedAt),
+}
+
+/// The last moment a request could carry a file.
+#[derive(Clone, Copy, Debug)]
+struct Closes {
+    at: u64,
+    /// A turn's end closed it: a request asked after that end, even in
+    /// the same millisecond, is the next turn's and carries nothing of it.
+    at_a_turns_end: bool,
 }
 
 /// What the cost oracle records of one run.
@@ -81,7 +110,7 @@ pub(super) struct CostLedger {
     /// A parked wake's answer is being acted on: a turn it starts is DING's.
     pub(super) waking: bool,
     /// The moments of the person's own requests.
-    own: Vec<u64>,
+    own: Vec<AskedAt>,
     /// DING's calls: when, and what they were.
     calls: Vec<(u64, &'static str)>,
     /// Each file's windows, by their openings.
@@ -94,7 +123,14 @@ pub(super) struct CostLedger {
     /// answered.
     awaiting: BTreeMap<Peer, Awaited>,
     /// When each hook call was asked.
-    asked_at: BTreeMap<Peer, u64>,
+    asked_at: BTreeMap<Peer, AskedAt>,
+    /// Calls a launcher makes beside the harness (its own process): no
+    /// request of the harness waits for them.
+    launchers: std::collections::BTreeSet<Peer>,
+    /// For each file a crash of DING's own put in doubt (HARD-22's window,
+    /// a claim whose receipt died), the moments of those crashes: a repeat
+    /// they allow is owed from then, and has a window of its own.
+    in_doubt: BTreeMap<String, std::collections::VecDeque<u64>>,
     /// Hook calls DING never answered (the harness gave up on them, or
     /// they found no adapter): a request after one carries nothing of
     /// DING's.
@@ -160,15 +196,27 @@ impl World {
                 self.cost
                     .calls
                     .push((self.now, "a turn continued at its end"));
+                // What follows (a tool's result) is of DING's call: a
+                // request that would not be without it is no free one.
+                self.cost.turn_by = Some(Caller::Ding);
                 return;
             }
         };
-        let hook = Peer(self.next_peer - 1);
+        // The harness's own hook asked last (a launcher's call between it
+        // and its request is not it).
+        let hook = (0..self.next_peer)
+            .rev()
+            .map(Peer)
+            .find(|peer| !self.cost.launchers.contains(peer))
+            .unwrap_or(Peer(self.next_peer - 1));
         let asked = self
             .hooks
             .get(&hook)
             .is_some_and(|record| record.answers == 0 && record.incarnation == self.incarnation);
-        let asked_at = self.cost.asked_at.get(&hook).copied().unwrap_or(self.now);
+        let asked_at = match self.cost.asked_at.get(&hook) {
+            Some(asked_at) => *asked_at,
+            None => self.asked_now(),
+        };
         match (asked, by) {
             (true, _) => {
                 self.cost
@@ -187,10 +235,52 @@ impl World {
     /// A hook was asked: at a turn's end, the turn's last chance to carry
     /// anything is its answer.
     pub(super) fn cost_hook_asked(&mut self, event: &str, peer: Peer) {
-        self.cost.asked_at.insert(peer, self.now);
+        let asked_at = self.asked_now();
+        self.cost.asked_at.insert(peer, asked_at);
+        if !self.harness.a_request_may_wait_for(event) {
+            self.cost.launchers.insert(peer);
+        }
         if self.harness.asks_at_a_turns_end(event) {
             self.cost.awaiting.insert(peer, Awaited::TurnEnd);
         }
+    }
+
+    fn asked_now(&self) -> AskedAt {
+        AskedAt {
+            at: self.now,
+            after_a_turns_end: self.cost.turn_ends.last() == Some(&self.now),
+        }
+    }
+
+    /// A crash of DING's own put `name` in doubt now: it may reach the
+    /// model once more (`may_repeat`).
+    pub(super) fn cost_in_doubt(&mut self, name: &str) {
+        self.cost
+            .in_doubt
+            .entry(name.to_string())
+            .or_default()
+            .push_back(self.now);
+    }
+
+    /// `name` reached the model again, as a crash of DING's own allowed
+    /// (it was in doubt): that crash owed it again from its moment, as a
+    /// context that forgot it would, and a person who knew every arrival
+    /// would need a request for it too. Only a repeat that happened gets
+    /// a window: a crash is no slack beside it.
+    pub(super) fn cost_delivered_again(&mut self, name: &str) {
+        let Some(at) = self
+            .cost
+            .in_doubt
+            .get_mut(name)
+            .and_then(std::collections::VecDeque::pop_front)
+        else {
+            return;
+        };
+        self.cost.opened.push(Opened {
+            name: name.to_string(),
+            at,
+            arrived: false,
+        });
     }
 
     /// The harness read a hook's answer (`answered`), or gave up on it:
@@ -283,10 +373,33 @@ impl World {
             .iter()
             .map(|opened| Window {
                 opens_ms: opened.at,
-                closes_ms: self.closes(opened),
+                closes_ms: self.closes(opened).at,
             })
             .collect();
-        let fewest = fewest_extra_calls(&self.cost.own, &windows, FILES_PER_REQUEST);
+        // In half milliseconds, so that the order of one millisecond's
+        // events is kept: a window opens after that millisecond's requests
+        // (one at the very moment a file arrived was made up before it),
+        // closes at a turn's end before the next turn's requests, and
+        // otherwise after every request of its last millisecond.
+        let in_order: Vec<Window> = self
+            .cost
+            .opened
+            .iter()
+            .map(|opened| {
+                let closes = self.closes(opened);
+                Window {
+                    opens_ms: 2 * opened.at + 1,
+                    closes_ms: 2 * closes.at + u64::from(!closes.at_a_turns_end),
+                }
+            })
+            .collect();
+        let own: Vec<u64> = self
+            .cost
+            .own
+            .iter()
+            .map(|asked| 2 * asked.at + u64::from(asked.after_a_turns_end))
+            .collect();
+        let fewest = fewest_extra_calls(&own, &in_order, FILES_PER_REQUEST);
         self.cost.fewest = fewest;
         let calls = self.cost.calls.len();
         if calls > fewest {
@@ -302,7 +415,11 @@ impl World {
                         opened.name, window.opens_ms, window.closes_ms
                     ))
                     .collect::<Vec<_>>(),
-                self.cost.own
+                self.cost
+                    .own
+                    .iter()
+                    .map(|asked| asked.at)
+                    .collect::<Vec<_>>()
             );
             self.record(Class::Cost, detail, false);
         }
@@ -316,7 +433,7 @@ impl World {
     /// file that arrived at a ready harness, a burst's gap later (others of
     /// its burst may follow it), unless the person took the keys back
     /// first.
-    fn closes(&self, opened: &Opened) -> u64 {
+    fn closes(&self, opened: &Opened) -> Closes {
         let opens = opened.at;
         let turn_end = self.cost.turn_ends.iter().copied().find(|&at| at > opens);
         let ready = self.cost.ready.iter().find_map(|stretch| {
@@ -330,11 +447,15 @@ impl World {
                 None
             }
         });
-        turn_end
+        let at = turn_end
             .into_iter()
             .chain(ready)
             .min()
             .unwrap_or(self.now)
-            .max(opens + 1)
+            .max(opens + 1);
+        Closes {
+            at,
+            at_a_turns_end: turn_end == Some(at),
+        }
     }
 }

@@ -5,9 +5,11 @@
 //! * **The sidecar** (the engine) is killed (`kill -9`) and started again
 //!   at once by its supervisor: a new [`Engine`] from the journal the
 //!   runtime last wrote (the world keeps `engine.journal()` at every
-//!   `JournalChanged`, as `tests/core_simulation.rs` does), a scan of the
-//!   same inbox, a new adapter (the old one dies with its downlink), a new
-//!   connection to the PTY host that asks for its status. A hook call the
+//!   `JournalChanged`, as `tests/core_simulation.rs` does), a new adapter
+//!   (the old one dies with its downlink), a scan of the same inbox before
+//!   any line of that adapter's is read (the real start lists `new/` before
+//!   its loop runs), a new connection to the PTY host that asks for its
+//!   status. A hook call the
 //!   old adapter held sees its connection close: `ding hook` answers the
 //!   harness as if the inbox were empty (`src/cli/hook.rs`). A send-if in
 //!   flight is finished or refused by the PTY host all the same, and its
@@ -193,10 +195,7 @@ impl World {
         };
         // Whatever was on its way to the dead engine or its adapter is lost.
         self.due.retain(|_, due| {
-            !matches!(
-                due,
-                Due::Engine(_) | Due::PtyLinkConnects | Due::InboxScanned
-            ) && !to_the_adapter(due)
+            !matches!(due, Due::Engine(_) | Due::PtyLinkConnects) && !to_the_adapter(due)
         });
         self.adapter_dies();
         // HARD-22's window: files whose PTY write may be done (or be done
@@ -213,7 +212,7 @@ impl World {
         window.sort();
         window.dedup();
         for name in window {
-            *self.ding.may_repeat.entry(name).or_default() += 1;
+            self.may_repeat(name);
         }
         let gone = self.ding.client;
         self.ding.client = Client(gone.0 + 1);
@@ -221,10 +220,12 @@ impl World {
         let now = Time::from_millis(self.now);
         self.engine = Engine::new(self.ding.config.clone(), Some(&self.ding.journal), now);
         self.carry_out_engine();
-        // The new sidecar scans the same inbox, then its link connects and
-        // asks the host's status.
+        // The new sidecar scans the same inbox before it reads a line of
+        // its adapter's (`sidecar::runtime::start` lists `new/` before its
+        // event loop runs: a hook's claim waits behind the scan), then its
+        // link connects and asks the host's status.
+        self.inbox_scanned();
         let scan_in = self.ding.rng.between(1, 30);
-        self.after(scan_in, Due::InboxScanned);
         self.after(scan_in + 1, Due::PtyLinkConnects);
     }
 
@@ -274,7 +275,7 @@ impl World {
                 })
                 .collect();
             for name in lost {
-                *self.ding.may_repeat.entry(name).or_default() += 1;
+                self.may_repeat(name);
             }
         }
         let printed_unreceipted: Vec<Peer> = self
@@ -287,9 +288,16 @@ impl World {
             .collect();
         for peer in printed_unreceipted {
             for name in self.ding.for_receipt.remove(&peer).unwrap_or_default() {
-                *self.ding.may_repeat.entry(name).or_default() += 1;
+                self.may_repeat(name);
             }
         }
+    }
+
+    /// A crash put `name` in doubt: it may reach the model once more, and
+    /// the cost oracle owes it a window from now if it does.
+    fn may_repeat(&mut self, name: String) {
+        self.cost_in_doubt(&name);
+        *self.ding.may_repeat.entry(name).or_default() += 1;
     }
 
     fn adapter_dies(&mut self) {

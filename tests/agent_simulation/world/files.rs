@@ -25,6 +25,9 @@ impl World {
         // write rings that write's files again, once
         // (docs/vrs/01-ding/requirements.md); no other repeat is allowed.
         let may_repeat = self.ding.may_repeat.get(name).copied().unwrap_or(0);
+        if seen > 1 && seen <= 1 + may_repeat {
+            self.cost_delivered_again(name);
+        }
         if seen > 1 + may_repeat {
             self.violate(
                 Class::Twice,

@@ -339,8 +339,6 @@ enum Due {
     DingCrash(DingCrash),
     /// The sidecar's link (re)connects to the PTY host and asks its status.
     PtyLinkConnects,
-    /// A sidecar started again lists the inbox's `new/`.
-    InboxScanned,
 }
 
 /// The send-if DING asked the PTY host for, awaiting its answer.
@@ -721,7 +719,6 @@ impl World {
             Due::HarnessRestarts => self.harness_restarts(),
             Due::DingCrash(crash) => self.ding_crashes(crash),
             Due::PtyLinkConnects => self.pty_link_connects(),
-            Due::InboxScanned => self.inbox_scanned(),
             // No adapter listens: `ding hook` answers nothing.
             Due::AdapterMachine(ToMachine::HookCall { peer, .. }) if self.machine.is_none() => {
                 self.hook_answers_nothing(peer, "no adapter listens")
