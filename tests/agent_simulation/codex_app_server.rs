@@ -103,6 +103,15 @@ impl AppServer {
         Some((item, self.queue_changed(&thread)))
     }
 
+    /// The texts of the items waiting in the current thread.
+    pub fn queued_texts(&self) -> Vec<String> {
+        self.queue
+            .iter()
+            .filter(|item| Some(&item.thread) == self.thread.as_ref())
+            .map(|item| item.text.clone())
+            .collect()
+    }
+
     /// Whether an item waits in the current thread.
     pub fn has_queued(&self) -> bool {
         self.queue

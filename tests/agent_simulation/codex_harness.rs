@@ -754,6 +754,15 @@ impl HarnessModel for CodexHarness {
         event != QUEUE && event != LAUNCH
     }
 
+    /// The thread's first prompt brings its `SessionStart` (`clear`).
+    fn queued_before_a_clears_first_prompt(&self) -> Vec<String> {
+        if self.session == Some("clear") {
+            self.server.queued_texts()
+        } else {
+            Vec::new()
+        }
+    }
+
     fn commands(&self) -> &'static [&'static str] {
         &COMMANDS
     }

@@ -136,6 +136,14 @@ pub trait HarnessModel {
     fn a_request_may_wait_for(&self, _event: &str) -> bool {
         true
     }
+    /// The texts of DING's deliveries waiting in the harness's own queue
+    /// for a context a clear began, whose first prompt has not run yet:
+    /// an adapter killed then cannot tell that clear was reported, and may
+    /// report it again with that prompt (spec §7, the journal's
+    /// consequences: at least once).
+    fn queued_before_a_clears_first_prompt(&self) -> Vec<String> {
+        Vec::new()
+    }
     /// Commands a person may type whole at an empty composer (`/clear`).
     fn commands(&self) -> &'static [&'static str] {
         &[]

@@ -634,6 +634,10 @@ impl HarnessModel for HostileScreens {
         self.inner.copies_reaching_model(event, answer)
     }
 
+    fn queued_before_a_clears_first_prompt(&self) -> Vec<String> {
+        self.inner.queued_before_a_clears_first_prompt()
+    }
+
     fn commands(&self) -> &'static [&'static str] {
         self.inner.commands()
     }

@@ -105,3 +105,41 @@ fn a_sidecar_killed_before_it_heard_its_return_was_written_may_give_its_files_on
         "once more, not twice: {again:#?}"
     );
 }
+
+/// Agent seed 713795 (Codex), found by the soak once the world's
+/// restarted sidecar read the inbox first: a delivery is queued for the
+/// thread the person's `/clear` began, whose clear the launcher had
+/// reported, and DING's sidecar is killed 20 ms later, before the queued
+/// prompt starts. The adapter spawned again cannot tell that the clear was
+/// reported (its memory died with the old one; the sidecar's journal keeps
+/// no thread), so the `SessionStart` that fires with the queued prompt
+/// reports `clear` again, and the delivery's files, given back, ride that
+/// hook's context beside the prompt that carries them: once more, the
+/// documented cost of a crash there (spec §7, at least once), never lost.
+/// A third time is not allowed: the next requests say them no more.
+#[test]
+fn a_delivery_queued_for_a_cleared_thread_when_the_sidecar_dies_is_said_at_most_once_more() {
+    let named = "[\"m0001-from-the-reviewer-about-round-two-of-the-simulation.md\", \"m0002-from-the-reviewer-about-round-two-of-the-simulation.md\"]";
+    let outcome = holds_in(
+        Scenario::random(713795),
+        &[
+            "person types \"/clear\"",
+            "the context begins again empty",
+            &format!("hook queue answered, naming {named}"),
+            "DING's sidecar is killed and starts again from its journal",
+            "a queued turn starts on \"[ding] 2 unread inbox messages",
+            &format!("hook SessionStart answered, naming {named}"),
+        ],
+    );
+    let again = trace_after(
+        &outcome,
+        &format!("hook SessionStart answered, naming {named}"),
+    );
+    assert!(
+        !again
+            .iter()
+            .any(|line| line.contains("m0001-from-the-reviewer")
+                && line.contains("answered, naming")),
+        "once more, not twice: {again:#?}"
+    );
+}

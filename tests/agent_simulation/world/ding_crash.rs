@@ -178,6 +178,7 @@ impl World {
     fn sidecar_crashes(&mut self) {
         self.note("DING's sidecar is killed and starts again from its journal".into());
         self.receipts_die_with_the_adapter(true);
+        self.queued_for_a_clear_may_repeat();
         // A send-if the host wrote whose reply is still on its way to the
         // engine (the sidecar hands it on a moment later): the PTY write
         // is done and the journal write is not, as much inside HARD-22's
@@ -236,6 +237,7 @@ impl World {
         }
         self.note("DING's adapter is killed".into());
         self.receipts_die_with_the_adapter(false);
+        self.queued_for_a_clear_may_repeat();
         self.due.retain(|_, due| !to_the_adapter(due));
         self.adapter_dies();
         self.after(1, Due::Engine(ToEngine::AdapterEof));
@@ -290,6 +292,24 @@ impl World {
             for name in self.ding.for_receipt.remove(&peer).unwrap_or_default() {
                 self.may_repeat(name);
             }
+        }
+    }
+
+    /// A delivery waiting in the harness's queue for a context a clear
+    /// began, before that context's first prompt: the adapter spawned
+    /// again cannot tell the clear was reported and reports it again with
+    /// that prompt, which gives the delivery's files back to be said once
+    /// more (spec §7, the journal's consequences: at least once; soak seed
+    /// 713795).
+    fn queued_for_a_clear_may_repeat(&mut self) {
+        let names: Vec<String> = self
+            .harness
+            .queued_before_a_clears_first_prompt()
+            .iter()
+            .flat_map(|text| self.names_in(text))
+            .collect();
+        for name in names {
+            self.may_repeat(name);
         }
     }
 
