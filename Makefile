@@ -49,8 +49,8 @@ demo:
 # The whole-agent simulation's sweeps on a million seeds (and 250,000 on the
 # Gemini model), optimized, with a progress line at every hundredth: every
 # seed that breaks an invariant is printed, with how to replay it.
-# DING_AGENT_SIM_SEEDS=N runs another count. About six minutes on 2 cores
-# (366 s on 2026-12-07, with other builds beside it).
+# DING_AGENT_SIM_SEEDS=N runs another count. About five minutes on 2 cores
+# (313 s with the build on 2026-12-07, the machine otherwise idle).
 soak:
 	DING_AGENT_SIM_PROGRESS=1 DING_AGENT_SIM_SEEDS=$${DING_AGENT_SIM_SEEDS:-1000000} \
 	  $(CARGO) test --profile sim --test agent_simulation -- --nocapture \
