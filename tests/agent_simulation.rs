@@ -1113,6 +1113,17 @@ fn holds_in(scenario: Scenario, marks: &[&str]) -> Outcome {
     outcome
 }
 
+/// The lines of `outcome`'s trace after the first that holds `mark`: what
+/// a scenario checks did not happen after a step of its story.
+fn trace_after<'t>(outcome: &'t Outcome, mark: &str) -> &'t [String] {
+    let at = outcome
+        .trace
+        .iter()
+        .position(|line| line.contains(mark))
+        .unwrap_or_else(|| panic!("no {mark:?} in the trace"));
+    &outcome.trace[at + 1..]
+}
+
 /// The first of `marks` that the trace does not go through, in order.
 /// A mark is a step of the story, not a moment: its leading time (`12420
 /// person types "p"`) is left out of the match, so that a harmless change

@@ -2,18 +2,8 @@
 //! kind of process killed, each on the seed whose story shows it, checked
 //! by the steps the story goes through and by the invariants.
 
-use super::holds_through_ding_crashes;
-use crate::world::{Harness, Outcome};
-
-/// The lines of `outcome`'s trace after the first that holds `mark`.
-fn trace_after<'t>(outcome: &'t Outcome, mark: &str) -> &'t [String] {
-    let at = outcome
-        .trace
-        .iter()
-        .position(|line| line.contains(mark))
-        .unwrap_or_else(|| panic!("no {mark:?} in the trace"));
-    &outcome.trace[at + 1..]
-}
+use super::{holds_through_ding_crashes, trace_after};
+use crate::world::Harness;
 
 /// DING's sidecar is killed after its notice was submitted and before the
 /// turn that reads it ends (issue 38 item 2): its file is staged, in the

@@ -4,18 +4,8 @@
 //! (hostile hooks, DING's crashes and all), checked by the steps the
 //! story goes through and by the invariants.
 
-use super::holds_in;
-use crate::world::{Outcome, Scenario};
-
-/// The lines of `outcome`'s trace after the first that holds `mark`.
-fn trace_after<'t>(outcome: &'t Outcome, mark: &str) -> &'t [String] {
-    let at = outcome
-        .trace
-        .iter()
-        .position(|line| line.contains(mark))
-        .unwrap_or_else(|| panic!("no {mark:?} in the trace"));
-    &outcome.trace[at + 1..]
-}
+use super::{holds_in, trace_after};
+use crate::world::Scenario;
 
 /// Agent seed 245813 (and 753428), where DING was wrong: after the
 /// person's `/clear` the sidecar is killed, so its new adapter never hears
