@@ -353,7 +353,11 @@ pub fn answer_with(agent: &Agent, key: &str, open: impl Fn(&Snapshot) -> bool) {
             return;
         }
     }
-    panic!("the dialog never took {key:?}");
+    let screen = ding::pty::client::Client::connect(&agent.paths().pty_socket())
+        .and_then(|mut reader| reader.snapshot())
+        .map(|snapshot| snapshot.rows.join("\n"))
+        .unwrap_or_else(|err| format!("(unreadable: {err})"));
+    panic!("the dialog never took {key:?}; the screen shows:\n{screen}");
 }
 
 /// Whether the screen stops satisfying `open` within `patience`, checked

@@ -95,8 +95,13 @@ impl Trial {
             Err(err) => Some(Err(err)),
         });
         found.unwrap_or_else(|| {
+            // What a person would look at next: the screen.
+            let shows = match self.screen() {
+                Ok(snapshot) => snapshot.rows.join("\n"),
+                Err(err) => format!("(the screen could not be read: {err})"),
+            };
             Err(anyhow!(
-                "the model server never saw {what} within {patience:?}"
+                "the model server never saw {what} within {patience:?}; the screen shows:\n{shows}"
             ))
         })
     }
