@@ -137,7 +137,7 @@ fn startup_backlog(t: &mut Trial) -> Result<()> {
     if asks {
         answer_at_startup(t)?;
     }
-    t.wait_ready()?;
+    t.note_when_ready()?;
     finish(t)
 }
 
@@ -233,7 +233,7 @@ fn resume_backlog(t: &mut Trial) -> Result<()> {
         t.send_message()?;
     }
     t.resume()?;
-    t.wait_ready()?;
+    t.note_when_ready()?;
     finish(t)?;
     // Whether the session really was resumed: the model call that carried
     // the backlog also carries the conversation before it.

@@ -186,6 +186,12 @@ fn carries_cleanly(request: &Request, name: &str) -> bool {
         .any(|text| text.text.contains(name) && !garbled(text))
 }
 
+/// When `sent` could first have been delivered: its arrival, or for a
+/// backlog the moment the harness's composer was first ready.
+fn could_go_ms(sent: &Sent, records: &Records) -> u64 {
+    sent.unix_ms.max(records.ready_ms.unwrap_or(0))
+}
+
 fn message_fact(sent: &Sent, records: &Records, turn_calls: &[&Request]) -> MessageFact {
     let first = turn_calls.iter().find(|r| carries_cleanly(r, &sent.name));
     let archived_ms = records
@@ -205,7 +211,7 @@ fn message_fact(sent: &Sent, records: &Records, turn_calls: &[&Request]) -> Mess
         delivered,
         latency_ms: reached_ms
             .filter(|_| delivered)
-            .map(|at| at.saturating_sub(sent.unix_ms)),
+            .map(|at| at.saturating_sub(could_go_ms(sent, records))),
         first_seq: first.map(|r| r.seq),
         garbled: turn_calls.iter().any(|r| {
             r.texts

@@ -98,4 +98,11 @@ pub struct Records {
     /// `None` when the workload stopped before it set one (then whatever
     /// reached the model counts).
     pub deadline_ms: Option<u64>,
+    /// When the harness's composer was first seen ready after the start
+    /// or resume a backlog waited for (unix ms): a message sent before it
+    /// could not go sooner, and its latency counts from here. `None` when
+    /// no backlog waited, or the composer was already ready at the first
+    /// look (then the latency counts from the arrival, startup and all).
+    #[serde(default)]
+    pub ready_ms: Option<u64>,
 }

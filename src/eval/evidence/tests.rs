@@ -93,6 +93,22 @@ fn an_archived_file_is_delivered_even_if_no_request_names_it() {
 }
 
 #[test]
+fn a_backlogs_latency_counts_from_the_composer_first_being_ready() {
+    let records = Records {
+        sent: vec![sent("a.md", 100), sent("b.md", 5_000)],
+        archived: vec![("a.md".into(), 4_400), ("b.md".into(), 5_300)],
+        deadline_ms: Some(9_000),
+        ready_ms: Some(4_000),
+        ..Records::default()
+    };
+    let m = metrics(&records, &[], &[]);
+    // Sent before the composer was ready: from the ready moment.
+    assert_eq!(m.messages[0].latency_ms, Some(400));
+    // Sent after it: from its arrival.
+    assert_eq!(m.messages[1].latency_ms, Some(300));
+}
+
+#[test]
 fn history_repeats_are_one_injection_two_blocks_in_one_request_a_duplicate() {
     let requests = [
         request(1, "prompt", 1, Some(1), &[("user", NOTICE_A)]),

@@ -51,6 +51,24 @@ impl Trial {
         self.wait_screen("the composer", PATIENCE, |s| pane.ready(s))
     }
 
+    /// Waits until the harness takes input after the start or resume a
+    /// backlog waited for, and records when its composer was first seen
+    /// ready: the backlog's latency counts from then. A composer already
+    /// ready at the first look records nothing (its moment is unknown).
+    pub fn note_when_ready(&mut self) -> Result<()> {
+        let pane = self.pane;
+        let first_look_ready = pane.ready(&self.screen()?);
+        self.wait_ready()?;
+        if first_look_ready {
+            self.notes.push(
+                "the composer was ready at the first look: the backlog's latency counts from its arrival".into(),
+            );
+        } else {
+            self.records.ready_ms = Some(unix_ms());
+        }
+        Ok(())
+    }
+
     /// Waits until the harness is idle with an empty composer.
     pub fn wait_idle(&self) -> Result<Snapshot> {
         let pane = self.pane;
