@@ -375,8 +375,12 @@ impl Agent {
             }
             assert!(
                 Instant::now() < deadline,
-                "timed out waiting for {what}; last status:\n{}",
-                status.map(|s| s["lines"].to_string()).unwrap_or_default()
+                "timed out waiting for {what}; last status:\n{}\nthe adapter said: {}",
+                status
+                    .as_ref()
+                    .map(|s| s["lines"].to_string())
+                    .unwrap_or_default(),
+                status.as_ref().map(adapter_says).unwrap_or_default()
             );
             thread::sleep(interval);
         }
@@ -692,10 +696,20 @@ impl Agent {
     }
 }
 
+/// Set to `1`, a test that fails keeps its agent's directory (the
+/// sidecar's, adapter's and harness's logs, the inbox, the journal) and
+/// prints where it is.
+pub const KEEP_FAILED: &str = "DING_TEST_KEEP_FAILED";
+
 impl Drop for Agent {
     fn drop(&mut self) {
         // Bounded: a `ding down` that hangs must not hang the test run.
         let _ = self.run_within(DEADLINE, &["down", &self.name]);
+        if thread::panicking() && std::env::var_os(KEEP_FAILED).is_some_and(|value| value == "1") {
+            // Its logs, inbox and journal, as they were when it failed.
+            self.dir.disable_cleanup(true);
+            eprintln!("{KEEP_FAILED}=1: kept {}", self.dir.path().display());
+        }
         // Whatever survived (an adapter orphaned by a SIGKILLed sidecar, a
         // harness that ignored the hangup) is killed by pid.
         for _ in 0..50 {
