@@ -632,3 +632,36 @@ fn after_an_esc_interrupt_the_armed_wake_still_delivers() {
     // The interrupted prompt's call, then the wake's.
     settled("after an Esc interrupt", &agent, &model, 2, 0);
 }
+
+/// Issue 39, item 3, measured: a person closes `/permissions` (or
+/// `/resume`, `DING_SECOND_ESC_COMMANDS`, comma-separated) with Esc, a
+/// message arrives at once, and the person presses Esc again 0.3 to 1.0 s
+/// after the closing. Counts the turns of DING's that Esc interrupted, and
+/// those that began within 1 s of a key of the person's
+/// (`DING_SECOND_ESC_TRIALS` trials, 10 unless said; each printed):
+/// `cargo test --test providers_claude_careful_real_pane
+/// a_second_esc_after_a_dialog_closed -- --ignored --nocapture`.
+#[test]
+#[ignore = "a measurement for the record (docs/evaluation.md)"]
+fn a_second_esc_after_a_dialog_closed_interrupts_nothing_ding_started() {
+    let (agent, model) = careful_claude("cl-second-esc");
+    let commands =
+        std::env::var("DING_SECOND_ESC_COMMANDS").unwrap_or_else(|_| "/permissions".into());
+    let commands: Vec<&str> = commands.split(',').collect();
+    let interrupted = measure_second_esc(
+        &agent,
+        &model,
+        &commands,
+        &EscScreens {
+            dialog: &|snapshot| read(snapshot).screen == Screen::Dialog,
+            idle_and_empty: &idle_and_empty,
+            filled: None,
+        },
+    );
+    keep_for_the_record(&agent);
+    let _ = agent.ding(&["down", &agent.name]);
+    assert_eq!(
+        interrupted, 0,
+        "turns of DING's interrupted or begun within 1 s of a key"
+    );
+}

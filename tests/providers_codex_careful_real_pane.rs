@@ -683,3 +683,59 @@ fn after_a_denied_approval_the_held_message_is_delivered_with_no_terminal_input(
     // The human's prompt (denied) and the delivery.
     codex.settled("denied approval", 2, 0);
 }
+
+/// Issue 39, item 3, measured: a person closes `/permissions` with Esc, a
+/// message waits for it, and the person presses Esc again 0.3 to 1.0 s
+/// after the closing. Counts the queued turns of DING's that Esc
+/// interrupted, and those that began within 1 s of a key of the person's
+/// (`DING_SECOND_ESC_TRIALS` trials, 10 unless said; each printed), each
+/// trial in a Codex of its own (Esc Esc edits the last prompt, so a trial
+/// can leave the next one a composer that is not the person's):
+/// `cargo test --test providers_codex_careful_real_pane
+/// a_second_esc_after_a_dialog_closed -- --ignored --nocapture`.
+#[test]
+#[ignore = "a measurement for the record (docs/evaluation.md)"]
+fn a_second_esc_after_a_dialog_closed_interrupts_nothing_ding_started() {
+    let trials: u64 = std::env::var("DING_SECOND_ESC_TRIALS")
+        .ok()
+        .and_then(|text| text.parse().ok())
+        .unwrap_or(10);
+    let (mut interrupted, mut at_risk) = (0, 0);
+    for trial in 0..trials {
+        let careful = Careful::start(&format!("cx-second-esc-{trial}"), "native");
+        // A first message at idle: the new screen has settled (a new
+        // terminal's settle is not what is measured).
+        deliver_one_message(&careful.agent, &careful.model);
+        let offset = Duration::from_millis(300 + 100 * (trial % 8));
+        let result = second_esc_after_a_dialog(
+            &careful.agent,
+            &careful.model,
+            "/permissions",
+            offset,
+            false,
+            &EscScreens {
+                dialog: &|snapshot| read(snapshot).screen == Screen::Dialog,
+                idle_and_empty: &ready_and_empty,
+                filled: Some((
+                    &|snapshot: &Snapshot| {
+                        let view = read(snapshot);
+                        view.screen == Screen::Ready && view.composer == Composer::Nonempty
+                    },
+                    "\u{3}",
+                )),
+            },
+        );
+        eprintln!("second Esc, trial {trial}: {result:?}");
+        interrupted += u64::from(result.interrupted);
+        at_risk += u64::from(result.within_a_second_of_a_key);
+        keep_for_the_record(&careful.agent);
+    }
+    eprintln!(
+        "second Esc: {interrupted} of {trials} queued turns of DING's interrupted; {at_risk} of {trials} began within 1 s of a key of the person's"
+    );
+    assert_eq!(
+        interrupted + at_risk,
+        0,
+        "turns of DING's interrupted or begun within 1 s of a key"
+    );
+}

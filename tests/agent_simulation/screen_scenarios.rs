@@ -139,7 +139,7 @@ fn a_notice_that_arrives_changed_is_never_sent_by_dings_return() {
                 "DING's paste arrived changed: \"[ding] 1 unead inbox message",
                 "person types \"\\r\"",
                 "the host takes DING's paste back out: a person's key after the hold",
-                "submitted \"[ding] 3 unread inbox messages in inbox/new: m0001.md",
+                "submitted \"[ding] 4 unread inbox messages in inbox/new: m0001.md",
             ]
         ),
         None,
@@ -189,22 +189,47 @@ fn a_withheld_notice_read_empty_on_a_half_drawn_frame_is_not_rung_again() {
 /// moment before and answered a moment after, claimed the `unread`
 /// backlog and was given it again: the file reached the model with the
 /// prompt and again with the next request. A file handed to a hook since
-/// the context last began is no longer granted to a backlog claim.
+/// the context last began is no longer granted to a backlog claim
+/// (`tests/core_seam.rs::scope_unread_leaves_out_a_file_rung_since_the_context_began_again`).
+///
+/// Open: since a turn of DING's waits the turn quiet after a person's key
+/// (issue 39), seed 9361's world no longer goes through that story (the
+/// wake after the person's answer to a picker moved every later moment,
+/// and no `/compact` comes), and no other was found (the hostile screens'
+/// Claude worlds 0 to 40,000 and 100,000 to 180,000, and parts of 40,000
+/// to 100,000 and of Codex's first 60,000, searched for a compaction's
+/// `SessionStart` asked before a prompt whose `UserPromptSubmit` is given
+/// a file, and answered after it). What the seed still checks: its world
+/// keeps every invariant, and no `SessionStart` is given a file a
+/// `UserPromptSubmit` was given before it.
 #[test]
 fn a_backlog_hook_answered_after_a_prompts_hook_does_not_say_its_file_again() {
     let trace = hostile(Harness::Claude, 9361, |plan| plan.trust_at_start);
-    assert_eq!(
-        first_missing_mark(
-            &trace,
-            &[
-                "hook SessionStart Peer(8)",
-                "submitted \"klovj\"",
-                "hook UserPromptSubmit answered, naming [\"m0002.md\"]",
-                "hook SessionStart answered, naming []",
-            ]
-        ),
-        None
-    );
+    let named = |line: &str| -> Vec<String> {
+        line.split_once("naming [")
+            .map(|(_, files)| {
+                files
+                    .trim_end_matches(']')
+                    .split(", ")
+                    .filter(|name| !name.is_empty())
+                    .map(|name| name.trim_matches('"').to_string())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let mut prompted: Vec<String> = Vec::new();
+    for line in &trace {
+        if line.contains("hook UserPromptSubmit answered") {
+            prompted.extend(named(line));
+        }
+        if line.contains("hook SessionStart answered") {
+            let again: Vec<String> = named(line)
+                .into_iter()
+                .filter(|name| prompted.contains(name))
+                .collect();
+            assert!(again.is_empty(), "{line}: {again:?}\n{}", trace.join("\n"));
+        }
+    }
 }
 
 /// Every capture an unannounced dialog is drawn with reads as what it is
@@ -532,4 +557,58 @@ fn gemini_a_confirmation_no_notification_announces_takes_no_notice() {
         ),
         None
     );
+}
+
+/// Real pane, Claude Code 2.1.328 and Codex 0.169.0 (issue 39, item 3):
+/// with a message waiting for a dialog, the person closed it with Esc and
+/// pressed Esc again about 0.6 s later; DING's turn had begun 0.36 to
+/// 0.45 s after the first Esc (its quiet after a key was `quiet-input`,
+/// 300 ms), and the second Esc interrupted it (1 of 10 on each, every one
+/// of the 20 within 1 s of a key: `docs/evaluation.md`, "A second Esc
+/// after a dialog closed"). At seed 561 six files wait while the person
+/// opens `/resume`, closes it with Esc, opens `/permissions` 393 ms later
+/// and closes it; the wake goes once they have left the terminal alone
+/// for the turn quiet, with all six files, and no turn of DING's begins
+/// within 1 s of a key of the person's anywhere in the run. (With the
+/// quiet at 300 ms the wake went 938 ms after the last Esc.)
+#[test]
+fn a_turn_of_dings_waits_past_a_persons_keys_closing_dialogs() {
+    let trace = hostile(Harness::Claude, 561, |plan| plan.pickers);
+    assert_eq!(
+        first_missing_mark(
+            &trace,
+            &[
+                "person types \"/resume\\r\"",
+                "person types \"\\u{1b}\"",
+                "person types \"/permissions\\r\"",
+                "person types \"\\u{1b}\"",
+                "hook wake answered, naming [\"m0001.md\", \"m0002.md\", \"m0003.md\", \"m0004.md\", \"m0005.md\", \"m0006.md\"]",
+            ]
+        ),
+        None,
+        "{}",
+        trace.join("\n")
+    );
+    let at = |line: &str| -> u64 {
+        line.split_whitespace()
+            .next()
+            .and_then(|ms| ms.parse().ok())
+            .unwrap_or(0)
+    };
+    let mut last_key = None;
+    for line in &trace {
+        if line.contains("person types") {
+            last_key = Some(at(line));
+        }
+        if line.contains("hook wake answered, naming [\"")
+            && let Some(key) = last_key
+        {
+            assert!(
+                at(line) >= key + 1_000,
+                "a turn of DING's {} ms after a key: {line}\n{}",
+                at(line) - key,
+                trace.join("\n")
+            );
+        }
+    }
 }

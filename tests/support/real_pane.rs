@@ -936,3 +936,231 @@ pub fn wait_unchanged(
         );
     }
 }
+
+/// One trial of a person closing a dialog with Esc and pressing Esc again
+/// a moment later (issue 39, item 3), with a message sent just after the
+/// closing: when DING's turn for it began after the closing Esc, and
+/// whether the second Esc interrupted it.
+#[derive(Debug)]
+pub struct SecondEsc {
+    /// When the second Esc was pressed, after the Esc that closed the
+    /// dialog.
+    pub offset: Duration,
+    /// When the first model request carrying the message came, after the
+    /// closing Esc (ms, on the model server's clock).
+    pub turn_after_close_ms: i64,
+    /// When it came after the second Esc (ms; negative: before it).
+    pub turn_after_second_esc_ms: i64,
+    /// It began within 1 s after one of the person's keys (the closing
+    /// Esc or the second): a key pressed then would have met it.
+    pub within_a_second_of_a_key: bool,
+    /// Model requests whose latest prompt carried the message (more than
+    /// one: a turn of DING's was cut short and the notice came again).
+    pub carrying: usize,
+    /// The screen said a turn was interrupted after the second Esc, or the
+    /// message was carried again (DING's turn was cut short).
+    pub interrupted: bool,
+}
+
+fn unix_ms() -> i64 {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock");
+    i64::try_from(now.as_millis()).expect("ms")
+}
+
+/// Rows of `snapshot` that say a turn was interrupted.
+fn interrupted_rows(snapshot: &Snapshot) -> usize {
+    snapshot
+        .rows
+        .iter()
+        .filter(|row| row.to_lowercase().contains("interrupted"))
+        .count()
+}
+
+/// The person opens a dialog with `command` (typed, then Return), a
+/// message arrives and waits for it, the person closes it with Esc (or,
+/// `sent_after_close`, the message is sent just after), and presses Esc
+/// again `offset` after the Esc that closed the dialog, reading the
+/// harness's screens with `screens`. The timed press is the person's,
+/// the stimulus measured; every wait is on a screen, a request or the
+/// status.
+/// A reading of one screen.
+pub type ScreenTest<'a> = &'a dyn Fn(&Snapshot) -> bool;
+
+/// What a trial of [`second_esc_after_a_dialog`] reads on a harness's
+/// screen.
+pub struct EscScreens<'a> {
+    /// A dialog (and any other, such as a rewind menu the second Esc may
+    /// open, which the person then closes with Esc too).
+    pub dialog: ScreenTest<'a>,
+    /// The screen a trial starts and ends on.
+    pub idle_and_empty: ScreenTest<'a>,
+    /// A composer the second Esc filled, and the keys a person clears it
+    /// with.
+    pub filled: Option<(ScreenTest<'a>, &'a str)>,
+}
+
+pub fn second_esc_after_a_dialog(
+    agent: &Agent,
+    model: &ModelServer,
+    command: &str,
+    offset: Duration,
+    sent_after_close: bool,
+    screens: &EscScreens,
+) -> SecondEsc {
+    let (dialog, idle_and_empty) = (screens.dialog, screens.idle_and_empty);
+    // The person reads the last reply a while before going on (and a
+    // turn of DING's before is well over: no grace after it holds this
+    // one).
+    wait_unchanged(
+        agent,
+        "the last reply, read",
+        Duration::from_secs(6),
+        idle_and_empty,
+    );
+    type_keystrokes(agent, command);
+    press_enter(agent);
+    if !closes_within(agent, Duration::from_secs(3), &|snapshot: &Snapshot| {
+        !dialog(snapshot)
+    }) {
+        // A command popup still open after the Return: a person presses
+        // it again.
+        press_enter(agent);
+    }
+    wait_unchanged(
+        agent,
+        "the dialog, read",
+        Duration::from_millis(800),
+        dialog,
+    );
+    // The message arrives while the dialog is open, and waits past the
+    // gather for the dialog (`sent_after_close`: just after it closed).
+    let early = (!sent_after_close).then(|| {
+        let name = send_message(agent, "while a dialog is open\n");
+        agent.wait_status("the message held by the dialog", |status| {
+            message(status, &name).is_some_and(|m| {
+                m["state"] == "pending"
+                    && m["hold"]["code"].is_string()
+                    && m["hold"]["code"] != "gathering"
+            })
+        });
+        name
+    });
+    let mut closed_at = (Instant::now(), unix_ms());
+    for _ in 0..3 {
+        closed_at = (Instant::now(), unix_ms());
+        agent.ding_ok(&["intervene", &agent.name, "\u{1b}", "--no-enter"]);
+        if closes_within(agent, Duration::from_secs(2), &dialog) {
+            break;
+        }
+    }
+    let name = early.unwrap_or_else(|| send_message(agent, "after a dialog closed\n"));
+    let before = interrupted_rows(&agent.pty().snapshot().expect("snapshot"));
+    // The person's second Esc, at its offset from the first.
+    thread::sleep((closed_at.0 + offset).saturating_duration_since(Instant::now()));
+    let second_at = unix_ms();
+    agent.ding_ok(&["intervene", &agent.name, "\u{1b}", "--no-enter"]);
+    let after_esc = interrupted_rows(&agent.pty().snapshot().expect("snapshot"));
+    // Until the message reaches the model; a menu the second Esc opened
+    // is closed as a person would.
+    let trace = std::env::var_os("DING_SECOND_ESC_TRACE").is_some();
+    let said = std::cell::RefCell::new(String::new());
+    let first = wait_until("the message carried", PATIENCE, || {
+        if trace {
+            let evidence = agent.status()["engine"]["evidence"].clone();
+            let now = format!("{} {}", evidence["state"], evidence["adapterReason"]);
+            if *said.borrow() != now {
+                eprintln!("  +{} ms: {now}", closed_at.0.elapsed().as_millis());
+                *said.borrow_mut() = now;
+            }
+        }
+        let shown = agent.pty().snapshot().ok()?;
+        if let Some((draft, keys)) = screens.filled
+            && draft(&shown)
+        {
+            // What the second Esc put in the composer (Codex's Esc Esc
+            // edits the last prompt), cleared as a person would.
+            agent.ding_ok(&["intervene", &agent.name, keys, "--no-enter"]);
+            let _ = closes_within(agent, Duration::from_secs(2), &draft);
+        }
+        if dialog(&shown) {
+            agent.ding_ok(&["intervene", &agent.name, "\u{1b}", "--no-enter"]);
+            let _ = closes_within(agent, Duration::from_secs(2), &dialog);
+        }
+        model
+            .requests()
+            .into_iter()
+            .find(|request| carries(request, &name))
+    });
+    until_quiet("the trial settled", QUIET, SETTLE_PATIENCE, || {
+        (model.requests().len(), pty_writes(agent).deliveries)
+    });
+    let shown = wait_screen(agent, "idle after the trial", idle_and_empty);
+    let carrying = model
+        .requests()
+        .iter()
+        .filter(|request| {
+            request["prompt"]
+                .as_str()
+                .is_some_and(|prompt| prompt.contains(name.as_str()))
+        })
+        .count();
+    let cut = interrupted_rows(&shown) > before.max(after_esc) || carrying > 1;
+    let turn_at = first["t"].as_i64().unwrap_or(0);
+    let within = |key: i64| (0..1_000).contains(&(turn_at - key));
+    SecondEsc {
+        offset,
+        turn_after_close_ms: turn_at - closed_at.1,
+        turn_after_second_esc_ms: turn_at - second_at,
+        within_a_second_of_a_key: within(closed_at.1) || within(second_at),
+        carrying,
+        interrupted: cut,
+    }
+}
+
+/// Runs [`second_esc_after_a_dialog`] `DING_SECOND_ESC_TRIALS` times (10
+/// unless said), the second Esc 0.3 to 1.0 s after the closing in turn,
+/// alternating `commands`, and prints each trial and the counts; returns
+/// how many turns of DING's were interrupted plus how many began within
+/// 1 s of a key of the person's (0 where the rule holds).
+/// `DING_SECOND_ESC_AFTER_CLOSE=1` sends the message just after the
+/// closing instead of while the dialog is open.
+pub fn measure_second_esc(
+    agent: &Agent,
+    model: &ModelServer,
+    commands: &[&str],
+    screens: &EscScreens,
+) -> usize {
+    let trials: usize = std::env::var("DING_SECOND_ESC_TRIALS")
+        .ok()
+        .and_then(|text| text.parse().ok())
+        .unwrap_or(10);
+    let after_close = std::env::var("DING_SECOND_ESC_AFTER_CLOSE").is_ok();
+    let (mut interrupted, mut at_risk) = (0, 0);
+    for trial in 0..trials {
+        let offset = Duration::from_millis(300 + 100 * (trial as u64 % 8));
+        let command = commands[trial % commands.len()];
+        let result = second_esc_after_a_dialog(agent, model, command, offset, after_close, screens);
+        eprintln!("second Esc, trial {trial}, {command}: {result:?}");
+        interrupted += usize::from(result.interrupted);
+        at_risk += usize::from(result.within_a_second_of_a_key);
+    }
+    eprintln!(
+        "second Esc: {interrupted} of {trials} turns of DING's interrupted; {at_risk} of {trials} began within 1 s of a key of the person's"
+    );
+    interrupted + at_risk
+}
+
+/// Copies the agent's directory (logs, inbox, the model's requests) to
+/// `DING_KEEP_AGENT_DIR`, when it is set, before the test ends.
+pub fn keep_for_the_record(agent: &Agent) {
+    if let Some(keep) = std::env::var_os("DING_KEEP_AGENT_DIR") {
+        let copied = Command::new("cp")
+            .arg("-r")
+            .arg(agent.dir.path())
+            .arg(&keep)
+            .status();
+        eprintln!("agent directory kept in {keep:?}: {copied:?}");
+    }
+}

@@ -98,7 +98,7 @@ impl<P: Provider> AdapterMachine<P> {
 
     /// Wakes whose confirming reading has come (this snapshot's) go if it
     /// is still fresh idle, settled, and the person has still been quiet
-    /// for `quiet-input`; else they are withheld.
+    /// for the turn quiet ([`Pacing::turn_quiet`](super::pacing::Pacing::turn_quiet)); else they are withheld.
     pub(super) fn confirm_wakes(&mut self, reading: &Reading) {
         let read: Vec<Peer> = self
             .claims
@@ -116,7 +116,7 @@ impl<P: Provider> AdapterMachine<P> {
             };
             let screen_later = (!parked::may_wake(park, self.fresh_idle))
                 .then(|| self.now.saturating_add(park.settle));
-            let quiet_later = self.person.not_before(self.pacing.quiet_input, self.now);
+            let quiet_later = self.person.not_before(self.pacing.turn_quiet(), self.now);
             let why = match (screen_later, quiet_later) {
                 (None, None) => {
                     self.deliver(peer, wake.waiting, &wake.claimed);
@@ -124,9 +124,9 @@ impl<P: Provider> AdapterMachine<P> {
                 }
                 (Some(_), _) => format!("the screen read after its grant: {}", reading.reason),
                 (None, Some(_)) => format!(
-                    "the reading after its grant shows the person's input {} (quiet-input {} ms)",
+                    "the reading after its grant shows the person's input {} (a turn waits {} ms after it)",
                     self.person.describe(self.now),
-                    self.pacing.quiet_input.as_millis()
+                    self.pacing.turn_quiet().as_millis()
                 ),
             };
             self.withhold(peer, wake, screen_later.or(quiet_later), &why);

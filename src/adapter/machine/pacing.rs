@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use crate::adapter::timing::{HEARTBEAT, MIN_SNAPSHOT_GAP, VALID_FOR};
+use crate::adapter::timing::{HEARTBEAT, MIN_SNAPSHOT_GAP, TURN_QUIET, VALID_FOR};
 use crate::core::config::QUIET_INPUT;
 
 /// How the machine paces its evidence.
@@ -17,10 +17,21 @@ pub struct Pacing {
     pub heartbeat: Duration,
     /// The least time between two snapshots while the screen keeps moving.
     pub min_snapshot_gap: Duration,
-    /// A parked call is claimed for only once no person's input reached
-    /// the terminal for this long (the declaration's `quiet-input`, which
-    /// fences the terminal path's compare-and-sends too).
+    /// The declaration's `quiet-input`, which fences the terminal path's
+    /// compare-and-sends: a turn DING starts waits at least this long
+    /// after the person's last input ([`Pacing::turn_quiet`]).
     pub quiet_input: Duration,
+}
+
+impl Pacing {
+    /// How long no person's input may have reached the terminal before a
+    /// turn DING starts without them: a parked call is claimed for, and
+    /// answered, only then, and idle evidence with an empty composer
+    /// holds until then ([`TURN_QUIET`], or the declaration's
+    /// `quiet-input` where it is longer).
+    pub fn turn_quiet(&self) -> Duration {
+        self.quiet_input.max(TURN_QUIET)
+    }
 }
 
 impl Default for Pacing {

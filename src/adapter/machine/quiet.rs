@@ -6,10 +6,13 @@
 //! machine judges the same rule itself. A key the host counted may not be
 //! drawn yet (the composer still reads empty), and an Esc Esc that opens a
 //! harness's rewind menu draws nothing for a moment: a turn started then
-//! swallows the keys or gives them another meaning. So a parked call is
-//! claimed for only once no person's input reached the terminal for the
-//! declaration's `quiet-input`, and answered only once a snapshot asked
-//! for after the claim's grant still says so (a key may reach the
+//! swallows the keys or gives them another meaning, and a person who just
+//! closed a dialog with Esc may press Esc again a moment later. So a
+//! parked call is claimed for only once no person's input reached the
+//! terminal for the turn quiet (`Pacing::turn_quiet`: the adapter kit's
+//! `TURN_QUIET`, or the declaration's `quiet-input` where longer), and
+//! answered only once a snapshot asked for after the claim's grant still
+//! says so (a key may reach the
 //! terminal while the claim is out: `AdapterMachine::confirm_wakes`).
 //!
 //! The snapshot says when input last came (`terminal.inputAtMs`) and the

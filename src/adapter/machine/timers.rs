@@ -211,7 +211,7 @@ impl<P: Provider> AdapterMachine<P> {
             let quiet_later = || {
                 due.park
                     .waits_for_fresh_idle
-                    .then(|| self.person.not_before(self.pacing.quiet_input, now))
+                    .then(|| self.person.not_before(self.pacing.turn_quiet(), now))
                     .flatten()
             };
             if let Some(again_at) = screen_later.or_else(quiet_later) {

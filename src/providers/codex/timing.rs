@@ -38,8 +38,11 @@ pub const QUEUE_HOLD: Duration = Duration::from_secs(3_600);
 /// How long the thread stays idle with a delivery of DING's waiting in its
 /// queue before the launcher resumes the queue. Codex starts a queued turn
 /// within about 50 ms of the thread turning idle when the queue is not
-/// paused.
-pub const RESUME_AFTER: Duration = Duration::from_secs(1);
+/// paused; a paused one was paused by the person's Esc (or a denied
+/// approval), which turned the thread idle: the resume starts a turn no
+/// sooner after that key than the adapter kit starts one after any key
+/// (`TURN_QUIET`, issue 39).
+pub const RESUME_AFTER: Duration = crate::adapter::timing::TURN_QUIET;
 
 /// After the adapter could not be reached, the wait before calling again.
 pub const CALL_RETRY: Duration = Duration::from_millis(500);
@@ -89,6 +92,9 @@ mod tests {
         // and the queue's resume.
         assert!(RECEIPT_DEADLINE < DELIVERY_GRACE);
         assert!(RESUME_AFTER < DELIVERY_GRACE);
+        // A paused queue is resumed no sooner after the Esc that paused
+        // it than any turn of DING's after a person's key.
+        assert!(RESUME_AFTER >= crate::adapter::timing::TURN_QUIET);
         // A burst settles well within what a person notices; an
         // unreachable adapter is asked again within a second.
         assert!(QUEUE_SETTLE < Duration::from_secs(1));

@@ -165,13 +165,18 @@ fn a_wake_whose_confirming_reading_never_comes_is_withheld() {
     );
 }
 
+/// Issue 39, item 3: a person who just pressed a key is at the keyboard
+/// (the Esc that closed a dialog is followed by another about 0.6 s
+/// later): the wake waits for the turn quiet after it, not for the
+/// declaration's shorter `quiet-input`.
 #[test]
-fn a_parked_wake_waits_until_the_person_has_been_quiet_for_the_declared_time() {
+fn a_parked_wake_waits_until_the_person_has_been_quiet_for_the_turn_quiet() {
+    use crate::adapter::timing::TURN_QUIET;
     let mut machine = machine();
     park(&mut machine, 2, "wake", at(0));
     wanted_and_open(&mut machine, at(1_000));
     // Fresh idle, but a key reached the terminal 20 ms before the host
-    // built this reply (a key counted is not yet a key drawn).
+    // built this reply (the Esc that closed a dialog).
     let mut typed_just_now = testing::snapshot(10, &["ready"], Vec::new(), None);
     typed_just_now.revision = 3;
     typed_just_now.terminal.input_at_ms = Some(4_980);
@@ -180,15 +185,71 @@ fn a_parked_wake_waits_until_the_person_has_been_quiet_for_the_declared_time() {
     let lines = uplinked(&drain(&mut machine)).len();
     assert_eq!(lines, 1, "one activity line, held by the wake");
     // Settled, but the person is not quiet yet: quiet since 990, so due at
-    // 990 + 300.
+    // 990 + the turn quiet, well past the declaration's 300 ms.
+    let due = at(990) + TURN_QUIET;
+    let just_before = Time::from_millis(due.as_millis() - 1);
+    assert_eq!(TURN_QUIET, machine.pacing.turn_quiet());
     machine.handle_timeout(at(1_110));
     assert!(uplinked(&drain(&mut machine)).is_empty(), "no claim yet");
-    assert_eq!(machine.next_deadline(), Some(at(1_290)));
-    machine.handle_timeout(at(1_289));
-    assert!(uplinked(&drain(&mut machine)).is_empty(), "no claim yet");
+    assert_eq!(machine.next_deadline(), Some(due));
     machine.handle_timeout(at(1_290));
+    assert!(
+        uplinked(&drain(&mut machine)).is_empty(),
+        "no claim after quiet-input alone"
+    );
+    machine.handle_timeout(just_before);
+    assert!(uplinked(&drain(&mut machine)).is_empty(), "no claim yet");
+    machine.handle_timeout(due);
     let lines = uplinked(&drain(&mut machine)).len();
     assert_eq!(lines, 1, "the claim, once quiet");
+}
+
+/// A declaration's `quiet-input` longer than the turn quiet is kept.
+#[test]
+fn the_turn_quiet_is_the_longer_of_its_own_and_the_declared_quiet() {
+    use crate::adapter::timing::TURN_QUIET;
+    let mut pacing = Pacing::default();
+    assert_eq!(pacing.turn_quiet(), TURN_QUIET);
+    pacing.quiet_input = TURN_QUIET * 4;
+    assert_eq!(pacing.turn_quiet(), TURN_QUIET * 4);
+}
+
+/// The terminal path's turn (a typed notice's paste, then its Return) is
+/// fenced by the same quiet: an idle screen with an empty composer is no
+/// lease until the person has been quiet for it, and is read again then.
+#[test]
+fn an_idle_screen_is_no_lease_until_the_person_has_been_quiet_for_the_turn_quiet() {
+    use crate::adapter::timing::TURN_QUIET;
+    let mut machine = machine();
+    wanted_and_open(&mut machine, at(1_000));
+    let mut typed_just_now = testing::snapshot(10, &["ready"], Vec::new(), None);
+    typed_just_now.revision = 3;
+    typed_just_now.terminal.input_at_ms = Some(4_980);
+    typed_just_now.clock_ms = Some(5_000);
+    machine.handle_input(
+        Input::PtySnapshot(Box::new(typed_just_now.clone())),
+        at(1_010),
+    );
+    let outputs = drain(&mut machine);
+    let lines = uplinked(&outputs);
+    assert!(
+        matches!(&lines[..], [Body::Activity(a)] if a.state == ActivityState::Unknown
+            && a.reason.as_deref().is_some_and(|why| why.contains("the person's input came 20 ms ago"))),
+        "{lines:?}"
+    );
+    // Read again when the quiet has come (the host answers the same
+    // revision with the same reply): now a lease.
+    let due = at(990) + TURN_QUIET;
+    assert_eq!(machine.next_deadline(), Some(due));
+    machine.handle_timeout(due);
+    assert_eq!(drain(&mut machine), [Output::PtySnapshot]);
+    machine.handle_input(Input::PtySnapshot(Box::new(typed_just_now)), due);
+    let outputs = drain(&mut machine);
+    let lines = uplinked(&outputs);
+    assert!(
+        matches!(&lines[..], [Body::Activity(a)] if a.state == ActivityState::Idle),
+        "{lines:?}"
+    );
 }
 
 #[test]
