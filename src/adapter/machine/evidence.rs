@@ -45,6 +45,8 @@ impl<P: Provider> AdapterMachine<P> {
         }
         self.confirm_wakes(&reading);
         self.report(reading, snapshot.revision, typed);
+        // A screen read only to see it settle is not kept open after.
+        self.close_unless_wanted();
     }
 
     /// The typed notice this screen shows alone in an idle composer, if
