@@ -150,6 +150,14 @@ impl<P: Provider> AdapterMachine<P> {
         self.evidence_wanted || !self.claims.confirming.is_empty() || self.settling()
     }
 
+    /// Whether the screen is read now only to see a new screen settle: no
+    /// evidence is wanted and no wake waits for its confirming reading. A
+    /// caller that models the host (the whole-agent simulation) accounts
+    /// such reads apart from those made for work.
+    pub fn reads_only_to_settle(&self) -> bool {
+        !self.evidence_wanted && self.claims.confirming.is_empty() && self.settling()
+    }
+
     /// Asks the shell for the provider's settings files, if it has any.
     pub(super) fn read_settings(&mut self) {
         let files = self.provider.settings_files();

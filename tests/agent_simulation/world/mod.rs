@@ -394,12 +394,11 @@ struct File {
 
 struct World {
     rng: Rng,
-    /// How long the host takes to answer a read the adapter made while it
-    /// wanted no evidence (a new screen it watches settle): a stream of its
-    /// own, so that those reads leave every other draw where it was.
+    /// How long the host takes to answer a read the adapter made only to
+    /// see a new screen settle (no evidence wanted, no wake confirming):
+    /// a stream of its own, so that those reads leave every other draw
+    /// where it was.
     unasked_reads: Rng,
-    /// Whether the engine last told the adapter that it wants evidence.
-    evidence_wanted: bool,
     scenario: Scenario,
     now: u64,
     next_seq: u64,
@@ -495,7 +494,6 @@ impl World {
         let mut world = World {
             rng: Rng(scenario.seed ^ 0x5eed),
             unasked_reads: Rng(scenario.seed ^ 0x5e771e),
-            evidence_wanted: false,
             now: 0,
             next_seq: 0,
             due: BTreeMap::new(),
@@ -822,7 +820,6 @@ impl World {
                         agent: "worker".into(),
                         inbox: PathBuf::from("inbox"),
                     };
-                    self.evidence_wanted = false;
                     self.machine = Some(AdapterMachine::new(
                         Mutant::new(self.scenario.harness, self.scenario.defect),
                         agent,
@@ -843,9 +840,6 @@ impl World {
                 FromEngine::ToAdapter(Downlink::Claimed(_))
                     if self.scenario.defect == Some(Defect::LosesClaimAnswers) => {}
                 FromEngine::ToAdapter(line) => {
-                    if let Downlink::Evidence { wanted } = line {
-                        self.evidence_wanted = wanted;
-                    }
                     let bytes = format!("{}\n", line.to_line()).into_bytes();
                     self.after(1, Due::AdapterMachine(ToMachine::Downlink(bytes)));
                 }
@@ -885,10 +879,14 @@ impl World {
                 }
                 FromMachine::PtyClose => self.watching = false,
                 FromMachine::PtySnapshot => {
-                    let rng = if self.evidence_wanted {
-                        &mut self.rng
-                    } else {
+                    let unasked = self
+                        .machine
+                        .as_ref()
+                        .is_some_and(AdapterMachine::reads_only_to_settle);
+                    let rng = if unasked {
                         &mut self.unasked_reads
+                    } else {
+                        &mut self.rng
                     };
                     let delay = rng.between(1, 4);
                     self.after(delay, Due::Snapshot);

@@ -141,6 +141,7 @@ fn a_new_screen_is_read_until_it_settles_whether_or_not_work_waits() {
     );
     // Nothing is wanted, yet the new terminal is opened and read.
     assert_eq!(drain(&mut machine), [Output::PtyOpen]);
+    assert!(machine.reads_only_to_settle());
     machine.handle_input(Input::PtyOpened, at(1));
     assert_eq!(drain(&mut machine), [Output::PtySnapshot]);
     machine.handle_input(snapshot(1), at(5));
@@ -156,8 +157,10 @@ fn a_new_screen_is_read_until_it_settles_whether_or_not_work_waits() {
     assert_eq!(drain(&mut machine), [Output::PtyClose]);
     assert_eq!(machine.next_deadline(), None, "nothing waits on time");
     // A message long after: its first idle reading is evidence at once.
+    assert!(!machine.reads_only_to_settle(), "settled");
     machine.handle_input(wanted(true), at(12_000));
     assert_eq!(drain(&mut machine), [Output::PtyOpen]);
+    assert!(!machine.reads_only_to_settle(), "read for work");
     machine.handle_input(Input::PtyOpened, at(12_001));
     assert_eq!(drain(&mut machine), [Output::PtySnapshot]);
     machine.handle_input(snapshot(2), at(12_005));
