@@ -326,62 +326,67 @@ fn sweep_in_threads(
 
 /// Found 2026-12-05 at seed 1101 (Claude Code) and kept open, then by
 /// the sweep past `make test`'s seeds (issue 36, item 6: 21538 and 45325
-/// on Claude Code, then 7857, below): the wake's claim went out on a reading of an
-/// empty composer after the person had been quiet long enough, the
-/// person's key (`p`) reached the terminal 1 ms later, and the grant came
-/// back 1 ms after that: the wake, answered on the reading the claim was
-/// made on, started a turn under the draft. The typed path is fenced
-/// against exactly this by the PTY host's input time; the wake answers no
-/// PTY host. A wake granted files now goes only on a reading asked for
-/// after the grant; this one showed the key, so the wake was withheld,
+/// on Claude Code; now 1462 and 6698, since a new screen is read until it
+/// settles whether or not work waits, issue 39): the wake's claim went
+/// out on a reading of an empty composer after the person had been quiet
+/// long enough, the person's key reached the terminal a millisecond or
+/// two later, and the grant came back after that: the wake, answered on
+/// the reading the claim was made on, started a turn under the draft.
+/// The typed path is fenced against exactly this by the PTY host's input
+/// time; the wake answers no PTY host. A wake granted files now goes only
+/// on a reading asked for after the grant; at seed 1462 it showed the
+/// key (`x` at 10954 ms, withheld at 10956), so the wake was withheld,
 /// its files given back (`release` `withheld`), and the call put back: it
-/// went once the person had deleted their key and been quiet. (Seed 1101
-/// no longer meets the race since held evidence is read on events only;
-/// seed 21538 no longer since a turn waits the turn quiet after the
-/// person's last key, issue 39: its claim went out later, after the `p`;
-/// nor does 45325, which this scenario also ran. At seed 7857 the claim is out when the person types `v`, 1 ms before
-/// the reading after the grant; the file goes by the wake once the person
-/// has deleted it and been quiet.)
+/// went once the person had deleted their keys and been quiet (11638).
+/// (Seed 1101 no longer meets the race since held evidence is read on
+/// events only.)
 #[test]
 fn a_key_while_a_wakes_claim_is_out_withholds_the_wake() {
     holds_without(
         Harness::Claude,
-        7857,
+        1462,
         Class::WakeOnDraft,
         &[
-            "3968 person types \"v\"",
-            "3969 adapter log: wake: withheld: the screen read after its grant: ready, human text in the composer",
-            "10263 person types \"\\u{7f}\"",
-            "11516 hook wake answered, naming [\"m0001.md\"]",
+            "10954 person types \"x\"",
+            "10956 adapter log: wake: withheld: the screen read after its grant: ready, human text in the composer",
+            "11333 person types \"\\u{7f}\\u{7f}\"",
+            "11638 hook wake answered, naming [\"m0002.md\", \"m0003.md\"]",
         ],
+    );
+    holds_without(
+        Harness::Claude,
+        6698,
+        Class::WakeOnDraft,
+        &["wake: withheld: the screen read after its grant: ready, human text in the composer"],
     );
 }
 
 /// The same race on Codex's native path (issue 36, item 6: seeds 16613,
-/// 18857 and 48980): the parked `queue` call's claim went out in the
-/// millisecond the person typed `m`, and the queued turn the launcher
-/// then started ran under their draft. Withheld on the reading taken
-/// after the grant, the three files went back to pending, and the
-/// person's own prompt (`mvur`) carried them, at no model call of their
-/// own. (Seed 48980 no longer meets the race since held evidence is read
-/// on events only.)
+/// 18857 and 48980; now 8907 and 305, since a new screen is read until
+/// it settles, issue 39): the parked `queue` call's claim went out in the
+/// milliseconds the person typed their first key, and the queued turn
+/// the launcher then started ran under their draft. Withheld on the
+/// reading taken after the grant (`f` at 2705 ms, withheld at 2735), the
+/// six files went back to pending, and the person's own prompt (`fs`)
+/// carried them, at no model call of their own. (Seed 48980 no longer
+/// meets the race since held evidence is read on events only.)
 #[test]
 fn a_key_while_a_queued_turns_claim_is_out_withholds_the_delivery() {
     holds_without(
         Harness::Codex,
-        16613,
+        8907,
         Class::WakeOnDraft,
         &[
-            "8871 arrives m0003.md",
-            "9667 person types \"m\"",
-            "9694 adapter log: queue: withheld: the screen read after its grant: ready, human text in the composer",
-            "10178 submitted \"mvur\"",
-            "10194 hook SessionStart answered, naming [\"m0001.md\", \"m0002.md\", \"m0003.md\"]",
+            "1453 arrives m0006.md",
+            "2705 person types \"f\"",
+            "2735 adapter log: queue: withheld: the screen read after its grant: ready, human text in the composer",
+            "3082 submitted \"fs\"",
+            "3086 hook SessionStart answered, naming [\"m0001.md\", \"m0002.md\", \"m0003.md\", \"m0004.md\", \"m0005.md\", \"m0006.md\"]",
         ],
     );
     holds_without(
         Harness::Codex,
-        18857,
+        305,
         Class::WakeOnDraft,
         &["queue: withheld: the screen read after its grant: ready, human text in the composer"],
     );
@@ -390,29 +395,30 @@ fn a_key_while_a_queued_turns_claim_is_out_withholds_the_delivery() {
 /// Found by the sweep past `make test`'s seeds (issue 36, item 6: files
 /// never delivered on Claude Code, seed 37870), where DING was wrong, and
 /// fixed since by the hook channel's rule for calls about another harness
-/// (955afec, KIT-2): the person's prompt at 10.65 s fires
-/// `UserPromptSubmit` and a new wake, and the harness crashes 8 ms later.
-/// The new harness parked its own wake first; the dead one's wake, come
-/// late, replaced it (at abb3109: "hook wake answered, naming []" for the
-/// new one at 10666 ms), and every claim made for it was stamped with the
-/// dead incarnation and refused (`identity-mismatch`): the five files
-/// never reached the model, the harness idle from 15.3 s. A call about a
-/// harness the adapter no longer serves now claims nothing, holds no
-/// terminal, and is answered with nothing; the new harness's wake
-/// delivers the five.
+/// (955afec, KIT-2): the person's prompt fires `UserPromptSubmit` and a
+/// new wake, and the harness crashes a few milliseconds later. The new
+/// harness parked its own wake first; the dead one's wake, come late,
+/// replaced it (at abb3109: "hook wake answered, naming []" for the new
+/// one), and every claim made for it was stamped with the dead
+/// incarnation and refused (`identity-mismatch`): the files never reached
+/// the model. A call about a harness the adapter no longer serves now
+/// claims nothing, holds no terminal, and is answered with nothing; the
+/// new harness's wake delivers the files. (Now seed 13820, since a new
+/// screen is read until it settles, issue 39: the prompt at 734 ms, the
+/// crash at 740, the new wake parked at 746 delivers the seven files that
+/// arrive after, at 2319.)
 #[test]
 fn a_wake_of_a_harness_that_crashed_just_after_a_prompt_replaces_no_wake_of_the_new_one() {
     holds_without(
         Harness::Claude,
-        37870,
+        13820,
         Class::Liveness,
         &[
-            "8688 arrives m0005.md",
-            "10651 submitted \"pafmg\"",
-            "10651 hook wake Peer(10)",
-            "10659 the harness crashes and starts again as i2",
-            "10664 adapter log: wake: parked in slot wake",
-            "11417 hook wake answered, naming [\"m0001.md\", \"m0002.md\", \"m0003.md\", \"m0004.md\", \"m0005.md\"]",
+            "734 submitted \"izn\"",
+            "734 hook wake Peer(4)",
+            "740 the harness crashes and starts again as i2",
+            "746 adapter log: wake: parked in slot wake",
+            "2319 hook wake answered, naming [\"m0001.md\", \"m0002.md\", \"m0003.md\", \"m0004.md\", \"m0005.md\", \"m0006.md\", \"m0007.md\"]",
             "hook wake of a harness gone answered",
         ],
     );
@@ -443,53 +449,59 @@ fn a_late_queue_report_of_a_dead_app_server_counts_for_nothing() {
     );
 }
 
-/// Found by `make soak` (seed 526970), where DING was wrong: the adapter
-/// answered the launcher's parked call with three files at 14939 ms and
-/// the app-server died right then, before the launcher's
-/// `thread/queue/add` reached it. The new server's first report (18580)
-/// listed nothing of DING's, so the adapter knew the delivery was gone
-/// and owed its files to the next claim; but the files were still
-/// hook-owned, the sidecar wanted no evidence for them, and the parked
-/// call, which claims only once evidence is wanted, waited until the run
-/// ended (nothing else arrived). A delivery that never reached a server
-/// now gives its files back to unread work (`release`, `no-receipt`) as
-/// the report that proves it is read: evidence is wanted, and the
-/// launcher's park claims them again.
+/// Found by `make soak` (seed 526970; then 39851, since a new screen is
+/// read until it settles whether or not work waits; now 20404, since a
+/// turn of DING's waits the turn quiet after a person's key: issue 39),
+/// where DING was wrong: the adapter answered the launcher's parked call
+/// (with `m0002.md` at 14938 ms) and the app-server died right then,
+/// before the launcher's `thread/queue/add` reached it. The new server's
+/// first report (18520) listed nothing of DING's, so the adapter knew the
+/// delivery was gone and owed its files to the next claim; but the files
+/// were still hook-owned, the sidecar wanted no evidence for them, and
+/// the parked call, which claims only once evidence is wanted, waited
+/// until the run ended (nothing else arrived). A delivery that never
+/// reached a server now gives its files back to unread work (`release`,
+/// `no-receipt`) as the report that proves it is read: evidence is
+/// wanted, and the launcher's park claims them again.
 #[test]
 fn a_delivery_that_never_reached_an_app_server_goes_back_to_unread_work() {
     holds_without(
         Harness::Codex,
-        526970,
+        20404,
         Class::Liveness,
         &[
-            "14939 hook queue answered, naming [\"m0003.md\", \"m0004.md\", \"m0005.md\"]",
-            "14940 hook launch",
-            "18580 hook queue",
-            "18852 hook queue answered, naming [\"m0003.md\", \"m0004.md\", \"m0005.md\"]",
-            "a queued turn starts on \"[ding] 3 unread",
+            "14938 hook queue answered, naming [\"m0002.md\"]",
+            "14938 hook launch",
+            "18520 hook queue",
+            "18780 hook queue answered, naming [\"m0002.md\"]",
+            "a queued turn starts on \"[ding] 1 unread",
         ],
     );
 }
 
-/// Found by the same sweep (seed 43979), where the world model was
-/// wrong: a `Stop` continuation carries five files into a turn that is
-/// lost with its app-server, and the person compacts. The world had
-/// begun to take a compaction for the end of everything hooks had said,
-/// so the five never reached the model; but the compaction's summary is
+/// Found by the same sweep (seed 43979; now 177011, since a new screen
+/// is read until it settles whether or not work waits, issue 39), where
+/// the world model was wrong: a `Stop` continuation carries files (two
+/// here) into a turn that is lost with its app-server, and the person
+/// compacts. The world had begun to take a compaction for the end of
+/// everything hooks had said, so they never reached the model; but the
+/// compaction's summary is
 /// written from that text, and a lost turn's files are as told to the
 /// model as they were before it (nothing prompts it either way until the
-/// next prompt). A compaction now only lets them be said again.
+/// next prompt). A compaction now only lets them be said again (here the
+/// compacted context's `SessionStart` says them again).
 #[test]
 fn files_of_a_lost_continuation_stay_told_through_a_compaction() {
     holds_without(
         Harness::Codex,
-        43979,
+        177011,
         Class::Liveness,
         &[
-            "7736 hook Stop answered, naming [\"m0004.md\", \"m0005.md\", \"m0006.md\", \"m0007.md\", \"m0008.md\"]",
-            "8692 hook launch",
-            "9153 person types \"/compact\"",
-            "13541 the context is compacted: its prompts stay",
+            "3857 hook Stop answered, naming [\"m0001.md\", \"m0002.md\"]",
+            "3930 hook launch",
+            "6314 person types \"/compact\"",
+            "8546 the context is compacted: its prompts stay",
+            "8846 hook SessionStart answered, naming [\"m0001.md\", \"m0002.md\"]",
         ],
     );
 }
@@ -581,30 +593,19 @@ fn the_same_seed_gives_the_same_trace() {
 /// compare-and-send checks is the one the screen was read at. The host
 /// refuses the notice (the person typed 44 ms before), and both files
 /// reach the model by the turn-start hook of the person's own prompt,
-/// with nothing glued. Since a turn waits the turn quiet after the
-/// person's last key (issue 39), the adapter holds the idle screen itself
-/// (the snapshot after the `c` shows the key, drawn or not), so no notice
-/// is even offered to the host: the person's Return sends the `c`, and
-/// both files ride that prompt. The host's own refusal is proven by
-/// `tests/pty_time_fence.rs`.
+/// with nothing glued.
 #[test]
 fn real_pane_a_first_key_just_before_ding_types_is_not_glued_onto_the_notice() {
-    let outcome = holds_through(
+    holds_without(
         Harness::Demo,
         1875,
+        Class::Draft,
         &[
             "3597 person types \"c\"",
+            "3641 send-if 1 refused: PtyUnsettled { request: 1, part: Input",
             "3812 submitted \"c\"",
             "3825 hook turn-start answered, naming [\"m0001.md\", \"m0002.md\"]",
         ],
-    );
-    assert!(
-        outcome.violations.is_empty()
-            && !trace_after(&outcome, "person types \"c\"")
-                .iter()
-                .any(|line| line.contains("send-if")),
-        "{:#?}",
-        outcome.trace
     );
 }
 
@@ -678,12 +679,9 @@ fn every_deliberate_defect_is_caught() {
         (Defect::MenuIsIdle, Harness::Demo, Class::Dialog, 48),
         (Defect::MenuIsIdle, Harness::Claude, Class::Dialog, 179),
         (Defect::BusyIsIdle, Harness::Demo, Class::Busy, 14),
-        // Claude's two were caught by seed 34, then by 66 (the first
-        // since) once a turn waits the turn quiet after the person's last
-        // key (issue 39) moved seed 34's moments.
-        (Defect::BusyIsIdle, Harness::Claude, Class::Busy, 66),
+        (Defect::BusyIsIdle, Harness::Claude, Class::Busy, 34),
         (Defect::StaleEvidence, Harness::Demo, Class::Busy, 27),
-        (Defect::StaleEvidence, Harness::Claude, Class::Busy, 66),
+        (Defect::StaleEvidence, Harness::Claude, Class::Busy, 34),
         (Defect::DropsGrantedFiles, Harness::Demo, Class::Liveness, 1),
         (
             Defect::DropsGrantedFiles,
@@ -791,11 +789,14 @@ fn every_deliberate_defect_is_caught() {
             Class::KeysBunched,
             17,
         ),
+        // Seed 53 showed it first until a new screen was read until it
+        // settled whether or not work waits (issue 39): DING's notices
+        // then went earlier.
         (
             Defect::BunchesWaitingKeys,
             Harness::Gemini,
             Class::KeysBunched,
-            53,
+            20,
         ),
     ];
     let mut report = Vec::new();
@@ -864,22 +865,22 @@ fn real_pane_a_key_drawn_after_the_last_reading_holds_the_wake() {
 /// Real pane, Codex 0.169.0 (issue 20: a queued turn started 6 to 23 ms
 /// after the person's first key, which then steered into DING's turn and
 /// cost the work a call of its own). Found by the sweep without the quiet
-/// rule at seed 548, then 1447, now 61 since arrivals are gathered: three
-/// files wait at an idle Codex, the person presses Backspace on the empty
-/// composer just before the parked queue call's claim is due. A parked
-/// call waits until the person has been quiet for `quiet-input`: its
-/// delivery goes 306 ms after their key (302 ms before a wake waited for
-/// a reading after its grant), with all three.
+/// rule at seed 548, then 1447, then 61 since arrivals are gathered, now
+/// 221 since a new screen is read until it settles whether or not work
+/// waits (issue 39): two files wait at an idle Codex, the person presses
+/// Backspace on the empty composer just before the parked queue call's
+/// claim is due. A parked call waits until the person has been quiet for
+/// `quiet-input`: its delivery goes 305 ms after their key, with both.
 #[test]
 fn real_pane_a_first_key_just_before_a_queued_turn_waits_for_the_persons_quiet() {
     holds_through(
         Harness::Codex,
-        61,
+        221,
         &[
-            "5056 arrives m0003.md",
-            "6027 person types \"\\u{7f}\"",
-            "6333 hook queue answered, naming [\"m0001.md\", \"m0002.md\", \"m0003.md\"]",
-            "a queued turn starts on \"[ding] 3 unread",
+            "2215 arrives m0002.md",
+            "2489 person types \"\\u{7f}\"",
+            "2794 hook queue answered, naming [\"m0001.md\", \"m0002.md\"]",
+            "a queued turn starts on \"[ding] 2 unread",
         ],
     );
 }
@@ -893,20 +894,22 @@ fn real_pane_a_first_key_just_before_a_queued_turn_waits_for_the_persons_quiet()
 /// ago", and it was withheld every 250 ms for seconds (20 times in a
 /// trial). The simulated host now answers as the real one does, and the
 /// same last input read again keeps the moment first worked out
-/// (`quiet.rs`). At seed 10 the person deletes a draft at 8.58 s; the
-/// wake goes once they have been quiet for the turn quiet, 1,253 ms later
-/// (303 ms while it was `quiet-input`, before issue 39), with all four
-/// files and the three that arrived meanwhile. Without the rule the files
-/// never reach the model (1,140 of the first 20,000 seeds then break an
-/// invariant).
+/// (`quiet.rs`). At seed 265 (10, then 73, before issue 39's settle
+/// and turn quiet moved their moments) three files wait behind the
+/// person's draft, which they delete at 4.97 s; the wake goes once they
+/// have been quiet for the turn quiet, 1,254 ms later, with all three.
+/// Without the rule the files never reach the model (1,140 of the first
+/// 20,000 seeds then break an invariant).
 #[test]
 fn real_pane_a_screen_read_again_shows_the_person_ever_quieter() {
     holds_through(
         Harness::Claude,
-        10,
+        265,
         &[
-            "8583 person types \"\\u{7f}",
-            "9836 hook wake answered, naming [\"m0001.md\", \"m0002.md\", \"m0003.md\", \"m0004.md\", \"m0005.md\", \"m0006.md\", \"m0007.md\"]",
+            "3223 arrives m0003.md",
+            "4817 person types \"a\"",
+            "4973 person types \"\\u{7f}",
+            "6227 hook wake answered, naming [\"m0001.md\", \"m0002.md\", \"m0003.md\"]",
         ],
     );
 }
@@ -919,22 +922,23 @@ fn real_pane_a_screen_read_again_shows_the_person_ever_quieter() {
 /// queries itself, and a notice that shows up alone after its Return was
 /// withheld is taken back out with the provider's keys. The world's
 /// harness stalls (reads no input) as Codex did, and the person, who
-/// resized, waits for the redraw. At Gemini CLI seed 3323 the paste goes at
-/// 4.87 s into a stall, its Return is withheld, the notice shows up at
-/// 10.4 s and is taken out at 10.65 s; the four files then go in one
-/// notice, submitted alone. Without the rule the person's prompt joins the
-/// notice here (and at 13 of the first 25,000 Gemini seeds and 20 of the
-/// first 100,000 others).
+/// resized, waits for the redraw. At Gemini CLI seed 304 (3323 until a
+/// new screen was read until it settled whether or not work waits, issue
+/// 39) the paste goes at 3.03 s into a stall, its Return is withheld, the
+/// notice shows up at 8.59 s and is taken out at 8.83 s; the four files
+/// then go in one notice, submitted alone. Without the rule the person's
+/// prompt joined the notice at seed 3323 (and at 13 of the first 25,000
+/// Gemini seeds and 20 of the first 100,000 others, then).
 #[test]
 fn real_pane_a_notice_shown_after_its_return_was_withheld_is_taken_back_out() {
     holds_without(
         Harness::Gemini,
-        3323,
+        304,
         Class::Draft,
         &[
-            "4867 send-if 1 at revision 1 for [MessageName(\"m0001.md\")]",
-            "10652 send-if 3 at revision 3 for []",
-            "11394 submitted \"[ding] 4 unread",
+            "3029 send-if 1 at revision 1 for [MessageName(\"m0001.md\"), MessageName(\"m0002.md\")]",
+            "8829 send-if 3 at revision 3 for []",
+            "9429 submitted \"[ding] 4 unread",
         ],
     );
 }
@@ -943,17 +947,19 @@ fn real_pane_a_notice_shown_after_its_return_was_withheld_is_taken_back_out() {
 /// delivery queued through the app-server starts its turn after a
 /// `/compact`, and that turn's `SessionStart` (`compact`) asks for the
 /// whole unread backlog, the queued files among them; said there too they
-/// were in one request twice. At seed 53 (392 before arrivals were
-/// gathered) the person compacts, four files go as one queued delivery,
-/// and `SessionStart` names none of them.
+/// were in one request twice. At seed 392 (53 from when arrivals were
+/// gathered until a new screen was read until it settled whether or not
+/// work waits, issue 39; 392 again since) the person compacts, six files
+/// go as one queued delivery, and `SessionStart` names none of them.
 #[test]
 fn real_pane_a_queued_delivery_is_not_said_again_by_the_compacted_backlog() {
     holds_through(
         Harness::Codex,
-        53,
+        392,
         &[
             "person types \"/compact\"",
-            "a queued turn starts on \"[ding] 4 unread",
+            "the context is compacted: its prompts stay",
+            "a queued turn starts on \"[ding] 6 unread",
             "hook SessionStart answered, naming []",
         ],
     );
@@ -996,10 +1002,8 @@ fn a_key_between_the_paste_and_its_return_waits_for_dings_return() {
 /// behind the paste) and Backspaces at 8537 ms: the host takes the paste
 /// back out (Ctrl-U) before the `q` and the Backspaces go on (as far
 /// apart as the person typed them), so the person's composer is theirs
-/// alone; the notice is pasted again on the next empty idle once the
-/// person has been quiet for the turn quiet (issue 39; at 8924 ms before
-/// it), at 9878 ms, and at 10129 ms goes alone, naming both files (the
-/// person's next key, held behind it, follows its Return).
+/// alone; the notice is pasted again on the next empty idle, at 8924 ms,
+/// and at 9176 ms goes alone, naming both files.
 #[test]
 fn real_pane_a_key_that_is_not_text_between_the_paste_and_its_return_takes_the_paste_back_out() {
     holds_without(
@@ -1010,8 +1014,8 @@ fn real_pane_a_key_that_is_not_text_between_the_paste_and_its_return_takes_the_p
             "8332 send-if 1 at revision 22",
             "8448 the host holds the key behind DING's paste",
             "8537 the host takes DING's paste back out: a person's key that is not text alone",
-            "9878 send-if 3 at revision 30",
-            "10129 submitted \"[ding] 2 unread inbox messages in inbox/new: m0001.md, m0002",
+            "8924 send-if 4 at revision 30",
+            "9176 submitted \"[ding] 2 unread inbox messages in inbox/new: m0001.md, m0002",
         ],
     );
 }
@@ -1021,26 +1025,26 @@ fn real_pane_a_key_that_is_not_text_between_the_paste_and_its_return_takes_the_p
 /// Return ended the hold, the paste was taken back out, and the held text
 /// and the Return were written back to back, which Gemini CLI took for a
 /// newline in a paste: the person's line was never sent, 3 of 3). At seed
-/// 326 on the Gemini model the person types `s` just after DING's paste
-/// (held) and Return 53 ms later: the host takes the paste back out, lets
-/// the `s` go on, and the Return as far after it as it was typed; the
-/// person's prompt is submitted and the five files ride it. (Since the
-/// simulation drives the host's own input order, the `s` waits behind the
-/// withdraw's 100 ms wait before its Ctrl-U, as `ding pty` does it: the
-/// simulation's copy wrote the withdraw keys at once, so the prompt is
-/// submitted 100 ms later than it was, at 4083.)
+/// 570 on the Gemini model (326 until a new screen was read until it
+/// settled whether or not work waits, issue 39) the person types `q` just
+/// after DING's paste (held) and Return 34 ms later: the host takes the
+/// paste back out, lets the `q` go on, and the Return as far after it as
+/// it was typed; the person's prompt is submitted and the four files ride
+/// it. (Since the simulation drives the host's own input order, the key
+/// waits behind the withdraw's 100 ms wait before its Ctrl-U, as `ding
+/// pty` does it: the simulation's copy wrote the withdraw keys at once.)
 #[test]
 fn real_pane_held_text_and_the_return_after_it_keep_the_persons_spacing() {
     holds_without(
         Harness::Gemini,
-        326,
+        570,
         Class::KeysBunched,
         &[
-            "3852 the host holds the key behind DING's paste",
-            "3905 person types \"\\r\"",
-            "3905 the host takes DING's paste back out: a person's key that is not text alone",
-            "4083 submitted \"s\"",
-            "4087 hook BeforeAgent answered, naming [\"m0001.md\", \"m0002.md\", \"m0003.md\", \"m0004.md\", \"m0005.md\"]",
+            "1546 the host holds the key behind DING's paste",
+            "1580 person types \"\\r\"",
+            "1580 the host takes DING's paste back out: a person's key that is not text alone",
+            "1713 submitted \"q\"",
+            "1721 hook BeforeAgent answered, naming [\"m0001.md\", \"m0002.md\", \"m0003.md\", \"m0004.md\"]",
         ],
     );
 }
@@ -1048,12 +1052,22 @@ fn real_pane_held_text_and_the_return_after_it_keep_the_persons_spacing() {
 /// Finds seeds for a named scenario whose seed stopped going through its
 /// moments (any change of timing moves them): the first seeds below
 /// `DING_AGENT_SIM_FIND_LIMIT` (default 5,000) on `DING_AGENT_SIM_FIND_HARNESS`
-/// (in the named scenarios' worlds with `DING_AGENT_SIM_FIND_AS_FOUND=1`)
 /// whose trace holds every `;;`-separated piece of `DING_AGENT_SIM_FIND`,
-/// in order and without violations, printed with the lines
+/// in order and without violations (a piece `+N text` within N ms of the
+/// line of the piece before; a piece `!text` on no line before the next
+/// piece's), printed with the lines
 /// that hold them (`cargo test --test agent_simulation find_seeds --
 /// --ignored --nocapture`); `DING_AGENT_SIM_FIND_SEED=S` prints the whole
-/// trace of seed S on that harness instead.
+/// trace of seed S on that harness instead. `DING_AGENT_SIM_FIND_WORLD`
+/// picks the world the scenario runs: `on` (the default,
+/// [`Scenario::on`]), `random` (the sweep's, its harness the seed's),
+/// `as_found` (what [`holds_through`] runs), `as_found_crashes`
+/// ([`holds_through_ding_crashes`]), `screens` (the hostile screens'
+/// scenarios) or `hooks` (the hostile hooks' scenarios;
+/// `DING_AGENT_SIM_FIND_REFUSED=1` lets hooks find no adapter);
+/// `DING_AGENT_SIM_FIND_FROM` is the first seed tried, and
+/// `DING_AGENT_SIM_FIND_EXACT_COST=1` keeps only seeds whose calls are the
+/// fewest (the cost scenarios' check).
 #[test]
 #[ignore]
 fn find_seeds_going_through() {
@@ -1064,39 +1078,53 @@ fn find_seeds_going_through() {
         "gemini" => Harness::Gemini,
         _ => Harness::Demo,
     };
-    // `DING_AGENT_SIM_FIND_AS_FOUND=1`: the worlds the named scenarios
-    // run (`Scenario::as_found`), not the sweep's.
-    let world: fn(Harness, u64) -> Scenario = if var("DING_AGENT_SIM_FIND_AS_FOUND").is_empty() {
-        Scenario::on
-    } else {
-        Scenario::as_found
-    };
     let wanted = var("DING_AGENT_SIM_FIND");
     let pieces: Vec<&str> = wanted
         .split(";;")
         .filter(|piece| !piece.is_empty())
         .collect();
+    let world = var("DING_AGENT_SIM_FIND_WORLD");
+    let refused = !var("DING_AGENT_SIM_FIND_REFUSED").is_empty();
+    let scenario = |seed: u64| match world.as_str() {
+        "random" => Scenario::random(seed),
+        "as_found" => Scenario {
+            ding_crashes: Vec::new(),
+            ..Scenario::as_found(harness, seed)
+        },
+        "as_found_crashes" => Scenario::as_found(harness, seed),
+        "screens" => Scenario {
+            spread_bursts: false,
+            hostile_hooks: false,
+            ding_crashes: Vec::new(),
+            ..Scenario::on(harness, seed)
+        },
+        "hooks" => Scenario {
+            refused_hooks: refused,
+            spread_bursts: false,
+            ding_crashes: Vec::new(),
+            screens: screens::Plan::default(),
+            ..Scenario::on(harness, seed)
+        },
+        _ => Scenario::on(harness, seed),
+    };
     if let Ok(seed) = var("DING_AGENT_SIM_FIND_SEED").parse::<u64>() {
-        // One seed on that harness, its whole trace.
-        print_run(world(harness, seed));
+        // One seed in that world, its whole trace.
+        print_run(scenario(seed));
         return;
     }
+    let from = var("DING_AGENT_SIM_FIND_FROM").parse().unwrap_or(0);
+    let exact_cost = !var("DING_AGENT_SIM_FIND_EXACT_COST").is_empty();
     let limit = var("DING_AGENT_SIM_FIND_LIMIT").parse().unwrap_or(5_000);
     let mut found = 0;
-    for seed in 0..limit {
-        let outcome = run(world(harness, seed));
-        if !outcome.violations.is_empty() {
+    for seed in from..limit {
+        let outcome = run(scenario(seed));
+        if !outcome.violations.is_empty() || (exact_cost && outcome.calls != outcome.fewest_calls) {
             continue;
         }
-        let mut lines = outcome.trace.iter();
-        let matched: Option<Vec<&String>> = pieces
-            .iter()
-            .map(|piece| lines.find(|line| line.contains(piece)))
-            .collect();
-        if let Some(matched) = matched {
+        if let Some(matched) = going_through(&outcome.trace, 0, None, &pieces) {
             eprintln!("seed {seed}:");
-            for line in matched {
-                eprintln!("    {line}");
+            for at in matched {
+                eprintln!("    {}", outcome.trace[at]);
             }
             found += 1;
             if found == var("DING_AGENT_SIM_FIND_COUNT").parse().unwrap_or(5) {
@@ -1104,6 +1132,70 @@ fn find_seeds_going_through() {
             }
         }
     }
+}
+
+/// Where `trace`, from line `from`, goes through `pieces` in order (the
+/// lines that hold them), `before` the line the piece before held. A
+/// piece written `+N text` must hold on a line at most N ms after that
+/// one: a race of milliseconds. A piece written `!text` holds on no line
+/// between the pieces on either side of it.
+fn going_through(
+    trace: &[String],
+    from: usize,
+    before: Option<usize>,
+    pieces: &[&str],
+) -> Option<Vec<usize>> {
+    // Pieces written `!text` forbid that text until the next piece holds.
+    let forbidden: Vec<&str> = pieces
+        .iter()
+        .map_while(|piece| piece.strip_prefix('!'))
+        .collect();
+    let Some((piece, rest)) = pieces[forbidden.len()..].split_first() else {
+        return Some(Vec::new());
+    };
+    let moment = |at: usize| -> u64 {
+        trace[at]
+            .split_whitespace()
+            .next()
+            .and_then(|time| time.parse().ok())
+            .unwrap_or(0)
+    };
+    let bound = |piece: &str| {
+        piece
+            .strip_prefix('+')
+            .and_then(|tail| tail.split_once(' '))
+            .and_then(|(ms, text)| Some((ms.parse::<u64>().ok()?, text.to_string())))
+    };
+    let (within, text) = match bound(piece) {
+        Some((ms, text)) => (Some(ms), text),
+        None => (None, piece.to_string()),
+    };
+    // The first line that fits will do unless the next piece is bound to
+    // this one's line (a moment, or text forbidden after it): then every
+    // line that fits is tried.
+    let every = rest
+        .first()
+        .is_some_and(|next| next.starts_with('!') || bound(next).is_some());
+    for at in from..trace.len() {
+        if let (Some(ms), Some(before)) = (within, before)
+            && moment(at) > moment(before) + ms
+        {
+            break;
+        }
+        if forbidden.iter().any(|text| trace[at].contains(text)) {
+            break;
+        }
+        if !trace[at].contains(&text) {
+            continue;
+        }
+        if let Some(tail) = going_through(trace, at + 1, Some(at), rest) {
+            return Some([vec![at], tail].concat());
+        }
+        if !every {
+            return None;
+        }
+    }
+    None
 }
 
 /// A named scenario of a fixed failure: `harness` at `seed` still goes
@@ -1237,7 +1329,9 @@ fn a_notice_after_a_compaction_is_not_said_again_by_its_backlog() {
 /// ends its parked call; two files arriving 2 s later are held while the
 /// TUI reconnects (nothing typed, nothing claimed), and once it is back on
 /// the app-server the launcher started again, the new queue call carries
-/// them, and a third, as one queued turn.
+/// them as one queued turn (with a third too, until a new screen was read
+/// until it settled whether or not work waits, issue 39: the call then
+/// claimed 1.5 s later).
 #[test]
 fn real_pane_a_dead_app_server_claims_nothing_and_its_successor_delivers() {
     holds_without(
@@ -1248,8 +1342,9 @@ fn real_pane_a_dead_app_server_claims_nothing_and_its_successor_delivers() {
             "6646 hook launch",
             "6654 hook queue answered, naming []",
             "8791 arrives m0001.md",
-            "11782 hook queue answered, naming [\"m0001.md\", \"m0002.md\", \"m0003.md\"]",
-            "a queued turn starts on \"[ding] 3 unread",
+            "10024 hook queue Peer(11)",
+            "10284 hook queue answered, naming [\"m0001.md\", \"m0002.md\"]",
+            "a queued turn starts on \"[ding] 2 unread",
         ],
     );
 }
@@ -1284,8 +1379,9 @@ fn files_of_a_turn_lost_with_its_app_server_reach_the_thread_a_clear_begins_once
     );
 }
 
-/// Found by the sweep with the one before (seed 33077), where the world
-/// model was wrong too: the person's prompt at 3.4 s gets four files from
+/// Found by the sweep with the one before (seed 33077; now 22584, since
+/// a new screen is read until it settles, issue 39), where the world
+/// model was wrong too: the person's prompt at 8.5 s gets four files from
 /// `SessionStart`, and that turn is lost with its app-server. After a
 /// `/compact`, the next turn's `SessionStart` (`compact`) names them
 /// again, as CODEX-6 asks: what a hook injected is a `developer` message,
@@ -1296,27 +1392,29 @@ fn files_of_a_turn_lost_with_its_app_server_reach_the_thread_a_clear_begins_once
 fn files_a_hook_injected_into_a_lost_turn_are_said_again_after_a_compaction() {
     holds_without(
         Harness::Codex,
-        33077,
+        22584,
         Class::Twice,
         &[
-            "3420 hook SessionStart answered, naming [\"m0001.md\", \"m0002.md\", \"m0003.md\", \"m0004.md\"]",
-            "3583 hook launch",
-            "5005 person types \"/compact\"",
+            "8495 submitted \"batvvmd\"",
+            "8501 hook SessionStart answered, naming [\"m0001.md\", \"m0002.md\", \"m0003.md\", \"m0004.md\"]",
+            "8959 hook launch",
+            "11322 person types \"/compact\"",
             "the context is compacted: its prompts stay",
-            "8284 hook SessionStart answered, naming [\"m0001.md\", \"m0002.md\", \"m0003.md\", \"m0004.md\"]",
+            "14388 hook SessionStart answered, naming [\"m0001.md\", \"m0002.md\", \"m0003.md\", \"m0004.md\"]",
         ],
     );
 }
 
-/// Found by the sweep with the two before (seed 22760; now 51608, since
-/// a wake waits for a reading after its grant), where DING was wrong: a
-/// queued delivery carries five files into a turn that is lost with its
-/// app-server, so they stay unread; after the person's `/compact` the
+/// Found by the sweep with the two before (seed 22760; then 51608, since
+/// a wake waits for a reading after its grant; now 31551, since a new
+/// screen is read until it settles, issue 39), where DING was wrong: a
+/// queued delivery carries files (three here) into a turn that is lost
+/// with its app-server, so they stay unread; after the person's `/compact` the
 /// next turn's `SessionStart` (`compact`) put the whole unread backlog
 /// into the request, those five among them, beside the queued notice
 /// itself, which Codex keeps through a compaction (a user message; on
 /// 0.169.0 the request after a `/compact` carried the notice of the turn
-/// before it, `compaction-0.169.0.jsonl`): five files twice in one
+/// before it, `compaction-0.169.0.jsonl`): those files twice in one
 /// request. A file a prompt of the thread carried is now left out of
 /// every later hook's injection until the context begins again
 /// (`src/providers/codex/adapter.rs::a_file_a_prompt_of_the_thread_carried_is_not_said_again_by_the_compacted_backlog`).
@@ -1324,16 +1422,17 @@ fn files_a_hook_injected_into_a_lost_turn_are_said_again_after_a_compaction() {
 fn a_queued_notice_kept_through_a_compaction_is_not_said_again_by_its_backlog() {
     holds_without(
         Harness::Codex,
-        51608,
+        31551,
         Class::Twice,
         &[
-            "7094 hook queue answered, naming [\"m0001.md\", \"m0002.md\", \"m0003.md\", \"m0004.md\", \"m0005.md\"]",
-            "7131 a queued turn starts on \"[ding] 5 unread",
-            "7682 hook launch",
-            "9069 person types \"/compact\"",
+            "2400 hook queue answered, naming [\"m0001.md\", \"m0002.md\", \"m0003.md\"]",
+            "2431 a queued turn starts on \"[ding] 3 unread",
+            "4625 hook launch",
+            "7296 person types \"/compact\"",
             "the context is compacted: its prompts stay",
-            "13293 a queued turn starts on \"[ding] 1 unread",
-            "13310 hook SessionStart answered, naming []",
+            "10042 hook queue answered, naming [\"m0004.md\", \"m0005.md\", \"m0006.md\", \"m0007.md\"]",
+            "10072 a queued turn starts on \"[ding] 4 unread",
+            "10086 hook SessionStart answered, naming []",
         ],
     );
 }
@@ -1540,14 +1639,18 @@ fn a_burst_spread_over_seconds_at_an_idle_harness_costs_one_call() {
 /// the notice and forgot the files it owed to the next empty composer:
 /// they stayed staged, never rung again. A screen read as `unknown` is no
 /// turn: the next empty composer gives them back, and one notice carries
-/// all seven files.
+/// all seven files. (Since a new screen is read until it settles whether
+/// or not work waits, issue 39, four of the files first go to the
+/// harness that crashes at 9.16 s; the story is the notice after it, its
+/// fourth send-if.)
 #[test]
 fn a_notice_taken_back_out_is_owed_again_through_a_screen_read_as_unknown() {
     holds_in(
         Scenario::on(Harness::Gemini, 22920),
         &[
-            "send-if 1 at revision 8 for [MessageName(\"m0001-from",
-            "send-if 3 at revision 10 for []",
+            "the harness crashes and starts again as i3",
+            "send-if 4 at revision 13 for [MessageName(\"m0001-from",
+            "send-if 6 at revision 15 for []",
             "submitted \"[ding] 7 unread inbox messages in inbox/new: m0001-from",
         ],
     );

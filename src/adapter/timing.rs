@@ -48,9 +48,9 @@ pub const HEARTBEAT: Duration = Duration::from_secs(4);
 pub const MIN_SNAPSHOT_GAP: Duration = Duration::from_millis(25);
 
 /// How long no person's input may have reached the terminal before DING
-/// starts a turn on it without them: a parked call's wake or queued turn,
-/// and the idle evidence a typed notice's paste (whose Return then starts
-/// the turn) is leased on. A person who just pressed a key is at the
+/// starts a turn on it without them on a native path: a parked call's
+/// wake or queued turn (the typed notice is fenced by the PTY host's own
+/// `quiet-input`). A person who just pressed a key is at the
 /// keyboard: the Esc that closed a dialog is followed by another about
 /// 0.6 s later (issue 39: a command's picker closed, 2 of 5 each), which
 /// interrupted the turn DING had woken 0.3 s after the first (the

@@ -71,22 +71,26 @@ fn a_prompt_in_the_millisecond_of_a_turns_end_is_the_next_turns() {
     assert_eq!(outcome.calls, outcome.fewest_calls, "{:#?}", outcome.trace);
 }
 
-/// Gemini seed 102234: the turn's `AfterAgent` runs twice; one answer
-/// carries a file that arrived between the two, and the turn goes on (a
-/// call of DING's) and runs a tool. The oracle took the tool's result,
-/// a request of the turn DING continued, for a free request of the
-/// person's, which would not have been made without DING's call. The
+/// Gemini seed 102234 (now 536374, since a new screen is read until it
+/// settles whether or not work waits, issue 39): the turn's `AfterAgent`
+/// runs twice; one answer carries a file that arrived between the two,
+/// and the turn goes on (a call of DING's) and runs a tool. The oracle
+/// took the tool's result, a request of the turn DING continued, for a
+/// free request of the person's, which would not have been made without
+/// DING's call. The
 /// requests that follow a continuation are DING's now, as those of a
 /// turn of its own are.
 #[test]
 fn the_requests_of_a_turn_ding_continued_are_not_the_persons() {
     let outcome = holds_in(
-        Scenario::on(Harness::Gemini, 102234),
+        Scenario::on(Harness::Gemini, 536374),
         &[
             "hook AfterAgent",
             "runs twice, as",
-            "arrives m0005.md",
-            "hook AfterAgent answered, naming [\"m0005.md\"]",
+            "arrives m0003.md",
+            "hook AfterAgent answered, naming [\"m0003.md\"]",
+            "hook BeforeAgent",
+            "hook BeforeTool",
             "hook AfterTool",
         ],
     );

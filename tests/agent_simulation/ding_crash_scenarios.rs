@@ -40,27 +40,24 @@ fn a_sidecar_started_again_from_its_journal_rings_no_staged_file_again() {
 /// later delivery waited behind it. The PTY host now takes the paste of a
 /// client that hangs up before its Return back out (its withdraw keys, if
 /// nothing was written after it), and the new sidecar rings its files
-/// again, once (HARD-22's window), into an empty composer. (Seed 73 showed
-/// it until a turn waits the turn quiet after the person's last key,
-/// issue 39: its sidecar is now killed before the paste. At seed 1214 the
-/// paste goes at 12.34 s and the sidecar is killed 11 ms later.)
+/// again, once (HARD-22's window), into an empty composer.
 #[test]
 fn a_paste_whose_sidecar_was_killed_before_its_return_is_taken_back_out() {
     let outcome = holds_through_ding_crashes(
         Harness::Demo,
-        1214,
+        73,
         &[
-            "send-if 1 at revision 21 for [MessageName(\"m0004.md\")",
+            "send-if 2 at revision 11 for [MessageName(\"m0001.md\")",
             "DING's sidecar is killed and starts again from its journal",
             "the host takes DING's paste back out: DING's connection closed before its Return",
             "adapter spawned",
-            "submitted \"[ding] 1 unread inbox message in inbox/new: m0004.md",
+            "submitted \"[ding] 5 unread inbox messages in inbox/new: m0001.md",
         ],
     );
     let submitted = outcome
         .trace
         .iter()
-        .filter(|line| line.contains("submitted \"[ding]") && line.contains("m0004.md"))
+        .filter(|line| line.contains("submitted \"[ding]") && line.contains("m0001.md"))
         .count();
     assert_eq!(submitted, 1, "{:#?}", outcome.trace);
 }

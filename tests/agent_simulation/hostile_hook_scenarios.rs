@@ -48,13 +48,13 @@ fn a_stale_hooks_receipt_after_a_restart_is_refused_and_its_files_reach_the_new_
         false,
         &[
             "hook queue answered, naming [\"m0001.md\", \"m0002.md\", \"m0003.md\"]",
-            "hook UserPromptSubmit Peer(5): its harness crashes before it connects",
+            "hook UserPromptSubmit Peer(6): its harness crashes before it connects",
             "the harness crashes and starts again as i2",
-            "hook Peer(5) of the harness gone connects in 2 ms",
+            "hook Peer(6) of the harness gone connects in 2 ms",
             "hook queue answered, naming [\"m0001.md\", \"m0002.md\", \"m0003.md\"]",
             "a queued turn starts on \"[ding] 3 unread",
             "hook UserPromptSubmit of a harness gone answered",
-            "hook Peer(5) of the harness gone exits unread",
+            "hook Peer(6) of the harness gone exits unread",
         ],
     );
 }

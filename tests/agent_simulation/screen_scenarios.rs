@@ -139,7 +139,7 @@ fn a_notice_that_arrives_changed_is_never_sent_by_dings_return() {
                 "DING's paste arrived changed: \"[ding] 1 unead inbox message",
                 "person types \"\\r\"",
                 "the host takes DING's paste back out: a person's key after the hold",
-                "submitted \"[ding] 4 unread inbox messages in inbox/new: m0001.md",
+                "submitted \"[ding] 3 unread inbox messages in inbox/new: m0001.md",
             ]
         ),
         None,
@@ -183,53 +183,31 @@ fn a_withheld_notice_read_empty_on_a_half_drawn_frame_is_not_rung_again() {
 }
 
 /// Found by the hostile screens (seed 9361 of the agent sweep, Claude
-/// Code; a trust dialog moved its start), where DING was wrong: `/compact`
-/// ends and 6 ms later the person's prompt goes; its `UserPromptSubmit`
-/// is given `m0002.md`, and the compaction's `SessionStart`, asked a
-/// moment before and answered a moment after, claimed the `unread`
-/// backlog and was given it again: the file reached the model with the
-/// prompt and again with the next request. A file handed to a hook since
-/// the context last began is no longer granted to a backlog claim
-/// (`tests/core_seam.rs::scope_unread_leaves_out_a_file_rung_since_the_context_began_again`).
-///
-/// Open: since a turn of DING's waits the turn quiet after a person's key
-/// (issue 39), seed 9361's world no longer goes through that story (the
-/// wake after the person's answer to a picker moved every later moment,
-/// and no `/compact` comes), and no other was found (the hostile screens'
-/// Claude worlds 0 to 40,000 and 100,000 to 180,000, and parts of 40,000
-/// to 100,000 and of Codex's first 60,000, searched for a compaction's
-/// `SessionStart` asked before a prompt whose `UserPromptSubmit` is given
-/// a file, and answered after it). What the seed still checks: its world
-/// keeps every invariant, and no `SessionStart` is given a file a
-/// `UserPromptSubmit` was given before it.
+/// Code; a trust dialog moved its start; now seed 320348 of the Claude
+/// model, since a new screen is read until it settles whether or not work
+/// waits, issue 39), where DING was wrong: `/compact` ends and 6 ms later
+/// the person's prompt goes; its `UserPromptSubmit` is given `m0001.md`,
+/// and the compaction's `SessionStart`, asked a moment before and
+/// answered a moment after, claimed the `unread` backlog and was given it
+/// again: the file reached the model with the prompt and again with the
+/// next request. A file handed to a hook since the context last began is
+/// no longer granted to a backlog claim.
 #[test]
 fn a_backlog_hook_answered_after_a_prompts_hook_does_not_say_its_file_again() {
-    let trace = hostile(Harness::Claude, 9361, |plan| plan.trust_at_start);
-    let named = |line: &str| -> Vec<String> {
-        line.split_once("naming [")
-            .map(|(_, files)| {
-                files
-                    .trim_end_matches(']')
-                    .split(", ")
-                    .filter(|name| !name.is_empty())
-                    .map(|name| name.trim_matches('"').to_string())
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
-    let mut prompted: Vec<String> = Vec::new();
-    for line in &trace {
-        if line.contains("hook UserPromptSubmit answered") {
-            prompted.extend(named(line));
-        }
-        if line.contains("hook SessionStart answered") {
-            let again: Vec<String> = named(line)
-                .into_iter()
-                .filter(|name| prompted.contains(name))
-                .collect();
-            assert!(again.is_empty(), "{line}: {again:?}\n{}", trace.join("\n"));
-        }
-    }
+    let trace = hostile(Harness::Claude, 320348, |plan| plan.trust_at_start);
+    assert_eq!(
+        first_missing_mark(
+            &trace,
+            &[
+                "hook PreCompact",
+                "hook SessionStart Peer(4)",
+                "submitted \"p\"",
+                "hook UserPromptSubmit answered, naming [\"m0001.md\"]",
+                "hook SessionStart answered, naming []",
+            ]
+        ),
+        None
+    );
 }
 
 /// Every capture an unannounced dialog is drawn with reads as what it is
@@ -308,17 +286,20 @@ fn gemini_a_dialog_above_the_composer_is_reached_by_a_model_screen_not_a_capture
 }
 
 /// Found by the hostile screens once files were named as senders name
-/// them (seed 158 of the Gemini sweep), where DING was wrong: a notice of
+/// them (seed 158 of the Gemini sweep; now 23349, since a new screen is
+/// read until it settles whether or not work waits, issue 39), where DING
+/// was wrong: a notice of
 /// six long names is over 500 characters, and Gemini CLI draws it folded,
 /// `[Pasted Text: N chars]` (`paste-900chars.json`); its grammar read the
 /// placeholder as the composer's text, which never held the notice alone,
 /// so DING's Return was withheld and the files never reached the model
 /// (12 of 5,000 Gemini seeds). The placeholder of N characters is now the
 /// notice of that length: DING presses its Return, and the six files go in
-/// one prompt, the seventh with the next after the crash.
+/// one prompt (the seventh with the turn's `AfterAgent`, and all seven
+/// again to the harness started after the crash).
 #[test]
 fn gemini_a_long_notice_drawn_folded_is_still_sent_by_dings_return() {
-    let trace = hostile(Harness::Gemini, 158, |plan| plan.long_names);
+    let trace = hostile(Harness::Gemini, 23349, |plan| plan.long_names);
     let notice = trace
         .iter()
         .find_map(|line| line.split("submitted ").nth(1))
@@ -534,13 +515,15 @@ fn codex_dialog_by_its_footer() -> ding::pty::wire::Snapshot {
 }
 
 /// A tool confirmation whose `Notification` never comes (Gemini CLI, seed
-/// 28): from the tool's `BeforeTool` to the person's `1`, two seconds, no
-/// hook says a dialog is open; the screen alone holds delivery, and
-/// nothing is typed into it.
+/// 150; 28 until a new screen was read until it settled whether or not
+/// work waits, issue 39): from the tool's `BeforeTool` to the person's
+/// `1`, nearly three seconds in which a file arrives, no hook says a
+/// dialog is open; the screen alone holds delivery, and nothing is typed
+/// into it.
 #[test]
 fn gemini_a_confirmation_no_notification_announces_takes_no_notice() {
-    let trace = hostile(Harness::Gemini, 28, |plan| plan.late_notifications);
-    let open = between(&trace, "hook BeforeTool Peer(8)", "person types \"1\"");
+    let trace = hostile(Harness::Gemini, 150, |plan| plan.late_notifications);
+    let open = between(&trace, "hook BeforeTool Peer(3)", "person types \"1\"");
     assert!(
         open.iter()
             .all(|line| !line.contains("hook Notification") && !line.contains("send-if")),
@@ -550,7 +533,8 @@ fn gemini_a_confirmation_no_notification_announces_takes_no_notice() {
         first_missing_mark(
             &trace,
             &[
-                "hook BeforeTool Peer(8)",
+                "hook BeforeTool Peer(3)",
+                "arrives m0002.md",
                 "person types \"1\"",
                 "hook AfterTool"
             ]

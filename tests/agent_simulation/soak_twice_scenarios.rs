@@ -32,12 +32,13 @@ fn a_clear_session_start_run_twice_after_a_restart_says_the_backlog_once() {
 }
 
 /// Agent seed 231314 (and 302633, 912215, 930638), where DING was wrong:
-/// a queued delivery's prompt carries three files; then DING's sidecar is
+/// a queued delivery's prompt carries files (three as found, two since a
+/// new screen is read until it settles, issue 39); then DING's sidecar is
 /// killed (and, here, its adapter alone after), and the person compacts.
 /// Codex keeps a thread's prompts through a compaction, and the adapter
 /// leaves what they carried out of the compacted backlog, but the adapter
 /// spawned again never saw those prompts (nor, on 930638, a delivery
-/// still waiting in the queue): the backlog said the three files again
+/// still waiting in the queue): the backlog said those files again
 /// beside the prompt that carries them. An adapter that did not see its
 /// thread begin now says only work no one owns after a compaction.
 #[test]
@@ -45,12 +46,12 @@ fn a_compaction_after_a_restart_does_not_say_again_what_a_kept_prompt_carried() 
     let outcome = holds_in(
         Scenario::random(231314),
         &[
-            "hook queue answered, naming [\"m0001.md\", \"m0002.md\", \"m0003.md\"]",
-            "a queued turn starts on \"[ding] 3 unread",
+            "hook queue answered, naming [\"m0001.md\", \"m0002.md\"]",
+            "a queued turn starts on \"[ding] 2 unread",
             "DING's sidecar is killed and starts again from its journal",
             "person types \"/compact\"",
             "the context is compacted: its prompts stay",
-            "a queued turn starts on \"[ding] 4 unread",
+            "a queued turn starts on \"[ding] 5 unread",
             "hook SessionStart answered, naming []",
         ],
     );

@@ -177,9 +177,10 @@ impl<P: Provider> AdapterMachine<P> {
         }
     }
 
-    /// Closes the terminal once nothing wants it read.
+    /// Closes the terminal once nothing wants it read: no evidence, no wake
+    /// waiting for its confirming reading, and a screen that has settled.
     pub(super) fn close_unless_wanted(&mut self) {
-        if !self.evidence_wanted && self.claims.confirming.is_empty() && self.link != Link::Closed {
+        if !self.screen_wanted() && self.link != Link::Closed {
             self.screen_stale = false;
             self.close_pty();
         }

@@ -44,6 +44,9 @@ impl<P: Provider> AdapterMachine<P> {
             self.new_terminal(identity.as_ref());
         }
         self.identity = identity;
+        if self.settling() {
+            self.open_pty();
+        }
         self.calls_meet_identity();
         // Claims refused for identity wait for this; ask again now.
         for peer in self.claims.unsent() {
@@ -122,8 +125,9 @@ impl<P: Provider> AdapterMachine<P> {
             self.next_heartbeat = None;
             self.pty_retry_at = None;
             // A wake waiting for its confirming reading keeps the
-            // terminal open until it has it.
-            if self.claims.confirming.is_empty() {
+            // terminal open until it has it, and a new screen until it
+            // has settled.
+            if !self.screen_wanted() {
                 self.screen_stale = false;
                 self.close_pty();
             }

@@ -45,6 +45,8 @@ impl<P: Provider> AdapterMachine<P> {
         }
         self.confirm_wakes(&reading);
         self.report(reading, snapshot.revision, typed);
+        // A screen read only to see it settle is not kept open after.
+        self.close_unless_wanted();
     }
 
     /// The typed notice this screen shows alone in an idle composer, if
@@ -77,25 +79,6 @@ impl<P: Provider> AdapterMachine<P> {
             reading.state = ActivityState::Unknown;
             reading.reason = format!("{}; {why}", reading.reason).into();
         }
-        // A person who just pressed a key is at the keyboard: no turn of
-        // DING's starts under their next one (a second Esc after the one
-        // that closed a dialog), so an idle screen is no lease to type a
-        // notice on until they have been quiet for the turn quiet, as a
-        // parked call is not claimed for (`timers.rs`).
-        let quiet_at = self
-            .person
-            .not_before(self.pacing.turn_quiet(), self.now)
-            .filter(|_| parked::is_fresh_idle(&reading) && typed.is_none());
-        if quiet_at.is_some() {
-            reading.state = ActivityState::Unknown;
-            reading.reason = format!(
-                "{}; the person's input {}: a turn DING starts waits until they have left the terminal alone for {} ms",
-                reading.reason,
-                self.person.describe(self.now),
-                self.pacing.turn_quiet().as_millis()
-            )
-            .into();
-        }
         if let Some(remark) = self.provider.remark() {
             reading.reason = format!("{}; {remark}", reading.reason).into();
             self.remarked = Some(remark);
@@ -104,14 +87,10 @@ impl<P: Provider> AdapterMachine<P> {
         // again before it does. Evidence that holds stays true until
         // something moves, a hook or the sidecar speaks, or time alone
         // changes the provider's verdict.
-        // Held for the person's quiet, it is read again once that has come.
-        let changes_at = self.provider.verdict_changes_at(self.now);
-        self.next_heartbeat = match quiet_at {
-            Some(at) => Some(changes_at.map_or(at, |changes| changes.min(at))),
-            None if parked::is_fresh_idle(&reading) && typed.is_none() => {
-                Some(self.now + self.pacing.heartbeat)
-            }
-            None => changes_at,
+        self.next_heartbeat = if parked::is_fresh_idle(&reading) && typed.is_none() {
+            Some(self.now + self.pacing.heartbeat)
+        } else {
+            self.provider.verdict_changes_at(self.now)
         };
         let withdraw = self.provider.withdraw_keys();
         let line = self.uplink.activity(

@@ -25,10 +25,10 @@ pub struct Pacing {
 
 impl Pacing {
     /// How long no person's input may have reached the terminal before a
-    /// turn DING starts without them: a parked call is claimed for, and
-    /// answered, only then, and idle evidence with an empty composer
-    /// holds until then ([`TURN_QUIET`], or the declaration's
-    /// `quiet-input` where it is longer).
+    /// turn DING starts without them on a native path: a parked call is
+    /// claimed for, and answered, only then ([`TURN_QUIET`], or the
+    /// declaration's `quiet-input` where it is longer). The typed notice
+    /// is fenced by the PTY host's own time fence instead.
     pub fn turn_quiet(&self) -> Duration {
         self.quiet_input.max(TURN_QUIET)
     }

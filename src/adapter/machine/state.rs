@@ -126,8 +126,36 @@ impl<P: Provider> AdapterMachine<P> {
         machine.read_settings();
         if !has_downlink {
             machine.on_demand(true);
+        } else if machine.settling() {
+            machine.screen_stale = true;
+            machine.open_pty();
         }
         machine
+    }
+
+    /// Whether a known terminal's new screen has yet to settle. It is read
+    /// until it has, whether or not work waits, so that a message arriving
+    /// long after the harness started finds it settled and pays no settle
+    /// of its own.
+    pub(super) fn settling(&self) -> bool {
+        self.identity.is_some()
+            && !self.provider.startup_settle().is_zero()
+            && self.startup != Startup::Settled
+    }
+
+    /// Whether the terminal is to be kept open and read: evidence is
+    /// wanted, a wake waits for its confirming reading, or a new screen has
+    /// yet to settle.
+    pub(super) fn screen_wanted(&self) -> bool {
+        self.evidence_wanted || !self.claims.confirming.is_empty() || self.settling()
+    }
+
+    /// Whether the screen is read now only to see a new screen settle: no
+    /// evidence is wanted and no wake waits for its confirming reading. A
+    /// caller that models the host (the whole-agent simulation) accounts
+    /// such reads apart from those made for work.
+    pub fn reads_only_to_settle(&self) -> bool {
+        !self.evidence_wanted && self.claims.confirming.is_empty() && self.settling()
     }
 
     /// Asks the shell for the provider's settings files, if it has any.

@@ -81,7 +81,7 @@ impl<P: Provider> AdapterMachine<P> {
             let line = self.uplink.activity_unknown(&identity, why);
             self.emit(Output::Uplink(line));
         }
-        if self.evidence_wanted {
+        if self.screen_wanted() {
             self.pty_retry_at = Some(self.now + PTY_RETRY);
         }
     }

@@ -71,7 +71,7 @@ impl<P: Provider> AdapterMachine<P> {
             Timer::ParkExpiry => self.parked.next_expiry(),
             Timer::Stranger => self.strangers.next_deadline(),
             Timer::ParkDue => self.parked.next_due(),
-            Timer::SettleCheck => self.settle_check_at.filter(|_| self.evidence_wanted),
+            Timer::SettleCheck => self.settle_check_at.filter(|_| self.screen_wanted()),
             Timer::PtyRetry => self.pty_retry_at,
             Timer::Heartbeat => self.next_heartbeat,
             Timer::Snapshot => self
@@ -106,7 +106,7 @@ impl<P: Provider> AdapterMachine<P> {
     /// Whether a snapshot is owed: wanted, something moved, and the open
     /// connection has none pending.
     fn snapshot_wanted(&self) -> bool {
-        (self.evidence_wanted || !self.claims.confirming.is_empty())
+        self.screen_wanted()
             && self.screen_stale
             && self.link
                 == Link::Open {
@@ -171,13 +171,13 @@ impl<P: Provider> AdapterMachine<P> {
                 }
             }
             Timer::ParkDue => self.act_on_due_parks(),
-            // The PTY's timers run only while evidence is wanted.
+            // The PTY's timers run only while the screen is wanted.
             Timer::SettleCheck => {
                 // The new screen may have settled: read it again.
                 self.settle_check_at = None;
                 self.screen_stale = true;
             }
-            Timer::PtyRetry if self.evidence_wanted => {
+            Timer::PtyRetry if self.screen_wanted() => {
                 self.pty_retry_at = None;
                 self.open_pty();
             }

@@ -394,6 +394,11 @@ struct File {
 
 struct World {
     rng: Rng,
+    /// How long the host takes to answer a read the adapter made only to
+    /// see a new screen settle (no evidence wanted, no wake confirming):
+    /// a stream of its own, so that those reads leave every other draw
+    /// where it was.
+    unasked_reads: Rng,
     scenario: Scenario,
     now: u64,
     next_seq: u64,
@@ -488,6 +493,7 @@ impl World {
         let harness = harness_for(&scenario, true);
         let mut world = World {
             rng: Rng(scenario.seed ^ 0x5eed),
+            unasked_reads: Rng(scenario.seed ^ 0x5e771e),
             now: 0,
             next_seq: 0,
             due: BTreeMap::new(),
@@ -873,7 +879,16 @@ impl World {
                 }
                 FromMachine::PtyClose => self.watching = false,
                 FromMachine::PtySnapshot => {
-                    let delay = self.rng.between(1, 4);
+                    let unasked = self
+                        .machine
+                        .as_ref()
+                        .is_some_and(AdapterMachine::reads_only_to_settle);
+                    let rng = if unasked {
+                        &mut self.unasked_reads
+                    } else {
+                        &mut self.rng
+                    };
+                    let delay = rng.between(1, 4);
                     self.after(delay, Due::Snapshot);
                 }
                 FromMachine::PtyStatus => {}

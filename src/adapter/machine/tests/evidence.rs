@@ -125,6 +125,59 @@ fn states(outputs: &[Output]) -> Vec<ActivityState> {
 }
 
 #[test]
+fn a_new_screen_is_read_until_it_settles_whether_or_not_work_waits() {
+    let settle = Duration::from_millis(1_500);
+    let provider = Probe {
+        startup_settle: settle,
+        ..Probe::default()
+    };
+    let mut machine = AdapterMachine::new(
+        provider,
+        agent(),
+        Pacing::default(),
+        Some(identity("i")),
+        true,
+        at(0),
+    );
+    // Nothing is wanted, yet the new terminal is opened and read.
+    assert_eq!(drain(&mut machine), [Output::PtyOpen]);
+    assert!(machine.reads_only_to_settle());
+    machine.handle_input(Input::PtyOpened, at(1));
+    assert_eq!(drain(&mut machine), [Output::PtySnapshot]);
+    machine.handle_input(snapshot(1), at(5));
+    assert!(
+        uplinked(&drain(&mut machine)).is_empty(),
+        "no evidence unasked"
+    );
+    // Read again once it would have settled; then the terminal is closed.
+    assert_eq!(machine.next_deadline(), Some(at(5) + settle));
+    machine.handle_timeout(at(5) + settle);
+    assert_eq!(drain(&mut machine), [Output::PtySnapshot]);
+    machine.handle_input(snapshot(1), at(1_510));
+    assert_eq!(drain(&mut machine), [Output::PtyClose]);
+    assert_eq!(machine.next_deadline(), None, "nothing waits on time");
+    // A message long after: its first idle reading is evidence at once.
+    assert!(!machine.reads_only_to_settle(), "settled");
+    machine.handle_input(wanted(true), at(12_000));
+    assert_eq!(drain(&mut machine), [Output::PtyOpen]);
+    assert!(!machine.reads_only_to_settle(), "read for work");
+    machine.handle_input(Input::PtyOpened, at(12_001));
+    assert_eq!(drain(&mut machine), [Output::PtySnapshot]);
+    machine.handle_input(snapshot(2), at(12_005));
+    assert_eq!(states(&drain(&mut machine)), [ActivityState::Idle]);
+    // A new terminal is read until it settles again.
+    machine.handle_input(wanted(false), at(13_000));
+    assert_eq!(drain(&mut machine), [Output::PtyClose]);
+    machine.handle_input(
+        downlink(Downlink::Pty {
+            identity: Some(identity("j")),
+        }),
+        at(14_000),
+    );
+    assert_eq!(drain(&mut machine), [Output::PtyOpen]);
+}
+
+#[test]
 fn a_new_screen_counts_as_idle_only_once_it_has_read_idle_for_the_settle_time() {
     let mut machine = machine();
     machine.provider.startup_settle = Duration::from_millis(1_500);

@@ -214,44 +214,6 @@ fn the_turn_quiet_is_the_longer_of_its_own_and_the_declared_quiet() {
     assert_eq!(pacing.turn_quiet(), TURN_QUIET * 4);
 }
 
-/// The terminal path's turn (a typed notice's paste, then its Return) is
-/// fenced by the same quiet: an idle screen with an empty composer is no
-/// lease until the person has been quiet for it, and is read again then.
-#[test]
-fn an_idle_screen_is_no_lease_until_the_person_has_been_quiet_for_the_turn_quiet() {
-    use crate::adapter::timing::TURN_QUIET;
-    let mut machine = machine();
-    wanted_and_open(&mut machine, at(1_000));
-    let mut typed_just_now = testing::snapshot(10, &["ready"], Vec::new(), None);
-    typed_just_now.revision = 3;
-    typed_just_now.terminal.input_at_ms = Some(4_980);
-    typed_just_now.clock_ms = Some(5_000);
-    machine.handle_input(
-        Input::PtySnapshot(Box::new(typed_just_now.clone())),
-        at(1_010),
-    );
-    let outputs = drain(&mut machine);
-    let lines = uplinked(&outputs);
-    assert!(
-        matches!(&lines[..], [Body::Activity(a)] if a.state == ActivityState::Unknown
-            && a.reason.as_deref().is_some_and(|why| why.contains("the person's input came 20 ms ago"))),
-        "{lines:?}"
-    );
-    // Read again when the quiet has come (the host answers the same
-    // revision with the same reply): now a lease.
-    let due = at(990) + TURN_QUIET;
-    assert_eq!(machine.next_deadline(), Some(due));
-    machine.handle_timeout(due);
-    assert_eq!(drain(&mut machine), [Output::PtySnapshot]);
-    machine.handle_input(Input::PtySnapshot(Box::new(typed_just_now)), due);
-    let outputs = drain(&mut machine);
-    let lines = uplinked(&outputs);
-    assert!(
-        matches!(&lines[..], [Body::Activity(a)] if a.state == ActivityState::Idle),
-        "{lines:?}"
-    );
-}
-
 #[test]
 fn a_parked_wake_never_claims_on_input_whose_quiet_cannot_be_judged() {
     let mut machine = machine();
