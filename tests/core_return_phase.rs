@@ -474,6 +474,55 @@ fn a_withheld_notice_that_shows_up_late_is_taken_back_out() {
     assert_eq!(paste.messages, [MessageName::new("001.md").unwrap()]);
 }
 
+/// Found by the whole-agent simulation (Gemini CLI seed 4775, on a branch
+/// of issue 39 whose adapter read an idle screen as `unknown` for a while
+/// after each of the person's keys): a withheld notice showed up late and
+/// was taken back out, and the person's own turn began before any idle
+/// screen showed the composer empty (a respawned adapter's new screen,
+/// then the person's keys, read as `unknown`). The turn was the person's,
+/// not the notice's: its file is pending again, and the claim at that
+/// turn's boundary carries it. It used to stay staged for good, never
+/// delivered. (No seed of the worlds as they are shows the story now:
+/// 100,000 Gemini seeds without the fix break nothing.)
+#[test]
+fn a_notice_taken_back_out_is_owed_again_when_a_turn_begins_first() {
+    let (mut driver, request) = pasted();
+    driver.take();
+    driver.run_until(at(9_500));
+    assert!(withheld(&mut driver), "no screen showed it in time");
+    driver.input(
+        idle_saying(
+            2,
+            "nonempty",
+            20,
+            &format!(r#","typed":{request},"withdraw":"\u0015","withdrawAfterMs":0"#),
+        ),
+        at(12_000),
+    );
+    let take_out = only_send_if(&mut driver).expect("the notice is taken out");
+    driver.input(
+        Input::PtySent {
+            request: take_out.request,
+            revision: 21,
+        },
+        at(12_010),
+    );
+    // The person's prompt begins a turn; its hook claims pending work.
+    driver.input(Input::AdapterLine(
+        br#"{"v":1,"kind":"claim","session":"host.worker","incarnation":"i1","generation":"sha256:g","sequence":3,"claim":1,"limit":64,"scope":"pending"}"#.to_vec(),
+    ), at(13_000));
+    let (emitted, _) = driver.take();
+    let granted = emitted
+        .downlinks
+        .iter()
+        .any(|line| line.to_line().contains("001.md"));
+    assert!(
+        granted,
+        "the claim carries the file: {:?}",
+        emitted.downlinks
+    );
+}
+
 /// Without the provider's keys, or on a screen that shows more than the
 /// notice, nothing is written: the adapter's words say what the composer
 /// holds.

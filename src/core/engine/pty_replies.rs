@@ -112,8 +112,9 @@ impl Engine {
             Phase::Return => self.typed = None,
             Phase::TakeOut => {
                 // Out of the composer: the next empty one gives its files
-                // back to ring again.
+                // back to ring again, and so does a turn that begins first.
                 self.withheld_notice = None;
+                self.taken_out = !self.interrupted.is_empty();
                 return self.record(Decision::Sent {
                     request,
                     revision,

@@ -219,6 +219,7 @@ impl Engine {
     /// notice that may sit unsent in the composer).
     pub(super) fn take_interrupted_staged(&mut self) -> Vec<MessageName> {
         self.journal_dirty |= !self.interrupted.is_empty();
+        self.taken_out = false;
         std::mem::take(&mut self.interrupted)
             .into_iter()
             .filter(|name| {
@@ -231,9 +232,16 @@ impl Engine {
     }
 
     /// A turn began, or a hook took over: the interrupted notice is no
-    /// longer owed to the next empty composer.
+    /// longer owed to the next empty composer. It went with the turn if it
+    /// was still in the composer; one DING took back out did not, and its
+    /// files are pending again (a harness that ignored the keys and sent
+    /// it with the turn gets them said twice, never lost).
     pub(super) fn forget_interrupted(&mut self) {
-        self.take_interrupted_staged();
+        let taken_out = self.taken_out;
+        let staged = self.take_interrupted_staged();
+        if taken_out {
+            self.give_back(staged, ReleaseCause::Withdrawn);
+        }
     }
 
     /// A notice was interrupted or its Return withheld: its files may sit

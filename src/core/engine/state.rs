@@ -92,6 +92,11 @@ pub struct Engine {
     /// the notice they left in the composer was sent: an empty idle
     /// composer before any turn says it was not.
     pub(super) interrupted: Vec<MessageName>,
+    /// DING took the `interrupted` files' notice back out of the composer
+    /// itself: a turn that begins before an empty composer shows it gone
+    /// did not carry it (unless the harness ignored the keys), so the
+    /// files are owed again rather than counted as sent.
+    pub(super) taken_out: bool,
     pub(super) adapter: Adapter,
     pub(super) lease: LeaseSlot,
     pub(super) pty: PtyView,
@@ -171,6 +176,7 @@ impl Engine {
             ownership,
             context_since: journal.map(|_| now),
             interrupted: Vec::new(),
+            taken_out: false,
             adapter,
             lease: LeaseSlot::ended(HoldReason::AdapterStarting, now),
             pty: PtyView::default(),
