@@ -845,6 +845,9 @@ impl World {
                 }
                 // The runtime writes it; a restarted sidecar reads it.
                 FromEngine::JournalChanged => self.ding.journal = self.engine.journal(),
+                FromEngine::Decision(d) if std::env::var("DING_AGENT_SIM_DEBUG").is_ok() => {
+                    self.note(format!("engine: {d:?}"))
+                }
                 FromEngine::StatusChanged | FromEngine::Decision(_) => {}
             }
         }
@@ -857,6 +860,9 @@ impl World {
             };
             match output {
                 FromMachine::Uplink(line) => {
+                    if std::env::var("DING_AGENT_SIM_DEBUG").is_ok() {
+                        self.note(format!("uplink: {}", clip(&line)));
+                    }
                     if line.contains(r#""kind":"claim""#) {
                         self.claimed_at_ms = Some(self.now);
                     }
@@ -925,5 +931,11 @@ impl World {
 }
 
 fn clip(text: &str) -> String {
-    text.chars().take(60).collect()
+    text.chars()
+        .take(if std::env::var("DING_AGENT_SIM_DEBUG").is_ok() {
+            400
+        } else {
+            60
+        })
+        .collect()
 }
