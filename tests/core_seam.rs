@@ -779,3 +779,45 @@ fn after_a_restart_a_second_backlog_claim_is_refused_what_the_first_took() {
     let second = claimed(&mut driver);
     assert!(second.granted.is_empty(), "{second:?}");
 }
+
+/// Found past `make test`'s seeds (agent seed 291065, Codex, issue 39): a
+/// file a prompt's hook took before a compaction, and the compacted
+/// context's backlog event run twice (its hook duplicated). The first
+/// backlog claim surfaced the file into the new context; the second was
+/// granted it too, because a file its harness already owned kept the
+/// moment it was first taken, from before the context began. A backlog
+/// claim hands its files into the context there is, so the twin is
+/// refused them.
+#[test]
+fn a_backlog_claim_run_twice_after_a_compaction_surfaces_a_hooks_file_once() {
+    let mut driver = started(&["001.md"]);
+    driver.input(
+        line(
+            1,
+            "inc-1",
+            r#""kind":"claim","claim":1,"limit":4,"scope":"pending""#,
+        ),
+        at(100),
+    );
+    assert_eq!(claimed(&mut driver).granted, names(&["001.md"]));
+    driver.input(
+        line(2, "inc-1", r#""kind":"lifecycle","event":"compaction""#),
+        at(500),
+    );
+    let mut backlog = |sequence: u64, claim: u64| {
+        driver.input(
+            line(
+                sequence,
+                "inc-1",
+                &format!(r#""kind":"claim","claim":{claim},"limit":4,"scope":"unread""#),
+            ),
+            at(600),
+        );
+        claimed(&mut driver)
+    };
+    let first = backlog(3, 2);
+    assert_eq!(first.granted, names(&["001.md"]), "{first:?}");
+    let second = backlog(4, 3);
+    assert!(second.granted.is_empty(), "{second:?}");
+    assert_eq!(second.refused.len(), 0, "a limit claim names no refusal");
+}

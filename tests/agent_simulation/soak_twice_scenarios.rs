@@ -134,3 +134,26 @@ fn a_delivery_queued_for_a_cleared_thread_when_the_sidecar_dies_is_said_at_most_
         "once more, not twice: {again:#?}"
     );
 }
+
+/// Agent seed 291065 (found past `make test`'s seeds on issue 39's
+/// worlds), where DING was wrong: a prompt's hook took `m0003.md`, the
+/// person compacted, and the compacted context's `SessionStart` ran
+/// twice (its hook duplicated). Both backlog claims were granted the
+/// file, because a file its harness already owned kept the moment it was
+/// first taken, from before the context began; the request said it
+/// twice. A backlog claim now hands its files into the context there is,
+/// and the twin finds them said.
+#[test]
+fn a_compaction_session_start_run_twice_says_a_hooks_file_once() {
+    holds_in(
+        Scenario::random(291065),
+        &[
+            "hook UserPromptSubmit answered, naming [\"m0003.md\"]",
+            "person types \"/compact\"",
+            "the context is compacted: its prompts stay",
+            "hook SessionStart Peer(32): runs twice, as Peer(33) too",
+            "hook SessionStart answered, naming [\"m0003.md\"]",
+            "hook SessionStart answered, naming []",
+        ],
+    );
+}

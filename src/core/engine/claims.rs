@@ -134,6 +134,21 @@ impl Engine {
             // The journal says what is in doubt.
             self.journal_dirty |= self.claims_in_doubt.insert(name.clone());
         }
+        if claim.scope == ClaimScope::Unread {
+            // A backlog claim hands its files into the context there is now,
+            // even those this hook's harness already owned before that
+            // context began: a second backlog claim in it (the same event
+            // run twice) must find them said (`claimable`).
+            let resurfaced: Vec<MessageName> = granted
+                .iter()
+                .filter(|name| self.ownership.state(name) == Some(&owner))
+                .cloned()
+                .collect();
+            if !resurfaced.is_empty() {
+                self.ownership.set(&resurfaced, &owner, self.now);
+                self.journal_dirty = true;
+            }
+        }
         self.take_for_hook(granted, unseen, &owner);
         self.record(Decision::Claimed {
             claim: claim.claim,
