@@ -1487,6 +1487,20 @@ impl Oracle {
                 .filter(|name| self.files.contains_key(*name))
                 .cloned(),
         );
+        if scope == ClaimScope::Unread {
+            // CORE-28: a backlog claim hands its files into the context
+            // there is, those its harness already owned too.
+            for name in &granted {
+                if let Some(File::HookOwned {
+                    at,
+                    incarnation: owner,
+                }) = self.files.get_mut(name)
+                    && owner == incarnation
+                {
+                    *at = now;
+                }
+            }
+        }
         for name in &granted {
             self.take_for_hook(name, incarnation, now);
         }
