@@ -430,14 +430,14 @@ fn a_withdrawn_push_with_no_notice_awaiting_its_return_changes_nothing() {
 /// soon as fresh evidence shows it alone in the composer: the person's
 /// next prompt is never sent glued behind it. Its file then rings again
 /// on the empty composer.
-#[test]
-fn a_withheld_notice_that_shows_up_late_is_taken_back_out() {
+/// A pasted notice whose Return was withheld shows up alone in the
+/// composer at 12 s (revision 20), with the adapter's keys to take a
+/// paste back out: the take-out asked for.
+fn shown_late_and_taken_out() -> (Driver, SendIf) {
     let (mut driver, request) = pasted();
     driver.take();
     driver.run_until(at(9_500));
     assert!(withheld(&mut driver), "no screen showed it in time");
-    // It shows up alone in the composer, and the adapter says how to take
-    // a paste back out of this composer.
     driver.input(
         idle_saying(
             2,
@@ -448,6 +448,23 @@ fn a_withheld_notice_that_shows_up_late_is_taken_back_out() {
         at(12_000),
     );
     let take_out = only_send_if(&mut driver).expect("the notice is taken out");
+    (driver, take_out)
+}
+
+/// The PTY host wrote the take-out's keys (revision 21).
+fn take_out_written(driver: &mut Driver, take_out: &SendIf) {
+    driver.input(
+        Input::PtySent {
+            request: take_out.request,
+            revision: 21,
+        },
+        at(12_010),
+    );
+}
+
+#[test]
+fn a_withheld_notice_that_shows_up_late_is_taken_back_out() {
+    let (mut driver, take_out) = shown_late_and_taken_out();
     assert_eq!(take_out.expected_revision, 20);
     assert!(take_out.messages.is_empty(), "it carries no file");
     assert_eq!(take_out.hold_input, None);
@@ -461,13 +478,7 @@ fn a_withheld_notice_that_shows_up_late_is_taken_back_out() {
         })
         .collect();
     assert_eq!(written, b"\x15", "the provider's keys, and no Return");
-    driver.input(
-        Input::PtySent {
-            request: take_out.request,
-            revision: 21,
-        },
-        at(12_010),
-    );
+    take_out_written(&mut driver, &take_out);
     // The empty composer gives the file back, and it rings again.
     driver.input(idle(3, "empty", 22, None), at(12_400));
     let paste = only_send_if(&mut driver).expect("a new paste");
@@ -486,27 +497,8 @@ fn a_withheld_notice_that_shows_up_late_is_taken_back_out() {
 /// 100,000 Gemini seeds without the fix break nothing.)
 #[test]
 fn a_notice_taken_back_out_is_owed_again_when_a_turn_begins_first() {
-    let (mut driver, request) = pasted();
-    driver.take();
-    driver.run_until(at(9_500));
-    assert!(withheld(&mut driver), "no screen showed it in time");
-    driver.input(
-        idle_saying(
-            2,
-            "nonempty",
-            20,
-            &format!(r#","typed":{request},"withdraw":"\u0015","withdrawAfterMs":0"#),
-        ),
-        at(12_000),
-    );
-    let take_out = only_send_if(&mut driver).expect("the notice is taken out");
-    driver.input(
-        Input::PtySent {
-            request: take_out.request,
-            revision: 21,
-        },
-        at(12_010),
-    );
+    let (mut driver, take_out) = shown_late_and_taken_out();
+    take_out_written(&mut driver, &take_out);
     // The person's prompt begins a turn; its hook claims pending work.
     driver.input(Input::AdapterLine(
         br#"{"v":1,"kind":"claim","session":"host.worker","incarnation":"i1","generation":"sha256:g","sequence":3,"claim":1,"limit":64,"scope":"pending"}"#.to_vec(),

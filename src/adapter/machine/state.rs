@@ -143,19 +143,23 @@ impl<P: Provider> AdapterMachine<P> {
             && self.startup != Startup::Settled
     }
 
-    /// Whether the terminal is to be kept open and read: evidence is
-    /// wanted, a wake waits for its confirming reading, or a new screen has
-    /// yet to settle.
-    pub(super) fn screen_wanted(&self) -> bool {
-        self.evidence_wanted || !self.claims.confirming.is_empty() || self.settling()
+    /// Whether work wants the screen read: evidence is wanted, or a wake
+    /// waits for its confirming reading.
+    fn read_for_work(&self) -> bool {
+        self.evidence_wanted || !self.claims.confirming.is_empty()
     }
 
-    /// Whether the screen is read now only to see a new screen settle: no
-    /// evidence is wanted and no wake waits for its confirming reading. A
+    /// Whether the terminal is to be kept open and read: for work, or
+    /// because a new screen has yet to settle.
+    pub(super) fn screen_wanted(&self) -> bool {
+        self.read_for_work() || self.settling()
+    }
+
+    /// Whether the screen is read now only to see a new screen settle. A
     /// caller that models the host (the whole-agent simulation) accounts
     /// such reads apart from those made for work.
     pub fn reads_only_to_settle(&self) -> bool {
-        !self.evidence_wanted && self.claims.confirming.is_empty() && self.settling()
+        !self.read_for_work() && self.settling()
     }
 
     /// Asks the shell for the provider's settings files, if it has any.
