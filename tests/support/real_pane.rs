@@ -978,13 +978,6 @@ fn interrupted_rows(snapshot: &Snapshot) -> usize {
         .count()
 }
 
-/// The person opens a dialog with `command` (typed, then Return), a
-/// message arrives and waits for it, the person closes it with Esc (or,
-/// `sent_after_close`, the message is sent just after), and presses Esc
-/// again `offset` after the Esc that closed the dialog, reading the
-/// harness's screens with `screens`. The timed press is the person's,
-/// the stimulus measured; every wait is on a screen, a request or the
-/// status.
 /// A reading of one screen.
 pub type ScreenTest<'a> = &'a dyn Fn(&Snapshot) -> bool;
 
@@ -1001,6 +994,13 @@ pub struct EscScreens<'a> {
     pub filled: Option<(ScreenTest<'a>, &'a str)>,
 }
 
+/// The person opens a dialog with `command` (typed, then Return), a
+/// message arrives and waits for it, the person closes it with Esc (or,
+/// `sent_after_close`, the message is sent just after), and presses Esc
+/// again `offset` after the Esc that closed the dialog, reading the
+/// harness's screens with `screens`. The timed press is the person's,
+/// the stimulus measured; every wait is on a screen, a request or the
+/// status.
 pub fn second_esc_after_a_dialog(
     agent: &Agent,
     model: &ModelServer,

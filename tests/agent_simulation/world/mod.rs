@@ -399,6 +399,10 @@ struct World {
     /// a stream of its own, so that those reads leave every other draw
     /// where it was.
     unasked_reads: Rng,
+    /// `DING_AGENT_SIM_DEBUG` was set: the trace also holds every decision
+    /// of the engine and every line the adapter sent up (read once, not on
+    /// every line of a sweep).
+    debug_trace: bool,
     scenario: Scenario,
     now: u64,
     next_seq: u64,
@@ -494,6 +498,7 @@ impl World {
         let mut world = World {
             rng: Rng(scenario.seed ^ 0x5eed),
             unasked_reads: Rng(scenario.seed ^ 0x5e771e),
+            debug_trace: std::env::var_os("DING_AGENT_SIM_DEBUG").is_some(),
             now: 0,
             next_seq: 0,
             due: BTreeMap::new(),
@@ -845,9 +850,7 @@ impl World {
                 }
                 // The runtime writes it; a restarted sidecar reads it.
                 FromEngine::JournalChanged => self.ding.journal = self.engine.journal(),
-                FromEngine::Decision(d) if std::env::var("DING_AGENT_SIM_DEBUG").is_ok() => {
-                    self.note(format!("engine: {d:?}"))
-                }
+                FromEngine::Decision(d) if self.debug_trace => self.note(format!("engine: {d:?}")),
                 FromEngine::StatusChanged | FromEngine::Decision(_) => {}
             }
         }
@@ -860,8 +863,9 @@ impl World {
             };
             match output {
                 FromMachine::Uplink(line) => {
-                    if std::env::var("DING_AGENT_SIM_DEBUG").is_ok() {
-                        self.note(format!("uplink: {}", clip(&line)));
+                    if self.debug_trace {
+                        let whole: String = line.chars().take(400).collect();
+                        self.note(format!("uplink: {whole}"));
                     }
                     if line.contains(r#""kind":"claim""#) {
                         self.claimed_at_ms = Some(self.now);
@@ -931,11 +935,5 @@ impl World {
 }
 
 fn clip(text: &str) -> String {
-    text.chars()
-        .take(if std::env::var("DING_AGENT_SIM_DEBUG").is_ok() {
-            400
-        } else {
-            60
-        })
-        .collect()
+    text.chars().take(60).collect()
 }
