@@ -7,10 +7,15 @@ use std::time::Duration;
 /// How long a new Gemini CLI screen must read idle before it counts (spec
 /// §2.4). On 0.61.0 the first composer frame is short-lived: it is redrawn
 /// with the banner about 0.2 s later, and `SessionStart` fires about 0.2 s
-/// after the first frame (findings, "Time to the first idle composer").
-/// Its startup dialogs (folder trust, auth) come before any composer. A
-/// second covers the redraw on a loaded machine.
-pub const STARTUP_SETTLE: Duration = Duration::from_secs(1);
+/// after the first frame (findings, "Time to the first idle composer",
+/// measured with both cores busy). Its startup dialogs (folder trust,
+/// auth) come before any composer, and keys typed on the first frame are
+/// kept, so the settle only outlasts that redraw, twice over; a frame
+/// drawn later still meets the fences (the revision a send is compared
+/// on, the output quiet, the notice read back before its Return). It was
+/// a second until issue 39 measured what that cost a startup backlog
+/// (docs/providers/gemini.md, "The idle path").
+pub const STARTUP_SETTLE: Duration = Duration::from_millis(400);
 
 /// How long a ready screen must have looked ready before it outweighs a
 /// hook's "a turn runs": a tool confirmation cancelled with Esc fires no
