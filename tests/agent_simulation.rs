@@ -1656,6 +1656,38 @@ fn a_notice_taken_back_out_is_owed_again_through_a_screen_read_as_unknown() {
     );
 }
 
+/// Found by the Gemini sweep of a clean CI run once Gemini CLI's startup
+/// settle was 400 ms (issue 39; seed 14440): the harness crashed and
+/// started again while DING's notice waited for its Return, the person
+/// typed `h` into the new program, and the PTY host held it behind the
+/// dead paste until DING's next transaction, which was the new program's
+/// notice: `h` joined it, and the person's Return sent both. A paste of
+/// DING's own is not the Return a hold waits for: the held key goes
+/// first, the new paste's compare refuses it, and the person's `h` goes
+/// alone with the files riding its hook.
+#[test]
+fn a_key_held_behind_a_paste_the_harness_lost_goes_before_dings_next_one() {
+    let outcome = holds_in(
+        Scenario::on(Harness::Gemini, 14440),
+        &[
+            "send-if 1 at revision 16 for [MessageName(\"m0001.md\")",
+            "the harness crashes and starts again as i2",
+            "person types \"h\"",
+            "the host holds the key behind DING's paste",
+            "the host lets 1 held keys go on: before DING's next paste",
+            "send-if 2 refused: revision",
+            "submitted \"h\"",
+            "hook BeforeAgent answered, naming [\"m0001.md\"",
+        ],
+    );
+    assert!(
+        !trace_after(&outcome, "the harness crashes and starts again as i2")
+            .iter()
+            .any(|line| line.contains("submitted \"[ding]")),
+        "no notice submitted after the restart"
+    );
+}
+
 /// Found by DING's own crashes once no kill was spared (seed 56049 of the
 /// agent sweep): a notice was pasted as the harness stopped reading its
 /// input, and DING's adapter died while it awaited its Return. The

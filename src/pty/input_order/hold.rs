@@ -13,6 +13,9 @@
 //! first, and is compared on a revision the held keys have not moved; one
 //! refused by its compare or as unsettled, to be asked again on new
 //! evidence, keeps the hold). Then the held input goes on in its order.
+//! A next transaction that is a paste of its own (it asks for a hold) is
+//! not the Return the hold was for: the held input goes on before it, and
+//! its compare meets the person's keys.
 //!
 //! A person's input that is not text alone cannot wait: a key that means
 //! something to the harness is never delayed or reordered. It ends the
@@ -177,6 +180,14 @@ impl InputOrder {
         let Some(at) = owners_first else {
             return UnderHold::Wait;
         };
+        if matches!(&self.queued[at], Queued::Transaction(tx) if tx.asks_for_a_hold()) {
+            // A paste of its own is not the Return the hold waits for: the
+            // paste it held behind is gone (its program started again, or
+            // it was taken out), and what the person typed goes first, so
+            // the new paste's compare meets it.
+            self.release_hold("before DING's next paste");
+            return UnderHold::Over;
+        }
         hold.ending = true;
         let Some(next) = self.queued.remove(at) else {
             return UnderHold::Wait;
