@@ -30,7 +30,7 @@ impl Engine {
         let (known, unseen): (Vec<MessageName>, Vec<MessageName>) = messages
             .into_iter()
             .partition(|name| self.ownership.contains(name));
-        self.take_for_hook(known, unseen, &owner);
+        self.take_for_hook(known, unseen, &owner, false);
     }
 
     /// A claim's hook never passed its files on: those of them that are
@@ -134,22 +134,8 @@ impl Engine {
             // The journal says what is in doubt.
             self.journal_dirty |= self.claims_in_doubt.insert(name.clone());
         }
-        if claim.scope == ClaimScope::Unread {
-            // A backlog claim hands its files into the context there is now,
-            // even those this hook's harness already owned before that
-            // context began: a second backlog claim in it (the same event
-            // run twice) must find them said (`claimable`).
-            let resurfaced: Vec<MessageName> = granted
-                .iter()
-                .filter(|name| self.ownership.state(name) == Some(&owner))
-                .cloned()
-                .collect();
-            if !resurfaced.is_empty() {
-                self.ownership.set(&resurfaced, &owner, self.now);
-                self.journal_dirty = true;
-            }
-        }
-        self.take_for_hook(granted, unseen, &owner);
+        let backlog = claim.scope == ClaimScope::Unread;
+        self.take_for_hook(granted, unseen, &owner, backlog);
         self.record(Decision::Claimed {
             claim: claim.claim,
             granted: taken,
@@ -216,20 +202,28 @@ impl Engine {
             })));
     }
 
-    /// Makes `known` hook-owned now and `unseen` hook-owned when seen.
+    /// Makes `known` hook-owned now and `unseen` hook-owned when seen. A
+    /// `backlog` claim hands its files into the context there is now.
     fn take_for_hook(
         &mut self,
         known: Vec<MessageName>,
         unseen: Vec<MessageName>,
         owner: &MessageState,
+        backlog: bool,
     ) {
-        // A file already hook-owned by the same incarnation keeps its state
-        // and its time: a repeated receipt changes nothing, writes no
-        // journal and records nothing.
-        let known: Vec<MessageName> = known
+        // A file already hook-owned by the same incarnation keeps its state:
+        // a repeated receipt changes nothing, writes no journal and records
+        // nothing. A backlog claim still moves its time to now, even for a
+        // file owned before the context began: a second backlog claim in
+        // this context (the same event run twice) must find it said
+        // (`claimable`).
+        let (owned, known): (Vec<MessageName>, Vec<MessageName>) = known
             .into_iter()
-            .filter(|name| self.ownership.state(name) != Some(owner))
-            .collect();
+            .partition(|name| self.ownership.state(name) == Some(owner));
+        if backlog && !owned.is_empty() {
+            self.ownership.set(&owned, owner, self.now);
+            self.journal_dirty = true;
+        }
         if known.is_empty() && unseen.is_empty() {
             return;
         }
