@@ -10,12 +10,13 @@ mod support;
 use std::path::PathBuf;
 
 use ding::adapter::context::claim_for;
+use ding::adapter::native_idle::deliveries::{Deliveries, Handed};
 use ding::adapter::{AgentContext, ClaimRequest, HookAction, HookAnswer};
 use ding::core::downlink::Claimed;
 use ding::core::message::MessageName;
 use ding::core::protocol::{ClaimScope, ClaimWants};
 use ding::providers::codex::activity::HookActivity;
-use ding::providers::codex::hooks::{CONTEXT_CAP, Delivery, Memory, plan, render};
+use ding::providers::codex::hooks::{CONTEXT_CAP, Memory, plan, render};
 use serde_json::Value;
 use support::provider_fixtures::{
     HookFixture, check_answer, check_plan, claimed_of, hook_fixtures, names, scope_word,
@@ -37,17 +38,19 @@ fn activity_word(activity: Option<HookActivity>) -> Value {
 
 fn memory(value: &Value) -> Memory {
     Memory {
-        deliveries: value["deliveries"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .map(|delivery| Delivery {
-                id: delivery["id"].as_str().expect("id").into(),
-                text: delivery["text"].as_str().expect("text").into(),
-                names: names(&delivery["names"]),
-            })
-            .collect(),
-        owed: names(&value["owed"]),
+        native: Deliveries {
+            handed: value["deliveries"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|delivery| Handed {
+                    id: delivery["id"].as_str().expect("id").into(),
+                    text: delivery["text"].as_str().expect("text").into(),
+                    names: names(&delivery["names"]),
+                })
+                .collect(),
+            owed: names(&value["owed"]),
+        },
         thread: value["thread"].as_str().map(String::from),
         cleared: value["cleared"].as_str().map(String::from),
         prompted: names(&value["prompted"]),
@@ -70,12 +73,12 @@ fn check_claim(
         "{name}: scope"
     );
     let sized = claim_for(agent, CONTEXT_CAP, request.scope);
-    if memory.owed.is_empty() {
+    if memory.native.owed.is_empty() {
         assert_eq!(request, &sized, "{name}: claim size");
     } else {
         assert_eq!(
             request.wants,
-            ClaimWants::Named(memory.owed.clone()),
+            ClaimWants::Named(memory.native.owed.clone()),
             "{name}"
         );
     }

@@ -53,6 +53,7 @@ pub mod hook_wire;
 mod incarnation;
 pub mod kit;
 pub mod machine;
+pub mod native_idle;
 mod parked;
 mod provider;
 mod pty_watch;

@@ -19,6 +19,9 @@ use serde_json::Value;
 use crate::adapter::compile::IdlePath;
 use crate::adapter::find_program::find_on_path;
 use crate::adapter::kit::{self, AdapterEnv};
+use crate::adapter::native_idle::deliveries::Handed;
+use crate::adapter::native_idle::path::{NativePath, Words};
+use crate::adapter::native_idle::wire::{LaunchReport, QueueReport};
 use crate::adapter::screen::ComposerContent;
 use crate::adapter::{
     AgentContext, HarnessEnv, HookAnswer, HookCall, HookPlan, Incarnation, Provider, Reading,
@@ -31,23 +34,10 @@ use crate::core::time::Time;
 use crate::pty::wire::Snapshot;
 
 use super::activity::{Heard, HookActivity, combine};
-use super::hooks::{self, Delivery, LAUNCH, Memory, QUEUE};
-use super::launcher_wire::{LaunchMode, LaunchReport, QueueReport};
+use super::hooks::{self, LAUNCH, Memory, QUEUE};
 use super::screen;
 use super::timing::{DELIVERY_GRACE, STOP_GRACE};
 use super::trust::{HOOKS, PROVIDER};
-
-/// What the launcher last said of the native idle path, beyond its calls.
-#[derive(Clone, Debug, PartialEq, Eq)]
-enum NativePath {
-    /// Nothing against it: it works, or is starting.
-    Working,
-    /// Its app-server died under the TUI (why, and what the launcher does),
-    /// until the launcher reports again.
-    Down(String),
-    /// It cannot work here (why): idle work takes the terminal path.
-    Unavailable(String),
-}
 
 /// What the launcher said about DING's hooks.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -63,17 +53,15 @@ enum Installed {
 }
 
 pub struct Codex {
-    native: bool,
     heard: HookActivity,
     heard_at: Time,
     /// Whether what was last heard is DING's own `Stop` block (the turn
     /// goes on because of the answer DING rendered), not a hook's word.
     blocked: bool,
     memory: Memory,
-    /// When the launcher last reported, and whether a delivery of DING's
-    /// waited in Codex's queue then.
-    launcher_at: Option<Time>,
     installed: Installed,
+    /// The native idle path: whether it is on and works, when the launcher
+    /// last reported, and the ids of DING's deliveries.
     path: NativePath,
     /// Whether any harness hook has called since the adapter started.
     fired: bool,
@@ -83,27 +71,26 @@ pub struct Codex {
     dialog_shown: bool,
     /// The harness incarnation what was heard is about.
     incarnation: Incarnation,
-    /// Delivery ids are `ding-PID-N`: unique across adapters' lives.
-    delivery_prefix: String,
-    next_delivery: u64,
 }
+
+/// How Codex's native path is spoken of.
+const WORDS: Words = Words {
+    reporter: "the launcher",
+    delivers_through: "Codex's queue",
+};
 
 impl Codex {
     pub fn new(native: bool) -> Codex {
         Codex {
-            native,
             heard: HookActivity::Unheard,
             heard_at: Time::ZERO,
             blocked: false,
             memory: Memory::default(),
-            launcher_at: None,
             installed: Installed::NotReported,
-            path: NativePath::Working,
+            path: NativePath::new(native, WORDS),
             fired: false,
             dialog_shown: false,
             incarnation: Incarnation::default(),
-            delivery_prefix: format!("ding-{}", std::process::id()),
-            next_delivery: 1,
         }
     }
 
@@ -121,10 +108,7 @@ impl Codex {
         }
         self.hear(HookActivity::Unheard, now);
         self.memory = Memory::default();
-        // The new harness has a launcher of its own, which says again
-        // whether its queue can work.
-        self.launcher_at = None;
-        self.path = NativePath::Working;
+        self.path.new_terminal();
     }
 
     /// What the launcher said; the files of deliveries it reports it
@@ -150,22 +134,11 @@ impl Codex {
                         .collect(),
                 };
             }
-            self.path = match launch {
-                Some(LaunchReport {
-                    mode: LaunchMode::NativeDown,
-                    error,
-                    ..
-                }) => {
-                    // The turn it ran (if any) died with it, no Stop said:
-                    // what the hooks said no longer holds.
-                    self.hear(HookActivity::Unheard, now);
-                    NativePath::Down(error.unwrap_or_else(|| "the app-server is gone".into()))
-                }
-                Some(LaunchReport {
-                    error: Some(why), ..
-                }) => NativePath::Unavailable(why),
-                _ => NativePath::Working,
-            };
+            if self.path.on_launch(launch.as_ref()) {
+                // The turn it ran (if any) died with it, no Stop said:
+                // what the hooks said no longer holds.
+                self.hear(HookActivity::Unheard, now);
+            }
             return Vec::new();
         }
         let report = QueueReport::from_payload(payload);
@@ -185,58 +158,20 @@ impl Codex {
                 })
                 .collect();
             self.installed = Installed::Listed { problems };
-            self.path = NativePath::Working;
         }
-        self.launcher_at = Some(now);
+        self.path.on_report(&report, now);
         if report.status.is_idle() && self.heard == HookActivity::Unheard {
             self.hear(HookActivity::Idle, now);
         }
         // Deliveries that could not be queued: their files are owed.
-        let (failed, kept): (Vec<Delivery>, Vec<Delivery>) =
-            std::mem::take(&mut self.memory.deliveries)
-                .into_iter()
-                .partition(|delivery| report.failed.contains(&delivery.id));
-        let undelivered = self.owe(failed);
-        self.memory.deliveries = kept;
-        if report.thread_id.is_some() && report.thread_id != self.memory.thread {
+        let undelivered = self.memory.native.failed(&report.failed);
+        if report.conversation.is_some() && report.conversation != self.memory.thread {
             if self.memory.thread.is_some() {
-                self.memory.cleared = report.thread_id.clone();
+                self.memory.cleared = report.conversation.clone();
             }
-            self.memory.thread = report.thread_id;
+            self.memory.thread = report.conversation;
         }
         undelivered
-    }
-
-    /// Deliveries that never reached Codex's queue: their files are owed
-    /// to the next claim, and are given back to unread work (returned)
-    /// so that they are pending again. Owed alone, they would wait for a
-    /// claim that nothing asks for: a parked call claims only once
-    /// evidence is wanted, and the sidecar wants none for files a hook
-    /// owns (found by the whole-agent simulation, seed 526970: the
-    /// app-server died between the answer and `thread/queue/add`, the new
-    /// server's first report said the delivery was gone, and the launcher's
-    /// park waited with the three files owed until the run ended).
-    fn owe(&mut self, lost: Vec<Delivery>) -> Vec<MessageName> {
-        let names: Vec<MessageName> = lost
-            .into_iter()
-            .flat_map(|delivery| delivery.names)
-            .collect();
-        self.memory.owed.extend(names.iter().cloned());
-        names
-    }
-
-    /// Whether a `queue` call while the native path is down is one the
-    /// launcher made before its app-server died, come late (each hook call
-    /// is a process of its own: none is ordered against another). The
-    /// first report of an app-server carries Codex's `hooks/list`, and only
-    /// the first; a report without it says nothing of the new server, and
-    /// what it lists as queued may have died with the old one (found by
-    /// the whole-agent simulation, seed 33401: the delivery just handed to
-    /// the launcher was never added, a late report listed it, and its
-    /// files waited for a turn that never came).
-    fn is_from_the_dead_server(&self, payload: &Value) -> bool {
-        matches!(self.path, NativePath::Down(_))
-            && QueueReport::from_payload(payload).hooks.is_none()
     }
 
     /// The first `queue` report of an app-server started again after the
@@ -245,27 +180,11 @@ impl Codex {
     /// parked call's among them), and go back to unread work (returned).
     /// Before the call is planned, so that its park claims them.
     fn after_the_server_came_back(&mut self, payload: &Value) -> Vec<MessageName> {
-        if !matches!(self.path, NativePath::Down(_)) {
+        if !self.path.came_back() {
             return Vec::new();
         }
-        self.path = NativePath::Working;
         let report = QueueReport::from_payload(payload);
-        let (lost, kept): (Vec<Delivery>, Vec<Delivery>) =
-            std::mem::take(&mut self.memory.deliveries)
-                .into_iter()
-                .partition(|delivery| !report.queued.contains(&delivery.id));
-        let undelivered = self.owe(lost);
-        self.memory.deliveries = kept;
-        undelivered
-    }
-
-    /// Since the launcher last spoke, if one of DING's deliveries waits to
-    /// start.
-    fn delivery_waiting(&self, now: Time) -> Option<Duration> {
-        if self.memory.deliveries.is_empty() {
-            return None;
-        }
-        Some(self.launcher_at.map_or(Duration::ZERO, |at| now.since(at)))
+        self.memory.native.not_listed(&report.queued)
     }
 }
 
@@ -293,8 +212,9 @@ impl Provider for Codex {
     /// `Stop`'s while it decides (`activity.rs`).
     fn verdict_changes_at(&self, now: Time) -> Option<Time> {
         let delivery = self
-            .launcher_at
-            .filter(|_| !self.memory.deliveries.is_empty())
+            .path
+            .reported_at()
+            .filter(|_| !self.memory.native.handed.is_empty())
             .map(|at| at + DELIVERY_GRACE);
         let stopping = (self.heard == HookActivity::Stopping).then(|| self.heard_at + STOP_GRACE);
         delivery
@@ -312,29 +232,17 @@ impl Provider for Codex {
             Heard {
                 activity: self.heard,
                 since: now.since(self.heard_at),
-                delivery_waiting: self.delivery_waiting(now),
+                delivery_waiting: self
+                    .path
+                    .delivery_waiting(!self.memory.native.handed.is_empty(), now),
             },
         )
     }
 
-    /// The terminal path is only for when the queue cannot work: a backlog
-    /// waiting at start, at a resume or after a restart, and work arriving
-    /// while the launcher is between two calls (a turn just ended), all go
-    /// through the queue (0 terminal bytes), as long as the native path is
-    /// on and the launcher has not said it cannot work here.
+    /// The terminal path is only for when the queue cannot work (the kit's
+    /// `NativePath::holds`).
     fn native_path_holds(&self) -> Option<String> {
-        match &self.path {
-            _ if !self.native => return None,
-            NativePath::Unavailable(_) => return None,
-            NativePath::Down(why) => return Some(format!("the native idle path is down ({why})")),
-            NativePath::Working => {}
-        }
-        Some(if self.launcher_at.is_none() {
-            "the native idle path is starting: the launcher has not reported for this harness yet"
-                .into()
-        } else {
-            "the native idle path delivers idle work (Codex's queue)".into()
-        })
+        self.path.holds()
     }
 
     /// What the hooks said, the deliveries given to the launcher and the
@@ -351,7 +259,10 @@ impl Provider for Codex {
         }
         let mut undelivered = Vec::new();
         if call.event == QUEUE {
-            if self.is_from_the_dead_server(&call.payload) {
+            if self
+                .path
+                .is_from_a_dead_server(&QueueReport::from_payload(&call.payload))
+            {
                 // It offers nothing to queue into, and reports nothing.
                 return HookPlan::nothing();
             }
@@ -388,9 +299,7 @@ impl Provider for Codex {
             && let Some(prompt) = call.payload["prompt"].as_str()
         {
             // A delivery's turn started: its receipt is in the plan.
-            self.memory
-                .deliveries
-                .retain(|delivery| delivery.text != prompt);
+            self.memory.native.started(prompt);
             // Its files are in this prompt, which a compaction keeps.
             self.memory
                 .prompted
@@ -409,11 +318,11 @@ impl Provider for Codex {
         agent: &AgentContext,
         now: Time,
     ) -> HookAnswer {
-        if !self.memory.owed.is_empty() {
+        if !self.memory.native.owed.is_empty() {
             // That claim was for the owed files (see `hooks::injection`).
-            self.memory.owed.clear();
+            self.memory.native.owed.clear();
         }
-        let id = format!("{}-{}", self.delivery_prefix, self.next_delivery);
+        let id = self.path.next_id();
         let mut claimed = claimed.clone();
         if call.event != QUEUE {
             // A file of a delivery still waiting in Codex's queue arrives
@@ -426,11 +335,11 @@ impl Provider for Codex {
             // would say it beside that prompt (on Codex 0.169.0 the
             // request after a `/compact` carried the queued notice of the
             // turn before it: `compaction-0.169.0.jsonl`).
-            let deliveries = &self.memory.deliveries;
+            let native = &self.memory.native;
             let prompted = &self.memory.prompted;
-            claimed.granted.retain(|name| {
-                !deliveries.iter().any(|d| d.names.contains(name)) && !prompted.contains(name)
-            });
+            claimed
+                .granted
+                .retain(|name| !native.waits(name) && !prompted.contains(name));
         }
         let answer = hooks::render(&call.event, &claimed, agent, &id);
         match call.event.as_str() {
@@ -446,14 +355,13 @@ impl Provider for Codex {
                 self.blocked = blocks;
             }
             QUEUE if !answer.stdout.is_empty() => {
-                self.next_delivery += 1;
+                self.path.handed_on(now);
                 let text = hooks::queued_text(&answer).unwrap_or_default();
-                self.memory.deliveries.push(Delivery {
+                self.memory.native.handed.push(Handed {
                     id,
                     text,
                     names: claimed.granted.clone(),
                 });
-                self.launcher_at = Some(now);
             }
             _ => {}
         }
@@ -475,7 +383,7 @@ impl Provider for Codex {
     }
 
     fn check_setup(&self, harness: Option<&[String]>) -> Result<String, String> {
-        check_harness(harness, self.native)
+        check_harness(harness, self.path.is_on())
     }
 
     /// `TERM=dumb` stops the interface: see `environment.rs`.
@@ -516,15 +424,9 @@ impl Provider for Codex {
                 problems.join(", ")
             ),
         };
-        if let NativePath::Down(why) = &self.path {
-            remark.push_str(&format!(
-                "; native idle path down ({why}): nothing is queued or typed until it is back"
-            ));
-        }
-        if let NativePath::Unavailable(error) = &self.path {
-            remark.push_str(&format!(
-                "; native idle path unavailable ({error}): idle work is typed under a fresh idle lease"
-            ));
+        if let Some(path) = self.path.remark() {
+            remark.push_str("; ");
+            remark.push_str(&path);
         }
         Some(remark)
     }

@@ -68,7 +68,7 @@ fn all_hooks_trusted() -> Vec<Value> {
 
 /// A launcher's report of an idle thread with nothing of DING's queued.
 fn idle_report() -> Value {
-    json!({"threadId": "t", "status": "idle", "queued": [], "failed": []})
+    json!({"conversation": "t", "status": "idle", "queued": [], "failed": []})
 }
 
 const QUEUE_DELIVERS: &str = "the native idle path delivers idle work";
@@ -84,7 +84,7 @@ fn the_native_path_holds_an_idle_terminal_while_it_is_on_or_starting() {
     );
     // The launcher reports: its queue serves the idle thread, and
     // between two of its calls (a turn just ended) nothing is typed.
-    let busy = json!({"threadId": "t", "status": "active", "queued": [], "failed": []});
+    let busy = json!({"conversation": "t", "status": "active", "queued": [], "failed": []});
     codex.on_hook(&call(QUEUE, busy, "a"), &agent(), T);
     assert!(
         codex
@@ -166,7 +166,7 @@ fn a_dead_app_server_holds_the_terminal_and_what_died_in_its_queue_is_owed() {
     // lists the delivery as queued: it says nothing of the new server.
     let id: Value = serde_json::from_str(&delivery.stdout).expect("JSON");
     let late =
-        json!({"threadId": "t", "status": "idle", "queued": [id["queue"]["id"]], "failed": []});
+        json!({"conversation": "t", "status": "idle", "queued": [id["queue"]["id"]], "failed": []});
     let plan = codex.on_hook(&call(QUEUE, late, "a"), &agent(), T);
     assert_eq!(plan.action, HookAction::Answer(HookAnswer::default()));
     assert!(plan.undelivered.is_empty(), "{plan:?}");
@@ -432,7 +432,7 @@ fn a_delivery_that_could_not_be_queued_is_claimed_again_by_the_next_hook() {
     let answer = codex.on_claimed(&queue, &claimed(&["a.md"]), &agent(), T);
     let id: Value = serde_json::from_str(&answer.stdout).expect("JSON");
     let failed =
-        json!({"threadId": "t", "status": "idle", "queued": [], "failed": [id["queue"]["id"]]});
+        json!({"conversation": "t", "status": "idle", "queued": [], "failed": [id["queue"]["id"]]});
     let plan = codex.on_hook(&call(QUEUE, failed, "a"), &agent(), T);
     assert_eq!(plan.undelivered, [MessageName::new("a.md").expect("name")]);
     assert_eq!(

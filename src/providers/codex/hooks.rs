@@ -25,14 +25,18 @@
 
 use serde_json::{Value, json};
 
-use crate::adapter::context::{claim_for, names_in_notice, unread_work};
-use crate::adapter::{AgentContext, ClaimRequest, HookAction, HookAnswer, HookPlan, Park};
+use crate::adapter::context::{names_in_notice, unread_work};
+use crate::adapter::native_idle::deliveries::Deliveries;
+use crate::adapter::native_idle::plan::{ParkTiming, end_the_park_when_busy, queue_plan};
+use crate::adapter::native_idle::wire::{self, QueueAnswer, QueueReport};
+use crate::adapter::{AgentContext, HookAction, HookAnswer, HookPlan};
 use crate::core::downlink::Claimed;
 use crate::core::message::MessageName;
-use crate::core::protocol::{ClaimScope, ClaimWants, Lifecycle};
+use crate::core::protocol::{ClaimScope, Lifecycle};
+
+pub use crate::adapter::native_idle::plan::{LAUNCH, QUEUE};
 
 use super::activity::HookActivity;
-use super::launcher_wire::{self, LaunchMode, LaunchReport, QueueAnswer, QueueReport};
 use super::timing::{QUEUE_HOLD, QUEUE_SETTLE};
 
 /// The most characters one injected text takes: Codex spills a longer
@@ -40,30 +44,12 @@ use super::timing::{QUEUE_HOLD, QUEUE_SETTLE};
 /// under it.
 pub const CONTEXT_CAP: usize = 4_000;
 
-/// The launcher's parked call, and its slot.
-pub const QUEUE: &str = "queue";
-
-/// The launcher's one call in embedded mode.
-pub const LAUNCH: &str = "launch";
-
-/// One delivery the adapter gave the launcher to queue.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Delivery {
-    /// Its `clientUserMessageId` in Codex's queue.
-    pub id: String,
-    /// Exactly the text queued: `UserPromptSubmit` carries it when its
-    /// turn starts.
-    pub text: String,
-    pub names: Vec<MessageName>,
-}
-
 /// What the adapter remembers that a hook's plan depends on.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Memory {
-    /// Deliveries given to the launcher whose turn has not started.
-    pub deliveries: Vec<Delivery>,
-    /// Files claimed for a delivery that never reached Codex's queue.
-    pub owed: Vec<MessageName>,
+    /// Deliveries given to the launcher whose turn has not started, and
+    /// files owed for those that never reached Codex's queue.
+    pub native: Deliveries,
     /// The thread the launcher last named (a new one: `/clear`).
     pub thread: Option<String>,
     /// The thread for which `clear` was already reported.
@@ -88,50 +74,18 @@ pub type HookReading = crate::adapter::HookReading<HookActivity>;
 /// The claim a hook that injects makes: the owed files if any, else the
 /// oldest pending (or, with `scope` unread, unread) ones that fit.
 fn injection(agent: &AgentContext, memory: &Memory, scope: ClaimScope) -> HookAction {
-    HookAction::Claim(injection_request(agent, memory, scope))
-}
-
-/// The claim of [`injection`] (and of the launcher's parked call, which
-/// carries owed files as well: a delivery that died with its app-server).
-fn injection_request(agent: &AgentContext, memory: &Memory, scope: ClaimScope) -> ClaimRequest {
-    let request = claim_for(agent, CONTEXT_CAP, scope);
-    if memory.owed.is_empty() {
-        return request;
-    }
-    ClaimRequest {
-        wants: ClaimWants::Named(memory.owed.clone()),
-        scope: ClaimScope::Unread,
-        ..request
-    }
+    HookAction::Claim(memory.native.claim(agent, CONTEXT_CAP, scope))
 }
 
 /// The plan for one hook call. A hook that says a turn runs also ends the
-/// launcher's parked call: a delivery queued now would wait for the turn's
-/// end and cost a turn of its own, where the turn's own boundaries carry
-/// the work at no extra call.
+/// launcher's parked call (the kit's `end_the_park_when_busy`).
 pub fn plan(event: &str, payload: &Value, agent: &AgentContext, memory: &Memory) -> HookReading {
     let mut planned = plan_for(event, payload, agent, memory);
     let busy = planned
         .activity
         .is_some_and(|activity| activity != HookActivity::Idle);
-    let parks = matches!(planned.plan.action, HookAction::Park(_));
-    if busy || (event == QUEUE && !parks) || (event == LAUNCH && path_is_down(payload)) {
-        // A launcher whose native path went down has nothing to queue
-        // into: a call of its still parked would claim work for it.
-        planned.plan.end_parked.push(QUEUE);
-    }
+    end_the_park_when_busy(event, payload, busy, &mut planned.plan);
     planned
-}
-
-/// Whether a `launch` report says the native idle path cannot work (any
-/// more).
-fn path_is_down(payload: &Value) -> bool {
-    serde_json::from_value::<LaunchReport>(payload.clone()).is_ok_and(|launch| {
-        matches!(
-            launch.mode,
-            LaunchMode::NativeUnavailable | LaunchMode::NativeDown
-        )
-    })
 }
 
 fn plan_for(event: &str, payload: &Value, agent: &AgentContext, memory: &Memory) -> HookReading {
@@ -160,12 +114,7 @@ fn plan_for(event: &str, payload: &Value, agent: &AgentContext, memory: &Memory)
         "UserPromptSubmit" => {
             let mut plan = HookPlan::act(pending());
             if let Some(prompt) = payload["prompt"].as_str() {
-                plan.received = memory
-                    .deliveries
-                    .iter()
-                    .filter(|delivery| delivery.text == prompt)
-                    .flat_map(|delivery| delivery.names.clone())
-                    .collect();
+                plan.received = memory.native.received(prompt);
                 plan.received.extend(names_in_notice(agent, prompt));
             }
             HookReading::new(Some(HookActivity::Active), plan)
@@ -201,21 +150,15 @@ fn plan_for(event: &str, payload: &Value, agent: &AgentContext, memory: &Memory)
         "SessionEnd" => HookReading::new(Some(HookActivity::Ended), HookPlan::nothing()),
         QUEUE => {
             let report = QueueReport::from_payload(payload);
-            let mut plan = if report.may_deliver() {
-                HookPlan::act(HookAction::Park(Park {
-                    slot: QUEUE,
-                    claim: injection_request(agent, memory, ClaimScope::Pending),
-                    settle: QUEUE_SETTLE,
-                    hold_for: QUEUE_HOLD,
-                    holds_terminal: true,
-                    waits_for_fresh_idle: true,
-                }))
-            } else {
-                HookPlan::nothing()
+            let claim = memory.native.claim(agent, CONTEXT_CAP, ClaimScope::Pending);
+            let timing = ParkTiming {
+                settle: QUEUE_SETTLE,
+                hold: QUEUE_HOLD,
             };
-            if report.thread_id.is_some()
+            let mut plan = queue_plan(&report, claim, timing);
+            if report.conversation.is_some()
                 && memory.thread.is_some()
-                && report.thread_id != memory.thread
+                && report.conversation != memory.thread
             {
                 // A new thread in the same TUI: `/clear`.
                 plan.facts.push(Lifecycle::Clear);
@@ -240,7 +183,7 @@ pub fn render(event: &str, claimed: &Claimed, agent: &AgentContext, id: &str) ->
             "hookSpecificOutput": {"hookEventName": event, "additionalContext": text}
         })),
         "Stop" => stdout(json!({"decision": "block", "reason": text})),
-        QUEUE => QueueAnswer::answer(launcher_wire::Delivery {
+        QUEUE => QueueAnswer::answer(wire::Delivery {
             id: id.to_string(),
             text,
         }),

@@ -18,8 +18,9 @@
 //!   socket, its calls on the hook channel.
 //! * `native`, `rpc`: the native idle path's machine (sans-IO), and the
 //!   JSON-RPC it speaks with the app-server.
-//! * `launcher_wire`: what the launcher and the adapter say to each other
-//!   on the hook channel, one typed definition for both.
+//! * `thread_status`: a thread's status as the app-server says it, told to
+//!   the adapter in the kit's words (the launcher and the adapter speak the
+//!   kit's native idle wire, `adapter::native_idle::wire`).
 //! * `adapter`: the provider on the neutral kit (`ding adapter codex`).
 //! * `compile`: `ding compile-agent codex`.
 
@@ -29,9 +30,9 @@ pub mod compile;
 pub mod environment;
 pub mod hooks;
 pub mod launch;
-pub mod launcher_wire;
 pub mod native;
 pub mod rpc;
 pub mod screen;
+pub mod thread_status;
 pub mod timing;
 pub mod trust;

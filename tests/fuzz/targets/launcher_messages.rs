@@ -20,9 +20,9 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
+use ding::adapter::native_idle::wire::{LaunchMode, QueueReport};
 use ding::adapter::{HookAnswer, ParkAnswer};
 use ding::core::time::Time;
-use ding::providers::codex::launcher_wire::{LaunchMode, QueueReport};
 use ding::providers::codex::native::{Input, Output, QueuePath, Setup};
 use serde_json::Value;
 

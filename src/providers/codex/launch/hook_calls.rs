@@ -19,7 +19,7 @@ use crate::adapter::HookAnswer;
 use crate::adapter::hook_wire::{MAX_ANSWER_BYTES, RECEIPT_LINE};
 use crate::adapter::relay::{RelayFailure, read_answer};
 
-use super::super::launcher_wire::LaunchReport;
+use crate::adapter::native_idle::wire::LaunchReport;
 
 /// Which call a connection carries.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -234,7 +234,7 @@ mod tests {
         assert!(!calls.owns(Token(101)), "closed once answered");
 
         let report = LaunchReport {
-            mode: super::super::super::launcher_wire::LaunchMode::NativeDown,
+            mode: crate::adapter::native_idle::wire::LaunchMode::NativeDown,
             declared: None,
             error: Some("gone".into()),
         };

@@ -45,10 +45,10 @@ use std::process::{Command, ExitStatus};
 use anyhow::{Context, Result, bail};
 
 use super::hooks::LAUNCH;
-use super::launcher_wire::{LaunchMode, LaunchReport};
 use super::timing::LAUNCH_CALL_TIMEOUT;
 use super::trust::{PROVIDER, config_args, declared_events};
 use crate::adapter::compile::IdlePath;
+use crate::adapter::native_idle::wire::{LaunchMode, LaunchReport};
 use crate::adapter::relay;
 use crate::signals::{read_through_signalfd, start_clean};
 use crate::wait::{RETRY_EVERY, wait_for};

@@ -5,8 +5,9 @@
 
 use std::collections::HashMap;
 
-use super::super::launcher_wire::{ListedHook, QueueReport, ThreadStatus};
+use super::super::thread_status::ThreadStatus;
 use super::replies::Queued;
+use crate::adapter::native_idle::wire::{ListedHook, QueueReport};
 use crate::core::time::Time;
 
 /// What a request to the app-server was for, so that its reply is read as
@@ -45,8 +46,8 @@ impl Conversation {
     /// What the launcher tells the adapter now.
     pub fn report(&self) -> QueueReport {
         QueueReport {
-            thread_id: self.thread.clone(),
-            status: self.status,
+            conversation: self.thread.clone(),
+            status: self.status.conversation(),
             queued: self
                 .ours
                 .iter()

@@ -57,12 +57,13 @@ mod timers;
 use serde_json::{Value, json};
 use std::collections::VecDeque;
 
-use super::launcher_wire::{LaunchMode, LaunchReport, QueueAnswer, QueueReport, ThreadStatus};
 use super::rpc::{self, Incoming};
+use super::thread_status::ThreadStatus;
 use super::timing::{
     CALL_RETRY, EXIT_GRACE, LAUNCH_CALL_TIMEOUT, LAUNCH_RETRY, LISTEN_DEADLINE, LISTEN_POLL,
     RESUME_AFTER, SERVER_GONE_WAIT, SERVER_RESTARTS,
 };
+use crate::adapter::native_idle::wire::{LaunchMode, LaunchReport, QueueAnswer, QueueReport};
 use crate::adapter::{HookAnswer, ParkAnswer};
 use crate::core::time::Time;
 use conversation::{Conversation, Purpose};
@@ -756,7 +757,7 @@ impl QueuePath {
                 Some(Some(ParkAnswer::Declined)) => {
                     self.set_status(ThreadStatus::Active, now);
                     if let Some(reported) = self.conv.reported.as_mut() {
-                        reported.status = self.conv.status;
+                        reported.status = self.conv.status.conversation();
                     }
                 }
                 Some(_) => {}

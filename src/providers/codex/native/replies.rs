@@ -3,8 +3,9 @@
 
 use serde_json::Value;
 
-use super::super::launcher_wire::{ListedHook, ThreadStatus};
+use super::super::thread_status::ThreadStatus;
 use super::super::trust::is_ours;
+use crate::adapter::native_idle::wire::ListedHook;
 
 /// The prefix of DING's `clientUserMessageId`s.
 pub const ID_PREFIX: &str = "ding-";

@@ -170,7 +170,7 @@ fn ready(now: Time) -> (QueuePath, u64) {
     let calls = calls(&actions);
     assert_eq!(calls.len(), 1, "{actions:?}");
     let (call, payload) = &calls[0];
-    assert_eq!(payload["threadId"], THREAD);
+    assert_eq!(payload["conversation"], THREAD);
     assert_eq!(payload["status"], "idle");
     assert_eq!(
         payload["hooks"],
@@ -254,7 +254,7 @@ fn a_new_thread_deletes_what_waited_in_the_old_one_and_is_reported() {
         json!({"threadId": THREAD, "queuedSubmissionId": "q1"})
     );
     let (_, payload) = calls(&actions).pop().expect("reported");
-    assert_eq!(payload["threadId"], "new");
+    assert_eq!(payload["conversation"], "new");
     assert_eq!(payload["queued"], json!([]));
     assert_eq!(native.thread(), Some("new"));
 }

@@ -1,6 +1,7 @@
-//! What the Codex launcher and its adapter say to each other on the hook
-//! channel: one definition for both ends, so neither compares untyped
-//! JSON values as strings.
+//! What a native path's reporter and its adapter say to each other on the
+//! hook channel: one definition for both ends, so neither compares untyped
+//! JSON values as strings. A reporter that is not Rust (a plugin) speaks
+//! the same JSON, which these types fix.
 //!
 //! | call (event) | payload | answer's `stdout` |
 //! |---|---|---|
@@ -15,17 +16,18 @@ use serde::{Deserialize, Serialize};
 
 use crate::adapter::HookAnswer;
 
-/// How the launcher runs Codex, said once at start.
+/// What the reporter says of the native path outside its `queue` calls.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum LaunchMode {
-    /// The hooks declared per invocation, the native path being set up.
+    /// The harness runs with DING's hooks (`declared` names them) and no
+    /// native path is being set up: idle work takes the terminal path.
     Embedded,
     /// The native idle path cannot work here (`error` says why).
     NativeUnavailable,
-    /// The app-server died under the TUI (`error` says how, and what the
-    /// launcher does about it): nothing can be queued until it reports
-    /// again, and the TUI submits nothing meanwhile.
+    /// What serves the native path died under the harness (`error` says
+    /// how, and what the reporter does about it): nothing can be handed
+    /// on until it reports again.
     NativeDown,
 }
 
@@ -41,78 +43,72 @@ pub struct LaunchReport {
     pub error: Option<String>,
 }
 
-/// One of DING's hooks in Codex's own `hooks/list`.
+/// One of DING's hooks as the harness itself lists it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ListedHook {
-    /// The event, as the hook configuration spells it (`Stop`).
+    /// The event, as the harness spells it.
     pub event: String,
-    /// Codex's `trustStatus` (`trusted`, ...), if it said one.
+    /// Whether the harness runs it (`trusted`, ...), if it said.
     #[serde(default)]
     pub trust: Option<String>,
 }
 
-/// A thread's status, as Codex 0.169.0's `ThreadStatus` names it (`type`
-/// of `thread/status/changed`'s `status`: `codex app-server generate-ts`,
-/// `v2/ThreadStatus.ts`), read once where it arrives and compared as a
-/// type everywhere after.
+/// The reported conversation's state, in the kit's words: each reporter
+/// reads its harness's own words once, where they arrive, and says one of
+/// these.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub enum ThreadStatus {
-    NotLoaded,
+pub enum ConversationStatus {
+    /// No turn runs and none waits to start.
     Idle,
-    SystemError,
-    /// A turn runs (whatever its `activeFlags`: an approval waits in it).
+    /// A turn runs (a permission may wait in it).
     Active,
-    /// Not said yet, or a word this Codex does not use: never idle.
+    /// Not said yet, or a word the kit does not know: never idle.
     #[default]
     #[serde(other)]
     Unknown,
 }
 
-impl ThreadStatus {
-    /// Reads the `type` Codex gives; anything else is [`ThreadStatus::Unknown`].
-    pub fn parse(kind: Option<&str>) -> ThreadStatus {
-        kind.and_then(|kind| serde_json::from_value(serde_json::Value::from(kind)).ok())
-            .unwrap_or_default()
-    }
-
+impl ConversationStatus {
     pub fn is_idle(self) -> bool {
-        self == ThreadStatus::Idle
+        self == ConversationStatus::Idle
     }
 }
 
-/// The `queue` call's payload: Codex's thread as the launcher sees it.
+/// The `queue` call's payload: the conversation the person's terminal
+/// shows, as the reporter sees it.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct QueueReport {
-    pub thread_id: Option<String>,
-    /// The thread's status, as Codex's `thread/status/changed` says.
+    /// The conversation (a thread, a session) deliveries go into; `None`
+    /// while the reporter knows of none it may deliver to.
+    pub conversation: Option<String>,
     #[serde(default)]
-    pub status: ThreadStatus,
-    /// The `clientUserMessageId`s of DING's deliveries still in the queue.
+    pub status: ConversationStatus,
+    /// The ids of DING's deliveries handed on whose turn has not started.
     #[serde(default)]
     pub queued: Vec<String>,
-    /// Deliveries that could not be queued.
+    /// Deliveries that could not be handed on.
     #[serde(default)]
     pub failed: Vec<String>,
-    /// Codex's `hooks/list`, on the first call to each app-server only:
-    /// while the path is down, the adapter takes the report that carries
-    /// it for the new server's first, and any other for a late one of the
-    /// server that died.
+    /// The harness's own list of DING's hooks, on the first call of each
+    /// server the reporter talks to only: while the path is down, the
+    /// adapter takes the report that carries it for the new server's
+    /// first, and any other for a late one of the server that died.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hooks: Option<Vec<ListedHook>>,
 }
 
 impl QueueReport {
-    /// Whether a delivery may be claimed for now: the thread is idle and no
-    /// delivery of DING's waits in its queue (new work then rides that
-    /// delivery's own `UserPromptSubmit`).
+    /// Whether a delivery may be claimed for now: the conversation is idle
+    /// and no delivery of DING's waits in it (new work then rides that
+    /// delivery's own prompt hook).
     pub fn may_deliver(&self) -> bool {
-        self.thread_id.is_some() && self.status.is_idle() && self.queued.is_empty()
+        self.conversation.is_some() && self.status.is_idle() && self.queued.is_empty()
     }
 
     /// A payload read back; one that is not a report reads as a report of
-    /// nothing (no thread: nothing may be delivered).
+    /// nothing (no conversation: nothing may be delivered).
     pub fn from_payload(payload: &serde_json::Value) -> QueueReport {
         serde_json::from_value(payload.clone()).unwrap_or_default()
     }
@@ -122,12 +118,13 @@ impl QueueReport {
     }
 }
 
-/// A delivery for the launcher to queue.
+/// A delivery for the reporter to hand to the harness.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Delivery {
-    /// Its `clientUserMessageId` in Codex's queue.
+    /// Its id, unique across adapters' lives (`ding-PID-N`); the reporter
+    /// names it in [`QueueReport::queued`] until its turn starts.
     pub id: String,
-    /// Exactly the text to queue: `UserPromptSubmit` carries it when its
+    /// Exactly the text to send: the turn's prompt hook carries it when the
     /// turn starts.
     pub text: String,
 }
@@ -163,8 +160,8 @@ mod tests {
     #[test]
     fn every_message_reads_back_as_itself_and_a_stranger_as_nothing() {
         let report = QueueReport {
-            thread_id: Some("t".into()),
-            status: ThreadStatus::Idle,
+            conversation: Some("t".into()),
+            status: ConversationStatus::Idle,
             queued: Vec::new(),
             failed: vec!["ding-1-1".into()],
             hooks: Some(vec![ListedHook {
@@ -174,7 +171,7 @@ mod tests {
         };
         assert_eq!(QueueReport::from_payload(&report.to_payload()), report);
         assert!(report.may_deliver());
-        let odd = serde_json::json!({"threadId": 7, "status": ["idle"]});
+        let odd = serde_json::json!({"conversation": 7, "status": ["idle"]});
         assert_eq!(QueueReport::from_payload(&odd), QueueReport::default());
         assert!(!QueueReport::default().may_deliver());
         let delivery = Delivery {
@@ -188,30 +185,25 @@ mod tests {
         let launch = LaunchReport {
             mode: LaunchMode::NativeUnavailable,
             declared: None,
-            error: Some("no app-server".into()),
+            error: Some("no server".into()),
         };
         let text = serde_json::to_string(&launch).unwrap();
         assert!(text.contains(r#""mode":"native-unavailable""#), "{text}");
         assert_eq!(serde_json::from_str::<LaunchReport>(&text).unwrap(), launch);
     }
 
-    /// Codex's status words are read where they arrive; a word this Codex
-    /// does not use is unknown, never idle, on both ends of the wire.
+    /// A status word the kit does not know is unknown, never idle.
     #[test]
-    fn a_thread_status_is_read_at_the_edge_and_a_new_word_is_never_idle() {
+    fn a_new_status_word_is_never_idle() {
         for (word, status) in [
-            ("idle", ThreadStatus::Idle),
-            ("active", ThreadStatus::Active),
-            ("notLoaded", ThreadStatus::NotLoaded),
-            ("systemError", ThreadStatus::SystemError),
-            ("sleeping", ThreadStatus::Unknown),
+            ("idle", ConversationStatus::Idle),
+            ("active", ConversationStatus::Active),
+            ("sleeping", ConversationStatus::Unknown),
         ] {
-            assert_eq!(ThreadStatus::parse(Some(word)), status, "{word}");
+            let payload = serde_json::json!({"conversation": "t", "status": word});
+            let report = QueueReport::from_payload(&payload);
+            assert_eq!(report.status, status, "{word}");
+            assert_eq!(report.may_deliver(), status.is_idle(), "{word}");
         }
-        assert_eq!(ThreadStatus::parse(None), ThreadStatus::Unknown);
-        let stranger = serde_json::json!({"threadId": "t", "status": "sleeping"});
-        assert!(!QueueReport::from_payload(&stranger).may_deliver());
-        let idle = serde_json::json!({"threadId": "t", "status": "idle"});
-        assert!(QueueReport::from_payload(&idle).may_deliver());
     }
 }
