@@ -23,9 +23,10 @@ use crate::core::protocol::ActivityState;
 use crate::core::time::Time;
 
 /// The harness's state as its hooks last told it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum HookActivity {
     /// No hook has said anything yet.
+    #[default]
     Unheard,
     /// A session began or a turn ended: waiting for the person.
     Idle,

@@ -46,6 +46,7 @@ pub mod compile;
 pub mod context;
 pub mod find_program;
 pub mod harness_env;
+pub mod heard_hooks;
 pub mod hook_activity;
 pub mod hook_config;
 pub mod hook_plan;
