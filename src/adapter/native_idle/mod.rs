@@ -19,8 +19,11 @@
 //! * `path`: whether the native path works, is starting, is down or cannot
 //!   work here, and what that means for the terminal path and for people.
 //! * `plan`: the parked call's plan, and which hooks end it.
+//! * `report`: what the adapter does with the reporter's calls and the
+//!   answers it renders for them, around the provider's own plan.
 
 pub mod deliveries;
 pub mod path;
 pub mod plan;
+pub mod report;
 pub mod wire;

@@ -19,8 +19,8 @@ use serde_json::Value;
 use crate::adapter::compile::IdlePath;
 use crate::adapter::find_program::find_on_path;
 use crate::adapter::kit::{self, AdapterEnv};
-use crate::adapter::native_idle::deliveries::Handed;
 use crate::adapter::native_idle::path::{NativePath, Words};
+use crate::adapter::native_idle::report;
 use crate::adapter::native_idle::wire::{LaunchReport, QueueReport};
 use crate::adapter::screen::ComposerContent;
 use crate::adapter::{
@@ -159,12 +159,12 @@ impl Codex {
                 .collect();
             self.installed = Installed::Listed { problems };
         }
-        self.path.on_report(&report, now);
         if report.status.is_idle() && self.heard == HookActivity::Unheard {
             self.hear(HookActivity::Idle, now);
         }
         // Deliveries that could not be queued: their files are owed.
-        let undelivered = self.memory.native.failed(&report.failed);
+        let undelivered =
+            report::after_queue_plan(&mut self.path, &mut self.memory.native, &report, now);
         if report.conversation.is_some() && report.conversation != self.memory.thread {
             if self.memory.thread.is_some() {
                 self.memory.cleared = report.conversation.clone();
@@ -172,19 +172,6 @@ impl Codex {
             self.memory.thread = report.conversation;
         }
         undelivered
-    }
-
-    /// The first `queue` report of an app-server started again after the
-    /// last one died: a delivery it does not list as queued died with the
-    /// old one, and its files are owed to the next claim (the launcher's
-    /// parked call's among them), and go back to unread work (returned).
-    /// Before the call is planned, so that its park claims them.
-    fn after_the_server_came_back(&mut self, payload: &Value) -> Vec<MessageName> {
-        if !self.path.came_back() {
-            return Vec::new();
-        }
-        let report = QueueReport::from_payload(payload);
-        self.memory.native.not_listed(&report.queued)
     }
 }
 
@@ -259,14 +246,13 @@ impl Provider for Codex {
         }
         let mut undelivered = Vec::new();
         if call.event == QUEUE {
-            if self
-                .path
-                .is_from_a_dead_server(&QueueReport::from_payload(&call.payload))
+            // A late report of a dead app-server plans nothing; the new
+            // one's first gives back what died with the old one.
+            match report::before_queue_plan(&mut self.path, &mut self.memory.native, &call.payload)
             {
-                // It offers nothing to queue into, and reports nothing.
-                return HookPlan::nothing();
+                Some(lost) => undelivered = lost,
+                None => return HookPlan::nothing(),
             }
-            undelivered = self.after_the_server_came_back(&call.payload);
         }
         let mut planned = hooks::plan(&call.event, &call.payload, agent, &self.memory);
         if call.event == QUEUE || call.event == LAUNCH {
@@ -318,28 +304,19 @@ impl Provider for Codex {
         agent: &AgentContext,
         now: Time,
     ) -> HookAnswer {
-        if !self.memory.native.owed.is_empty() {
-            // That claim was for the owed files (see `hooks::injection`).
-            self.memory.native.owed.clear();
-        }
         let id = self.path.next_id();
-        let mut claimed = claimed.clone();
+        // A file of a delivery still waiting in Codex's queue is left out
+        // (the kit's `claimed_for`: seen after a compaction, SessionStart's
+        // backlog and the queued prompt of the same turn). So is a file a
+        // prompt of this thread already carried: a compaction keeps the
+        // thread's user messages, and SessionStart's backlog would say it
+        // beside that prompt (on Codex 0.169.0 the request after a
+        // `/compact` carried the queued notice of the turn before it:
+        // `compaction-0.169.0.jsonl`).
+        let mut claimed = report::claimed_for(&mut self.memory.native, &call.event, claimed);
         if call.event != QUEUE {
-            // A file of a delivery still waiting in Codex's queue arrives
-            // as that turn's prompt; said here as well it would be in one
-            // request twice (seen after a compaction: SessionStart's
-            // backlog and the queued prompt of the same turn). It stays
-            // hook-owned by the delivery's own claim. So does a file a
-            // prompt of this thread already carried: a compaction keeps
-            // the thread's user messages, and SessionStart's backlog
-            // would say it beside that prompt (on Codex 0.169.0 the
-            // request after a `/compact` carried the queued notice of the
-            // turn before it: `compaction-0.169.0.jsonl`).
-            let native = &self.memory.native;
             let prompted = &self.memory.prompted;
-            claimed
-                .granted
-                .retain(|name| !native.waits(name) && !prompted.contains(name));
+            claimed.granted.retain(|name| !prompted.contains(name));
         }
         let answer = hooks::render(&call.event, &claimed, agent, &id);
         match call.event.as_str() {
@@ -354,17 +331,16 @@ impl Provider for Codex {
                 self.hear(activity, now);
                 self.blocked = blocks;
             }
-            QUEUE if !answer.stdout.is_empty() => {
-                self.path.handed_on(now);
-                let text = hooks::queued_text(&answer).unwrap_or_default();
-                self.memory.native.handed.push(Handed {
-                    id,
-                    text,
-                    names: claimed.granted.clone(),
-                });
-            }
             _ => {}
         }
+        report::answered(
+            &mut self.path,
+            &mut self.memory.native,
+            &call.event,
+            &answer,
+            &claimed.granted,
+            now,
+        );
         answer
     }
 

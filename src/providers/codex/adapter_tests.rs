@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::adapter::HookAction;
+use crate::adapter::native_idle::wire::QueueAnswer;
 use crate::adapter::screen::testing::{self, run};
 use crate::core::message::MessageName;
 use crate::core::protocol::{ActivityState, ClaimScope, ClaimWants};
@@ -298,7 +299,7 @@ fn a_delivery_holds_the_terminal_until_its_prompt_is_the_receipt() {
         "{plan:?}"
     );
     let answer = codex.on_claimed(&queue, &claimed(&["a.md"]), &agent(), T);
-    let text = hooks::queued_text(&answer).expect("a delivery");
+    let text = QueueAnswer::read(&answer).expect("a delivery").text;
     assert_eq!(evidence(&mut codex, &ready(true)), ActivityState::Active);
     let prompt = call("UserPromptSubmit", json!({"prompt": text}), "a");
     let plan = codex.on_hook(&prompt, &agent(), T);
@@ -347,7 +348,7 @@ fn a_file_a_prompt_of_the_thread_carried_is_not_said_again_by_the_compacted_back
     let queue = call(QUEUE, idle_report(), "a");
     codex.on_hook(&queue, &agent(), T);
     let delivery = codex.on_claimed(&queue, &claimed(&["a.md"]), &agent(), T);
-    let text = hooks::queued_text(&delivery).expect("a delivery");
+    let text = QueueAnswer::read(&delivery).expect("a delivery").text;
     let prompt = call("UserPromptSubmit", json!({"prompt": text}), "a");
     let plan = codex.on_hook(&prompt, &agent(), T);
     assert_eq!(plan.received, vec![MessageName::new("a.md").expect("name")]);

@@ -191,11 +191,6 @@ pub fn render(event: &str, claimed: &Claimed, agent: &AgentContext, id: &str) ->
     }
 }
 
-/// The text of a delivery answer (`{"queue":{"id","text"}}`).
-pub fn queued_text(answer: &HookAnswer) -> Option<String> {
-    QueueAnswer::read(answer).map(|delivery| delivery.text)
-}
-
 fn stdout(value: Value) -> HookAnswer {
     HookAnswer {
         stdout: format!("{value}\n"),

@@ -1,0 +1,150 @@
+//! What each call of DING's OpenCode plugins does with unread work: pure
+//! functions from the call's event and payload (and what the adapter
+//! remembers) to a plan (claim, park, answer, facts, receipts), and from
+//! a claim's answer to what the plugin does with it.
+//!
+//! Both plugins are DING's own (`plugins/`), so the payloads are DING's
+//! too: each names OpenCode's session, and the server plugin says whether
+//! it is a subagent's (`parentID`).
+//!
+//! | event | from | payload | activity | with unread work |
+//! |---|---|---|---|---|
+//! | `chat.message` | server plugin | `sessionID`, `parentID`, `text` (the prompt's own text parts) | active | pending work as context (`{"context": …}`), a text part the plugin adds to the prompt being sent: the same request. A receipt when the prompt is exactly a delivery DING handed to the TUI plugin. Nothing for a subagent's prompt |
+//! | `tool.execute.before` | server plugin | `sessionID`, `parentID`, `tool` | child | none |
+//! | `tool.execute.after` | server plugin | `sessionID`, `parentID`, `tool` | active | pending work as context, appended to the tool's output: the tool-result request, no extra call. Nothing for a subagent's tool |
+//! | `session.status` | TUI plugin | `sessionID`, `status` (`idle`, `busy`, `retry`) | idle, or active | none |
+//! | `permission.asked` | TUI plugin | `sessionID` | awaiting the person | none |
+//! | `permission.replied` | TUI plugin | `sessionID` | active | none |
+//! | `session.compacted` | TUI plugin | `sessionID` | | lifecycle `compaction` |
+//! | `queue` | TUI plugin | the kit's report (the session the TUI shows) | | parked while that session is idle, no permission or question waits and none of DING's deliveries waits; claims pending work and answers it as a delivery (the kit's `{"queue":{"id","text"}}`), which the plugin sends with the session's own prompt call |
+//!
+//! OpenCode has no hook that continues a finished turn: work that arrives
+//! while a turn runs and finds no tool result to ride goes by the idle
+//! path once the turn is over, one prompt of its own (the price of any
+//! delivery).
+
+use serde_json::{Value, json};
+
+use crate::adapter::context::unread_work;
+use crate::adapter::hook_activity::HookActivity;
+use crate::adapter::native_idle::deliveries::Deliveries;
+use crate::adapter::native_idle::plan::{ParkTiming, end_the_park_when_busy, queue_plan};
+use crate::adapter::native_idle::wire::{self, QueueAnswer, QueueReport};
+use crate::adapter::turn_hooks::json_answer;
+use crate::adapter::{AgentContext, HookAction, HookAnswer, HookPlan};
+use crate::core::downlink::Claimed;
+use crate::core::protocol::{ClaimScope, Lifecycle};
+
+pub use crate::adapter::native_idle::plan::QUEUE;
+
+use super::timing::{QUEUE_HOLD, QUEUE_SETTLE};
+
+/// How much work text one injection carries (characters); the rest is
+/// named by count. OpenCode states no cap of its own; Claude Code's is
+/// used, which keeps a request's context bounded.
+pub const CONTEXT_CAP: usize = 10_000;
+
+/// What the adapter remembers that a call's plan depends on.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Memory {
+    /// Deliveries handed to the TUI plugin whose turn has not started, and
+    /// files owed for those it could not send.
+    pub native: Deliveries,
+    /// The session the TUI plugin last named (another one: the person
+    /// switched sessions, or started a new one).
+    pub session: Option<String>,
+}
+
+/// What one call means.
+pub type HookReading = crate::adapter::HookReading<HookActivity>;
+
+/// Whether a server plugin's call is about a subagent's session (its
+/// prompt and tools are the subagent's, whose context ends with it).
+fn is_subagent(payload: &Value) -> bool {
+    payload["parentID"].as_str().is_some_and(|id| !id.is_empty())
+}
+
+/// The plan for one call. A call that says a turn runs also ends the TUI
+/// plugin's parked call (the kit's `end_the_park_when_busy`).
+pub fn plan(event: &str, payload: &Value, agent: &AgentContext, memory: &Memory) -> HookReading {
+    let mut planned = plan_for(event, payload, agent, memory);
+    let busy = planned.activity.is_some_and(HookActivity::says_busy);
+    end_the_park_when_busy(event, payload, busy, &mut planned.plan);
+    planned
+}
+
+fn plan_for(event: &str, payload: &Value, agent: &AgentContext, memory: &Memory) -> HookReading {
+    let pending = || HookAction::Claim(memory.native.claim(agent, CONTEXT_CAP, ClaimScope::Pending));
+    let active = Some(HookActivity::Active);
+    match event {
+        "chat.message" if is_subagent(payload) => HookReading::new(active, HookPlan::nothing()),
+        "chat.message" => {
+            let mut plan = HookPlan::act(pending());
+            if let Some(text) = payload["text"].as_str() {
+                plan.received = memory.native.received(text);
+            }
+            HookReading::new(active, plan)
+        }
+        "tool.execute.before" => HookReading::new(Some(HookActivity::Child), HookPlan::nothing()),
+        "tool.execute.after" if is_subagent(payload) => {
+            HookReading::new(active, HookPlan::nothing())
+        }
+        "tool.execute.after" => HookReading::new(active, HookPlan::act(pending())),
+        "session.status" => {
+            let activity = match payload["status"].as_str() {
+                Some("idle") => Some(HookActivity::Idle),
+                Some("busy" | "retry") => active,
+                _ => None,
+            };
+            HookReading::new(activity, HookPlan::nothing())
+        }
+        "permission.asked" => {
+            HookReading::new(Some(HookActivity::AwaitingHuman), HookPlan::nothing())
+        }
+        "permission.replied" => HookReading::new(active, HookPlan::nothing()),
+        "session.compacted" => {
+            let mut plan = HookPlan::nothing();
+            plan.facts.push(Lifecycle::Compaction);
+            HookReading::new(None, plan)
+        }
+        QUEUE => {
+            let report = QueueReport::from_payload(payload);
+            let claim = memory.native.claim(agent, CONTEXT_CAP, ClaimScope::Pending);
+            let timing = ParkTiming {
+                settle: QUEUE_SETTLE,
+                hold: QUEUE_HOLD,
+            };
+            let mut plan = queue_plan(&report, claim, timing);
+            if report.conversation.is_some()
+                && memory.session.is_some()
+                && report.conversation != memory.session
+            {
+                // Another session on the TUI: what DING put into the old
+                // one's context is not in this one's.
+                plan.facts.push(Lifecycle::Clear);
+            }
+            // The plugin's status is not ordered against the server
+            // plugin's calls: the adapter uses it only while no hook has
+            // spoken.
+            HookReading::new(None, plan)
+        }
+        _ => HookReading::new(None, HookPlan::nothing()),
+    }
+}
+
+/// What the plugin is answered once the claim was granted; for `queue`,
+/// `id` names the delivery.
+pub fn render(event: &str, claimed: &Claimed, agent: &AgentContext, id: &str) -> HookAnswer {
+    let text = unread_work(agent, &claimed.granted, claimed.not_granted);
+    if text.is_empty() {
+        return HookAnswer::default();
+    }
+    match event {
+        "chat.message" | "tool.execute.after" => json_answer(json!({"context": text})),
+        QUEUE => QueueAnswer::answer(wire::Delivery {
+            id: id.to_string(),
+            text,
+        }),
+        _ => HookAnswer::default(),
+    }
+}

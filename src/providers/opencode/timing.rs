@@ -1,0 +1,76 @@
+//! Every timing of the OpenCode room, in one table, with the orderings
+//! between them (and with the adapter room's, `adapter::timing`) tested
+//! below. The plugins' own waits are written into them from here when
+//! `ding compile-agent opencode` writes them (`plugins.rs`).
+
+use std::time::Duration;
+
+/// How long a new OpenCode screen must read idle before it counts (spec
+/// §2.4).
+pub const STARTUP_SETTLE: Duration = Duration::from_millis(500);
+
+/// How long a ready screen must have looked ready before it outweighs a
+/// hook's "a turn runs": an interrupted turn can end without the event
+/// that says so reaching the adapter (each call is a connection of its
+/// own), so a turn edge can go unheard.
+pub const HOOK_GRACE: Duration = Duration::from_secs(3);
+
+/// How long after DING handed a delivery to the TUI plugin the terminal
+/// stays held for it, until its prompt's `chat.message` is the receipt
+/// (the plugin reports again on every change).
+pub const DELIVERY_GRACE: Duration = Duration::from_secs(15);
+
+/// How long arrivals settle before the parked call claims them (a burst
+/// becomes one delivery and one model call).
+pub const QUEUE_SETTLE: Duration = Duration::from_millis(250);
+
+/// How long a parked `queue` call is held before it is answered with
+/// nothing (the TUI plugin then calls again).
+pub const QUEUE_HOLD: Duration = Duration::from_secs(3_600);
+
+/// How long the TUI plugin's parked `queue` call waits (the adapter
+/// answers before).
+pub const QUEUE_CALL_TIMEOUT: Duration = Duration::from_secs(QUEUE_HOLD.as_secs() + 120);
+
+/// How long a plugin waits for the answer to a turn-boundary call
+/// (`chat.message`, `tool.execute.after`) before it goes on as if the
+/// inbox were empty: the person's prompt or tool result waits that long
+/// at most when the adapter is wedged. An unreachable adapter costs no
+/// wait at all (the connection is refused at once).
+pub const CALL_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// How long a plugin waits for a call that only reports (an event, a
+/// tool starting) to be taken; nothing waits on it.
+pub const NOTE_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// After the adapter could not be reached, the wait before the TUI plugin
+/// calls again.
+pub const CALL_RETRY: Duration = Duration::from_millis(500);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::adapter::timing::{
+        CLAIM_DEADLINE, PARK_TIMEOUT_MARGIN, RECEIPT_DEADLINE, STRANGER_WAIT,
+    };
+
+    #[test]
+    fn the_opencode_timings_keep_their_orderings() {
+        // A turn-boundary claim is answered, even for a harness the
+        // adapter has not met yet, before the plugin gives up on it.
+        assert!(CLAIM_DEADLINE + STRANGER_WAIT <= CALL_TIMEOUT);
+        // A parked call is answered (at its hold) before the plugin's own
+        // call gives up, by more than the park's margin.
+        assert!(QUEUE_HOLD + PARK_TIMEOUT_MARGIN < QUEUE_CALL_TIMEOUT);
+        // A delivery's hold of the terminal outlasts its receipt.
+        assert!(RECEIPT_DEADLINE < DELIVERY_GRACE);
+        // A burst settles well within what a person notices; an
+        // unreachable adapter is asked again within a second.
+        assert!(QUEUE_SETTLE < Duration::from_secs(1));
+        assert!(CALL_RETRY < Duration::from_secs(1));
+        // A person's prompt never waits long on DING.
+        assert!(CALL_TIMEOUT <= Duration::from_secs(5));
+        assert!(NOTE_TIMEOUT < CALL_TIMEOUT);
+        assert!(STARTUP_SETTLE < Duration::from_secs(1));
+    }
+}
