@@ -6,16 +6,19 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-const WORDS: [&str; 7] = [
+const WORDS: [&str; 8] = [
     "codex",
     "claude",
     "gemini",
+    "opencode",
     "openai",
     "anthropic",
     "google",
     "gpt",
 ];
-const GLYPHS: [char; 5] = ['\u{203a}', '\u{276f}', '\u{23f5}', '\u{273b}', '\u{23bf}'];
+const GLYPHS: [char; 6] = [
+    '\u{203a}', '\u{276f}', '\u{23f5}', '\u{273b}', '\u{23bf}', '\u{2579}',
+];
 
 fn files_under(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in fs::read_dir(dir).unwrap() {

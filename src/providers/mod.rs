@@ -13,6 +13,7 @@
 //! * `claude`: Claude Code.
 //! * `codex`: Codex CLI.
 //! * `gemini`: Gemini CLI.
+//! * `opencode`: OpenCode.
 //!
 //! The command line reaches a room only through [`ROOMS`], by the names
 //! below, so it never names a provider itself.
@@ -20,6 +21,7 @@
 pub mod claude;
 pub mod codex;
 pub mod gemini;
+pub mod opencode;
 
 use std::ffi::OsString;
 
@@ -42,7 +44,7 @@ pub struct Room {
     pub compile: fn(&CompileRequest) -> Result<Compiled>,
 }
 
-pub const ROOMS: [Room; 3] = [
+pub const ROOMS: [Room; 4] = [
     Room {
         harness: "claude",
         run: claude::adapter::run,
@@ -57,6 +59,11 @@ pub const ROOMS: [Room; 3] = [
         harness: "gemini",
         run: gemini::adapter::run,
         compile: gemini::compile::compile,
+    },
+    Room {
+        harness: "opencode",
+        run: opencode::adapter::run,
+        compile: opencode::compile::compile,
     },
 ];
 

@@ -61,7 +61,9 @@ pub type HookReading = crate::adapter::HookReading<HookActivity>;
 /// Whether a server plugin's call is about a subagent's session (its
 /// prompt and tools are the subagent's, whose context ends with it).
 fn is_subagent(payload: &Value) -> bool {
-    payload["parentID"].as_str().is_some_and(|id| !id.is_empty())
+    payload["parentID"]
+        .as_str()
+        .is_some_and(|id| !id.is_empty())
 }
 
 /// The plan for one call. A call that says a turn runs also ends the TUI
@@ -74,7 +76,8 @@ pub fn plan(event: &str, payload: &Value, agent: &AgentContext, memory: &Memory)
 }
 
 fn plan_for(event: &str, payload: &Value, agent: &AgentContext, memory: &Memory) -> HookReading {
-    let pending = || HookAction::Claim(memory.native.claim(agent, CONTEXT_CAP, ClaimScope::Pending));
+    let pending =
+        || HookAction::Claim(memory.native.claim(agent, CONTEXT_CAP, ClaimScope::Pending));
     let active = Some(HookActivity::Active);
     match event {
         "chat.message" if is_subagent(payload) => HookReading::new(active, HookPlan::nothing()),

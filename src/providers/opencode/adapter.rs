@@ -1,0 +1,253 @@
+//! `ding adapter opencode`: OpenCode's grammar and plugin calls on the
+//! neutral adapter kit.
+//!
+//! The provider is the screen reader (`screen.rs`), the call plans
+//! (`hooks.rs`) and a little memory: what the calls last said the harness
+//! does (the kit's `HeardHooks`), the deliveries handed to the TUI plugin
+//! and whether its native idle path works (the kit's `native_idle`), and
+//! whether DING's plugins are configured and loaded (`plugins.rs`).
+//!
+//! DING never types into OpenCode: the typed path is no fallback here.
+//! Idle work goes only through the TUI plugin's prompt call; where that
+//! cannot act, the work holds with the reason said.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Result;
+
+use crate::adapter::heard_hooks::HeardHooks;
+use crate::adapter::hook_activity::{self, HookActivity};
+use crate::adapter::kit::{self, AdapterEnv};
+use crate::adapter::native_idle::path::{NativePath, Words};
+use crate::adapter::native_idle::report;
+use crate::adapter::native_idle::wire::QueueReport;
+use crate::adapter::{
+    AgentContext, HookAnswer, HookCall, HookPlan, Provider, Reading, SettingsRead,
+};
+use crate::core::downlink::Claimed;
+use crate::core::identity::Identity;
+use crate::core::protocol::ActivityState;
+use crate::core::time::Time;
+use crate::pty::wire::Snapshot;
+
+use super::hooks::{self, Memory, QUEUE};
+use super::plugins::{LOADED, PluginCheck};
+use super::screen;
+use super::timing::{DELIVERY_GRACE, HOOK_GRACE};
+
+/// The name OpenCode's calls use (`provider` on the hook channel).
+pub const PROVIDER: &str = "opencode";
+
+/// How OpenCode's native path is spoken of.
+const WORDS: Words = Words {
+    reporter: "DING's TUI plugin",
+    delivers_through: "the session's own prompt call",
+};
+
+pub struct OpenCode {
+    hooks: HeardHooks,
+    memory: Memory,
+    path: NativePath,
+    plugins: PluginCheck,
+}
+
+impl OpenCode {
+    pub fn new(project: Option<PathBuf>) -> OpenCode {
+        OpenCode {
+            hooks: HeardHooks::default(),
+            memory: Memory::default(),
+            path: NativePath::new(true, WORDS),
+            plugins: PluginCheck::new(project),
+        }
+    }
+
+    fn new_terminal(&mut self, incarnation: Option<&str>) {
+        if self.hooks.new_terminal(incarnation) {
+            // Its deliveries died with the old OpenCode, and its plugins
+            // say again that they are loaded.
+            self.memory = Memory::default();
+            self.path.new_terminal();
+            self.plugins.new_terminal();
+        }
+    }
+
+    /// Since the TUI plugin last spoke, if a delivery of DING's waits for
+    /// its turn.
+    fn delivery_waiting(&self, now: Time) -> Option<Duration> {
+        self.path
+            .delivery_waiting(!self.memory.native.handed.is_empty(), now)
+    }
+}
+
+impl Provider for OpenCode {
+    fn name(&self) -> &'static str {
+        PROVIDER
+    }
+
+    /// The kit's rule for a screen and a turn's edges, and one more: while
+    /// a delivery handed to the TUI plugin waits for its turn, the session
+    /// is not idle (the turn is about to start).
+    fn evidence(&mut self, snapshot: &Snapshot, now: Time) -> Reading {
+        let screen = screen::read(snapshot).reading();
+        let ready_for = self.hooks.ready_for(screen.state, now);
+        let reading = hook_activity::combine(screen, self.hooks.heard(), ready_for, HOOK_GRACE);
+        if reading.state == ActivityState::Idle
+            && self
+                .delivery_waiting(now)
+                .is_some_and(|since| since < DELIVERY_GRACE)
+        {
+            return Reading {
+                state: ActivityState::Active,
+                reason: "DING handed a delivery to OpenCode; its turn is about to start".into(),
+                ..reading
+            };
+        }
+        reading
+    }
+
+    /// The end of a turn edge's grace, and of a delivery's.
+    fn verdict_changes_at(&self, now: Time) -> Option<Time> {
+        let delivery = self
+            .path
+            .reported_at()
+            .filter(|_| !self.memory.native.handed.is_empty())
+            .map(|at| at + DELIVERY_GRACE)
+            .filter(|at| *at > now);
+        self.hooks
+            .grace_ends(HOOK_GRACE, now)
+            .into_iter()
+            .chain(delivery)
+            .min()
+    }
+
+    /// Never the terminal: while the native path works (or starts) it
+    /// delivers idle work, and where it cannot, the work holds.
+    fn native_path_holds(&self) -> Option<String> {
+        self.path.holds().or_else(|| {
+            Some(match self.path.remark() {
+                Some(why) => format!("{why}; DING never types into OpenCode"),
+                None => "DING never types into OpenCode".into(),
+            })
+        })
+    }
+
+    fn on_new_terminal(&mut self, identity: Option<&Identity>, _now: Time) {
+        self.new_terminal(identity.map(|identity| identity.incarnation.as_str()));
+    }
+
+    fn on_hook(&mut self, call: &HookCall, agent: &AgentContext, now: Time) -> HookPlan {
+        self.hooks.called(call);
+        if let Some(identity) = &call.identity {
+            self.new_terminal(Some(&identity.incarnation));
+        }
+        if call.event == LOADED {
+            self.plugins.loaded(&call.payload);
+            return HookPlan::nothing();
+        }
+        let mut undelivered = Vec::new();
+        if call.event == QUEUE {
+            match report::before_queue_plan(&mut self.path, &mut self.memory.native, &call.payload)
+            {
+                Some(lost) => undelivered = lost,
+                None => return HookPlan::nothing(),
+            }
+        }
+        let mut planned = hooks::plan(&call.event, &call.payload, agent, &self.memory);
+        if call.event == QUEUE {
+            let queue = QueueReport::from_payload(&call.payload);
+            if queue.status.is_idle() && self.hooks.heard() == HookActivity::Unheard {
+                self.hooks.hear(Some(HookActivity::Idle));
+            }
+            let failed =
+                report::after_queue_plan(&mut self.path, &mut self.memory.native, &queue, now);
+            undelivered.extend(failed);
+            if queue.conversation.is_some() {
+                self.memory.session = queue.conversation;
+            }
+            planned.plan.undelivered = undelivered;
+        }
+        if call.event == "chat.message"
+            && let Some(text) = call.payload["text"].as_str()
+        {
+            // A delivery's turn started: its receipt is in the plan.
+            self.memory.native.started(text);
+        }
+        self.hooks.hear(planned.activity);
+        planned.plan
+    }
+
+    fn on_claimed(
+        &mut self,
+        call: &HookCall,
+        claimed: &Claimed,
+        agent: &AgentContext,
+        now: Time,
+    ) -> HookAnswer {
+        let id = self.path.next_id();
+        let claimed = report::claimed_for(&mut self.memory.native, &call.event, claimed);
+        let answer = hooks::render(&call.event, &claimed, agent, &id);
+        report::answered(
+            &mut self.path,
+            &mut self.memory.native,
+            &call.event,
+            &answer,
+            &claimed.granted,
+            now,
+        );
+        answer
+    }
+
+    fn settings_files(&self) -> Vec<PathBuf> {
+        self.plugins.files()
+    }
+
+    fn on_settings_read(&mut self, read: &[SettingsRead]) {
+        self.plugins.read(read);
+    }
+
+    fn check_setup(&self, _harness: Option<&[String]>) -> Result<String, String> {
+        self.plugins.check_setup()
+    }
+
+    fn remark(&self) -> Option<String> {
+        let mut remark = self.plugins.remark();
+        if let Some(path) = self.path.remark() {
+            remark.push_str("; ");
+            remark.push_str(&path);
+        }
+        Some(remark)
+    }
+
+    fn startup_settle(&self) -> Duration {
+        super::timing::STARTUP_SETTLE
+    }
+}
+
+const HELP: &str = "\
+Usage: ding adapter opencode [--project DIR]
+
+OpenCode's DING adapter, run by the sidecar (docs/providers/opencode.md).
+
+  --project DIR    the project whose OpenCode configuration holds DING's
+                   plugins (compile-agent writes them), to check
+";
+
+/// `ding adapter opencode [OPTIONS]`.
+pub fn run(args: Vec<OsString>) -> Result<()> {
+    use lexopt::prelude::*;
+    let mut parser = lexopt::Parser::from_args(args);
+    let mut project = None;
+    while let Some(arg) = parser.next()? {
+        match arg {
+            Long("project") => project = Some(PathBuf::from(parser.value()?)),
+            Short('h') | Long("help") => {
+                print!("{HELP}");
+                return Ok(());
+            }
+            other => anyhow::bail!("{}", other.unexpected()),
+        }
+    }
+    kit::main(OpenCode::new(project), AdapterEnv::from_env)
+}

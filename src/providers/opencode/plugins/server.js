@@ -1,0 +1,88 @@
+// DING's server plugin for OpenCode, version @@VERSION@@. Written by
+// `ding compile-agent opencode` (docs/providers/opencode.md); it is
+// replaced whenever that runs again, so edit nothing here.
+//
+// It relays OpenCode's turn boundaries to DING's adapter and adds the
+// unread inbox work the adapter claims to the request being made: the
+// person's prompt (`chat.message`) or a tool's result
+// (`tool.execute.after`), never a request of its own. Under an OpenCode
+// started without DING it does nothing.
+import net from "node:net";
+
+const VERSION = @@VERSION@@;
+const CALL_TIMEOUT_MS = @@CALL_TIMEOUT_MS@@;
+const NOTE_TIMEOUT_MS = @@NOTE_TIMEOUT_MS@@;
+
+//@@CALL@@
+
+// The text the person (or DING's delivery) sent: the prompt's own text
+// parts, not what another plugin added.
+function promptText(parts) {
+  return (parts || [])
+    .filter((part) => part && part.type === "text" && !part.synthetic)
+    .map((part) => part.text)
+    .join("\n");
+}
+
+// A part id as OpenCode makes them (`prt_` and a time-ordered suffix), so
+// the added text sorts after the prompt's own parts.
+let partCount = 0;
+function partId() {
+  const time = (BigInt(Date.now()) * 0x1000n + BigInt(++partCount)).toString(16).padStart(12, "0").slice(-12);
+  const letters = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+  let tail = "";
+  for (let i = 0; i < 14; i++) tail += letters[Math.floor(Math.random() * letters.length)];
+  return "prt_" + time + tail;
+}
+
+export const DingServer = async ({ client }) => {
+  if (!hookSocket(process.env)) return {};
+  note("plugin.loaded", { plugin: "server", version: VERSION });
+  // Which sessions are a subagent's: their prompts and tools are not the
+  // person's turn, and DING's work does not go there.
+  const parents = new Map();
+  const parentOf = async (sessionID) => {
+    if (parents.has(sessionID)) return parents.get(sessionID);
+    let parent = null;
+    try {
+      const got = await Promise.race([
+        client.session.get({ path: { id: sessionID } }),
+        new Promise((resolve) => setTimeout(() => resolve(null), NOTE_TIMEOUT_MS)),
+      ]);
+      parent = (got && got.data && got.data.parentID) || null;
+      parents.set(sessionID, parent);
+    } catch {}
+    return parent;
+  };
+  const context = (got) => (got && got.stdout && typeof got.stdout.context === "string" ? got.stdout.context : null);
+  return {
+    "chat.message": async (input, output) => {
+      const payload = { sessionID: input.sessionID, parentID: await parentOf(input.sessionID), text: promptText(output.parts) };
+      const got = await call("chat.message", payload, CALL_TIMEOUT_MS);
+      const text = context(got);
+      if (!text) return got && got.drop();
+      try {
+        const base = (output.parts || []).find((part) => part && part.messageID) || {};
+        output.parts.push({ id: partId(), type: "text", text, synthetic: true, sessionID: input.sessionID, messageID: (output.message && output.message.id) || base.messageID });
+      } catch {
+        return got.drop();
+      }
+      got.receipt();
+    },
+    "tool.execute.before": async (input) => {
+      note("tool.execute.before", { sessionID: input.sessionID, parentID: parents.get(input.sessionID) || null, tool: input.tool });
+    },
+    "tool.execute.after": async (input, output) => {
+      const payload = { sessionID: input.sessionID, parentID: await parentOf(input.sessionID), tool: input.tool };
+      const got = await call("tool.execute.after", payload, CALL_TIMEOUT_MS);
+      const text = context(got);
+      if (!text) return got && got.drop();
+      try {
+        output.output = (typeof output.output === "string" ? output.output : "") + "\n\n" + text;
+      } catch {
+        return got.drop();
+      }
+      got.receipt();
+    },
+  };
+};
