@@ -21,8 +21,9 @@ use crate::adapter::heard_hooks::HeardHooks;
 use crate::adapter::hook_activity::{self, HookActivity};
 use crate::adapter::kit::{self, AdapterEnv};
 use crate::adapter::native_idle::path::{NativePath, Words};
+use crate::adapter::native_idle::plan::LAUNCH;
 use crate::adapter::native_idle::report;
-use crate::adapter::native_idle::wire::QueueReport;
+use crate::adapter::native_idle::wire::{LaunchReport, QueueReport};
 use crate::adapter::{
     AgentContext, HookAnswer, HookCall, HookPlan, Provider, Reading, SettingsRead,
 };
@@ -65,12 +66,16 @@ impl OpenCode {
 
     fn new_terminal(&mut self, incarnation: Option<&str>) {
         if self.hooks.new_terminal(incarnation) {
-            // Its deliveries died with the old OpenCode, and its plugins
-            // say again that they are loaded.
-            self.memory = Memory::default();
-            self.path.new_terminal();
-            self.plugins.new_terminal();
+            self.forget_the_old_opencode();
         }
+    }
+
+    /// Its deliveries died with the old OpenCode, and its plugins say again
+    /// that they are loaded.
+    fn forget_the_old_opencode(&mut self) {
+        self.memory = Memory::default();
+        self.path.new_terminal();
+        self.plugins.new_terminal();
     }
 
     /// Since the TUI plugin last spoke, if a delivery of DING's waits for
@@ -138,13 +143,18 @@ impl Provider for OpenCode {
     }
 
     fn on_hook(&mut self, call: &HookCall, agent: &AgentContext, now: Time) -> HookPlan {
-        self.hooks.called(call);
-        if let Some(identity) = &call.identity {
-            self.new_terminal(Some(&identity.incarnation));
+        if self.hooks.called(call) {
+            self.forget_the_old_opencode();
         }
         if call.event == LOADED {
             self.plugins.loaded(&call.payload);
             return HookPlan::nothing();
+        }
+        if call.event == LAUNCH {
+            let launch: Option<LaunchReport> = serde_json::from_value(call.payload.clone()).ok();
+            if self.path.on_launch(launch.as_ref()) {
+                self.hooks.hear(Some(HookActivity::Unheard));
+            }
         }
         let mut undelivered = Vec::new();
         if call.event == QUEUE {
@@ -250,4 +260,100 @@ pub fn run(args: Vec<OsString>) -> Result<()> {
         }
     }
     kit::main(OpenCode::new(project), AdapterEnv::from_env)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::adapter::captures::capture;
+    use crate::adapter::hook_plan::example_agent;
+    use crate::adapter::hook_wire::test_call;
+    use crate::adapter::native_idle::wire::QueueAnswer;
+    use crate::core::message::MessageName;
+    use serde_json::json;
+
+    fn claimed(names: &[&str]) -> Claimed {
+        Claimed {
+            claim: 1,
+            granted: names
+                .iter()
+                .map(|name| MessageName::new(name).expect("a name"))
+                .collect(),
+            refused: Vec::new(),
+            refusal: None,
+            not_granted: 0,
+        }
+    }
+
+    /// A delivery handed to the TUI plugin holds an idle screen until its
+    /// prompt comes back as the receipt; DING never types, whatever the
+    /// path says.
+    #[test]
+    fn a_delivery_holds_the_screen_until_its_prompt_is_the_receipt() {
+        let at = Time::from_millis;
+        let agent = example_agent();
+        let idle = capture("opencode/snapshots", "idle-session-empty");
+        let mut opencode = OpenCode::new(None);
+        assert!(
+            opencode
+                .native_path_holds()
+                .unwrap()
+                .contains("has not reported")
+        );
+        let report = json!({"conversation": "s", "status": "idle"});
+        let queue = test_call(PROVIDER, QUEUE, "a", report);
+        opencode.on_hook(&queue, &agent, at(0));
+        assert_eq!(opencode.evidence(&idle, at(10)).state, ActivityState::Idle);
+        let answer = opencode.on_claimed(&queue, &claimed(&["a.md"]), &agent, at(20));
+        let text = QueueAnswer::read(&answer).expect("a delivery").text;
+        let held = opencode.evidence(&idle, at(30));
+        assert_eq!(held.state, ActivityState::Active, "{}", held.reason);
+        let prompt = test_call(
+            PROVIDER,
+            "chat.message",
+            "a",
+            json!({"sessionID": "s", "text": text}),
+        );
+        let plan = opencode.on_hook(&prompt, &agent, at(40));
+        assert_eq!(plan.received.len(), 1);
+        assert!(opencode.memory.native.handed.is_empty());
+        let down = test_call(
+            PROVIDER,
+            "launch",
+            "a",
+            json!({"mode": "native-unavailable", "error": "no TUI API"}),
+        );
+        opencode.on_hook(&down, &agent, at(50));
+        let path = opencode
+            .path
+            .on_launch(Some(&serde_json::from_value(down.payload).unwrap()));
+        assert!(!path);
+        let holds = opencode.native_path_holds().expect("never the terminal");
+        assert!(holds.contains("DING never types into OpenCode"), "{holds}");
+    }
+
+    /// The plugins say they loaded; a new OpenCode loads them again.
+    #[test]
+    fn the_remark_says_which_plugin_loaded_in_this_opencode() {
+        let agent = example_agent();
+        let mut opencode = OpenCode::new(None);
+        let loaded = |incarnation| {
+            test_call(
+                PROVIDER,
+                LOADED,
+                incarnation,
+                json!({"plugin": "server", "version": 1}),
+            )
+        };
+        opencode.on_hook(&loaded("a"), &agent, Time::ZERO);
+        assert!(
+            opencode
+                .remark()
+                .unwrap()
+                .contains("server loaded, tui not loaded yet")
+        );
+        let status = test_call(PROVIDER, "session.status", "b", json!({"status": "busy"}));
+        opencode.on_hook(&status, &agent, Time::ZERO);
+        assert!(opencode.remark().unwrap().contains("server not loaded yet"));
+    }
 }

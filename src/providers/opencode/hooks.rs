@@ -151,3 +151,128 @@ pub fn render(event: &str, claimed: &Claimed, agent: &AgentContext, id: &str) ->
         _ => HookAnswer::default(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::adapter::hook_plan::example_agent;
+    use crate::adapter::native_idle::deliveries::Handed;
+    use crate::core::message::MessageName;
+
+    fn name(text: &str) -> MessageName {
+        MessageName::new(text).expect("a message name")
+    }
+
+    /// What each call says of the activity, and which ones claim: the
+    /// person's prompt and a tool's result do, a subagent's never.
+    #[test]
+    fn each_call_says_its_activity_and_only_the_turn_boundaries_claim() {
+        let agent = example_agent();
+        let memory = Memory::default();
+        let claims = |planned: &HookReading| matches!(planned.plan.action, HookAction::Claim(_));
+        for (event, payload, activity, claim) in [
+            (
+                "chat.message",
+                json!({"sessionID": "s", "text": "hi"}),
+                Some(HookActivity::Active),
+                true,
+            ),
+            (
+                "chat.message",
+                json!({"sessionID": "c", "parentID": "s", "text": "hi"}),
+                Some(HookActivity::Active),
+                false,
+            ),
+            (
+                "tool.execute.before",
+                json!({"sessionID": "s"}),
+                Some(HookActivity::Child),
+                false,
+            ),
+            (
+                "tool.execute.after",
+                json!({"sessionID": "s"}),
+                Some(HookActivity::Active),
+                true,
+            ),
+            (
+                "tool.execute.after",
+                json!({"sessionID": "c", "parentID": "s"}),
+                Some(HookActivity::Active),
+                false,
+            ),
+            (
+                "session.status",
+                json!({"status": "idle"}),
+                Some(HookActivity::Idle),
+                false,
+            ),
+            (
+                "session.status",
+                json!({"status": "busy"}),
+                Some(HookActivity::Active),
+                false,
+            ),
+            ("session.status", json!({"status": "sleeping"}), None, false),
+            (
+                "permission.asked",
+                json!({}),
+                Some(HookActivity::AwaitingHuman),
+                false,
+            ),
+            (
+                "permission.replied",
+                json!({}),
+                Some(HookActivity::Active),
+                false,
+            ),
+            ("unheard.of", json!({}), None, false),
+        ] {
+            let planned = plan(event, &payload, &agent, &memory);
+            assert_eq!(planned.activity, activity, "{event} {payload}");
+            assert_eq!(claims(&planned), claim, "{event} {payload}");
+            // Anything that says a turn runs ends the TUI plugin's park.
+            let busy = activity.is_some_and(HookActivity::says_busy);
+            assert_eq!(planned.plan.end_parked.contains(&QUEUE), busy, "{event}");
+        }
+        let compacted = plan("session.compacted", &json!({}), &agent, &memory);
+        assert_eq!(compacted.plan.facts, vec![Lifecycle::Compaction]);
+    }
+
+    /// DING's own prompt is its delivery's receipt; another session on the
+    /// TUI begins a new context.
+    #[test]
+    fn a_delivery_s_prompt_is_its_receipt_and_another_session_is_a_clear() {
+        let agent = example_agent();
+        let mut memory = Memory::default();
+        memory.native.handed.push(Handed {
+            id: "ding-1-1".into(),
+            text: "[ding] work".into(),
+            names: vec![name("a.md")],
+        });
+        let prompt = plan(
+            "chat.message",
+            &json!({"sessionID": "s", "text": "[ding] work"}),
+            &agent,
+            &memory,
+        );
+        assert_eq!(prompt.plan.received, vec![name("a.md")]);
+        let other = plan(
+            "chat.message",
+            &json!({"sessionID": "s", "text": "[ding] work, and more"}),
+            &agent,
+            &memory,
+        );
+        assert!(other.plan.received.is_empty());
+        memory.session = Some("s".into());
+        let idle = json!({"conversation": "s", "status": "idle"});
+        let parked = plan(QUEUE, &idle, &agent, &memory);
+        assert!(matches!(parked.plan.action, HookAction::Park(_)));
+        assert!(parked.plan.facts.is_empty());
+        let switched = json!({"conversation": "t", "status": "idle"});
+        assert_eq!(
+            plan(QUEUE, &switched, &agent, &memory).plan.facts,
+            vec![Lifecycle::Clear]
+        );
+    }
+}

@@ -24,7 +24,10 @@
 //! * **Busy** (`busy-empty.json`, `busy-draft.json`, `busy-esc-once.json`):
 //!   the row below the block says `esc interrupt` (`esc again to
 //!   interrupt` after one Esc); at idle it shows the directory or `tab
-//!   agents`.
+//!   agents`. In shell mode it says `esc exit shell mode` (and the agent
+//!   row `Shell`: `idle-draft-after-prompt-async.json`): Return would run
+//!   the composer as a command, a state DING does not act in
+//!   (unrecognized).
 //! * **Dialogs**: the permission dialog replaces the block (no `╹▀` row;
 //!   `△ Permission required`, whose Enter allows: `dialog-permission*.json`);
 //!   an overlay (the command palette, the session, model and agent
@@ -48,6 +51,9 @@ const EDGE: char = '\u{2580}';
 const PERMISSION: &str = "Permission required";
 /// The dialog's mark, also on its "Always allow" confirmation.
 const WARNING: char = '\u{25b3}';
+/// What the row below the block says in shell mode (a `!` typed first):
+/// Return runs the composer as a shell command.
+const SHELL_MODE: &str = "exit shell mode";
 /// What the row below the block says while a turn runs.
 const BUSY: [&str; 2] = ["esc interrupt", "esc again to interrupt"];
 /// How an overlay's title row ends.
@@ -94,6 +100,13 @@ pub fn read(snapshot: &Snapshot) -> View {
         .rows
         .get(block.bottom + 1)
         .map_or("", String::as_str);
+    if status.contains(SHELL_MODE) {
+        return View::new(
+            Screen::Unrecognized,
+            Composer::Unknown,
+            "shell mode: Return would run the composer as a shell command",
+        );
+    }
     if BUSY.iter().any(|busy| status.contains(busy)) {
         return View::new(Screen::Busy, composer, "a turn is running");
     }

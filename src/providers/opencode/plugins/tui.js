@@ -29,6 +29,14 @@ const NEW = "new";
 const tui = async (api) => {
   if (!hookSocket(process.env)) return;
   note("plugin.loaded", { plugin: "tui", version: VERSION });
+  // An OpenCode whose TUI cannot say what it shows, or send a prompt, has
+  // no native path: the work then holds, with this said.
+  const session = api.state && api.state.session;
+  const client = api.client && api.client.session;
+  if (!api.route || !session || typeof session.status !== "function" || !client || typeof client.promptAsync !== "function") {
+    note("launch", { mode: "native-unavailable", error: "this OpenCode's TUI plugin API has no route, session state or promptAsync" });
+    return;
+  }
   // Deliveries sent whose prompt has not shown up yet, by id; and those
   // that could not be sent, said once in the next report.
   const handed = new Map();
