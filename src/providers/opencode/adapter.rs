@@ -17,6 +17,7 @@ use std::time::Duration;
 
 use anyhow::Result;
 
+use crate::adapter::find_program::find_on_path;
 use crate::adapter::heard_hooks::HeardHooks;
 use crate::adapter::hook_activity::{self, HookActivity};
 use crate::adapter::kit::{self, AdapterEnv};
@@ -217,7 +218,16 @@ impl Provider for OpenCode {
         self.plugins.read(read);
     }
 
-    fn check_setup(&self, _harness: Option<&[String]>) -> Result<String, String> {
+    /// The plugins' configuration, and the harness program the declaration
+    /// runs: found, as the start will need it.
+    fn check_setup(&self, harness: Option<&[String]>) -> Result<String, String> {
+        if let Some(program) = harness.and_then(|argv| argv.first())
+            && find_on_path(program).is_none()
+        {
+            return Err(format!(
+                "opencode: the harness program `{program}` is not found"
+            ));
+        }
         self.plugins.check_setup()
     }
 

@@ -121,3 +121,95 @@ fn add_to_list(config: &mut Value, plugin: &Plugin) -> Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    fn request(cwd: &Path) -> CompileRequest {
+        CompileRequest {
+            agent: "worker".into(),
+            cwd: cwd.to_path_buf(),
+            inbox: None,
+            command: Vec::new(),
+            env: Vec::new(),
+            settings: None,
+            ding: crate::ding_binary::ding_program(),
+            idle: IdlePath::Native,
+        }
+    }
+
+    fn config(dir: &Path, file: &str) -> Value {
+        let text = std::fs::read_to_string(dir.join(CONFIG_DIR).join(file)).expect("config");
+        serde_json::from_str(&text).expect("json")
+    }
+
+    /// The person's own plugins and settings stay; DING's are added once,
+    /// and a second run changes nothing.
+    #[test]
+    fn the_plugins_are_merged_into_the_configuration_and_a_second_run_changes_nothing() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let opencode = dir.path().join(CONFIG_DIR);
+        std::fs::create_dir_all(&opencode).unwrap();
+        std::fs::write(
+            opencode.join("opencode.json"),
+            r#"{"plugin": ["their-plugin"], "model": "theirs/model"}"#,
+        )
+        .unwrap();
+        let first = compile(&request(dir.path())).expect("compiled");
+        assert!(first.written.iter().all(|written| written.changed));
+        let server = config(dir.path(), "opencode.json");
+        assert_eq!(
+            server["plugin"],
+            json!(["their-plugin", "./ding-server.js"])
+        );
+        assert_eq!(server["model"], "theirs/model");
+        assert_eq!(
+            config(dir.path(), "tui.json")["plugin"],
+            json!(["./ding-tui.js"])
+        );
+        let text = std::fs::read_to_string(opencode.join("ding-tui.js")).unwrap();
+        assert_eq!(text, super::super::plugins::TUI.text());
+        let again = compile(&request(dir.path())).expect("compiled again");
+        assert!(again.written.iter().all(|written| !written.changed));
+        assert_eq!(
+            again
+                .declaration
+                .adapter
+                .as_deref()
+                .map(|argv| argv[1..].to_vec()),
+            Some(vec![
+                "--project".to_string(),
+                dir.path().display().to_string()
+            ])
+        );
+    }
+
+    /// There is no terminal path to ask for, no settings file to name, and a
+    /// configuration that is not an object is left alone.
+    #[test]
+    fn what_cannot_be_done_is_refused() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let terminal = CompileRequest {
+            idle: IdlePath::Terminal,
+            ..request(dir.path())
+        };
+        let refused = compile(&terminal).unwrap_err().to_string();
+        assert!(refused.contains("never types into OpenCode"), "{refused}");
+        let settings = CompileRequest {
+            settings: Some("x.json".into()),
+            ..request(dir.path())
+        };
+        assert!(compile(&settings).is_err());
+        let opencode = dir.path().join(CONFIG_DIR);
+        std::fs::create_dir_all(&opencode).unwrap();
+        std::fs::write(opencode.join("tui.json"), "[1, 2]").unwrap();
+        let refused = format!("{:#}", compile(&request(dir.path())).unwrap_err());
+        assert!(refused.contains("not a JSON object"), "{refused}");
+        assert_eq!(
+            std::fs::read_to_string(opencode.join("tui.json")).unwrap(),
+            "[1, 2]"
+        );
+    }
+}
