@@ -25,14 +25,19 @@ fn run_hook(dir: &Path, socket: Option<&Path>, hook: &str) -> Value {
     std::fs::write(dir.join("ding-server.js"), SERVER.text()).unwrap();
     let driver = r#"
 import { DingServer } from "./ding-server.js";
-const client = { session: { get: async () => ({ data: { id: "ses_1", parentID: null } }) } };
-const hooks = await DingServer({ client });
+const hooks = await DingServer({});
 const hook = process.argv[2];
 const started = Date.now();
 let result = null;
 if (hook === "chat.message" && hooks[hook]) {
   const output = { message: { id: "msg_1" }, parts: [{ id: "prt_1", type: "text", text: "fix the build", messageID: "msg_1", sessionID: "ses_1" }] };
   await hooks[hook]({ sessionID: "ses_1", messageID: "msg_1" }, output);
+  result = output.parts;
+}
+if (hook === "subagent") {
+  await hooks.event({ event: { type: "session.created", properties: { info: { id: "ses_1", parentID: "ses_parent" } } } });
+  const output = { message: { id: "msg_1" }, parts: [{ id: "prt_1", type: "text", text: "explore", messageID: "msg_1", sessionID: "ses_1" }] };
+  await hooks["chat.message"]({ sessionID: "ses_1", messageID: "msg_1" }, output);
   result = output.parts;
 }
 if (hook === "tool.execute.after" && hooks[hook]) {
@@ -116,6 +121,22 @@ fn without_ding_the_plugin_registers_no_hook() {
     let dir = tempfile::tempdir().unwrap();
     let ran = run_hook(dir.path(), None, "chat.message");
     assert_eq!(ran["hooks"], json!([]), "{ran}");
+}
+
+/// A subagent's prompt, as its session's events said, carries nothing.
+#[test]
+fn a_subagent_s_prompt_is_said_as_such() {
+    let dir = tempfile::tempdir().unwrap();
+    let socket = dir.path().join("hook.sock");
+    let calls = adapter(
+        &socket,
+        Some(json!({"stdout": "", "stderr": "", "exit": 0})),
+    );
+    let ran = run_hook(dir.path(), Some(&socket), "subagent");
+    assert_eq!(ran["result"].as_array().map(Vec::len), Some(1), "{ran}");
+    let seen = calls.join().unwrap();
+    let (call, _) = seen.last().unwrap();
+    assert_eq!(call["payload"]["parentID"], "ses_parent");
 }
 
 #[test]

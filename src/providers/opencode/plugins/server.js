@@ -35,29 +35,24 @@ function partId() {
   return "prt_" + time + tail;
 }
 
-export const DingServer = async ({ client }) => {
+export const DingServer = async () => {
   if (!hookSocket(process.env)) return {};
   note("plugin.loaded", { plugin: "server", version: VERSION });
-  // Which sessions are a subagent's: their prompts and tools are not the
-  // person's turn, and DING's work does not go there.
+  // Which sessions are a subagent's (their prompts and tools are not the
+  // person's turn, and DING's work does not go there), as the sessions'
+  // own events say: no call of OpenCode's server is made for it.
   const parents = new Map();
-  const parentOf = async (sessionID) => {
-    if (parents.has(sessionID)) return parents.get(sessionID);
-    let parent = null;
-    try {
-      const got = await Promise.race([
-        client.session.get({ path: { id: sessionID } }),
-        new Promise((resolve) => setTimeout(() => resolve(null), NOTE_TIMEOUT_MS)),
-      ]);
-      parent = (got && got.data && got.data.parentID) || null;
-      parents.set(sessionID, parent);
-    } catch {}
-    return parent;
-  };
+  const parentOf = (sessionID) => parents.get(sessionID) || null;
   const context = (got) => (got && got.stdout && typeof got.stdout.context === "string" ? got.stdout.context : null);
   return {
+    event: async ({ event }) => {
+      const info = event && event.properties && event.properties.info;
+      if (info && info.id && info.parentID && (event.type === "session.created" || event.type === "session.updated")) {
+        parents.set(info.id, info.parentID);
+      }
+    },
     "chat.message": async (input, output) => {
-      const payload = { sessionID: input.sessionID, parentID: await parentOf(input.sessionID), text: promptText(output.parts) };
+      const payload = { sessionID: input.sessionID, parentID: parentOf(input.sessionID), text: promptText(output.parts) };
       const got = await call("chat.message", payload, CALL_TIMEOUT_MS);
       const text = context(got);
       if (!text) return got && got.drop();
@@ -70,10 +65,10 @@ export const DingServer = async ({ client }) => {
       got.receipt();
     },
     "tool.execute.before": async (input) => {
-      note("tool.execute.before", { sessionID: input.sessionID, parentID: parents.get(input.sessionID) || null, tool: input.tool });
+      note("tool.execute.before", { sessionID: input.sessionID, parentID: parentOf(input.sessionID), tool: input.tool });
     },
     "tool.execute.after": async (input, output) => {
-      const payload = { sessionID: input.sessionID, parentID: await parentOf(input.sessionID), tool: input.tool };
+      const payload = { sessionID: input.sessionID, parentID: parentOf(input.sessionID), tool: input.tool };
       const got = await call("tool.execute.after", payload, CALL_TIMEOUT_MS);
       const text = context(got);
       if (!text) return got && got.drop();
