@@ -107,6 +107,22 @@ impl IdlePath {
 }
 
 impl CompileRequest {
+    /// The request `ding compile-agent PROVIDER --name worker --cwd CWD`
+    /// makes, for tests.
+    #[cfg(test)]
+    pub(crate) fn example(cwd: &std::path::Path) -> CompileRequest {
+        CompileRequest {
+            agent: "worker".into(),
+            cwd: cwd.to_path_buf(),
+            inbox: None,
+            command: Vec::new(),
+            env: Vec::new(),
+            settings: None,
+            ding: crate::ding_binary::ding_program(),
+            idle: IdlePath::Native,
+        }
+    }
+
     /// The settings file: `settings`, or `default` under the cwd.
     pub fn settings_path(&self, default: &str) -> PathBuf {
         match &self.settings {

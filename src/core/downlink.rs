@@ -36,6 +36,21 @@ pub enum Downlink {
     Typed { request: u64, text: String },
 }
 
+/// A claim that granted exactly `names`, for tests.
+#[cfg(test)]
+pub(crate) fn granting(names: &[&str]) -> Claimed {
+    Claimed {
+        claim: 1,
+        granted: names
+            .iter()
+            .map(|name| crate::core::message::MessageName::new(name).expect("a name"))
+            .collect(),
+        refused: Vec::new(),
+        refusal: None,
+        not_granted: 0,
+    }
+}
+
 /// Which files a claim may inject, and which it may not.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

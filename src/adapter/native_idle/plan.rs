@@ -6,6 +6,7 @@ use serde_json::Value;
 
 use super::wire::{LaunchMode, LaunchReport, QueueReport};
 use crate::adapter::{ClaimRequest, HookAction, HookPlan, Park};
+use crate::core::protocol::Lifecycle;
 
 /// The reporter's parked call, and its slot.
 pub const QUEUE: &str = "queue";
@@ -29,21 +30,35 @@ pub struct ParkTiming {
 /// no delivery of DING's waits in it, claiming `claim` once the screen
 /// reads fresh idle (a turn woken while a person types changes what their
 /// Return does); otherwise nothing, and the call ends any call of the
-/// reporter's still parked.
-pub fn queue_plan(report: &QueueReport, claim: ClaimRequest, timing: ParkTiming) -> HookPlan {
-    if !report.may_deliver() {
+/// reporter's still parked. A conversation other than the one the adapter
+/// last heard of (`remembered`) begins a new context: lifecycle `clear`,
+/// so that what DING put into the old one is pending again.
+pub fn queue_plan(
+    payload: &Value,
+    remembered: Option<&str>,
+    claim: ClaimRequest,
+    timing: ParkTiming,
+) -> HookPlan {
+    let report = QueueReport::from_payload(payload);
+    let mut plan = if report.may_deliver() {
+        HookPlan::act(HookAction::Park(Park {
+            slot: QUEUE,
+            claim,
+            settle: timing.settle,
+            hold_for: timing.hold,
+            holds_terminal: true,
+            waits_for_fresh_idle: true,
+        }))
+    } else {
         let mut plan = HookPlan::nothing();
         plan.end_parked.push(QUEUE);
-        return plan;
+        plan
+    };
+    let named = report.conversation.as_deref();
+    if named.is_some() && remembered.is_some() && named != remembered {
+        plan.facts.push(Lifecycle::Clear);
     }
-    HookPlan::act(HookAction::Park(Park {
-        slot: QUEUE,
-        claim,
-        settle: timing.settle,
-        hold_for: timing.hold,
-        holds_terminal: true,
-        waits_for_fresh_idle: true,
-    }))
+    plan
 }
 
 /// Ends the reporter's parked call when the hook `event` (whose plan is
@@ -86,10 +101,15 @@ mod tests {
             status: ConversationStatus::Idle,
             ..QueueReport::default()
         };
-        let plan = queue_plan(&idle, claim.clone(), TIMING);
+        let plan = queue_plan(&idle.to_payload(), Some("s"), claim.clone(), TIMING);
         let HookAction::Park(park) = &plan.action else {
             panic!("{plan:?}")
         };
+        assert!(plan.facts.is_empty());
+        let elsewhere = queue_plan(&idle.to_payload(), Some("t"), claim.clone(), TIMING);
+        assert_eq!(elsewhere.facts, vec![Lifecycle::Clear]);
+        let fresh = queue_plan(&idle.to_payload(), None, claim.clone(), TIMING);
+        assert!(fresh.facts.is_empty());
         assert!(park.holds_terminal && park.waits_for_fresh_idle);
         assert_eq!((park.slot, park.settle), (QUEUE, TIMING.settle));
         for report in [
@@ -106,7 +126,7 @@ mod tests {
                 ..idle.clone()
             },
         ] {
-            let plan = queue_plan(&report, claim.clone(), TIMING);
+            let plan = queue_plan(&report.to_payload(), None, claim.clone(), TIMING);
             assert_eq!(plan.end_parked, vec![QUEUE], "{report:?}");
             assert!(!matches!(plan.action, HookAction::Park(_)));
         }

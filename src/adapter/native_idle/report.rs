@@ -13,16 +13,20 @@ use crate::core::downlink::Claimed;
 use crate::core::message::MessageName;
 use crate::core::time::Time;
 
-/// Before a `queue` call is planned: `None` when it is a late report of a
-/// server that died (it offers nothing to deliver into, and reports
-/// nothing: plan nothing); else the files of deliveries that died with
-/// that server, if this is the new server's first report, owed and to be
-/// given back to unread work (so that its park claims them).
-pub fn before_queue_plan(
+/// Before a hook call `event` is planned: `None` when it is a late `queue`
+/// report of a server that died (it offers nothing to deliver into, and
+/// reports nothing: plan nothing); else the files of deliveries that died
+/// with that server, if this is the new server's first report, owed and to
+/// be given back to unread work (so that its park claims them).
+pub fn before_plan(
     path: &mut NativePath,
     deliveries: &mut Deliveries,
+    event: &str,
     payload: &Value,
 ) -> Option<Vec<MessageName>> {
+    if event != QUEUE {
+        return Some(Vec::new());
+    }
     let report = QueueReport::from_payload(payload);
     if path.is_from_a_dead_server(&report) {
         return None;
@@ -44,6 +48,24 @@ pub fn after_queue_plan(
 ) -> Vec<MessageName> {
     path.on_report(report, now);
     deliveries.failed(&report.failed)
+}
+
+/// The answer to a claim granted for `event` at `now`: `render` gets what
+/// the claim may carry ([`claimed_for`]) and the id a delivery would
+/// take, and the delivery it renders, if any, is remembered ([`answered`]).
+pub fn answer_claim(
+    path: &mut NativePath,
+    deliveries: &mut Deliveries,
+    event: &str,
+    claimed: &Claimed,
+    now: Time,
+    render: impl FnOnce(&Claimed, &str) -> HookAnswer,
+) -> HookAnswer {
+    let id = path.next_id();
+    let claimed = claimed_for(deliveries, event, claimed);
+    let answer = render(&claimed, &id);
+    answered(path, deliveries, event, &answer, &claimed.granted, now);
+    answer
 }
 
 /// What a claim answered for `event` may carry: the owed files, if any,
@@ -140,7 +162,11 @@ mod tests {
         };
         path.on_launch(Some(&down));
         let late = serde_json::json!({"conversation": "s", "status": "idle"});
-        assert_eq!(before_queue_plan(&mut path, &mut deliveries, &late), None);
+        assert_eq!(before_plan(&mut path, &mut deliveries, QUEUE, &late), None);
+        assert_eq!(
+            before_plan(&mut path, &mut deliveries, "tool", &late),
+            Some(Vec::new())
+        );
         let first = QueueReport {
             conversation: Some("s".into()),
             hooks: Some(vec![ListedHook {
@@ -150,7 +176,7 @@ mod tests {
             ..QueueReport::default()
         };
         assert_eq!(
-            before_queue_plan(&mut path, &mut deliveries, &first.to_payload()),
+            before_plan(&mut path, &mut deliveries, QUEUE, &first.to_payload()),
             Some(vec![a.clone()])
         );
         assert_eq!(deliveries.owed, vec![a.clone()]);

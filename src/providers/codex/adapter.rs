@@ -244,16 +244,14 @@ impl Provider for Codex {
         if let Some(identity) = &call.identity {
             self.new_terminal(Some(&identity.incarnation), now);
         }
-        let mut undelivered = Vec::new();
-        if call.event == QUEUE {
-            // A late report of a dead app-server plans nothing; the new
-            // one's first gives back what died with the old one.
-            match report::before_queue_plan(&mut self.path, &mut self.memory.native, &call.payload)
-            {
-                Some(lost) => undelivered = lost,
-                None => return HookPlan::nothing(),
-            }
-        }
+        // A late report of a dead app-server plans nothing; the new one's
+        // first gives back what died with the old one.
+        let native = &mut self.memory.native;
+        let Some(mut undelivered) =
+            report::before_plan(&mut self.path, native, &call.event, &call.payload)
+        else {
+            return HookPlan::nothing();
+        };
         let mut planned = hooks::plan(&call.event, &call.payload, agent, &self.memory);
         if call.event == QUEUE || call.event == LAUNCH {
             undelivered.extend(self.on_launcher(&call.event, &call.payload, now));
@@ -304,7 +302,6 @@ impl Provider for Codex {
         agent: &AgentContext,
         now: Time,
     ) -> HookAnswer {
-        let id = self.path.next_id();
         // A file of a delivery still waiting in Codex's queue is left out
         // (the kit's `claimed_for`: seen after a compaction, SessionStart's
         // backlog and the queued prompt of the same turn). So is a file a
@@ -313,34 +310,34 @@ impl Provider for Codex {
         // beside that prompt (on Codex 0.169.0 the request after a
         // `/compact` carried the queued notice of the turn before it:
         // `compaction-0.169.0.jsonl`).
-        let mut claimed = report::claimed_for(&mut self.memory.native, &call.event, claimed);
-        if call.event != QUEUE {
-            let prompted = &self.memory.prompted;
-            claimed.granted.retain(|name| !prompted.contains(name));
-        }
-        let answer = hooks::render(&call.event, &claimed, agent, &id);
-        match call.event.as_str() {
-            "Stop" if self.heard == HookActivity::Stopping => {
-                // Blocked: the turn goes on. Nothing granted: it is over.
-                let blocks = !answer.stdout.is_empty();
-                let activity = if blocks {
-                    HookActivity::Active
-                } else {
-                    HookActivity::Idle
-                };
-                self.hear(activity, now);
-                self.blocked = blocks;
-            }
-            _ => {}
-        }
-        report::answered(
+        let event = call.event.as_str();
+        let prompted = &self.memory.prompted;
+        let native = &mut self.memory.native;
+        let answer = report::answer_claim(
             &mut self.path,
-            &mut self.memory.native,
-            &call.event,
-            &answer,
-            &claimed.granted,
+            native,
+            event,
+            claimed,
             now,
+            |claimed, id| {
+                let mut claimed = claimed.clone();
+                if event != QUEUE {
+                    claimed.granted.retain(|name| !prompted.contains(name));
+                }
+                hooks::render(event, &claimed, agent, id)
+            },
         );
+        if event == "Stop" && self.heard == HookActivity::Stopping {
+            // Blocked: the turn goes on. Nothing granted: it is over.
+            let blocks = !answer.stdout.is_empty();
+            let activity = if blocks {
+                HookActivity::Active
+            } else {
+                HookActivity::Idle
+            };
+            self.hear(activity, now);
+            self.blocked = blocks;
+        }
         answer
     }
 

@@ -45,18 +45,7 @@ fn evidence(codex: &mut Codex, snapshot: &Snapshot) -> ActivityState {
     codex.evidence(snapshot, T).state
 }
 
-fn claimed(granted: &[&str]) -> Claimed {
-    Claimed {
-        claim: 1,
-        granted: granted
-            .iter()
-            .map(|name| MessageName::new(name).expect("name"))
-            .collect(),
-        refused: Vec::new(),
-        refusal: None,
-        not_granted: 0,
-    }
-}
+use crate::core::downlink::granting as claimed;
 
 /// What Codex's `hooks/list` says of DING's hooks, all trusted, as the
 /// launcher's first call reports it.

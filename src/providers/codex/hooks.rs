@@ -27,8 +27,8 @@ use serde_json::{Value, json};
 
 use crate::adapter::context::{names_in_notice, unread_work};
 use crate::adapter::native_idle::deliveries::Deliveries;
-use crate::adapter::native_idle::plan::{ParkTiming, end_the_park_when_busy, queue_plan};
-use crate::adapter::native_idle::wire::{self, QueueAnswer, QueueReport};
+use crate::adapter::native_idle::plan::{end_the_park_when_busy, queue_plan};
+use crate::adapter::native_idle::wire::{self, QueueAnswer};
 use crate::adapter::{AgentContext, HookAction, HookAnswer, HookPlan};
 use crate::core::downlink::Claimed;
 use crate::core::message::MessageName;
@@ -37,7 +37,7 @@ use crate::core::protocol::{ClaimScope, Lifecycle};
 pub use crate::adapter::native_idle::plan::{LAUNCH, QUEUE};
 
 use super::activity::HookActivity;
-use super::timing::{QUEUE_HOLD, QUEUE_SETTLE};
+use super::timing::QUEUE_PARK;
 
 /// The most characters one injected text takes: Codex spills a longer
 /// `additionalContext` into a file (about 2,500 tokens), so stay well
@@ -149,20 +149,9 @@ fn plan_for(event: &str, payload: &Value, agent: &AgentContext, memory: &Memory)
         "Interrupt" => HookReading::new(Some(HookActivity::Idle), HookPlan::nothing()),
         "SessionEnd" => HookReading::new(Some(HookActivity::Ended), HookPlan::nothing()),
         QUEUE => {
-            let report = QueueReport::from_payload(payload);
             let claim = memory.native.claim(agent, CONTEXT_CAP, ClaimScope::Pending);
-            let timing = ParkTiming {
-                settle: QUEUE_SETTLE,
-                hold: QUEUE_HOLD,
-            };
-            let mut plan = queue_plan(&report, claim, timing);
-            if report.conversation.is_some()
-                && memory.thread.is_some()
-                && report.conversation != memory.thread
-            {
-                // A new thread in the same TUI: `/clear`.
-                plan.facts.push(Lifecycle::Clear);
-            }
+            // A new thread in the same TUI (`/clear`) is a `clear`.
+            let plan = queue_plan(payload, memory.thread.as_deref(), claim, QUEUE_PARK);
             // The launcher's status is not ordered against the hooks: the
             // adapter uses it only while no hook has spoken.
             HookReading::new(None, plan)

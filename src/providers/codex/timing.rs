@@ -4,6 +4,8 @@
 
 use std::time::Duration;
 
+use crate::adapter::native_idle::plan::ParkTiming;
+
 /// How long a new Codex screen must read idle before it counts (spec
 /// §2.4): on the real 0.169.0 a dialog replaced the first empty composer
 /// 0.19 to 0.56 s after it was drawn (the hooks review modal of a
@@ -34,6 +36,12 @@ pub const QUEUE_SETTLE: Duration = Duration::from_millis(250);
 /// How long a parked launcher call is held before it is answered with
 /// nothing (the launcher then calls again).
 pub const QUEUE_HOLD: Duration = Duration::from_secs(3_600);
+
+/// The parked `queue` call's timing, as the kit's plan takes it.
+pub const QUEUE_PARK: ParkTiming = ParkTiming {
+    settle: QUEUE_SETTLE,
+    hold: QUEUE_HOLD,
+};
 
 /// How long the thread stays idle with a delivery of DING's waiting in its
 /// queue before the launcher resumes the queue. Codex starts a queued turn

@@ -43,20 +43,10 @@ pub fn compile(request: &CompileRequest) -> Result<Compiled> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::adapter::compile::IdlePath;
     use serde_json::Value;
 
     fn request(cwd: &std::path::Path) -> CompileRequest {
-        CompileRequest {
-            agent: "worker".into(),
-            cwd: cwd.to_path_buf(),
-            inbox: None,
-            command: Vec::new(),
-            env: Vec::new(),
-            settings: None,
-            ding: crate::ding_binary::ding_program(),
-            idle: IdlePath::Native,
-        }
+        CompileRequest::example(cwd)
     }
 
     /// `--env CI=false` (the advice docs/providers/gemini.md once gave) draws Gemini CLI

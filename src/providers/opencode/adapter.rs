@@ -157,14 +157,12 @@ impl Provider for OpenCode {
                 self.hooks.hear(Some(HookActivity::Unheard));
             }
         }
-        let mut undelivered = Vec::new();
-        if call.event == QUEUE {
-            match report::before_queue_plan(&mut self.path, &mut self.memory.native, &call.payload)
-            {
-                Some(lost) => undelivered = lost,
-                None => return HookPlan::nothing(),
-            }
-        }
+        let native = &mut self.memory.native;
+        let Some(mut undelivered) =
+            report::before_plan(&mut self.path, native, &call.event, &call.payload)
+        else {
+            return HookPlan::nothing();
+        };
         let mut planned = hooks::plan(&call.event, &call.payload, agent, &self.memory);
         if call.event == QUEUE {
             let queue = QueueReport::from_payload(&call.payload);
@@ -196,18 +194,16 @@ impl Provider for OpenCode {
         agent: &AgentContext,
         now: Time,
     ) -> HookAnswer {
-        let id = self.path.next_id();
-        let claimed = report::claimed_for(&mut self.memory.native, &call.event, claimed);
-        let answer = hooks::render(&call.event, &claimed, agent, &id);
-        report::answered(
+        let event = call.event.as_str();
+        let native = &mut self.memory.native;
+        report::answer_claim(
             &mut self.path,
-            &mut self.memory.native,
-            &call.event,
-            &answer,
-            &claimed.granted,
+            native,
+            event,
+            claimed,
             now,
-        );
-        answer
+            |claimed, id| hooks::render(event, claimed, agent, id),
+        )
     }
 
     fn settings_files(&self) -> Vec<PathBuf> {
@@ -279,21 +275,8 @@ mod tests {
     use crate::adapter::hook_plan::example_agent;
     use crate::adapter::hook_wire::test_call;
     use crate::adapter::native_idle::wire::QueueAnswer;
-    use crate::core::message::MessageName;
+    use crate::core::downlink::granting as claimed;
     use serde_json::json;
-
-    fn claimed(names: &[&str]) -> Claimed {
-        Claimed {
-            claim: 1,
-            granted: names
-                .iter()
-                .map(|name| MessageName::new(name).expect("a name"))
-                .collect(),
-            refused: Vec::new(),
-            refusal: None,
-            not_granted: 0,
-        }
-    }
 
     /// A delivery handed to the TUI plugin holds an idle screen until its
     /// prompt comes back as the receipt; DING never types, whatever the

@@ -127,17 +127,8 @@ mod tests {
     use super::*;
     use std::path::Path;
 
-    fn request(cwd: &Path) -> CompileRequest {
-        CompileRequest {
-            agent: "worker".into(),
-            cwd: cwd.to_path_buf(),
-            inbox: None,
-            command: Vec::new(),
-            env: Vec::new(),
-            settings: None,
-            ding: crate::ding_binary::ding_program(),
-            idle: IdlePath::Native,
-        }
+    fn request(cwd: &std::path::Path) -> CompileRequest {
+        CompileRequest::example(cwd)
     }
 
     fn config(dir: &Path, file: &str) -> Value {

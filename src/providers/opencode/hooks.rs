@@ -28,8 +28,8 @@ use serde_json::{Value, json};
 use crate::adapter::context::unread_work;
 use crate::adapter::hook_activity::HookActivity;
 use crate::adapter::native_idle::deliveries::Deliveries;
-use crate::adapter::native_idle::plan::{ParkTiming, end_the_park_when_busy, queue_plan};
-use crate::adapter::native_idle::wire::{self, QueueAnswer, QueueReport};
+use crate::adapter::native_idle::plan::{end_the_park_when_busy, queue_plan};
+use crate::adapter::native_idle::wire::{self, QueueAnswer};
 use crate::adapter::turn_hooks::json_answer;
 use crate::adapter::{AgentContext, HookAction, HookAnswer, HookPlan};
 use crate::core::downlink::Claimed;
@@ -37,7 +37,7 @@ use crate::core::protocol::{ClaimScope, Lifecycle};
 
 pub use crate::adapter::native_idle::plan::QUEUE;
 
-use super::timing::{QUEUE_HOLD, QUEUE_SETTLE};
+use super::timing::QUEUE_PARK;
 
 /// How much work text one injection carries (characters); the rest is
 /// named by count. OpenCode states no cap of its own; Claude Code's is
@@ -111,21 +111,10 @@ fn plan_for(event: &str, payload: &Value, agent: &AgentContext, memory: &Memory)
             HookReading::new(None, plan)
         }
         QUEUE => {
-            let report = QueueReport::from_payload(payload);
             let claim = memory.native.claim(agent, CONTEXT_CAP, ClaimScope::Pending);
-            let timing = ParkTiming {
-                settle: QUEUE_SETTLE,
-                hold: QUEUE_HOLD,
-            };
-            let mut plan = queue_plan(&report, claim, timing);
-            if report.conversation.is_some()
-                && memory.session.is_some()
-                && report.conversation != memory.session
-            {
-                // Another session on the TUI: what DING put into the old
-                // one's context is not in this one's.
-                plan.facts.push(Lifecycle::Clear);
-            }
+            // Another session on the TUI is a `clear`: what DING put into
+            // the old one's context is not in this one's.
+            let plan = queue_plan(payload, memory.session.as_deref(), claim, QUEUE_PARK);
             // The plugin's status is not ordered against the server
             // plugin's calls: the adapter uses it only while no hook has
             // spoken.

@@ -5,6 +5,8 @@
 
 use std::time::Duration;
 
+use crate::adapter::native_idle::plan::ParkTiming;
+
 /// How long a new OpenCode screen must read idle before it counts (spec
 /// §2.4).
 pub const STARTUP_SETTLE: Duration = Duration::from_millis(500);
@@ -27,6 +29,12 @@ pub const QUEUE_SETTLE: Duration = Duration::from_millis(250);
 /// How long a parked `queue` call is held before it is answered with
 /// nothing (the TUI plugin then calls again).
 pub const QUEUE_HOLD: Duration = Duration::from_secs(3_600);
+
+/// The parked `queue` call's timing, as the kit's plan takes it.
+pub const QUEUE_PARK: ParkTiming = ParkTiming {
+    settle: QUEUE_SETTLE,
+    hold: QUEUE_HOLD,
+};
 
 /// How long the TUI plugin's parked `queue` call waits (the adapter
 /// answers before).
