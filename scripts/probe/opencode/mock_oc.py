@@ -1,6 +1,8 @@
 """Loopback Chat Completions (SSE) mock for OpenCode probes. Logs every request.
 Replies: last user text contains 'mock:bash CMD' -> a bash tool call (CMD up to end of line);
-'mock:slow N' -> 'ack' streamed over N seconds; otherwise 'ack'. After a tool result: 'ack after tool'.
+'mock:question' -> a `question` tool call (one question, options Alpha and Bravo);
+'mock:slow N' -> 'ACK ...' streamed over N seconds; otherwise 'ACK'. After a tool result: 'ACK after tool';
+a title request -> 'Mock title'.
 """
 import json, sys, time, threading, argparse, re
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -46,6 +48,8 @@ class H(BaseHTTPRequestHandler):
             m = re.search(r"mock:bash ([^\n]+)", last_user)
             if m:
                 tool = m.group(1).strip()
+            if "mock:question" in last_user:
+                tool = "__question__"
             m = re.search(r"mock:slow (\d+)", last_user)
             if m:
                 slow = int(m.group(1))
@@ -71,7 +75,13 @@ class H(BaseHTTPRequestHandler):
             self.wfile.write(b"data: " + json.dumps(d).encode() + b"\n\n"); self.wfile.flush()
         try:
             chunk({"role": "assistant", "content": ""})
-            if tool:
+            if tool == "__question__":
+                q = {"questions": [{"question": "Which option do you pick?", "header": "Mock", "options": [
+                    {"label": "Alpha", "description": "the first"}, {"label": "Bravo", "description": "the second"}]}]}
+                chunk({"tool_calls": [{"index": 0, "id": f"call_{s}", "type": "function",
+                        "function": {"name": "question", "arguments": json.dumps(q)}}]})
+                chunk({}, "tool_calls")
+            elif tool:
                 chunk({"tool_calls": [{"index": 0, "id": f"call_{s}", "type": "function",
                         "function": {"name": "bash", "arguments": json.dumps({"command": tool, "description": "probe command"})}}]})
                 chunk({}, "tool_calls")
