@@ -15,6 +15,8 @@
 //! | `session.status` | TUI plugin | `sessionID`, `status` (`idle`, `busy`, `retry`) | idle, or active | none |
 //! | `permission.asked` | TUI plugin | `sessionID` | awaiting the person | none |
 //! | `permission.replied` | TUI plugin | `sessionID` | active | none |
+//! | `question.asked` | TUI plugin | `sessionID` (the `question` tool's dialog, whose Enter answers) | awaiting the person | none |
+//! | `question.replied` | TUI plugin | `sessionID` (answered or dismissed) | active | none |
 //! | `session.compacted` | TUI plugin | `sessionID` | | lifecycle `compaction` |
 //! | `queue` | TUI plugin | the kit's report (the session the TUI shows) | | parked while that session is idle, no permission or question waits and none of DING's deliveries waits; claims pending work and answers it as a delivery (the kit's `{"queue":{"id","text"}}`), which the plugin sends with the session's own prompt call |
 //!
@@ -101,10 +103,10 @@ fn plan_for(event: &str, payload: &Value, agent: &AgentContext, memory: &Memory)
             };
             HookReading::new(activity, HookPlan::nothing())
         }
-        "permission.asked" => {
+        "permission.asked" | "question.asked" => {
             HookReading::new(Some(HookActivity::AwaitingHuman), HookPlan::nothing())
         }
-        "permission.replied" => HookReading::new(active, HookPlan::nothing()),
+        "permission.replied" | "question.replied" => HookReading::new(active, HookPlan::nothing()),
         "session.compacted" => {
             let mut plan = HookPlan::nothing();
             plan.facts.push(Lifecycle::Compaction);

@@ -29,7 +29,10 @@
 //!   the composer as a command, a state DING does not act in
 //!   (unrecognized).
 //! * **Dialogs**: the permission dialog replaces the block (no `╹▀` row;
-//!   `△ Permission required`, whose Enter allows: `dialog-permission*.json`);
+//!   `△ Permission required`, whose Enter allows: `dialog-permission*.json`),
+//!   and so does the `question` tool's (`dialog-question.json`: its Enter
+//!   answers with the highlighted option): a bar down to the last row that
+//!   no `╹▀` closes;
 //!   an overlay (the command palette, the session, model and agent
 //!   pickers: `picker-*.json`) is a box whose title row ends in `esc`,
 //!   drawn over the conversation above the block; the slash-command list
@@ -79,6 +82,9 @@ pub fn read(snapshot: &Snapshot) -> View {
             row.contains(PERMISSION) || row.trim_start_matches([' ', BAR]).starts_with(WARNING)
         }) {
             return dialog("a permission dialog (Enter would allow)");
+        }
+        if bar_to_the_bottom(snapshot) {
+            return dialog("a dialog in place of the composer (a question: Enter would answer)");
         }
         return View::new(Screen::Unrecognized, Composer::Unknown, "no composer block");
     };
@@ -137,6 +143,17 @@ fn block(snapshot: &Snapshot) -> Option<Block> {
         agent,
         bottom,
     })
+}
+
+/// Whether the screen ends in a bar that no `╹▀` row closes: a dialog
+/// drawn where the composer was (`dialog-question.json`).
+fn bar_to_the_bottom(snapshot: &Snapshot) -> bool {
+    snapshot
+        .rows
+        .iter()
+        .rev()
+        .find(|row| !row.trim().is_empty())
+        .is_some_and(|row| row.trim_start().starts_with(BAR))
 }
 
 /// Whether `row` is the last row of a box drawn right above the composer:

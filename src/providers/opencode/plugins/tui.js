@@ -148,6 +148,18 @@ const tui = async (api) => {
       relay("permission.replied", { sessionID: e.properties.sessionID });
       offer();
     }),
+    api.event.on("question.asked", (e) => {
+      relay("question.asked", { sessionID: e.properties.sessionID });
+      offer();
+    }),
+    api.event.on("question.replied", (e) => {
+      relay("question.replied", { sessionID: e.properties.sessionID });
+      offer();
+    }),
+    api.event.on("question.rejected", (e) => {
+      relay("question.replied", { sessionID: e.properties.sessionID });
+      offer();
+    }),
     api.event.on("session.compacted", (e) => {
       relay("session.compacted", { sessionID: e.properties.sessionID });
     }),
