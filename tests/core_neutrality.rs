@@ -6,10 +6,11 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-const WORDS: [&str; 7] = [
+const WORDS: [&str; 8] = [
     "codex",
     "claude",
     "gemini",
+    "opencode",
     "openai",
     "anthropic",
     "google",

@@ -415,7 +415,8 @@ fn classify(body: &Value) -> Class {
     let prompted = after_assistant
         .iter()
         .any(|message| role(message) == "user");
-    if !outputs.is_empty() && !(prompted && outputs.iter().any(|output| stopped(output))) {
+    let turn_stopped = prompted && outputs.iter().any(|output| stopped(output));
+    if !outputs.is_empty() && !turn_stopped {
         Class::ToolResult
     } else if prompted {
         Class::Prompt

@@ -427,7 +427,7 @@ mod tests {
                 .join("node_modules/opencode-linux-x64/bin/opencode"),
             ..setup(dir.path(), Permission::Manual)
         };
-        let error = format!("{:#}", prepare(&bare).err().expect("refused"));
+        let error = format!("{:#}", prepare(&bare).expect_err("refused"));
         assert!(error.contains("scripts/install-harnesses.sh"), "{error}");
     }
 
