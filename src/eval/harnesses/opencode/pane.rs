@@ -28,7 +28,7 @@
 //! * `--continue` resumes the most recent session of the project; `/new`
 //!   starts a new one (there is no `/clear`); `/compact` compacts.
 
-use crate::pane::{Dialog, DialogKind, Keys, Pane, Resume, shows};
+use crate::pane::{Dialog, DialogKind, Keys, Pane, Resume};
 use ding::pty::wire::Snapshot;
 
 pub struct OpenCodePane;
@@ -117,7 +117,12 @@ impl Pane for OpenCodePane {
     }
 
     fn busy(&self, screen: &Snapshot) -> bool {
-        shows(screen, "esc interrupt") || shows(screen, "esc again to interrupt")
+        let Some(bottom) = screen.rows.iter().rposition(|row| is_composer_bottom(row)) else {
+            return false;
+        };
+        screen.rows.get(bottom + 1).is_some_and(|row| {
+            row.contains("esc interrupt") || row.contains("esc again to interrupt")
+        })
     }
 
     fn dialog(&self, screen: &Snapshot) -> Option<Dialog> {
@@ -209,6 +214,10 @@ mod tests {
         assert_eq!(pane::read(&PANE, &busy), reads(true, true, true, None));
         let again = session("", &BUSY.replace("esc interrupt", "esc again to interrupt"));
         assert!(PANE.busy(&again));
+        // The words in the conversation are not the bar under the composer.
+        let mut quoted = session("", FOOTER);
+        quoted.rows[4] = "     press esc interrupt to stop it".into();
+        assert!(!PANE.busy(&quoted));
     }
 
     #[test]
