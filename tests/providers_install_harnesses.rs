@@ -11,10 +11,11 @@ use std::process::{Command, Output, Stdio};
 const SCRIPT: &str = "scripts/install-harnesses.sh";
 
 /// The harnesses a complete install holds, relative to its directory.
-const BINARIES: [&str; 3] = [
+const BINARIES: [&str; 4] = [
     "node_modules/@anthropic-ai/claude-code-linux-x64/claude",
     "node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex",
     "node_modules/@google/gemini-cli/bundle/gemini.js",
+    "node_modules/opencode-linux-x64/bin/opencode",
 ];
 
 /// Runs the script with `DING_HARNESS_DIR=dir` and a PATH without npm, so
@@ -75,10 +76,11 @@ fn a_complete_install_is_reused_without_npm_and_its_paths_printed() {
     fake_install(dir.path(), true);
     let install = dir.path().join("install");
     let expected = format!(
-        "DING_HARNESS_CLAUDE={}\nDING_HARNESS_CODEX={}\nDING_HARNESS_GEMINI={}\n",
+        "DING_HARNESS_CLAUDE={}\nDING_HARNESS_CODEX={}\nDING_HARNESS_GEMINI={}\nDING_HARNESS_OPENCODE={}\n",
         install.join(BINARIES[0]).display(),
         install.join(BINARIES[1]).display(),
-        install.join(BINARIES[2]).display()
+        install.join(BINARIES[2]).display(),
+        install.join(BINARIES[3]).display()
     );
     for args in [&[][..], &["--check"][..]] {
         let output = run(dir.path(), args);
@@ -110,4 +112,16 @@ fn an_install_without_its_completion_marker_does_not_count() {
         String::from_utf8_lossy(&output.stderr)
     );
     assert!(dir.path().join("install").join(BINARIES[0]).exists());
+}
+
+#[test]
+fn a_marked_install_missing_any_harness_does_not_count() {
+    for missing in BINARIES {
+        let dir = tempfile::tempdir().expect("tempdir");
+        fake_install(dir.path(), true);
+        fs::remove_file(dir.path().join("install").join(missing)).expect("remove");
+        let output = run(dir.path(), &["--check"]);
+        assert!(!output.status.success(), "{missing}");
+        assert!(output.stdout.is_empty(), "{missing}");
+    }
 }

@@ -233,7 +233,7 @@ fn every_example_request_gets_the_documented_reply_and_log_line() {
         );
         assert!(line["body"].is_object(), "the whole body is logged");
     }
-    assert_eq!(servers.len(), 3, "examples for every API");
+    assert_eq!(servers.len(), 4, "examples for every API");
 }
 
 #[test]

@@ -101,7 +101,8 @@ pub trait Pane: Sync {
     }
 
     /// The keys, one press each, with which a person answers the startup
-    /// dialog and goes on to work.
+    /// dialog and goes on to work; none for a harness that asks nothing at
+    /// startup (row 1 then runs without the dialog).
     fn startup_keys(&self) -> &'static [&'static [u8]] {
         self.keys().startup_keys
     }
@@ -159,7 +160,8 @@ pub struct Keys {
     pub picker_command: Option<&'static str>,
     /// The command typed first for the harness to show these kinds.
     pub setup_command: Option<(&'static str, &'static [DialogKind])>,
-    /// The keys that answer the startup dialog, one press each.
+    /// The keys that answer the startup dialog, one press each; none if
+    /// the harness asks nothing at startup.
     pub startup_keys: &'static [&'static [u8]],
     /// How the argv resumes the most recent session.
     pub resume: Resume,

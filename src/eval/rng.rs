@@ -54,7 +54,7 @@ impl Rng {
 /// The seed of trial `index` of a run whose base seed is `base`: trial 0
 /// uses the base itself, so a printed trial seed replays that trial as
 /// trial 0 of a one-trial run. Harness and arm do not enter it: both arms
-/// of a row on both harnesses see the same workload for the same seed.
+/// of a row on every harness see the same workload for the same seed.
 pub fn trial_seed(base: u64, index: u32) -> u64 {
     base.wrapping_add(u64::from(index))
 }

@@ -11,10 +11,15 @@
 //! * `claude`: Claude Code (Anthropic Messages API).
 //! * `codex`: Codex CLI (OpenAI Responses API).
 //! * `gemini`: Gemini CLI (Gemini API `generateContent`).
+//! * `opencode`: OpenCode (OpenAI Chat Completions, through its
+//!   OpenAI-compatible provider). It has no product provider yet
+//!   (`Harness::provider` is `None`): its careful arm says so and runs
+//!   nothing; its aggressive arm runs.
 
 pub mod claude;
 pub mod codex;
 pub mod gemini;
+pub mod opencode;
 
 use anyhow::Result;
 
@@ -45,7 +50,7 @@ impl Harness {
     }
 }
 
-pub const HARNESSES: [Harness; 3] = [
+pub const HARNESSES: [Harness; 4] = [
     Harness {
         name: "claude",
         api: "anthropic",
@@ -66,6 +71,13 @@ pub const HARNESSES: [Harness; 3] = [
         wire_format: gemini::generate_content::wire_format,
         prepare: gemini::home::prepare,
         pane: &gemini::pane::PANE,
+    },
+    Harness {
+        name: "opencode",
+        api: "openai-chat",
+        wire_format: opencode::chat_completions::wire_format,
+        prepare: opencode::home::prepare,
+        pane: &opencode::pane::PANE,
     },
 ];
 
