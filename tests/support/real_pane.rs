@@ -518,8 +518,14 @@ pub fn baseline_wanted() -> bool {
 /// draft corrupted, no dialog answered by DING, and, given the aggressive
 /// arm's metrics on the same seed, no more model calls per delivered
 /// message than it. Only a provider with no adapter in the registry may
-/// skip it, and its trial must say exactly that.
-pub fn careful_meets_the_bar(harness: &str, row: u32, seed: u64, aggressive: Option<&Value>) {
+/// skip it, and its trial must say exactly that. Returns the careful
+/// trial's metrics, for what a row asks of one provider beyond the bar.
+pub fn careful_meets_the_bar(
+    harness: &str,
+    row: u32,
+    seed: u64,
+    aggressive: Option<&Value>,
+) -> Option<Value> {
     let facts = smoke_trial(harness, row, CAREFUL, seed);
     let has_adapter = ding::providers::by_harness(harness).is_some();
     if !has_adapter && facts.json["outcome"]["status"] == "not-run" {
@@ -527,7 +533,7 @@ pub fn careful_meets_the_bar(harness: &str, row: u32, seed: u64, aggressive: Opt
         assert_eq!(reason, "careful arm: not available (no adapter)");
         eprintln!("{harness} row {row}: {reason}: only the aggressive baseline was checked");
         passed(&facts);
-        return;
+        return None;
     }
     let m = ran(&facts);
     let messages = &m["messages"];
@@ -559,7 +565,7 @@ pub fn careful_meets_the_bar(harness: &str, row: u32, seed: u64, aggressive: Opt
     let Some(aggressive) = aggressive else {
         eprintln!("{harness} row {row}: no aggressive baseline run (make test-real runs it)");
         passed(&facts);
-        return;
+        return Some(m.clone());
     };
     let aggressive_delivered = count(aggressive, "delivered");
     let aggressive_calls = count(&aggressive["calls"], "turnCalls");
@@ -571,6 +577,7 @@ pub fn careful_meets_the_bar(harness: &str, row: u32, seed: u64, aggressive: Opt
         );
     }
     passed(&facts);
+    Some(m.clone())
 }
 
 /// Row 4 on `harness`: at exact idle, when the person does nothing
@@ -579,7 +586,7 @@ pub fn careful_meets_the_bar(harness: &str, row: u32, seed: u64, aggressive: Opt
 /// it started and one ring. With the person's Esc around its act, the
 /// harness may keep its notice unsent in the composer, which the person
 /// then clears (lost, as the evaluation counts it). Then the careful arm.
-pub fn exact_idle_row(harness: &str) {
+pub fn exact_idle_row(harness: &str) -> Option<Value> {
     let seed = smoke_seed();
     let facts = smoke_trial(harness, row::EXACT_IDLE, AGGRESSIVE, seed);
     let m = ran(&facts);
@@ -599,19 +606,19 @@ pub fn exact_idle_row(harness: &str) {
         );
     }
     assert_eq!(count(m, "duplicates"), 0);
-    careful_meets_the_bar(harness, row::EXACT_IDLE, seed, Some(m));
+    let careful = careful_meets_the_bar(harness, row::EXACT_IDLE, seed, Some(m));
     passed(&facts);
+    careful
 }
 
 /// Row 5 on `harness`: a message arriving while the typist's draft is in
 /// progress is glued to the draft by the aggressive arm and submitted with
 /// it (measured by hand in the evaluation issue); then the careful arm.
 /// Without the baseline (`baseline_wanted`), the careful arm alone.
-pub fn draft_row(harness: &str) {
+pub fn draft_row(harness: &str) -> Option<Value> {
     let seed = smoke_seed();
     if !baseline_wanted() {
-        careful_meets_the_bar(harness, row::DRAFT, seed, None);
-        return;
+        return careful_meets_the_bar(harness, row::DRAFT, seed, None);
     }
     let facts = smoke_trial(harness, row::DRAFT, AGGRESSIVE, seed);
     let m = ran(&facts);
@@ -626,8 +633,9 @@ pub fn draft_row(harness: &str) {
         "glued to the notice: {draft}"
     );
     assert_eq!(count(m, "delivered"), 1, "{}", m["messages"]);
-    careful_meets_the_bar(harness, row::DRAFT, seed, Some(m));
+    let careful = careful_meets_the_bar(harness, row::DRAFT, seed, Some(m));
     passed(&facts);
+    careful
 }
 
 /// How the evaluation names a command's permission dialog.
@@ -638,11 +646,10 @@ const COMMAND_PERMISSION: &str = "command permission";
 /// when it is a command's permission the notice is lost too (measured by
 /// hand in the evaluation issue); then the careful arm. Without the
 /// baseline (`baseline_wanted`), the careful arm alone.
-pub fn dialog_row(harness: &str) {
+pub fn dialog_row(harness: &str) -> Option<Value> {
     let seed = smoke_seed();
     if !baseline_wanted() {
-        careful_meets_the_bar(harness, row::DIALOG, seed, None);
-        return;
+        return careful_meets_the_bar(harness, row::DIALOG, seed, None);
     }
     let facts = smoke_trial(harness, row::DIALOG, AGGRESSIVE, seed);
     let m = ran(&facts);
@@ -660,8 +667,9 @@ pub fn dialog_row(harness: &str) {
             "{messages}"
         );
     }
-    careful_meets_the_bar(harness, row::DIALOG, seed, Some(m));
+    let careful = careful_meets_the_bar(harness, row::DIALOG, seed, Some(m));
     passed(&facts);
+    careful
 }
 
 /// Sets `agent` up the way a user would, for the real `harness` prepared in

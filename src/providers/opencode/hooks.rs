@@ -39,6 +39,7 @@ use crate::core::protocol::{ClaimScope, Lifecycle};
 
 pub use crate::adapter::native_idle::plan::QUEUE;
 
+use super::plugins::NEW_SESSION;
 use super::timing::QUEUE_PARK;
 
 /// How much work text one injection carries (characters); the rest is
@@ -115,8 +116,15 @@ fn plan_for(event: &str, payload: &Value, agent: &AgentContext, memory: &Memory)
         QUEUE => {
             let claim = memory.native.claim(agent, CONTEXT_CAP, ClaimScope::Pending);
             // Another session on the TUI is a `clear`: what DING put into
-            // the old one's context is not in this one's.
-            let plan = queue_plan(payload, memory.session.as_deref(), claim, QUEUE_PARK);
+            // the old one's context is not in this one's. Leaving one for
+            // the home screen is; leaving the home screen for a session
+            // (the person's first prompt, or DING's delivery, started it)
+            // is not: there was no context there.
+            let remembered = memory
+                .session
+                .as_deref()
+                .filter(|session| *session != NEW_SESSION);
+            let plan = queue_plan(payload, remembered, claim, QUEUE_PARK);
             // The plugin's status is not ordered against the server
             // plugin's calls: the adapter uses it only while no hook has
             // spoken.

@@ -34,6 +34,10 @@ use super::timing::{CALL_RETRY, CALL_TIMEOUT, NOTE_TIMEOUT, QUEUE_CALL_TIMEOUT};
 /// another DING (`ding compile-agent opencode` writes this one).
 pub const VERSION: u64 = 1;
 
+/// The conversation the TUI plugin reports on the home screen, where no
+/// session exists yet: a delivery there starts one.
+pub const NEW_SESSION: &str = "new";
+
 /// The call each plugin makes once it is loaded.
 pub const LOADED: &str = "plugin.loaded";
 
@@ -102,6 +106,10 @@ impl Plugin {
         self.template
             .replace("//@@CALL@@\n", CALL)
             .replace("@@VERSION@@", &VERSION.to_string())
+            .replace(
+                "@@NEW_SESSION@@",
+                &serde_json::to_string(NEW_SESSION).unwrap_or_default(),
+            )
             .replace("@@WIRE@@", &HOOK_WIRE_VERSION.to_string())
             .replace(
                 "@@RECEIPT@@",

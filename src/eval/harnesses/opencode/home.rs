@@ -23,12 +23,13 @@
 //! to its git worktree (to `/` outside one), `<home>/.opencode/`, and
 //! `OPENCODE_CONFIG_DIR`. So each of them that is the home's or the
 //! project's (the global one, which this home creates, and
-//! `<home>/.opencode/` and `<project>/.opencode/` when they exist) gets
+//! `<project>/.opencode/`, and `<home>/.opencode/` when it exists) gets
 //! `node_modules/@opencode-ai/plugin`, a symbolic link to the package the
 //! harness install holds beside the binary (`scripts/install-harnesses.sh`
 //! installs it), and that dependency merged into its `package.json` and
-//! `package-lock.json`. A `.opencode/` written after this (a plugin a
-//! provider compiles into the project) needs the same.
+//! `package-lock.json`. The project's is made here even when there is none
+//! yet: the careful arm's compiler writes DING's plugins into it after
+//! this.
 //!
 //! The environment: `HOME` and the four XDG directories inside the home,
 //! and `OPENCODE_DISABLE_MODELS_FETCH` (no model list from models.dev),
@@ -89,9 +90,12 @@ pub fn prepare(setup: &Setup) -> Result<Launch> {
     for dir in &setup.outside_dirs {
         fs::create_dir_all(dir).with_context(|| format!("create {}", dir.display()))?;
     }
-    let mut config_dirs = vec![config_dir];
+    // The project's `.opencode/` always: the careful arm's compiler writes
+    // DING's plugins into it after this, and OpenCode would then install
+    // their library there from the registry (and wait on it for good).
+    let mut config_dirs = vec![config_dir, cwd.join(".opencode")];
     config_dirs.extend(
-        [setup.home.join(".opencode"), cwd.join(".opencode")]
+        [setup.home.join(".opencode")]
             .into_iter()
             .filter(|dir| dir.is_dir()),
     );

@@ -22,7 +22,7 @@ const CALL_RETRY_MS = @@CALL_RETRY_MS@@;
 const ROUTE_EVERY_MS = 200;
 // The conversation reported on the home screen: a delivery starts a new
 // session there.
-const NEW = "new";
+const NEW = @@NEW_SESSION@@;
 
 //@@CALL@@
 
