@@ -143,6 +143,17 @@ impl NativePath {
         waiting.then(|| self.reported_at.map_or(Duration::ZERO, |at| now.since(at)))
     }
 
+    /// When the grace of a delivery handed on (at the reporter's last word)
+    /// ends, if one still waits for its turn (`waiting`) and it is still to
+    /// come after `now`: until then its turn is about to start, and the
+    /// screen reads as busy.
+    pub fn delivery_grace_ends(&self, waiting: bool, grace: Duration, now: Time) -> Option<Time> {
+        self.reported_at
+            .filter(|_| waiting)
+            .map(|at| at + grace)
+            .filter(|at| *at > now)
+    }
+
     /// Why an idle screen with an empty composer is no lease for the
     /// terminal path: the native path serves idle work, or will once its
     /// reporter has reported (a backlog waiting at start, at a resume or
@@ -210,6 +221,10 @@ mod tests {
             path.delivery_waiting(true, at(20)),
             Some(Duration::from_millis(10))
         );
+        let grace = Duration::from_millis(100);
+        assert_eq!(path.delivery_grace_ends(true, grace, at(20)), Some(at(110)));
+        assert_eq!(path.delivery_grace_ends(true, grace, at(110)), None);
+        assert_eq!(path.delivery_grace_ends(false, grace, at(20)), None);
         let down = LaunchReport {
             mode: LaunchMode::NativeDown,
             declared: None,

@@ -198,11 +198,8 @@ impl Provider for Codex {
     /// The end of the grace of a delivery waiting in Codex's queue, and of
     /// `Stop`'s while it decides (`activity.rs`).
     fn verdict_changes_at(&self, now: Time) -> Option<Time> {
-        let delivery = self
-            .path
-            .reported_at()
-            .filter(|_| !self.memory.native.handed.is_empty())
-            .map(|at| at + DELIVERY_GRACE);
+        let waiting = !self.memory.native.handed.is_empty();
+        let delivery = self.path.delivery_grace_ends(waiting, DELIVERY_GRACE, now);
         let stopping = (self.heard == HookActivity::Stopping).then(|| self.heard_at + STOP_GRACE);
         delivery
             .into_iter()

@@ -79,11 +79,10 @@ impl OpenCode {
         self.plugins.new_terminal();
     }
 
-    /// Since the TUI plugin last spoke, if a delivery of DING's waits for
-    /// its turn.
-    fn delivery_waiting(&self, now: Time) -> Option<Duration> {
-        self.path
-            .delivery_waiting(!self.memory.native.handed.is_empty(), now)
+    /// When the grace of a delivery of DING's waiting for its turn ends.
+    fn delivery_grace_ends(&self, now: Time) -> Option<Time> {
+        let waiting = !self.memory.native.handed.is_empty();
+        self.path.delivery_grace_ends(waiting, DELIVERY_GRACE, now)
     }
 }
 
@@ -99,11 +98,7 @@ impl Provider for OpenCode {
         let screen = screen::read(snapshot).reading();
         let ready_for = self.hooks.ready_for(screen.state, now);
         let reading = hook_activity::combine(screen, self.hooks.heard(), ready_for, HOOK_GRACE);
-        if reading.state == ActivityState::Idle
-            && self
-                .delivery_waiting(now)
-                .is_some_and(|since| since < DELIVERY_GRACE)
-        {
+        if reading.state == ActivityState::Idle && self.delivery_grace_ends(now).is_some() {
             return Reading {
                 state: ActivityState::Active,
                 reason: "DING handed a delivery to OpenCode; its turn is about to start".into(),
@@ -115,17 +110,8 @@ impl Provider for OpenCode {
 
     /// The end of a turn edge's grace, and of a delivery's.
     fn verdict_changes_at(&self, now: Time) -> Option<Time> {
-        let delivery = self
-            .path
-            .reported_at()
-            .filter(|_| !self.memory.native.handed.is_empty())
-            .map(|at| at + DELIVERY_GRACE)
-            .filter(|at| *at > now);
-        self.hooks
-            .grace_ends(HOOK_GRACE, now)
-            .into_iter()
-            .chain(delivery)
-            .min()
+        let hooks = self.hooks.grace_ends(HOOK_GRACE, now);
+        hooks.into_iter().chain(self.delivery_grace_ends(now)).min()
     }
 
     /// Never the terminal: while the native path works (or starts) it
