@@ -9,6 +9,7 @@ use std::time::Duration;
 use super::hook_activity::{self, HookActivity};
 use super::hook_wire::HookCall;
 use super::incarnation::Incarnation;
+use super::reading::Reading;
 use crate::core::protocol::ActivityState;
 use crate::core::time::Time;
 
@@ -72,6 +73,14 @@ impl HeardHooks {
             return Duration::ZERO;
         }
         now.since(*self.ready_since.get_or_insert(now))
+    }
+
+    /// The evidence for `screen`, read at `now`: the kit's rule for a screen
+    /// and what the hooks last said, with the provider's `grace`
+    /// (`hook_activity::combine`).
+    pub fn evidence(&mut self, screen: Reading, grace: Duration, now: Time) -> Reading {
+        let ready_for = self.ready_for(screen.state, now);
+        hook_activity::combine(screen, self.heard, ready_for, grace)
     }
 
     /// When the verdict on a ready screen changes with time alone: the end

@@ -61,6 +61,18 @@ pub const MIN_SNAPSHOT_GAP: Duration = Duration::from_millis(25);
 /// machine. The kit applies the longer of this and `quiet-input`.
 pub const TURN_QUIET: Duration = Duration::from_millis(1_250);
 
+/// How long arrivals settle before a native idle path's parked `queue`
+/// call claims them (a burst becomes one delivery and one model call).
+pub const QUEUE_SETTLE: Duration = Duration::from_millis(250);
+
+/// How long a parked `queue` call is held before it is answered with
+/// nothing (its reporter then calls again).
+pub const QUEUE_HOLD: Duration = Duration::from_secs(3_600);
+
+/// How long a reporter's parked `queue` call waits (the adapter answers
+/// before, at its hold).
+pub const QUEUE_CALL_TIMEOUT: Duration = Duration::from_secs(QUEUE_HOLD.as_secs() + 120);
+
 /// How long `ding hook` waits for the hook's payload on its stdin.
 pub const PAYLOAD_DEADLINE: Duration = Duration::from_secs(2);
 
@@ -90,6 +102,11 @@ mod tests {
         // PTY host is tried again well within one heartbeat.
         assert!(MIN_SNAPSHOT_GAP < PTY_RETRY);
         assert!(PTY_RETRY < HEARTBEAT);
+        // A native idle path's parked call is answered (at its hold) before
+        // its reporter's own call gives up, by more than the park's margin;
+        // a burst settles well within what a person notices.
+        assert!(QUEUE_HOLD + PARK_TIMEOUT_MARGIN < QUEUE_CALL_TIMEOUT);
+        assert!(QUEUE_SETTLE < std::time::Duration::from_secs(1));
     }
 
     #[test]

@@ -56,11 +56,11 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use ding::adapter::HookAnswer;
+use ding::adapter::timing::QUEUE_CALL_TIMEOUT;
 use ding::core::time::Time;
 use ding::demo::keys::{Key, KeyDecoder};
 use ding::providers::codex::hooks::{LAUNCH, QUEUE};
 use ding::providers::codex::native::{Input, Output, QueuePath, Setup};
-use ding::providers::codex::timing::QUEUE_CALL_TIMEOUT;
 use ding::pty::wire::Snapshot;
 use serde_json::{Value, json};
 

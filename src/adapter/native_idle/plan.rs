@@ -5,6 +5,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::wire::{LaunchMode, LaunchReport, QueueReport};
+use crate::adapter::timing::{QUEUE_HOLD, QUEUE_SETTLE};
 use crate::adapter::{ClaimRequest, HookAction, HookPlan, Park};
 use crate::core::protocol::Lifecycle;
 
@@ -25,6 +26,12 @@ pub struct ParkTiming {
     /// reporter then calls again).
     pub hold: Duration,
 }
+
+/// The parked `queue` call's timing (`adapter::timing`).
+pub const QUEUE_PARK: ParkTiming = ParkTiming {
+    settle: QUEUE_SETTLE,
+    hold: QUEUE_HOLD,
+};
 
 /// The plan for a `queue` call: parked while the conversation is idle and
 /// no delivery of DING's waits in it, claiming `claim` once the screen

@@ -143,6 +143,14 @@ impl QueueAnswer {
             .map(|answer| answer.queue)
     }
 
+    /// The answer handing on `text` as the delivery `id`.
+    pub fn deliver(id: &str, text: String) -> HookAnswer {
+        QueueAnswer::answer(Delivery {
+            id: id.to_string(),
+            text,
+        })
+    }
+
     /// The answer carrying `delivery`.
     pub fn answer(delivery: Delivery) -> HookAnswer {
         let line = serde_json::to_string(&QueueAnswer { queue: delivery }).unwrap_or_default();

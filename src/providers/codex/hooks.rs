@@ -27,8 +27,8 @@ use serde_json::{Value, json};
 
 use crate::adapter::context::{names_in_notice, unread_work};
 use crate::adapter::native_idle::deliveries::Deliveries;
-use crate::adapter::native_idle::plan::{end_the_park_when_busy, queue_plan};
-use crate::adapter::native_idle::wire::{self, QueueAnswer};
+use crate::adapter::native_idle::plan::{QUEUE_PARK, end_the_park_when_busy, queue_plan};
+use crate::adapter::native_idle::wire::QueueAnswer;
 use crate::adapter::{AgentContext, HookAction, HookAnswer, HookPlan};
 use crate::core::downlink::Claimed;
 use crate::core::message::MessageName;
@@ -37,7 +37,6 @@ use crate::core::protocol::{ClaimScope, Lifecycle};
 pub use crate::adapter::native_idle::plan::{LAUNCH, QUEUE};
 
 use super::activity::HookActivity;
-use super::timing::QUEUE_PARK;
 
 /// The most characters one injected text takes: Codex spills a longer
 /// `additionalContext` into a file (about 2,500 tokens), so stay well
@@ -172,10 +171,7 @@ pub fn render(event: &str, claimed: &Claimed, agent: &AgentContext, id: &str) ->
             "hookSpecificOutput": {"hookEventName": event, "additionalContext": text}
         })),
         "Stop" => stdout(json!({"decision": "block", "reason": text})),
-        QUEUE => QueueAnswer::answer(wire::Delivery {
-            id: id.to_string(),
-            text,
-        }),
+        QUEUE => QueueAnswer::deliver(id, text),
         _ => HookAnswer::default(),
     }
 }

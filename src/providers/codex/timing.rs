@@ -4,8 +4,6 @@
 
 use std::time::Duration;
 
-use crate::adapter::native_idle::plan::ParkTiming;
-
 /// How long a new Codex screen must read idle before it counts (spec
 /// §2.4): on the real 0.169.0 a dialog replaced the first empty composer
 /// 0.19 to 0.56 s after it was drawn (the hooks review modal of a
@@ -28,20 +26,6 @@ pub const STOP_GRACE: Duration = Duration::from_secs(4);
 /// Codex's queue the terminal stays held for it (the launcher says so again
 /// on every change).
 pub const DELIVERY_GRACE: Duration = Duration::from_secs(15);
-
-/// How long arrivals settle before the parked call claims them (a burst
-/// becomes one delivery and one model call).
-pub const QUEUE_SETTLE: Duration = Duration::from_millis(250);
-
-/// How long a parked launcher call is held before it is answered with
-/// nothing (the launcher then calls again).
-pub const QUEUE_HOLD: Duration = Duration::from_secs(3_600);
-
-/// The parked `queue` call's timing, as the kit's plan takes it.
-pub const QUEUE_PARK: ParkTiming = ParkTiming {
-    settle: QUEUE_SETTLE,
-    hold: QUEUE_HOLD,
-};
 
 /// How long the thread stays idle with a delivery of DING's waiting in its
 /// queue before the launcher resumes the queue. Codex starts a queued turn
@@ -77,25 +61,19 @@ pub const EXIT_GRACE: Duration = Duration::from_secs(1);
 /// again, within [`LAUNCH_CALL_TIMEOUT`]. As `crate::wait::RETRY_EVERY`.
 pub const LAUNCH_RETRY: Duration = Duration::from_millis(50);
 
-/// How long a parked `queue` call waits (the adapter answers before).
-pub const QUEUE_CALL_TIMEOUT: Duration = Duration::from_secs(QUEUE_HOLD.as_secs() + 120);
-
 /// How long the embedded launcher waits for the adapter to note its hooks.
 pub const LAUNCH_CALL_TIMEOUT: Duration = Duration::from_secs(2);
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::adapter::timing::{CLAIM_DEADLINE, PARK_TIMEOUT_MARGIN, RECEIPT_DEADLINE};
+    use crate::adapter::timing::{CLAIM_DEADLINE, RECEIPT_DEADLINE};
 
     #[test]
     fn the_codex_timings_keep_their_orderings() {
         // `Stop` decides by its claim: the grace outlasts the claim's
         // deadline, so a ready screen never outruns a `Stop` still deciding.
         assert!(CLAIM_DEADLINE < STOP_GRACE);
-        // A parked launcher call is answered (at its hold) before the
-        // launcher's own call gives up, by more than the park's margin.
-        assert!(QUEUE_HOLD + PARK_TIMEOUT_MARGIN < QUEUE_CALL_TIMEOUT);
         // A delivery's hold of the terminal outlasts the hook's receipt
         // and the queue's resume.
         assert!(RECEIPT_DEADLINE < DELIVERY_GRACE);
@@ -105,7 +83,6 @@ mod tests {
         assert!(RESUME_AFTER >= crate::adapter::timing::TURN_QUIET);
         // A burst settles well within what a person notices; an
         // unreachable adapter is asked again within a second.
-        assert!(QUEUE_SETTLE < Duration::from_secs(1));
         assert!(CALL_RETRY < Duration::from_secs(1));
         assert!(LAUNCH_CALL_TIMEOUT < LISTEN_DEADLINE);
         // A new screen settles well past the latest dialog measured after

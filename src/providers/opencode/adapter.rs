@@ -19,7 +19,7 @@ use anyhow::Result;
 
 use crate::adapter::find_program::find_on_path;
 use crate::adapter::heard_hooks::HeardHooks;
-use crate::adapter::hook_activity::{self, HookActivity};
+use crate::adapter::hook_activity::HookActivity;
 use crate::adapter::kit::{self, AdapterEnv};
 use crate::adapter::native_idle::path::{NativePath, Words};
 use crate::adapter::native_idle::plan::LAUNCH;
@@ -95,9 +95,8 @@ impl Provider for OpenCode {
     /// a delivery handed to the TUI plugin waits for its turn, the session
     /// is not idle (the turn is about to start).
     fn evidence(&mut self, snapshot: &Snapshot, now: Time) -> Reading {
-        let screen = screen::read(snapshot).reading();
-        let ready_for = self.hooks.ready_for(screen.state, now);
-        let reading = hook_activity::combine(screen, self.hooks.heard(), ready_for, HOOK_GRACE);
+        let read = screen::read(snapshot).reading();
+        let reading = self.hooks.evidence(read, HOOK_GRACE, now);
         if reading.state == ActivityState::Idle && self.delivery_grace_ends(now).is_some() {
             return Reading {
                 state: ActivityState::Active,

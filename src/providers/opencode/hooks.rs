@@ -30,8 +30,8 @@ use serde_json::{Value, json};
 use crate::adapter::context::unread_work;
 use crate::adapter::hook_activity::HookActivity;
 use crate::adapter::native_idle::deliveries::Deliveries;
-use crate::adapter::native_idle::plan::{end_the_park_when_busy, queue_plan};
-use crate::adapter::native_idle::wire::{self, QueueAnswer};
+use crate::adapter::native_idle::plan::{QUEUE_PARK, end_the_park_when_busy, queue_plan};
+use crate::adapter::native_idle::wire::QueueAnswer;
 use crate::adapter::turn_hooks::json_answer;
 use crate::adapter::{AgentContext, HookAction, HookAnswer, HookPlan};
 use crate::core::downlink::Claimed;
@@ -40,7 +40,6 @@ use crate::core::protocol::{ClaimScope, Lifecycle};
 pub use crate::adapter::native_idle::plan::QUEUE;
 
 use super::plugins::NEW_SESSION;
-use super::timing::QUEUE_PARK;
 
 /// How much work text one injection carries (characters); the rest is
 /// named by count. OpenCode states no cap of its own; Claude Code's is
@@ -143,10 +142,7 @@ pub fn render(event: &str, claimed: &Claimed, agent: &AgentContext, id: &str) ->
     }
     match event {
         "chat.message" | "tool.execute.after" => json_answer(json!({"context": text})),
-        QUEUE => QueueAnswer::answer(wire::Delivery {
-            id: id.to_string(),
-            text,
-        }),
+        QUEUE => QueueAnswer::deliver(id, text),
         _ => HookAnswer::default(),
     }
 }

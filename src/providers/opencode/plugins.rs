@@ -28,7 +28,8 @@ use serde_json::Value;
 use crate::adapter::SettingsRead;
 use crate::adapter::hook_wire::{HOOK_WIRE_VERSION, MAX_ANSWER_BYTES, RECEIPT_LINE};
 
-use super::timing::{CALL_RETRY, CALL_TIMEOUT, NOTE_TIMEOUT, QUEUE_CALL_TIMEOUT};
+use super::timing::{CALL_RETRY, CALL_TIMEOUT, NOTE_TIMEOUT};
+use crate::adapter::timing::QUEUE_CALL_TIMEOUT;
 
 /// The plugins' version: a plugin that reports another one was written by
 /// another DING (`ding compile-agent opencode` writes this one).

@@ -5,8 +5,6 @@
 
 use std::time::Duration;
 
-use crate::adapter::native_idle::plan::ParkTiming;
-
 /// How long a new OpenCode screen must read idle before it counts (spec
 /// §2.4).
 pub const STARTUP_SETTLE: Duration = Duration::from_millis(500);
@@ -21,24 +19,6 @@ pub const HOOK_GRACE: Duration = Duration::from_secs(3);
 /// stays held for it, until its prompt's `chat.message` is the receipt
 /// (the plugin reports again on every change).
 pub const DELIVERY_GRACE: Duration = Duration::from_secs(15);
-
-/// How long arrivals settle before the parked call claims them (a burst
-/// becomes one delivery and one model call).
-pub const QUEUE_SETTLE: Duration = Duration::from_millis(250);
-
-/// How long a parked `queue` call is held before it is answered with
-/// nothing (the TUI plugin then calls again).
-pub const QUEUE_HOLD: Duration = Duration::from_secs(3_600);
-
-/// The parked `queue` call's timing, as the kit's plan takes it.
-pub const QUEUE_PARK: ParkTiming = ParkTiming {
-    settle: QUEUE_SETTLE,
-    hold: QUEUE_HOLD,
-};
-
-/// How long the TUI plugin's parked `queue` call waits (the adapter
-/// answers before).
-pub const QUEUE_CALL_TIMEOUT: Duration = Duration::from_secs(QUEUE_HOLD.as_secs() + 120);
 
 /// How long a plugin waits for the answer to a turn-boundary call
 /// (`chat.message`, `tool.execute.after`) before it goes on as if the
@@ -61,21 +41,17 @@ pub const CALL_RETRY: Duration = Duration::from_millis(500);
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::adapter::timing::{PARK_TIMEOUT_MARGIN, RECEIPT_DEADLINE};
+    use crate::adapter::timing::RECEIPT_DEADLINE;
 
     #[test]
     fn the_opencode_timings_keep_their_orderings() {
         // A person's prompt waits on DING at most a second; a claim the
         // sidecar answers later than that loses nothing (no receipt).
         assert!(CALL_TIMEOUT <= Duration::from_secs(1));
-        // A parked call is answered (at its hold) before the plugin's own
-        // call gives up, by more than the park's margin.
-        assert!(QUEUE_HOLD + PARK_TIMEOUT_MARGIN < QUEUE_CALL_TIMEOUT);
         // A delivery's hold of the terminal outlasts its receipt.
         assert!(RECEIPT_DEADLINE < DELIVERY_GRACE);
         // A burst settles well within what a person notices; an
         // unreachable adapter is asked again within a second.
-        assert!(QUEUE_SETTLE < Duration::from_secs(1));
         assert!(CALL_RETRY < Duration::from_secs(1));
         // A call that only reports is given up on well before a person
         // would wonder.

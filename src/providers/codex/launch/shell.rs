@@ -27,7 +27,7 @@ use nix::sys::signalfd::SignalFd;
 
 use super::super::hooks::{LAUNCH, QUEUE};
 use super::super::native::{Input, Output, QueuePath, Setup};
-use super::super::timing::{LAUNCH_CALL_TIMEOUT, QUEUE_CALL_TIMEOUT};
+use super::super::timing::LAUNCH_CALL_TIMEOUT;
 use super::super::trust::PROVIDER;
 use super::app_server::{AppServer, terminate};
 use super::hook_calls::{Called, Ended, HookCalls};
@@ -35,6 +35,7 @@ use super::link::{Link, LinkEvent};
 use super::log::{Log, abbreviated, worth_logging};
 use crate::adapter::clock::Clock;
 use crate::adapter::relay::{self, RelayFailure};
+use crate::adapter::timing::QUEUE_CALL_TIMEOUT;
 
 const SIGNALS: Token = Token(0);
 const LINK: Token = Token(1);
