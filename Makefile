@@ -39,7 +39,7 @@ test-real: harnesses
 	DING_REAL_PANE_BASELINE=1 $(CARGO) test --test providers_claude_real_pane \
 	  --test providers_claude_careful_real_pane --test providers_codex_real_pane \
 	  --test providers_codex_careful_real_pane --test providers_gemini_real_pane \
-	  -- --include-ignored
+	  --test providers_opencode_real_pane -- --include-ignored
 	$(MAKE) offsets
 
 # DING on the bundled demo agent, aggressive then turn-boundary+fresh-idle.
