@@ -9,7 +9,7 @@
 //!
 //! | event | from | payload | activity | with unread work |
 //! |---|---|---|---|---|
-//! | `chat.message` | server plugin | `sessionID`, `parentID`, `text` (the prompt's own text parts) | active | pending work as context (`{"context": …}`), a text part the plugin adds to the prompt being sent: the same request. A receipt when the prompt is exactly a delivery DING handed to the TUI plugin. Nothing for a subagent's prompt |
+//! | `chat.message` | server plugin | `sessionID`, `parentID`, `text` (the prompt's own text parts), `queued` (the session runs a turn: the prompt waits behind it) | active | pending work as context (`{"context": …}`), a text part the plugin adds to the prompt being sent: the same request. A receipt when the prompt is exactly a delivery DING handed to the TUI plugin. Nothing for a subagent's prompt, nor for a queued one (an Esc or a rejected permission strands it) |
 //! | `tool.execute.before` | server plugin | `sessionID`, `parentID`, `tool` | child | none |
 //! | `tool.execute.after` | server plugin | `sessionID`, `parentID`, `tool` | active | pending work as context, appended to the tool's output: the tool-result request, no extra call. Nothing for a subagent's tool |
 //! | `session.status` | TUI plugin | `sessionID`, `status` (`idle`, `busy`, `retry`) | idle, or active | none |
@@ -43,6 +43,13 @@ use super::timing::{QUEUE_HOLD, QUEUE_SETTLE};
 /// named by count. OpenCode states no cap of its own; Claude Code's is
 /// used, which keeps a request's context bounded.
 pub const CONTEXT_CAP: usize = 10_000;
+
+/// The conversation the TUI plugin reports on the home screen (`tui.js`'s
+/// `NEW`): no session yet. The first prompt there creates a session and
+/// shows it, and that session's context begins with that prompt (and what
+/// its `chat.message` added): going from the home screen to it is no
+/// clear.
+pub const NEW: &str = "new";
 
 /// What the adapter remembers that a call's plan depends on.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -82,7 +89,19 @@ fn plan_for(event: &str, payload: &Value, agent: &AgentContext, memory: &Memory)
     match event {
         "chat.message" if is_subagent(payload) => HookReading::new(active, HookPlan::nothing()),
         "chat.message" => {
-            let mut plan = HookPlan::act(pending());
+            // A prompt queued behind a running turn is stranded, with
+            // anything added to it, if the person stops that turn or
+            // rejects its permission: nothing rides it (found by the
+            // whole-agent simulation, OpenCode seed 7686: the person's
+            // prompt typed during a turn carried a file, the person then
+            // rejected the turn's permission, and the file waited for a
+            // prompt that never came). Its work goes at the next boundary.
+            let queued = payload["queued"].as_bool() == Some(true);
+            let mut plan = if queued {
+                HookPlan::nothing()
+            } else {
+                HookPlan::act(pending())
+            };
             if let Some(text) = payload["text"].as_str() {
                 plan.received = memory.native.received(text);
             }
@@ -119,11 +138,17 @@ fn plan_for(event: &str, payload: &Value, agent: &AgentContext, memory: &Memory)
             };
             let mut plan = queue_plan(&report, claim, timing);
             if report.conversation.is_some()
-                && memory.session.is_some()
+                && memory.session.as_deref().is_some_and(|old| old != NEW)
                 && report.conversation != memory.session
             {
                 // Another session on the TUI: what DING put into the old
-                // one's context is not in this one's.
+                // one's context is not in this one's. From the home screen
+                // there is none: the session shown now began with the
+                // prompt made there (found by the whole-agent simulation,
+                // OpenCode seed 1: the person's first prompt carried four
+                // files, the plugin's next report named the session it
+                // created, and the `clear` gave them back to be said again
+                // in that very context).
                 plan.facts.push(Lifecycle::Clear);
             }
             // The plugin's status is not ordered against the server
@@ -180,6 +205,12 @@ mod tests {
             (
                 "chat.message",
                 json!({"sessionID": "c", "parentID": "s", "text": "hi"}),
+                Some(HookActivity::Active),
+                false,
+            ),
+            (
+                "chat.message",
+                json!({"sessionID": "s", "text": "hi", "queued": true}),
                 Some(HookActivity::Active),
                 false,
             ),
@@ -272,6 +303,21 @@ mod tests {
         let switched = json!({"conversation": "t", "status": "idle"});
         assert_eq!(
             plan(QUEUE, &switched, &agent, &memory).plan.facts,
+            vec![Lifecycle::Clear]
+        );
+        // The home screen's first prompt made the session now shown: the
+        // same context.
+        memory.session = Some(NEW.into());
+        assert!(
+            plan(QUEUE, &switched, &agent, &memory)
+                .plan
+                .facts
+                .is_empty()
+        );
+        memory.session = Some("t".into());
+        let home = json!({"conversation": NEW, "status": "idle"});
+        assert_eq!(
+            plan(QUEUE, &home, &agent, &memory).plan.facts,
             vec![Lifecycle::Clear]
         );
     }
