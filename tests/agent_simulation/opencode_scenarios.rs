@@ -5,8 +5,9 @@
 //! the sweep's own worlds. In each, DING never types into OpenCode: the
 //! world's `TypedOnNativePath` would say so.
 
-use super::{holds_in, holds_through, trace_after};
-use crate::world::{Harness, Scenario};
+use super::{first_seed_catching, holds_in, holds_through, trace_after};
+use crate::mutant::Defect;
+use crate::world::{Class, Harness, Scenario, run};
 
 /// A burst at an idle session is one delivery: two files arrive in the
 /// same millisecond, the TUI plugin's parked `queue` call is answered once
@@ -177,4 +178,58 @@ fn nothing_rides_a_prompt_queued_behind_an_opencode_turn() {
             "a queued turn starts on \"[ding] 1 unread",
         ],
     );
+}
+
+/// Prints, for each deliberate defect of `mutant.rs`, the first seed of
+/// the OpenCode model on which each class of violation shows (`cargo test
+/// --profile sim --test agent_simulation -- --ignored --nocapture
+/// print_the_first_opencode_seeds_catching_each_defect`).
+#[test]
+#[ignore]
+fn print_the_first_opencode_seeds_catching_each_defect() {
+    for defect in Defect::ALL {
+        let mut first: Vec<(Class, u64)> = Vec::new();
+        for seed in 0..1_500 {
+            let scenario = Scenario::mutated(Harness::OpenCode, seed, defect);
+            for violation in run(scenario).violations {
+                if !first.iter().any(|(class, _)| *class == violation.class) {
+                    first.push((violation.class, seed));
+                }
+            }
+        }
+        eprintln!("{defect:?} on OpenCode: {first:?}");
+    }
+}
+
+/// The deliberate defects of `mutant.rs` the OpenCode sweep catches, each
+/// on the first seed it shows as its class (and DING as it is passes that
+/// seed). Not caught here, and why: `ClaimsUnreadAtTurnStart` and
+/// `InjectsQueuedWorkAgain` are planted on other providers' hooks only;
+/// the two revision stamps and `BunchesWaitingKeys` act on typed notices
+/// and the keys held behind them, and DING types nothing into OpenCode.
+#[test]
+fn the_opencode_sweep_catches_the_deliberate_defects() {
+    const CAUGHT: [(Defect, Class, u64); 9] = [
+        (Defect::IgnoresDrafts, Class::WakeOnDraft, 1),
+        (Defect::MenuIsIdle, Class::Dialog, 10),
+        (Defect::BusyIsIdle, Class::Cost, 45),
+        (Defect::StaleEvidence, Class::Liveness, 0),
+        (Defect::DropsGrantedFiles, Class::Liveness, 0),
+        (Defect::WakesWithoutFreshIdle, Class::WakeOnDraft, 1),
+        (Defect::LosesClaimAnswers, Class::HookUnanswered, 0),
+        (Defect::AnswersTwice, Class::HookAnsweredTwice, 0),
+        (Defect::ForgetsItsNativePath, Class::TypedOnNativePath, 107),
+    ];
+    for (defect, class, seed) in CAUGHT {
+        assert_eq!(
+            first_seed_catching(Harness::OpenCode, defect, class, seed + 1),
+            Some(seed),
+            "{defect:?} as {class:?}"
+        );
+        let faithful = Scenario {
+            defect: None,
+            ..Scenario::mutated(Harness::OpenCode, seed, defect)
+        };
+        assert!(run(faithful).violations.is_empty(), "seed {seed}");
+    }
 }
