@@ -31,7 +31,11 @@
 //!   whose Enter allows and Esc rejects (typed characters are ignored by
 //!   it); a rejected permission ends the turn;
 //! * Esc once while busy only says `esc again to interrupt`; Esc again
-//!   interrupts the turn (findings 5);
+//!   interrupts the turn, and idle is said twice, the second time once
+//!   the partial reply is saved (findings 5);
+//! * the server's events reach the TUI plugin 1 to 5 ms after they
+//!   happen, in order; the plugins' calls reach DING as the world's hook
+//!   calls do, each on a connection of its own, in no set order;
 //! * a message waiting behind a turn that is interrupted, or whose
 //!   permission is rejected, is **stranded**: stored and drawn, no request
 //!   made for it; it rides the next request of that session (findings 4.2,
@@ -201,6 +205,8 @@ pub struct OpenCodeHarness {
     tools: BTreeMap<u64, String>,
     /// Deliveries the TUI plugin is sending (created, prompt on its way).
     sending: usize,
+    /// When the last server event reaches the TUI.
+    tui_last: u64,
 }
 
 impl OpenCodeHarness {
@@ -226,6 +232,7 @@ impl OpenCodeHarness {
             held: BTreeMap::new(),
             tools: BTreeMap::new(),
             sending: 0,
+            tui_last: 0,
         }
     }
 
@@ -234,10 +241,13 @@ impl OpenCodeHarness {
         self.events.insert((at, self.next_event), event);
     }
 
-    /// A server event reaches the TUI 1 to 5 ms later.
+    /// A server event reaches the TUI 1 to 5 ms later, in the order the
+    /// server published them (one event stream).
     fn tell_tui(&mut self, event: TuiEvent, now: u64) {
         let lag = self.rng.between(1, 5);
-        self.schedule(now + lag, Event::ToTui(event));
+        let at = (now + lag).max(self.tui_last);
+        self.tui_last = at;
+        self.schedule(at, Event::ToTui(event));
     }
 
     fn hook(&mut self, event: &'static str, payload: Value) -> (Happened, u64) {
@@ -429,6 +439,18 @@ impl OpenCodeHarness {
     /// The turn of `id` is over (ended, interrupted, or its permission
     /// rejected: `stranding` what waits behind it).
     fn turn_over(&mut self, id: &str, stranding: bool, now: u64) -> Vec<Happened> {
+        self.turn_ends(id, stranding, false, now)
+    }
+
+    /// [`OpenCodeHarness::turn_over`]; `interrupted` (Esc Esc): idle is
+    /// said again once the partial reply is saved (findings 5).
+    fn turn_ends(
+        &mut self,
+        id: &str,
+        stranding: bool,
+        interrupted: bool,
+        now: u64,
+    ) -> Vec<Happened> {
         let Some(session) = self.sessions.get_mut(id) else {
             return Vec::new();
         };
@@ -445,6 +467,11 @@ impl OpenCodeHarness {
         }
         self.tell_tui(TuiEvent::Status(id.to_string(), Status::Idle), now);
         self.tell_tui(TuiEvent::Idle(id.to_string()), now);
+        if interrupted {
+            let saved = now + self.rng.between(20, 80);
+            self.tell_tui(TuiEvent::Status(id.to_string(), Status::Idle), saved);
+            self.tell_tui(TuiEvent::Idle(id.to_string()), saved);
+        }
         happened
     }
 
@@ -675,7 +702,7 @@ impl OpenCodeHarness {
                     if let Tool::Returning { .. } = tool {
                         self.tools.retain(|_, session| *session != id);
                     }
-                    return self.turn_over(&id, true, now);
+                    return self.turn_ends(&id, true, true, now);
                 }
                 self.set_phase(
                     &id,
