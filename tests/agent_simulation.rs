@@ -23,6 +23,12 @@
 //!   provider, whose only idle path is the typed notice: tools,
 //!   confirmations, `AfterAgent` continuations, a queue of prompts typed
 //!   during a turn, `/compress` (`agent_simulation/gemini_harness.rs`);
+//!   in another, a model of OpenCode 1.18.33 with DING's two plugins (their
+//!   Rust model, `agent_simulation/opencode_plugins.rs`) and the OpenCode
+//!   provider, into which DING never types: the home screen, `promptAsync`
+//!   at idle, prompts queued behind a turn and stranded by an Esc or a
+//!   rejected permission, the permission dialog, pickers
+//!   (`agent_simulation/opencode_harness.rs`);
 //!   all with input lag
 //!   (a key reaches the harness, and moves the screen, some milliseconds
 //!   after it was written);
@@ -143,7 +149,7 @@
 //! sides of a PTY host's crash).
 //!
 //! `DING_AGENT_SIM_SEEDS=N` runs N seeds (default 10,000, and a quarter as
-//! many on the Gemini model; `make test` runs 100,000 optimized, in the
+//! many on each of the Gemini and OpenCode models; `make test` runs 100,000 optimized, in the
 //! `sim` profile; `make soak` a million, with a progress line);
 //! `DING_AGENT_SIM_SEED=S` runs one and prints its trace. A sweep runs
 //! every seed, prints how many ran and every seed that broke an
@@ -173,6 +179,12 @@ mod harness;
 mod hostile_hook_scenarios;
 #[path = "agent_simulation/mutant.rs"]
 mod mutant;
+#[path = "agent_simulation/opencode_harness.rs"]
+mod opencode_harness;
+#[path = "agent_simulation/opencode_plugins.rs"]
+mod opencode_plugins;
+#[path = "agent_simulation/opencode_scenarios.rs"]
+mod opencode_scenarios;
 #[path = "agent_simulation/screen_scenarios.rs"]
 mod screen_scenarios;
 #[path = "agent_simulation/screens.rs"]
@@ -238,6 +250,30 @@ fn gemini_whole_agent_runs_keep_every_invariant() {
         hooked as u64 > seeds / 10,
         "files a hook injected: {hooked}"
     );
+}
+
+/// The same worlds with a model of OpenCode 1.18.33 and DING's two plugins
+/// as the harness (`agent_simulation/opencode_harness.rs`): a quarter as
+/// many seeds (`DING_AGENT_SIM_SEEDS` / 4). DING never types into it
+/// (`TypedOnNativePath` holds it to 0 bytes): idle work goes through the
+/// TUI plugin's `promptAsync`, the rest rides the server plugin's
+/// `chat.message` and `tool.execute.after`.
+/// `DING_AGENT_SIM_OPENCODE_SEED=S` runs one and prints its trace.
+#[test]
+fn opencode_whole_agent_runs_keep_every_invariant() {
+    let on_opencode = |seed| Scenario::on(Harness::OpenCode, seed);
+    if replayed("DING_AGENT_SIM_OPENCODE_SEED", on_opencode) {
+        return;
+    }
+    let seeds = (seeds() / 4).max(1);
+    let (typed, hooked) = sweep_in_threads(
+        seeds,
+        on_opencode,
+        "DING_AGENT_SIM_OPENCODE_SEED",
+        "opencode_whole_agent_runs_keep_every_invariant",
+    );
+    assert_eq!(typed, 0, "files typed into OpenCode");
+    assert!(hooked as u64 > seeds / 2, "files delivered: {hooked}");
 }
 
 /// Whether `variable` names a seed: then runs that one world (made by
@@ -1076,6 +1112,7 @@ fn find_seeds_going_through() {
         "claude" => Harness::Claude,
         "codex" => Harness::Codex,
         "gemini" => Harness::Gemini,
+        "opencode" => Harness::OpenCode,
         _ => Harness::Demo,
     };
     let wanted = var("DING_AGENT_SIM_FIND");

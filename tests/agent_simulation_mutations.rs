@@ -28,6 +28,10 @@ mod harness;
 #[allow(dead_code)]
 #[path = "agent_simulation/mutant.rs"]
 mod mutant;
+#[path = "agent_simulation/opencode_harness.rs"]
+mod opencode_harness;
+#[path = "agent_simulation/opencode_plugins.rs"]
+mod opencode_plugins;
 #[path = "agent_simulation/screens.rs"]
 mod screens;
 mod support;

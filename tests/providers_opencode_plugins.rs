@@ -40,6 +40,15 @@ if (hook === "subagent") {
   await hooks["chat.message"]({ sessionID: "ses_1", messageID: "msg_1" }, output);
   result = output.parts;
 }
+if (hook === "queued") {
+  await hooks.event({ event: { type: "session.status", properties: { sessionID: "ses_1", status: { type: "busy" } } } });
+  const output = { message: { id: "msg_1" }, parts: [{ id: "prt_1", type: "text", text: "and then", messageID: "msg_1", sessionID: "ses_1" }] };
+  await hooks["chat.message"]({ sessionID: "ses_1", messageID: "msg_1" }, output);
+  await hooks.event({ event: { type: "session.idle", properties: { sessionID: "ses_1" } } });
+  const later = { message: { id: "msg_2" }, parts: [{ id: "prt_2", type: "text", text: "at idle", messageID: "msg_2", sessionID: "ses_1" }] };
+  await hooks["chat.message"]({ sessionID: "ses_1", messageID: "msg_2" }, later);
+  result = output.parts;
+}
 if (hook === "tool.execute.after" && hooks[hook]) {
   const output = { title: "bash", output: "done", metadata: {} };
   await hooks[hook]({ tool: "bash", sessionID: "ses_1", callID: "c1", args: {} }, output);
@@ -139,6 +148,30 @@ fn a_subagent_s_prompt_is_said_as_such() {
     assert_eq!(call["payload"]["parentID"], "ses_parent");
 }
 
+/// A prompt sent while its session runs a turn waits behind it, where an
+/// Esc or a rejected permission can strand it: the plugin says so, from
+/// the session's own status events.
+#[test]
+fn a_prompt_sent_during_a_turn_is_said_to_be_queued() {
+    let dir = tempfile::tempdir().unwrap();
+    let socket = dir.path().join("hook.sock");
+    let calls = adapter(
+        &socket,
+        Some(json!({"stdout": "", "stderr": "", "exit": 0})),
+    );
+    run_hook(dir.path(), Some(&socket), "queued");
+    let seen = calls.join().unwrap();
+    let prompts: Vec<&Value> = seen
+        .iter()
+        .map(|(call, _)| call)
+        .filter(|call| call["event"] == "chat.message")
+        .collect();
+    // (The scripted adapter takes one call; the prompt at idle after it
+    // is `claimed_work_rides_the_prompt_...`'s, `queued: false`.)
+    assert_eq!(prompts.len(), 1, "{seen:?}");
+    assert_eq!(prompts[0]["payload"]["queued"], true);
+}
+
 #[test]
 fn an_adapter_that_is_not_there_costs_the_prompt_nothing() {
     let dir = tempfile::tempdir().unwrap();
@@ -188,7 +221,7 @@ fn claimed_work_rides_the_prompt_as_a_hidden_part_and_the_receipt_goes_back() {
     assert_eq!(call["identity"]["incarnation"], "inc-1");
     assert_eq!(
         call["payload"],
-        json!({"sessionID": "ses_1", "parentID": null, "text": "fix the build"})
+        json!({"sessionID": "ses_1", "parentID": null, "text": "fix the build", "queued": false})
     );
     assert_eq!(after.trim(), ding::adapter::hook_wire::RECEIPT_LINE);
 }

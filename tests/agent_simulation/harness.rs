@@ -74,6 +74,12 @@ pub enum Call {
     /// A hook's answer at the turn's end went on as the model's next input:
     /// the turn continues, a call of DING's.
     Continues,
+    /// A turn's first request on prompts that waited behind the turn
+    /// before it (OpenCode takes them as its next request): nothing of
+    /// DING's rides a person's, since an Esc or a rejected permission
+    /// before it strands it unanswered with anything added to it, and
+    /// DING adds nothing to it (`queued` on its `chat.message`).
+    StartsQueued,
 }
 
 /// What a person sees.

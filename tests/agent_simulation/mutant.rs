@@ -15,6 +15,7 @@ use ding::providers::claude::adapter::Claude;
 use ding::providers::codex::adapter::Codex;
 use ding::providers::codex::hooks as codex_hooks;
 use ding::providers::gemini::adapter::Gemini;
+use ding::providers::opencode::adapter::OpenCode;
 use ding::pty::wire::Snapshot;
 
 use crate::world::Harness;
@@ -100,6 +101,9 @@ impl Mutant {
             // As `ding compile-agent gemini` sets it up (its settings file
             // is the shell's to read; none here).
             Harness::Gemini => Box::new(Gemini::new(None, "ding".into())),
+            // As `ding compile-agent opencode` sets it up (its plugins'
+            // configuration is the shell's to read; none here).
+            Harness::OpenCode => Box::new(OpenCode::new(None)),
         };
         Mutant {
             inner,

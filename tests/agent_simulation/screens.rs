@@ -149,7 +149,7 @@ fn dialogs(harness: Harness) -> Option<&'static Dialogs> {
     match harness {
         Harness::Claude => Some(&CLAUDE),
         Harness::Gemini => Some(&GEMINI),
-        Harness::Demo | Harness::Codex => None,
+        Harness::Demo | Harness::Codex | Harness::OpenCode => None,
     }
 }
 
@@ -171,7 +171,7 @@ fn screens(harness: Harness) -> &'static BTreeMap<&'static str, Snapshot> {
     match harness {
         Harness::Claude => CLAUDE_READ.get_or_init(|| read(&CLAUDE)),
         Harness::Gemini => GEMINI_READ.get_or_init(|| read(&GEMINI)),
-        Harness::Demo | Harness::Codex => NONE.get_or_init(BTreeMap::new),
+        Harness::Demo | Harness::Codex | Harness::OpenCode => NONE.get_or_init(BTreeMap::new),
     }
 }
 
@@ -677,11 +677,16 @@ impl HarnessModel for HostileScreens {
     }
 
     fn unannounced_dialog(&self) -> Option<&'static str> {
-        self.overlay.map(|overlay| overlay.capture)
+        self.overlay
+            .map(|overlay| overlay.capture)
+            .or_else(|| self.inner.unannounced_dialog())
     }
 
     fn answer_keys(&mut self) -> Option<(Vec<u8>, u64)> {
-        let overlay = self.overlay?;
+        let Some(overlay) = self.overlay else {
+            // The harness model's own dialogs, if it answers them its way.
+            return self.inner.answer_keys();
+        };
         let keys = match overlay.kind {
             Kind::Trust(keys) => keys.to_vec(),
             // Most dismiss a picker; some take what it shows.
@@ -700,7 +705,8 @@ impl HarnessModel for HostileScreens {
             return Some((b"\r".to_vec(), self.rng.between(300, 2_000)));
         }
         if !self.plan.pickers || !self.idle_empty() || !self.rng.chance(8) {
-            return None;
+            // What the harness model's own person does, if anything.
+            return self.inner.person_acts();
         }
         let dialogs = dialogs(self.harness)?;
         let choices = dialogs.pickers.len() as u64 + u64::from(dialogs.rewind.is_some());

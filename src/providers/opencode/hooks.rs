@@ -9,7 +9,7 @@
 //!
 //! | event | from | payload | activity | with unread work |
 //! |---|---|---|---|---|
-//! | `chat.message` | server plugin | `sessionID`, `parentID`, `text` (the prompt's own text parts) | active | pending work as context (`{"context": …}`), a text part the plugin adds to the prompt being sent: the same request. A receipt when the prompt is exactly a delivery DING handed to the TUI plugin. Nothing for a subagent's prompt |
+//! | `chat.message` | server plugin | `sessionID`, `parentID`, `text` (the prompt's own text parts), `queued` (the session runs a turn: the prompt waits behind it) | active | pending work as context (`{"context": …}`), a text part the plugin adds to the prompt being sent: the same request. A receipt when the prompt is exactly a delivery DING handed to the TUI plugin. Nothing for a subagent's prompt, nor for a queued one (an Esc or a rejected permission strands it) |
 //! | `tool.execute.before` | server plugin | `sessionID`, `parentID`, `tool` | child | none |
 //! | `tool.execute.after` | server plugin | `sessionID`, `parentID`, `tool` | active | pending work as context, appended to the tool's output: the tool-result request, no extra call. Nothing for a subagent's tool |
 //! | `session.status` | TUI plugin | `sessionID`, `status` (`idle`, `busy`, `retry`) | idle, or active | none |
@@ -84,7 +84,19 @@ fn plan_for(event: &str, payload: &Value, agent: &AgentContext, memory: &Memory)
     match event {
         "chat.message" if is_subagent(payload) => HookReading::new(active, HookPlan::nothing()),
         "chat.message" => {
-            let mut plan = HookPlan::act(pending());
+            // A prompt queued behind a running turn is stranded, with
+            // anything added to it, if the person stops that turn or
+            // rejects its permission: nothing rides it (found by the
+            // whole-agent simulation, OpenCode seed 7686: the person's
+            // prompt typed during a turn carried a file, the person then
+            // rejected the turn's permission, and the file waited for a
+            // prompt that never came). Its work goes at the next boundary.
+            let queued = payload["queued"].as_bool() == Some(true);
+            let mut plan = if queued {
+                HookPlan::nothing()
+            } else {
+                HookPlan::act(pending())
+            };
             if let Some(text) = payload["text"].as_str() {
                 plan.received = memory.native.received(text);
             }
@@ -118,7 +130,11 @@ fn plan_for(event: &str, payload: &Value, agent: &AgentContext, memory: &Memory)
             // the old one's context is not in this one's. Leaving one for
             // the home screen is; leaving the home screen for a session
             // (the person's first prompt, or DING's delivery, started it)
-            // is not: there was no context there.
+            // is not: there was no context there (found by the evaluation
+            // and by the whole-agent simulation, OpenCode seed 1: the
+            // session a prompt on the home screen started gave back the
+            // files that prompt carried, to be said again in that very
+            // context).
             let remembered = memory
                 .session
                 .as_deref()
@@ -175,6 +191,12 @@ mod tests {
             (
                 "chat.message",
                 json!({"sessionID": "c", "parentID": "s", "text": "hi"}),
+                Some(HookActivity::Active),
+                false,
+            ),
+            (
+                "chat.message",
+                json!({"sessionID": "s", "text": "hi", "queued": true}),
                 Some(HookActivity::Active),
                 false,
             ),
@@ -267,6 +289,21 @@ mod tests {
         let switched = json!({"conversation": "t", "status": "idle"});
         assert_eq!(
             plan(QUEUE, &switched, &agent, &memory).plan.facts,
+            vec![Lifecycle::Clear]
+        );
+        // The home screen's first prompt made the session now shown: the
+        // same context.
+        memory.session = Some(NEW_SESSION.into());
+        assert!(
+            plan(QUEUE, &switched, &agent, &memory)
+                .plan
+                .facts
+                .is_empty()
+        );
+        memory.session = Some("t".into());
+        let home = json!({"conversation": NEW_SESSION, "status": "idle"});
+        assert_eq!(
+            plan(QUEUE, &home, &agent, &memory).plan.facts,
             vec![Lifecycle::Clear]
         );
     }

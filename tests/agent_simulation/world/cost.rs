@@ -191,6 +191,17 @@ impl World {
                 }
                 by
             }
+            Call::StartsQueued => {
+                // A person's prompt queued behind a turn is no free moment:
+                // nothing may ride what an Esc can strand.
+                let by = self.cost.starting.take().unwrap_or(Caller::Person);
+                self.cost.turn_by = Some(by);
+                if by == Caller::Ding {
+                    self.cost.calls.push((self.now, "a turn of its own"));
+                    self.cost_ding_acts();
+                }
+                return;
+            }
             Call::Follows => self.cost.turn_by.unwrap_or(Caller::Person),
             Call::Continues => {
                 self.cost

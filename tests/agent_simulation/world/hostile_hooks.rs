@@ -150,8 +150,9 @@ impl HostileHooks {
                 },
             ),
             45..65 => Fate::Killed(self.rng.between(1, 300)),
-            // The demo agent runs its hooks itself, from no settings file.
-            _ if harness != Harness::Demo => Fate::Twice,
+            // The demo agent runs its hooks itself, from no settings file;
+            // OpenCode's are DING's plugins, loaded once.
+            _ if harness != Harness::Demo && harness != Harness::OpenCode => Fate::Twice,
             _ => Fate::Faithful,
         }
     }

@@ -31,6 +31,7 @@ use crate::demo_harness::DemoHarness;
 use crate::gemini_harness::GeminiHarness;
 use crate::harness::{Call, Happened, HarnessModel, View};
 use crate::mutant::{Defect, Mutant};
+use crate::opencode_harness::OpenCodeHarness;
 use crate::screens::{HostileScreens, Plan};
 use crate::support::rng::Rng;
 pub use ding_crash::DingCrash;
@@ -155,6 +156,11 @@ pub enum Harness {
     /// `AfterAgent` continuation), with the Gemini provider, whose idle
     /// path is the typed notice.
     Gemini,
+    /// A model of OpenCode 1.18.33 with DING's two plugins (its captured
+    /// screens, the server plugin's turn boundaries, the TUI plugin as the
+    /// native idle path's reporter, `promptAsync`), with the OpenCode
+    /// provider: DING never types into it.
+    OpenCode,
 }
 
 impl Harness {
@@ -368,6 +374,7 @@ fn harness_for(scenario: &Scenario, first: bool) -> Box<dyn HarnessModel> {
         Harness::Claude => Box::new(ClaudeHarness::new(turn, scenario.seed)),
         Harness::Codex => Box::new(CodexHarness::new(turn, scenario.seed)),
         Harness::Gemini => Box::new(GeminiHarness::new(turn, scenario.seed)),
+        Harness::OpenCode => Box::new(OpenCodeHarness::new(turn, scenario.seed)),
     };
     Box::new(HostileScreens::new(
         inner,

@@ -43,16 +43,27 @@ export const DingServer = async () => {
   // own events say: no call of OpenCode's server is made for it.
   const parents = new Map();
   const parentOf = (sessionID) => parents.get(sessionID) || null;
+  // Which sessions run a turn, as their own events say: a prompt sent into
+  // one waits behind that turn, and an Esc or a rejected permission there
+  // strands it unanswered (opencode-findings.md 4.2, 4.3), with anything
+  // added to it.
+  const busy = new Set();
   const context = (got) => (got && got.stdout && typeof got.stdout.context === "string" ? got.stdout.context : null);
   return {
     event: async ({ event }) => {
-      const info = event && event.properties && event.properties.info;
+      const properties = (event && event.properties) || {};
+      if (event && properties.sessionID && (event.type === "session.status" || event.type === "session.idle")) {
+        const type = event.type === "session.idle" ? "idle" : properties.status && properties.status.type;
+        if (type === "idle") busy.delete(properties.sessionID);
+        else if (type) busy.add(properties.sessionID);
+      }
+      const info = properties.info;
       if (info && info.id && info.parentID && (event.type === "session.created" || event.type === "session.updated")) {
         parents.set(info.id, info.parentID);
       }
     },
     "chat.message": async (input, output) => {
-      const payload = { sessionID: input.sessionID, parentID: parentOf(input.sessionID), text: promptText(output.parts) };
+      const payload = { sessionID: input.sessionID, parentID: parentOf(input.sessionID), text: promptText(output.parts), queued: busy.has(input.sessionID) };
       const got = await call("chat.message", payload, CALL_TIMEOUT_MS);
       const text = context(got);
       if (!text) return got && got.drop();

@@ -109,7 +109,13 @@ const tui = async (api) => {
       const delivery = got.stdout && got.stdout.queue;
       if (!delivery || typeof delivery.id !== "string" || typeof delivery.text !== "string") {
         got.drop();
-        if (got.answer.parked === "expired" && current) {
+        // Parked, then ended with nothing: expired, or declined because a
+        // call said a turn runs. Offer again, so that one call stays open:
+        // a call that says so can reach DING after the event that ended
+        // that turn, and no later event would offer (found by the
+        // whole-agent simulation, OpenCode seed 7). The report says how
+        // the session stands now; DING parks it only while it is idle.
+        if (current && (got.answer.parked === "expired" || got.answer.parked === "declined")) {
           offered = null;
           offer();
         }
