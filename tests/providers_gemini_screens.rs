@@ -10,7 +10,9 @@ use ding::core::protocol::{ActivityState, Composer};
 use ding::providers::gemini::screen::{composer_content, read};
 use ding::pty::wire::Snapshot;
 use serde_json::Value;
-use support::provider_fixtures::{check_every_capture, snapshot_named};
+use support::provider_fixtures::{
+    check_every_capture, check_only_idle_empty_captures_read_idle_and_empty, snapshot_named,
+};
 
 fn captures() -> Vec<(String, Value)> {
     support::fixture_files::json_values("fixtures/providers/gemini/snapshots")
@@ -33,15 +35,9 @@ fn every_capture_is_read_as_it_says() {
 /// lead to terminal input.
 #[test]
 fn only_idle_empty_captures_read_as_idle_with_an_empty_composer() {
-    for (name, capture) in captures() {
-        let snapshot: Snapshot = serde_json::from_value(capture.clone()).expect("a snapshot");
-        let reading = read(&snapshot).reading();
-        let idle_empty =
-            reading.state == ActivityState::Idle && reading.composer == Composer::Empty;
-        let expected =
-            capture["_expect"]["screen"] == "ready" && capture["_expect"]["composer"] == "empty";
-        assert_eq!(idle_empty, expected, "{name}: {reading:?}");
-    }
+    check_only_idle_empty_captures_read_idle_and_empty(&captures(), |snapshot| {
+        read(snapshot).reading()
+    });
 }
 
 /// The placeholder is nothing only in its own style: the same words with

@@ -7,11 +7,12 @@
 mod support;
 
 use ding::adapter::screen::ComposerContent;
-use ding::core::protocol::{ActivityState, Composer};
+use ding::core::protocol::Composer;
 use ding::providers::opencode::screen::{composer_content, read};
-use ding::pty::wire::Snapshot;
 use serde_json::Value;
-use support::provider_fixtures::{check_every_capture, snapshot_named};
+use support::provider_fixtures::{
+    check_every_capture, check_only_idle_empty_captures_read_idle_and_empty, snapshot_named,
+};
 
 fn captures() -> Vec<(String, Value)> {
     support::fixture_files::json_values("fixtures/providers/opencode/snapshots")
@@ -34,15 +35,9 @@ fn every_capture_is_read_as_it_says() {
 /// start a turn.
 #[test]
 fn only_idle_empty_captures_read_as_idle_with_an_empty_composer() {
-    for (name, capture) in captures() {
-        let snapshot: Snapshot = serde_json::from_value(capture.clone()).expect("a snapshot");
-        let reading = read(&snapshot).reading();
-        let idle_empty =
-            reading.state == ActivityState::Idle && reading.composer == Composer::Empty;
-        let expected =
-            capture["_expect"]["screen"] == "ready" && capture["_expect"]["composer"] == "empty";
-        assert_eq!(idle_empty, expected, "{name}: {reading:?}");
-    }
+    check_only_idle_empty_captures_read_idle_and_empty(&captures(), |snapshot| {
+        read(snapshot).reading()
+    });
 }
 
 /// The home screen's placeholder is nothing only in its muted colour: the

@@ -143,6 +143,24 @@ pub fn check_every_capture(
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
+/// The guarantee that matters most, for a grammar whose reading of a
+/// snapshot is `read`: only a capture of an idle, empty composer (its
+/// `_expect` says so) reads as idle with an empty composer.
+pub fn check_only_idle_empty_captures_read_idle_and_empty(
+    captures: &[(String, Value)],
+    read: impl Fn(&Snapshot) -> ding::adapter::Reading,
+) {
+    for (name, capture) in captures {
+        let snapshot: Snapshot = serde_json::from_value(capture.clone()).expect("a snapshot");
+        let reading = read(&snapshot);
+        let idle_empty = reading.state == ding::core::protocol::ActivityState::Idle
+            && reading.composer == Composer::Empty;
+        let expected =
+            capture["_expect"]["screen"] == "ready" && capture["_expect"]["composer"] == "empty";
+        assert_eq!(idle_empty, expected, "{name}: {reading:?}");
+    }
+}
+
 /// One hook fixture, ready to plan: its JSON with `{INBOX}` replaced by a
 /// scratch inbox whose `new/` holds the fixture's `unread` files, and the
 /// agent `worker` whose inbox that is.
